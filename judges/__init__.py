@@ -1,0 +1,1 @@
+"""Judge configs, providers, runner and calibration statistics."""

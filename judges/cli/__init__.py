@@ -1,0 +1,99 @@
+"""The ``calibrate`` command line: thin commands over the ``labels`` and ``judges`` libraries.
+
+Exit codes: 0 ok, 2 usage or bad input, 1 any other failure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from judges.cli._context import AppContext, pass_app
+from judges.settings import Settings
+from labels.errors import (
+    CalibrateError,
+    ConflictError,
+    ImportFileError,
+    NotFoundError,
+)
+
+BAD_INPUT = (ImportFileError, ConflictError, NotFoundError)
+
+
+class UserError(click.ClickException):
+    """A failure explained in plain words (exit code 1)."""
+
+
+class BadInputError(UserError):
+    """Bad input: a file, a name or a value the user gave (exit code 2)."""
+
+    exit_code = 2
+
+
+class CalibrateGroup(click.Group):
+    """A click group that turns `calibrate`'s own errors into messages and exit codes."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BAD_INPUT as error:
+            raise BadInputError(str(error)) from None
+        except CalibrateError as error:
+            raise UserError(str(error)) from None
+
+
+@click.group(cls=CalibrateGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="DuckDB file (default: CALIBRATE_DB_PATH or ./calibrate.duckdb).",
+)
+@click.version_option(package_name="calibrate")
+@click.pass_context
+def cli(ctx: click.Context, db_path: str | None) -> None:
+    """Calibrate an LLM judge against expert labels and correct its pass rate.
+
+    The data flow: import rows, label them, judge them, calibrate, export a judge card,
+    and gate new verdicts in CI.
+    """
+    settings = Settings()
+    if db_path is not None:
+        settings = settings.model_copy(update={"db_path": db_path})
+    ctx.obj = AppContext(settings)
+    ctx.call_on_close(ctx.obj.close)
+
+
+def echo_json(value: Any) -> None:
+    """Print ``value`` as stable, indented JSON."""
+    click.echo(json.dumps(value, indent=2, sort_keys=True, default=str, ensure_ascii=False))
+
+
+def _register() -> None:
+    from judges.cli import _app, _rows
+
+    for module in (_rows, _app):
+        module.register(cli)
+    for name in ("_judges", "_report", "_demo"):
+        try:
+            module = __import__(f"judges.cli.{name}", fromlist=["register"])
+        except ModuleNotFoundError as error:
+            if error.name != f"judges.cli.{name}":
+                raise
+            continue
+        module.register(cli)
+
+
+_register()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``calibrate`` console script."""
+    cli.main(args=list(argv) if argv is not None else None, prog_name="calibrate")
+
+
+__all__ = ["AppContext", "CalibrateGroup", "cli", "echo_json", "main", "pass_app"]

@@ -1,0 +1,66 @@
+"""``calibrate app``: start the Streamlit app on this database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from judges.cli._context import AppContext, pass_app
+
+APP_SCRIPT = Path(__file__).resolve().parents[2] / "calibrate_app" / "streamlit_app.py"
+
+
+def streamlit_command(db_path: str, host: str, port: int) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that start the app on ``db_path``."""
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP_SCRIPT),
+        "--server.headless",
+        "true",
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    env = {**os.environ, "CALIBRATE_DB_PATH": str(Path(db_path).resolve())}
+    return command, env
+
+
+@click.command("app")
+@click.option("--port", type=int, default=None, help="Port (default: CALIBRATE_APP_PORT or 8501).")
+@click.option(
+    "--host",
+    default=None,
+    help="Address to bind (default 127.0.0.1; anything else exposes the labelling app).",
+)
+@pass_app
+def app_command(app: AppContext, port: int | None, host: str | None) -> None:
+    """Start the labelling and calibration app in the browser (binds 127.0.0.1)."""
+    app.close()  # the app process must own the database file
+    command, env = streamlit_command(
+        str(app.settings.db_path), host or app.settings.app_host, port or app.settings.app_port
+    )
+    click.echo(
+        f"Starting the app on http://{host or app.settings.app_host}:"
+        f"{port or app.settings.app_port} (database {app.settings.db_path}); Ctrl+C stops it."
+    )
+    try:
+        raise SystemExit(subprocess.call(command, env=env))
+    except KeyboardInterrupt:
+        raise SystemExit(0) from None
+
+
+def register(cli: click.Group) -> None:
+    """Add this command to the top-level group."""
+    cli.add_command(app_command)

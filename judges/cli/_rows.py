@@ -1,0 +1,162 @@
+"""Commands for rows and human labels: import, datasets, labels import/export."""
+
+from __future__ import annotations
+
+import click
+
+from judges.cli._context import AppContext, pass_app
+from labels.exporting import write_table
+from labels.importing import ROW_FORMATS, import_labels, import_rows, parse_mapping
+from labels.models import DEFAULT_CRITERION
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--dataset", required=True, help="Dataset to import into (created if new).")
+@click.option(
+    "--format",
+    "file_format",
+    type=click.Choice(ROW_FORMATS),
+    default=None,
+    help="File format; default from the extension. 'ragas' reads ragas column names.",
+)
+@click.option(
+    "--map",
+    "mapping",
+    multiple=True,
+    metavar="FIELD=COLUMN",
+    help="Map a file column onto an item field, e.g. --map question=prompt. "
+    "For sources, a comma-separated list of columns: --map sources=ctx1,ctx2.",
+)
+@click.option("--encoding", default="utf-8", show_default=True, help="Text encoding.")
+@click.option(
+    "--on-changed",
+    type=click.Choice(["error", "skip"]),
+    default="error",
+    show_default=True,
+    help="A row whose content changed under an existing id: fail the import, or keep the "
+    "stored row.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@pass_app
+def import_command(
+    app: AppContext,
+    file: str,
+    dataset: str,
+    file_format: str | None,
+    mapping: tuple[str, ...],
+    encoding: str,
+    on_changed: str,
+    as_json: bool,
+) -> None:
+    """Import rows (question, answer, sources, ...) from FILE into a dataset.
+
+    CSV, JSONL, JSON (a list of records), Parquet, or the ragas format. The import is all or
+    nothing; re-importing the same file adds nothing.
+    """
+    from judges.cli import echo_json
+
+    summary = import_rows(
+        app.store,
+        file,
+        dataset,
+        format=file_format,
+        mapping=parse_mapping(list(mapping)),
+        encoding=encoding,
+        on_changed=on_changed,  # type: ignore[arg-type]
+    )
+    if as_json:
+        echo_json(summary.__dict__)
+        return
+    click.echo(
+        f"{summary.path}: {summary.rows_read} rows read, {summary.added} added, "
+        f"{summary.unchanged} already present"
+        + (f", {summary.changed} changed rows kept as stored" if summary.changed else "")
+        + f" (dataset {summary.dataset!r})"
+    )
+
+
+@click.command("datasets")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@pass_app
+def datasets_command(app: AppContext, as_json: bool) -> None:
+    """List datasets with their item, label and annotator counts."""
+    from judges.cli import echo_json
+
+    rows = app.store.datasets()
+    if as_json:
+        echo_json([d.model_dump(mode="json") for d in rows])
+        return
+    if not rows:
+        click.echo("No datasets yet. Import one with: calibrate import FILE --dataset NAME")
+        return
+    click.echo(f"{'dataset':<24} {'kind':<10} {'items':>8} {'labels':>8} {'annotators':>10}")
+    for d in rows:
+        click.echo(f"{d.name:<24} {d.kind:<10} {d.items:>8} {d.labels:>8} {d.annotators:>10}")
+
+
+@click.group("labels")
+def labels_group() -> None:
+    """Human labels: import an existing spreadsheet, export the current labels."""
+
+
+@labels_group.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--dataset", required=True, help="Dataset the labelled rows belong to.")
+@click.option("--annotator", default=None, help="Who labelled (unless the file has a column).")
+@click.option("--criterion", default=DEFAULT_CRITERION, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@pass_app
+def labels_import(
+    app: AppContext,
+    file: str,
+    dataset: str,
+    annotator: str | None,
+    criterion: str,
+    as_json: bool,
+) -> None:
+    """Import human labels from FILE: columns id, label (pass/fail/unsure, 1/0, true/false),
+    optional note and annotator."""
+    from judges.cli import echo_json
+
+    summary = import_labels(app.store, file, dataset, annotator=annotator, criterion=criterion)
+    if as_json:
+        echo_json(summary.__dict__)
+        return
+    click.echo(
+        f"{summary.path}: {summary.rows_read} labels read, {summary.added} added, "
+        f"{summary.unchanged} unchanged"
+    )
+
+
+@labels_group.command("export")
+@click.option("--dataset", required=True)
+@click.option("--criterion", default=None, help="Only this criterion (default: all).")
+@click.option("--history", is_flag=True, help="Every label version, not only the current ones.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Output file: .csv, .parquet or .jsonl.",
+)
+@pass_app
+def labels_export(
+    app: AppContext, dataset: str, criterion: str | None, history: bool, output: str
+) -> None:
+    """Export the current labels (latest per item, annotator and criterion)."""
+    app.store.dataset(dataset)
+    frame = (
+        app.store.label_history_frame(dataset, criterion=criterion)
+        if history
+        else app.store.current_labels(dataset, criterion=criterion)
+    )
+    path = write_table(frame, output)
+    click.echo(f"{len(frame)} labels written to {path}")
+
+
+def register(cli: click.Group) -> None:
+    """Add these commands to the top-level group."""
+    cli.add_command(import_command)
+    cli.add_command(datasets_command)
+    cli.add_command(labels_group)

@@ -1,0 +1,57 @@
+"""One typed settings object, read from the environment and ``.env`` once at each entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Settings for the CLI and the app.
+
+    Every field reads ``CALIBRATE_<FIELD>`` from the environment or a ``.env`` file in the
+    working directory; API keys also read the providers' usual variables
+    (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``). Keys are :class:`~pydantic.SecretStr`, so they
+    never print, and nothing in `calibrate` writes them to the database, logs or exports.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="CALIBRATE_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    db_path: Path = Field(default=Path("calibrate.duckdb"), description="the DuckDB file")
+    lock_timeout: float = Field(
+        default=5.0,
+        ge=0,
+        description="seconds a command waits for a database file another process holds",
+    )
+    anthropic_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("CALIBRATE_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"),
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("CALIBRATE_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
+    anthropic_base_url: str | None = None
+    openai_base_url: str | None = None
+    access_code: SecretStr | None = Field(
+        default=None, description="if set, the app asks for this code before showing anything"
+    )
+    app_host: str = "127.0.0.1"
+    app_port: int = 8501
+    local_model_path: Path | None = Field(
+        default=None, description="a GGUF file for the optional local judge provider"
+    )
+
+    def api_key(self, provider: str) -> SecretStr | None:
+        """The key for ``provider`` (``anthropic`` or ``openai``), if set."""
+        return {"anthropic": self.anthropic_api_key, "openai": self.openai_api_key}.get(provider)
+
+    @staticmethod
+    def api_key_variable(provider: str) -> str:
+        """The environment variable a user should set for ``provider``'s key."""
+        return {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}.get(
+            provider, f"CALIBRATE_{provider.upper()}_API_KEY"
+        )

@@ -1,0 +1,131 @@
+"""One DuckDB database file per process, shared safely by threads.
+
+DuckDB connections are not thread-safe, and only one *process* may open a file (see the project's
+FACTS notes). :class:`Database` holds the single process-wide connection and hands out a fresh
+cursor per operation; every store method uses :meth:`Database.cursor` or
+:meth:`Database.transaction`, so one ``Database`` can be shared by all threads of a process
+(the Streamlit server's sessions, a judge run's workers).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from labels.errors import DatabaseLockedError
+from labels.migrations import Migration, migrate
+
+_PID = re.compile(r"\(PID (\d+)\)")
+_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
+def _describe_process(pid: int) -> str:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return "command unknown"
+    words = [w.decode(errors="replace") for w in raw.split(b"\0") if w]
+    command = " ".join(words)
+    return command if len(command) <= 160 else command[:157] + "..."
+
+
+def lock_message(path: str | Path, error: BaseException) -> str:
+    """Say in plain words which process holds ``path`` and what to do about it."""
+    match = _PID.search(str(error))
+    if match:
+        pid = int(match.group(1))
+        holder = f"process {pid} ({_describe_process(pid)})"
+        stop = f"stop it first (Ctrl+C in its terminal, or `kill {pid}`)"
+    else:
+        holder = "another process"
+        stop = "stop that process first"
+    return (
+        f"The database {path} is open in {holder}. DuckDB lets only one process use a database "
+        f"file at a time. If that is the calibrate app, {stop}, or run this command against "
+        "another file with --db PATH (or CALIBRATE_DB_PATH)."
+    )
+
+
+def is_lock_error(error: BaseException) -> bool:
+    """True when ``error`` is DuckDB refusing a file another process holds."""
+    return isinstance(error, duckdb.IOException) and "lock" in str(error).lower()
+
+
+class Database:
+    """A DuckDB file opened once for this process.
+
+    Args:
+        path: the database file; ``":memory:"`` for a throwaway database.
+        lock_timeout: seconds to keep retrying while another process holds the file before
+            raising :class:`~labels.errors.DatabaseLockedError` (0 = fail at once).
+    """
+
+    def __init__(self, path: str | Path, *, lock_timeout: float = 0.0) -> None:
+        self.path = str(path)
+        self._con = self._connect(lock_timeout)
+        self._lock = threading.Lock()
+        self._migrated: set[str] = set()
+
+    def _connect(self, lock_timeout: float) -> duckdb.DuckDBPyConnection:
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + lock_timeout
+        delay = 0.02
+        while True:
+            try:
+                return duckdb.connect(self.path, config=dict(_CONFIG))
+            except duckdb.IOException as error:
+                if not is_lock_error(error):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise DatabaseLockedError(lock_message(self.path, error)) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+
+    @contextmanager
+    def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A new cursor for one operation (autocommit), closed afterwards."""
+        cur = self._con.cursor()
+        try:
+            yield cur
+        finally:
+            cur.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor inside ``BEGIN … COMMIT``; any exception rolls everything back."""
+        with self.cursor() as cur:
+            cur.execute("BEGIN TRANSACTION")
+            try:
+                yield cur
+            except BaseException:
+                cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+
+    def ensure_migrated(self, migration_set: str, migrations: Sequence[Migration]) -> None:
+        """Apply a migration set once per process (cheap after the first call)."""
+        if migration_set in self._migrated:
+            return
+        with self._lock:
+            if migration_set in self._migrated:
+                return
+            with self.cursor() as cur:
+                migrate(cur, migration_set, migrations)
+            self._migrated.add(migration_set)
+
+    def close(self) -> None:
+        """Close the process-wide connection (releases the file lock)."""
+        self._con.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,45 @@
+"""Errors raised by the label store, meant to be shown to a person as they are."""
+
+from __future__ import annotations
+
+
+class CalibrateError(Exception):
+    """Base class for every error `calibrate` shows to a user as a plain message."""
+
+
+class DatabaseLockedError(CalibrateError):
+    """The DuckDB file is held by another process (DuckDB allows one process per file)."""
+
+
+class ImportFileError(CalibrateError):
+    """A file could not be imported. The message names the file, row and column."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        row: int | None = None,
+        column: str | None = None,
+    ) -> None:
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if row is not None:
+            where.append(f"row {row}")
+        if column is not None:
+            where.append(f"column '{column}'")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+        self.path = path
+        self.row = row
+        self.column = column
+        self.reason = message
+
+
+class NotFoundError(CalibrateError):
+    """A named dataset, item, criterion or annotator does not exist."""
+
+
+class ConflictError(CalibrateError):
+    """An import would change rows that already exist under the same id."""

@@ -1,0 +1,511 @@
+"""LabelStore: the only SQL on datasets, items, annotators, criteria and labels."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from labels.db import Database
+from labels.errors import CalibrateError, NotFoundError
+from labels.models import (
+    DEFAULT_CRITERION,
+    PAIRWISE_VERDICTS,
+    POINTWISE_VERDICTS,
+    Criterion,
+    Dataset,
+    Item,
+    Kind,
+    Label,
+    Source,
+)
+from labels.sampling import QUEUE_MIGRATIONS, QueueSettings
+from labels.schema import LABEL_MIGRATIONS
+
+_ITEM_COLUMNS = (
+    "item_id, question, answer, answer_a, answer_b, sources, reference, segment, document_id, "
+    "metadata"
+)
+
+
+@dataclass(frozen=True)
+class NewLabel:
+    """A label to append (see :meth:`LabelStore.add_labels`)."""
+
+    item_id: str
+    annotator: str
+    verdict: str
+    criterion: str = DEFAULT_CRITERION
+    note: str = ""
+    failure_tags: tuple[str, ...] = ()
+    seconds_spent: float | None = None
+    labelled_at: datetime | None = None
+    origin: str = "app"
+
+
+def _item_from_row(row: Sequence[Any]) -> Item:
+    sources = tuple(Source(**s) for s in json.loads(row[5]))
+    return Item(
+        item_id=row[0],
+        question=row[1],
+        answer=row[2],
+        answer_a=row[3],
+        answer_b=row[4],
+        sources=sources,
+        reference=row[6],
+        segment=row[7],
+        document_id=row[8],
+        metadata=json.loads(row[9]),
+    )
+
+
+class LabelStore:
+    """Datasets, items and human labels in one DuckDB file.
+
+    Every method takes its own cursor, so one store may be shared by many threads.
+    Labels are append-only: re-labelling adds a row, and "the current label" is the latest per
+    (item, annotator, criterion).
+
+    Args:
+        db: an open :class:`~labels.db.Database`; the ``labels`` migrations are applied to it.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.ensure_migrated("labels", LABEL_MIGRATIONS)
+
+    # -- datasets ---------------------------------------------------------------------------
+
+    def create_dataset(
+        self, name: str, *, kind: Kind = "pointwise", source_file: str | None = None
+    ) -> None:
+        """Create an empty dataset; an existing one with the same name is left as it is."""
+        if not name.strip():
+            raise CalibrateError("a dataset needs a non-empty name")
+        with self.db.cursor() as cur:
+            cur.execute(
+                "INSERT INTO datasets (name, kind, source_file) VALUES (?, ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                [name, kind, source_file],
+            )
+
+    def datasets(self) -> list[Dataset]:
+        """All datasets with their item, label and annotator counts."""
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                """
+                SELECT d.name, d.kind, d.created_at, d.source_file,
+                       (SELECT count(*) FROM items i WHERE i.dataset = d.name),
+                       (SELECT count(*) FROM current_labels l WHERE l.dataset = d.name),
+                       (SELECT count(DISTINCT annotator) FROM labels l WHERE l.dataset = d.name)
+                FROM datasets d ORDER BY d.created_at, d.name
+                """
+            ).fetchall()
+        return [
+            Dataset(
+                name=r[0],
+                kind=r[1],
+                created_at=r[2],
+                source_file=r[3],
+                items=r[4],
+                labels=r[5],
+                annotators=r[6],
+            )
+            for r in rows
+        ]
+
+    def dataset(self, name: str) -> Dataset:
+        """One dataset by name, or :class:`NotFoundError` listing the ones that exist."""
+        for ds in self.datasets():
+            if ds.name == name:
+                return ds
+        known = ", ".join(d.name for d in self.datasets()) or "none yet"
+        raise NotFoundError(f"no dataset named {name!r} (datasets: {known})")
+
+    # -- items ------------------------------------------------------------------------------
+
+    def count_items(self, dataset: str) -> int:
+        """Number of items in ``dataset``."""
+        with self.db.cursor() as cur:
+            row = cur.execute("SELECT count(*) FROM items WHERE dataset = ?", [dataset]).fetchone()
+        return int(row[0]) if row else 0
+
+    def item(self, dataset: str, item_id: str) -> Item:
+        """One item, or :class:`NotFoundError`."""
+        with self.db.cursor() as cur:
+            row = cur.execute(
+                f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? AND item_id = ?",
+                [dataset, item_id],
+            ).fetchone()
+        if row is None:
+            raise NotFoundError(f"dataset {dataset!r} has no item {item_id!r}")
+        return _item_from_row(row)
+
+    def items(self, dataset: str, *, item_ids: Iterable[str] | None = None) -> list[Item]:
+        """Items of ``dataset`` in file order (optionally only ``item_ids``)."""
+        with self.db.cursor() as cur:
+            if item_ids is None:
+                rows = cur.execute(
+                    f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? ORDER BY position",
+                    [dataset],
+                ).fetchall()
+            else:
+                wanted = list(item_ids)
+                rows = cur.execute(
+                    f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? "
+                    "AND list_contains(?, item_id) ORDER BY position",
+                    [dataset, wanted],
+                ).fetchall()
+        return [_item_from_row(r) for r in rows]
+
+    def items_frame(self, dataset: str) -> pd.DataFrame:
+        """Items of ``dataset`` as a DataFrame (sources and metadata as JSON text)."""
+        with self.db.cursor() as cur:
+            return cur.execute(
+                f"SELECT {_ITEM_COLUMNS}, content_hash FROM items WHERE dataset = ? "
+                "ORDER BY position",
+                [dataset],
+            ).df()
+
+    def dataset_content_hash(self, dataset: str) -> str:
+        """A hash over the content of every item of ``dataset`` (order-independent)."""
+        with self.db.cursor() as cur:
+            row = cur.execute(
+                "SELECT sha256(coalesce(string_agg(item_id || ':' || content_hash, ',' "
+                "ORDER BY item_id), '')) FROM items WHERE dataset = ?",
+                [dataset],
+            ).fetchone()
+        return str(row[0]) if row else ""
+
+    # -- annotators and criteria ------------------------------------------------------------
+
+    def add_annotator(self, name: str) -> None:
+        """Register an annotator (idempotent)."""
+        name = name.strip()
+        if not name:
+            raise CalibrateError("an annotator needs a non-empty name")
+        with self.db.cursor() as cur:
+            cur.execute("INSERT INTO annotators (name) VALUES (?) ON CONFLICT DO NOTHING", [name])
+
+    def annotators(self) -> list[str]:
+        """Names of all annotators."""
+        with self.db.cursor() as cur:
+            return [
+                r[0] for r in cur.execute("SELECT name FROM annotators ORDER BY name").fetchall()
+            ]
+
+    def criteria(self) -> list[Criterion]:
+        """All criteria."""
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT name, kind, guidelines, show_reference, failure_tags FROM criteria "
+                "ORDER BY name"
+            ).fetchall()
+        return [
+            Criterion(
+                name=r[0],
+                kind=r[1],
+                guidelines=r[2],
+                show_reference=r[3],
+                failure_tags=tuple(json.loads(r[4])),
+            )
+            for r in rows
+        ]
+
+    def criterion(self, name: str) -> Criterion:
+        """One criterion by name, or :class:`NotFoundError`."""
+        for c in self.criteria():
+            if c.name == name:
+                return c
+        known = ", ".join(c.name for c in self.criteria())
+        raise NotFoundError(f"no criterion named {name!r} (criteria: {known})")
+
+    def save_criterion(self, criterion: Criterion) -> None:
+        """Create or update a criterion (guidelines, tags, reference visibility)."""
+        with self.db.cursor() as cur:
+            cur.execute(
+                """
+                INSERT INTO criteria (name, kind, guidelines, show_reference, failure_tags)
+                VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (name) DO UPDATE SET kind = excluded.kind,
+                    guidelines = excluded.guidelines, show_reference = excluded.show_reference,
+                    failure_tags = excluded.failure_tags
+                """,
+                [
+                    criterion.name,
+                    criterion.kind,
+                    criterion.guidelines,
+                    criterion.show_reference,
+                    json.dumps(list(criterion.failure_tags)),
+                ],
+            )
+
+    # -- labels -----------------------------------------------------------------------------
+
+    def add_label(
+        self,
+        dataset: str,
+        item_id: str,
+        annotator: str,
+        verdict: str,
+        *,
+        criterion: str = DEFAULT_CRITERION,
+        note: str = "",
+        failure_tags: Sequence[str] = (),
+        seconds_spent: float | None = None,
+        labelled_at: datetime | None = None,
+        origin: str = "app",
+    ) -> Label:
+        """Append one label and return it as stored (committed when this returns)."""
+        new = NewLabel(
+            item_id=item_id,
+            annotator=annotator,
+            verdict=verdict,
+            criterion=criterion,
+            note=note,
+            failure_tags=tuple(failure_tags),
+            seconds_spent=seconds_spent,
+            labelled_at=labelled_at,
+            origin=origin,
+        )
+        return self.add_labels(dataset, [new])[0]
+
+    def add_labels(self, dataset: str, labels: Sequence[NewLabel]) -> list[Label]:
+        """Append labels in one transaction: all are stored, or none."""
+        if not labels:
+            return []
+        kinds = {c.name: c.kind for c in self.criteria()}
+        with self.db.transaction() as cur:
+            known = cur.execute("SELECT kind FROM datasets WHERE name = ?", [dataset]).fetchone()
+            if known is None:
+                raise NotFoundError(f"no dataset named {dataset!r}")
+            rows: list[list[Any]] = []
+            now = datetime.now(UTC)
+            for new in labels:
+                kind = kinds.get(new.criterion)
+                if kind is None:
+                    raise NotFoundError(
+                        f"no criterion named {new.criterion!r} (criteria: {', '.join(kinds)})"
+                    )
+                allowed = PAIRWISE_VERDICTS if kind == "pairwise" else POINTWISE_VERDICTS
+                if new.verdict not in allowed:
+                    raise CalibrateError(
+                        f"verdict {new.verdict!r} is not one of {', '.join(allowed)} "
+                        f"(criterion {new.criterion!r})"
+                    )
+                if not new.annotator.strip():
+                    raise CalibrateError("a label needs an annotator name")
+                at = new.labelled_at or now
+                if at.tzinfo is None:
+                    raise CalibrateError("labelled_at must be timezone-aware")
+                rows.append(
+                    [
+                        dataset,
+                        new.item_id,
+                        new.annotator.strip(),
+                        new.criterion,
+                        new.verdict,
+                        new.note,
+                        json.dumps(list(new.failure_tags)),
+                        at,
+                        new.seconds_spent,
+                        new.origin,
+                    ]
+                )
+            wanted = list({r[1] for r in rows})
+            found = {
+                r[0]
+                for r in cur.execute(
+                    "SELECT item_id FROM items WHERE dataset = ? AND list_contains(?, item_id)",
+                    [dataset, wanted],
+                ).fetchall()
+            }
+            missing = [i for i in wanted if i not in found]
+            if missing:
+                raise NotFoundError(
+                    f"dataset {dataset!r} has no item {missing[0]!r}"
+                    + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+                )
+            for annotator in {r[2] for r in rows}:
+                cur.execute(
+                    "INSERT INTO annotators (name) VALUES (?) ON CONFLICT DO NOTHING", [annotator]
+                )
+            stored = []
+            for r in rows:
+                out = cur.execute(
+                    "INSERT INTO labels (dataset, item_id, annotator, criterion, verdict, note, "
+                    "failure_tags, labelled_at, seconds_spent, origin) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING label_id, labelled_at",
+                    r,
+                ).fetchall()[0]
+                stored.append(
+                    Label(
+                        label_id=out[0],
+                        dataset=r[0],
+                        item_id=r[1],
+                        annotator=r[2],
+                        criterion=r[3],
+                        verdict=r[4],
+                        note=r[5],
+                        failure_tags=tuple(json.loads(r[6])),
+                        labelled_at=out[1],
+                        seconds_spent=r[8],
+                        origin=r[9],
+                    )
+                )
+        return stored
+
+    def history(
+        self,
+        dataset: str,
+        item_id: str,
+        *,
+        annotator: str | None = None,
+        criterion: str | None = None,
+    ) -> list[Label]:
+        """Every label ever given to an item, oldest first."""
+        where, params = self._filters(dataset, annotator=annotator, criterion=criterion)
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT label_id, dataset, item_id, annotator, criterion, verdict, note, "
+                "failure_tags, labelled_at, seconds_spent, origin FROM labels "
+                f"WHERE {where} AND item_id = ? ORDER BY labelled_at, label_id",
+                [*params, item_id],
+            ).fetchall()
+        return [
+            Label(
+                label_id=r[0],
+                dataset=r[1],
+                item_id=r[2],
+                annotator=r[3],
+                criterion=r[4],
+                verdict=r[5],
+                note=r[6],
+                failure_tags=tuple(json.loads(r[7])),
+                labelled_at=r[8],
+                seconds_spent=r[9],
+                origin=r[10],
+            )
+            for r in rows
+        ]
+
+    @staticmethod
+    def _filters(
+        dataset: str, *, annotator: str | None = None, criterion: str | None = None
+    ) -> tuple[str, list[Any]]:
+        where, params = ["dataset = ?"], [dataset]
+        if annotator is not None:
+            where.append("annotator = ?")
+            params.append(annotator)
+        if criterion is not None:
+            where.append("criterion = ?")
+            params.append(criterion)
+        return " AND ".join(where), params
+
+    def current_labels(
+        self, dataset: str, *, criterion: str | None = None, annotator: str | None = None
+    ) -> pd.DataFrame:
+        """The latest label per (item, annotator, criterion), as a DataFrame."""
+        where, params = self._filters(dataset, annotator=annotator, criterion=criterion)
+        with self.db.cursor() as cur:
+            return cur.execute(
+                "SELECT label_id, item_id, annotator, criterion, verdict, note, failure_tags, "
+                f"labelled_at, seconds_spent, origin FROM current_labels WHERE {where} "
+                "ORDER BY item_id, annotator, criterion",
+                params,
+            ).df()
+
+    def label_history_frame(self, dataset: str, *, criterion: str | None = None) -> pd.DataFrame:
+        """Every label version of ``dataset`` (optionally one criterion), oldest first."""
+        where, params = self._filters(dataset, criterion=criterion)
+        with self.db.cursor() as cur:
+            return cur.execute(
+                "SELECT label_id, item_id, annotator, criterion, verdict, note, failure_tags, "
+                f"labelled_at, seconds_spent, origin FROM labels WHERE {where} "
+                "ORDER BY labelled_at, label_id",
+                params,
+            ).df()
+
+    def labelled_item_ids(self, dataset: str, annotator: str, criterion: str) -> set[str]:
+        """Items this annotator has a current label for (any verdict)."""
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT DISTINCT item_id FROM labels WHERE dataset = ? AND annotator = ? "
+                "AND criterion = ?",
+                [dataset, annotator, criterion],
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def label_counts(self, dataset: str, criterion: str) -> dict[str, int]:
+        """Number of distinct annotators with a current label, per item (labelled items only)."""
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT item_id, count(DISTINCT annotator) FROM labels "
+                "WHERE dataset = ? AND criterion = ? GROUP BY item_id",
+                [dataset, criterion],
+            ).fetchall()
+        return {r[0]: int(r[1]) for r in rows}
+
+    # -- queue support for the labelling app ------------------------------------------------
+
+    def dataset_kinds(self) -> dict[str, Kind]:
+        """Dataset name → kind, without counting anything (cheap enough for every rerun)."""
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT name, kind FROM datasets ORDER BY created_at, name"
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def item_ids(self, dataset: str) -> list[str]:
+        """Every item id of ``dataset`` in file order."""
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT item_id FROM items WHERE dataset = ? ORDER BY position", [dataset]
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def labelled_in_order(self, dataset: str, annotator: str, criterion: str) -> list[str]:
+        """Items ``annotator`` labelled for ``criterion``, in the order of their first label.
+
+        Editing a label adds a newer version but does not move the item in this list, so an
+        annotator stepping back through their work sees a stable sequence.
+        """
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT item_id FROM labels WHERE dataset = ? AND annotator = ? AND criterion = ? "
+                "GROUP BY item_id ORDER BY min(labelled_at), min(label_id)",
+                [dataset, annotator, criterion],
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def queue_settings(self, dataset: str, criterion: str) -> QueueSettings:
+        """The eval owner's queue settings for (dataset, criterion); defaults when never set."""
+        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT queue_order, seed, overlap FROM queue_settings "
+                "WHERE dataset = ? AND criterion = ?",
+                [dataset, criterion],
+            ).fetchall()
+        if not rows:
+            return QueueSettings()
+        return QueueSettings(order=rows[0][0], seed=int(rows[0][1]), overlap=int(rows[0][2]))
+
+    def save_queue_settings(self, dataset: str, criterion: str, settings: QueueSettings) -> None:
+        """Store the queue settings every annotator of (dataset, criterion) will get."""
+        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
+        with self.db.cursor() as cur:
+            cur.execute(
+                """
+                INSERT INTO queue_settings (dataset, criterion, queue_order, seed, overlap)
+                VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (dataset, criterion) DO UPDATE SET
+                    queue_order = excluded.queue_order, seed = excluded.seed,
+                    overlap = excluded.overlap, updated_at = current_timestamp
+                """,
+                [dataset, criterion, settings.order, settings.seed, settings.overlap],
+            )

@@ -1,0 +1,377 @@
+"""The label store on real DuckDB files: schema, migrations, round trips, history, threads."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from labels import (
+    CalibrateError,
+    ConflictError,
+    Database,
+    DatabaseLockedError,
+    LabelStore,
+    NotFoundError,
+    content_id,
+    import_rows,
+    open_store,
+)
+from labels.migrations import Migration, applied_migrations, migrate
+from labels.models import sources_json
+from labels.schema import EXPECTED_TABLES
+
+EXPECTED_COLUMNS = {
+    "items": [
+        "dataset",
+        "item_id",
+        "position",
+        "question",
+        "answer",
+        "answer_a",
+        "answer_b",
+        "sources",
+        "reference",
+        "segment",
+        "document_id",
+        "metadata",
+        "content_hash",
+        "imported_at",
+    ],
+    "labels": [
+        "label_id",
+        "dataset",
+        "item_id",
+        "annotator",
+        "criterion",
+        "verdict",
+        "note",
+        "failure_tags",
+        "labelled_at",
+        "seconds_spent",
+        "origin",
+    ],
+    "datasets": ["name", "kind", "source_file", "created_at"],
+    "annotators": ["name", "created_at"],
+    "criteria": ["name", "kind", "guidelines", "show_reference", "failure_tags", "created_at"],
+}
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    return [r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()]
+
+
+def test_blank_file_gets_the_whole_schema(db_path: Path) -> None:
+    open_store(str(db_path)).db.close()
+    con = duckdb.connect(str(db_path))
+    tables = {
+        r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    }
+    assert set(EXPECTED_TABLES) <= tables
+    for table, columns in EXPECTED_COLUMNS.items():
+        assert _columns(con, table) == columns
+    assert applied_migrations(con, "labels") == ["m001_core"]
+    timestamp_type = con.execute(
+        "SELECT data_type FROM information_schema.columns WHERE table_name = 'labels' "
+        "AND column_name = 'labelled_at'"
+    ).fetchall()[0][0]
+    assert timestamp_type == "TIMESTAMP WITH TIME ZONE"
+    con.close()
+
+
+def test_reopening_applies_nothing_and_keeps_data(db_path: Path) -> None:
+    s = open_store(str(db_path))
+    s.create_dataset("d")
+    s.db.close()
+    s = open_store(str(db_path))
+    assert [d.name for d in s.datasets()] == ["d"]
+    with s.db.cursor() as cur:
+        assert cur.execute("SELECT count(*) FROM _migrations").fetchall()[0][0] == 1
+    s.db.close()
+
+
+def test_an_older_file_is_migrated_in_order(db_path: Path) -> None:
+    first = [Migration("m001_a", "CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1)")]
+    later = [*first, Migration("m002_b", "ALTER TABLE t ADD COLUMN y VARCHAR DEFAULT 'new'")]
+    con = duckdb.connect(str(db_path))
+    assert migrate(con, "demo", first) == ["m001_a"]
+    assert migrate(con, "demo", later) == ["m002_b"]
+    assert con.execute("SELECT x, y FROM t").fetchall() == [(1, "new")]
+    assert migrate(con, "demo", later) == []
+    con.close()
+
+
+def test_a_failing_migration_leaves_no_trace(db_path: Path) -> None:
+    con = duckdb.connect(str(db_path))
+    broken = [
+        Migration("m001_ok_then_bad", "CREATE TABLE u (x INTEGER); SELECT no_such_column FROM u")
+    ]
+    with pytest.raises(duckdb.Error):
+        migrate(con, "demo", broken)
+    tables = {
+        r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+    }
+    assert "u" not in tables
+    assert applied_migrations(con, "demo") == []
+    con.close()
+
+
+def test_a_newer_file_is_refused(db_path: Path) -> None:
+    con = duckdb.connect(str(db_path))
+    migrate(
+        con,
+        "demo",
+        [
+            Migration("m001_a", "CREATE TABLE t (x INTEGER)"),
+            Migration("m002_b", "CREATE TABLE v (x INTEGER)"),
+        ],
+    )
+    with pytest.raises(RuntimeError, match="newer version"):
+        migrate(con, "demo", [Migration("m001_a", "CREATE TABLE t (x INTEGER)")])
+    con.close()
+
+
+_text = st.text(st.characters(blacklist_characters="\x00"), min_size=1, max_size=40)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(question=_text, answer=_text, passages=st.lists(_text, max_size=3), use_csv=st.booleans())
+def test_any_unicode_text_survives_import_and_read(
+    store: LabelStore,
+    tmp_path: Path,
+    question: str,
+    answer: str,
+    passages: list[str],
+    use_csv: bool,
+) -> None:
+    if use_csv:
+        path = tmp_path / "rows.csv"
+        with path.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(["id", "question", "answer", "sources"])
+            writer.writerow(["x", question, answer, json.dumps(passages, ensure_ascii=False)])
+    else:
+        path = tmp_path / "rows.jsonl"
+        row = {"id": "x", "question": question, "answer": answer, "sources": passages}
+        path.write_text(json.dumps(row, ensure_ascii=False) + "\n", encoding="utf-8")
+    with store.db.cursor() as cur:
+        cur.execute("DELETE FROM items")
+    import_rows(store, path, "rt")
+    item = store.item("rt", "x")
+    assert item.question == question
+    assert item.answer == answer
+    assert [s.text for s in item.sources] == passages
+
+
+def test_reimport_is_idempotent_and_changes_are_reported(store: LabelStore, tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    rows = [
+        {"id": str(i), "question": f"q{i}", "answer": f"a{i}", "sources": [f"s{i}"]}
+        for i in range(5)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    first = import_rows(store, path, "d")
+    again = import_rows(store, path, "d")
+    assert (first.added, first.unchanged) == (5, 0)
+    assert (again.added, again.unchanged) == (0, 5)
+    assert store.count_items("d") == 5
+
+    rows[2]["answer"] = "a different answer"
+    rows.append({"id": "new", "question": "q", "answer": "a"})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(
+        ConflictError, match=r"1 row\(s\) differ .*'2' \(row 3\).*Nothing was imported"
+    ):
+        import_rows(store, path, "d")
+    assert store.count_items("d") == 5
+    assert store.item("d", "2").answer == "a2"
+    skipped = import_rows(store, path, "d", on_changed="skip")
+    assert (skipped.added, skipped.unchanged, skipped.changed) == (1, 4, 1)
+    assert store.item("d", "2").answer == "a2", "never silently overwritten"
+
+
+def test_rows_without_ids_get_the_same_content_id_in_every_format(
+    store: LabelStore, tmp_path: Path
+) -> None:
+    jsonl = tmp_path / "a.jsonl"
+    jsonl.write_text(
+        json.dumps({"question": "Q?", "answer": "A.", "sources": ["one", "two"]}) + "\n"
+    )
+    as_csv = tmp_path / "a.csv"
+    as_csv.write_text("question,answer,sources_1,sources_2\nQ?,A.,one,two\n")
+    import_rows(store, jsonl, "j")
+    import_rows(store, as_csv, "c")
+    (j,), (c,) = store.items("j"), store.items("c")
+    assert j.item_id == c.item_id
+    assert j.item_id == content_id("Q?", "A.", None, None, sources_json(j.sources), None)
+
+
+def test_ragas_format_and_column_mapping(store: LabelStore, tmp_path: Path) -> None:
+    ragas = tmp_path / "ragas.json"
+    ragas.write_text(
+        json.dumps(
+            [
+                {
+                    "user_input": "Does Pro include SSO?",
+                    "retrieved_contexts": ["Pro includes SSO."],
+                    "response": "Yes.",
+                    "reference": "Yes, on Pro.",
+                }
+            ]
+        )
+    )
+    import_rows(store, ragas, "r", format="ragas")
+    (item,) = store.items("r")
+    assert (item.question, item.answer, item.reference) == (
+        "Does Pro include SSO?",
+        "Yes.",
+        "Yes, on Pro.",
+    )
+    assert [s.text for s in item.sources] == ["Pro includes SSO."]
+
+    mapped = tmp_path / "m.csv"
+    mapped.write_text("key,prompt,output,ctx1,ctx2,team\nk1,P?,O.,c1,c2,blue\n")
+    import_rows(
+        store,
+        mapped,
+        "m",
+        mapping={"id": "key", "question": "prompt", "answer": "output", "sources": "ctx1,ctx2"},
+    )
+    item = store.item("m", "k1")
+    assert (item.question, item.answer) == ("P?", "O.")
+    assert [s.text for s in item.sources] == ["c1", "c2"]
+    assert item.metadata == {"team": "blue"}
+
+
+def test_parquet_pairwise_and_source_ids(store: LabelStore, tmp_path: Path) -> None:
+    import pandas as pd
+
+    path = tmp_path / "pairs.parquet"
+    pd.DataFrame(
+        {
+            "id": ["p1"],
+            "question": ["Which is better?"],
+            "answer_a": ["A"],
+            "answer_b": ["B"],
+            "sources": [[{"text": "src", "id": "doc-9"}]],
+            "document_id": ["doc-9"],
+        }
+    ).to_parquet(path)
+    import_rows(store, path, "pw")
+    item = store.item("pw", "p1")
+    assert item.kind == "pairwise"
+    assert item.sources[0].source_id == "doc-9"
+    assert store.dataset("pw").kind == "pairwise"
+
+
+def test_label_history_is_append_only(store: LabelStore, tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text(json.dumps({"id": "1", "question": "q", "answer": "a"}) + "\n")
+    import_rows(store, path, "d")
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    store.add_label("d", "1", "ann", "pass", labelled_at=t0, seconds_spent=3.5)
+    store.add_label(
+        "d", "1", "ann", "fail", note="missed a condition", labelled_at=t0 + timedelta(minutes=1)
+    )
+    store.add_label("d", "1", "bob", "unsure", labelled_at=t0)
+    history = store.history("d", "1", annotator="ann")
+    assert [label.verdict for label in history] == ["pass", "fail"]
+    assert history[0].seconds_spent == 3.5
+    assert history[0].labelled_at.utcoffset() == timedelta(0)
+    current = store.current_labels("d")
+    assert sorted(zip(current["annotator"], current["verdict"], strict=True)) == [
+        ("ann", "fail"),
+        ("bob", "unsure"),
+    ]
+    assert store.dataset("d").labels == 2
+    with pytest.raises(CalibrateError, match="not one of pass, fail, unsure"):
+        store.add_label("d", "1", "ann", "a")
+    with pytest.raises(NotFoundError, match="no item 'nope'"):
+        store.add_label("d", "nope", "ann", "pass")
+    with pytest.raises(CalibrateError, match="timezone-aware"):
+        store.add_label("d", "1", "ann", "pass", labelled_at=datetime(2026, 1, 1))  # noqa: DTZ001
+    assert len(store.history("d", "1")) == 3, "failed writes leave nothing"
+
+
+def test_eight_threads_lose_no_label(store: LabelStore, tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": str(i), "question": f"q{i}", "answer": "a"}) + "\n" for i in range(50)
+        )
+    )
+    import_rows(store, path, "d")
+    errors: list[BaseException] = []
+
+    def annotate(who: str) -> None:
+        try:
+            for i in range(50):
+                store.add_label("d", str(i), who, "pass" if i % 2 else "fail", seconds_spent=0.1)
+                store.current_labels("d", annotator=who)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=annotate, args=(f"a{k}",)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with store.db.cursor() as cur:
+        total, distinct = cur.execute(
+            "SELECT count(*), count(DISTINCT (item_id, annotator)) FROM labels"
+        ).fetchall()[0]
+    assert (total, distinct) == (400, 400)
+    assert store.label_counts("d", "faithfulness") == {str(i): 8 for i in range(50)}
+
+
+HOLDER = """
+import sys, time
+from labels import open_store
+s = open_store(sys.argv[1])
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+def test_file_held_by_another_process_is_explained(db_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db_path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        started = time.monotonic()
+        with pytest.raises(DatabaseLockedError) as caught:
+            Database(db_path, lock_timeout=0.3)
+        assert time.monotonic() - started >= 0.3, "it retried for the lock timeout"
+        message = str(caught.value)
+        assert f"process {proc.pid}" in message
+        assert "python" in message
+        assert "only one process" in message and "--db" in message
+
+        from click.testing import CliRunner
+
+        from judges.cli import cli
+
+        result = CliRunner().invoke(
+            cli, ["--db", str(db_path), "datasets"], env={"CALIBRATE_LOCK_TIMEOUT": "0"}
+        )
+        assert result.exit_code == 1
+        assert f"process {proc.pid}" in result.output
+        assert "Traceback" not in result.output and "IOException" not in result.output
+    finally:
+        proc.kill()
+        proc.wait()
+    Database(db_path).close()  # the OS released the lock with the process
