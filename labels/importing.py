@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
+from json.encoder import encode_basestring as _encode  # type: ignore[attr-defined]
 from typing import Any, Literal
 
-import pandas as pd
+import pyarrow as pa
 
 from labels.errors import ConflictError, ImportFileError
 from labels.models import DEFAULT_CRITERION, ID_SEPARATOR, PAIRWISE_VERDICTS, Kind
@@ -281,7 +282,7 @@ def _metadata(
     return _json_safe(meta)
 
 
-def normalise(table: Table, mapping: Mapping[str, str] | None = None) -> tuple[pd.DataFrame, Kind]:
+def normalise(table: Table, mapping: Mapping[str, str] | None = None) -> tuple[pa.Table, Kind]:
     """Map and validate every record; returns one row per item with canonical columns."""
     columns = _resolve_columns(table, mapping or {})
     if "question" not in columns:
@@ -317,78 +318,109 @@ def normalise(table: Table, mapping: Mapping[str, str] | None = None) -> tuple[p
         col("source_ids"),
     )
     answer_cols = ["answer_a", "answer_b"] if pairwise else ["answer"]
+    n = table.n_rows
     out: dict[str, list[Any]] = {
-        name: []
-        for name in (
-            "id",
-            "question",
-            "answer",
-            "answer_a",
-            "answer_b",
-            "sources",
-            "reference",
-            "segment",
-            "document_id",
-            "metadata",
-            "row",
-        )
+        "id": _text_column(table, id_col, required=False) if id_col else [None] * n,
+        "question": _text_column(table, q_col, required=True),  # type: ignore[arg-type]
     }
-    for index, record in enumerate(table.rows):
-        out["id"].append(
-            _text(table, index, id_col, record.get(id_col), required=False) if id_col else None
+    for fld in ("answer", "answer_a", "answer_b"):
+        out[fld] = (
+            _text_column(table, columns[fld][0], required=True)
+            if fld in answer_cols
+            else [None] * n
         )
-        out["question"].append(_text(table, index, q_col, record.get(q_col), required=True))  # type: ignore[arg-type]
-        for fld in ("answer", "answer_a", "answer_b"):
-            if fld in answer_cols:
-                c = columns[fld][0]
-                out[fld].append(_text(table, index, c, record.get(c), required=True))
-            else:
-                out[fld].append(None)
-        passages = (
-            _sources(table, index, columns["sources"], record) if "sources" in columns else []
-        )
-        if sid_col is not None:
-            ids = record.get(sid_col)
-            if isinstance(ids, str) and ids.strip().startswith("["):
-                try:
-                    ids = json.loads(ids)
-                except json.JSONDecodeError:
-                    ids = None
-            if not isinstance(ids, list) or len(ids) != len(passages):
-                raise ImportFileError(
-                    f"must be a list with one id per passage ({len(passages)})",
-                    path=table.path,
-                    row=index + 1,
-                    column=sid_col,
-                )
-            for passage, sid in zip(passages, ids, strict=True):
-                passage["source_id"] = None if sid is None else str(sid)
-        out["sources"].append(
-            json.dumps(passages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        )
-        out["reference"].append(
-            _text(table, index, ref_col, record.get(ref_col), required=False) if ref_col else None
-        )
-        out["segment"].append(
-            _text(table, index, seg_col, record.get(seg_col), required=False) if seg_col else None
-        )
-        out["document_id"].append(
-            _text(table, index, doc_col, record.get(doc_col), required=False) if doc_col else None
-        )
-        out["metadata"].append(
-            json.dumps(
-                _metadata(table, index, meta_col, record, extra),
-                sort_keys=True,
-                ensure_ascii=False,
-                separators=(",", ":"),
+    out["sources"] = _sources_column(table, columns.get("sources"), sid_col)
+    out["reference"] = _text_column(table, ref_col, required=False) if ref_col else [None] * n
+    out["segment"] = _text_column(table, seg_col, required=False) if seg_col else [None] * n
+    out["document_id"] = _text_column(table, doc_col, required=False) if doc_col else [None] * n
+    if meta_col is None and not extra:
+        out["metadata"] = ["{}"] * n
+    else:
+        wanted = [c for c in (meta_col, *extra) if c is not None]
+        out["metadata"] = [
+            _canonical_json(
+                _metadata(table, i, meta_col, {c: table.data[c][i] for c in wanted}, extra)
             )
+            for i in range(n)
+        ]
+    arrays = {name: pa.array(values, type=pa.string()) for name, values in out.items()}
+    arrays["row"] = pa.array(range(1, n + 1), type=pa.int64())
+    return pa.table(arrays), ("pairwise" if pairwise else "pointwise")
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _text_column(table: Table, column: str, *, required: bool) -> list[str | None]:
+    """Validate one text column; a fast path for the common all-strings case (CSV)."""
+    values = table.data[column]
+    if all(type(v) is str for v in values):
+        if required and not all(values):
+            index = values.index("")
+            _text(table, index, column, "", required=True)
+        if values and max(map(len, values)) > MAX_CELL_CHARS:
+            index = next(i for i, v in enumerate(values) if len(v) > MAX_CELL_CHARS)
+            _text(table, index, column, values[index], required=required)
+        return [v or None for v in values]
+    return [_text(table, i, column, v, required=required) for i, v in enumerate(values)]
+
+
+def _passages_json(texts: list[str]) -> str:
+    # Same text as _canonical_json([{"source_id": None, "text": t}, ...]), without building dicts.
+    return "[" + ",".join('{"source_id":null,"text":' + _encode(t) + "}" for t in texts) + "]"
+
+
+def _sources_column(table: Table, columns: list[str] | None, sid_col: str | None) -> list[str]:
+    """Canonical JSON of each row's passages."""
+    if columns is None:
+        return ["[]"] * table.n_rows
+    out: list[str] = []
+    simple = len(columns) == 1 and sid_col is None
+    values = table.data[columns[0]]
+    for index in range(table.n_rows):
+        if simple:
+            value = values[index]
+            if type(value) is str and value.startswith("["):
+                try:
+                    parsed = json.loads(value)
+                except json.JSONDecodeError:
+                    parsed = None
+                if (
+                    type(parsed) is list
+                    and all(type(t) is str for t in parsed)
+                    and sum(map(len, parsed)) <= MAX_CELL_CHARS
+                ):
+                    out.append(_passages_json(parsed))
+                    continue
+        record = {c: table.data[c][index] for c in columns}
+        passages = _sources(table, index, columns, record)
+        if sid_col is not None:
+            _attach_source_ids(table, index, sid_col, passages)
+        out.append(_canonical_json(passages))
+    return out
+
+
+def _attach_source_ids(
+    table: Table, index: int, sid_col: str, passages: list[dict[str, Any]]
+) -> None:
+    ids = table.data[sid_col][index]
+    if hasattr(ids, "tolist"):
+        ids = ids.tolist()
+    if isinstance(ids, str) and ids.strip().startswith("["):
+        try:
+            ids = json.loads(ids)
+        except json.JSONDecodeError:
+            ids = None
+    if not isinstance(ids, list) or len(ids) != len(passages):
+        raise ImportFileError(
+            f"must be a list with one id per passage ({len(passages)})",
+            path=table.path,
+            row=index + 1,
+            column=sid_col,
         )
-        out["row"].append(index + 1)
-    frame = pd.DataFrame(out)
-    for name in frame.columns:
-        if name != "row":
-            frame[name] = frame[name].astype(object)
-    return frame, ("pairwise" if pairwise else "pointwise")
+    for passage, sid in zip(passages, ids, strict=True):
+        passage["source_id"] = None if sid is None else str(sid)
 
 
 _SEP = f"chr({ord(ID_SEPARATOR)})"
@@ -527,7 +559,7 @@ def _write_incoming(
     return ImportSummary(
         dataset=dataset,
         path=name,
-        rows_read=len(table.rows),
+        rows_read=table.n_rows,
         added=int(added_row[0]) if added_row else 0,
         unchanged=int(unchanged_row[0]) if unchanged_row else 0,
         changed=len(changed),
@@ -636,7 +668,8 @@ def import_labels(
     new: list[NewLabel] = []
     skipped = 0
     seen: dict[tuple[str, str], int] = {}
-    for index, record in enumerate(table.rows):
+    for index in range(table.n_rows):
+        record = table.record(index)
         item_id = _text(table, index, id_col, record.get(id_col), required=True)
         assert item_id is not None  # required=True never returns None
         if item_id not in known_ids:
@@ -686,7 +719,7 @@ def import_labels(
     return LabelImportSummary(
         dataset=dataset,
         path=name,
-        rows_read=len(table.rows),
+        rows_read=table.n_rows,
         added=len(new),
         unchanged=skipped,
         annotators=tuple(sorted({n.annotator for n in new})),

@@ -33,21 +33,37 @@ csv.field_size_limit(1 << 28)
 
 @dataclass
 class Table:
-    """Records read from a file: column names in file order, one dict per record.
+    """Records read from a file: column names in file order and one value list per column.
 
-    ``rows[i]`` maps column → value; ``lines[i]`` is where record ``i`` starts in the file
-    (a line number for text formats, the record number for Parquet), used in error messages.
+    ``data[column][i]`` is record ``i``'s value (``None`` where a JSON record lacks the key);
+    ``lines[i]`` is where record ``i`` starts in the file when that is known (text formats read
+    by the careful reader), used in error messages.
     """
 
     path: str
     columns: list[str]
-    rows: list[dict[str, Any]]
-    lines: list[int]
-    line_word: str = "line"
+    data: dict[str, list[Any]]
+    n_rows: int
+    lines: list[int] | None = None
+
+    @classmethod
+    def from_records(
+        cls, path: str, records: list[dict[str, Any]], lines: list[int] | None = None
+    ) -> Table:
+        """Build a table from dict records (JSON, JSONL, Parquet)."""
+        names: dict[str, None] = {}
+        for record in records:
+            names.update(dict.fromkeys(record))
+        data = {name: [r.get(name) for r in records] for name in names}
+        return cls(path, list(names), data, len(records), lines)
+
+    def record(self, index: int) -> dict[str, Any]:
+        """Record ``index`` as a dict."""
+        return {name: values[index] for name, values in self.data.items()}
 
     def where(self, index: int) -> str:
         """``row 3 (line 4)``: how a message points at record ``index``."""
-        if self.line_word == "line" and self.lines[index] != index + 1:
+        if self.lines is not None and self.lines[index] != index + 1:
             return f"row {index + 1} (line {self.lines[index]})"
         return f"row {index + 1}"
 
@@ -97,6 +113,52 @@ def _decode(path: str, data: bytes, encoding: str) -> str:
     return text
 
 
+def _check_header(path: str, names: list[str]) -> None:
+    for position, name in enumerate(names, start=1):
+        if not name:
+            raise ImportFileError(f"header column {position} has no name", path=path, row=1)
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ImportFileError(f"the header names column {name!r} twice", path=path)
+        seen.add(name)
+
+
+def _read_csv_fast(path: str, data: bytes) -> Table | None:
+    """Parse with Arrow's multithreaded reader; ``None`` when the careful reader must decide.
+
+    Arrow's errors do not name rows the way a user needs, so on any doubt the file is read
+    again by :func:`_read_csv`, which either explains the problem or returns the table.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    delimiter = "\t" if path.lower().endswith(".tsv") else ","
+    try:
+        first = pacsv.open_csv(
+            pa.py_buffer(data),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+        )
+        names = [n.strip() for n in first.schema.names]
+        first.close()
+        _check_header(path, names)
+        table = pacsv.read_csv(
+            pa.py_buffer(data),
+            parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: pa.string() for n in first.schema.names},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except ImportFileError:
+        raise
+    except (pa.ArrowException, ValueError):
+        return None
+    columns = {n.strip(): table.column(n).to_pylist() for n in table.column_names}
+    return Table(path, names, columns, table.num_rows)
+
+
 def _read_csv(path: str, text: str) -> Table:
     delimiter = "\t" if path.lower().endswith(".tsv") else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
@@ -105,16 +167,9 @@ def _read_csv(path: str, text: str) -> Table:
         if header is None:
             raise ImportFileError("the file is empty", path=path)
         names = [h.strip() for h in header]
-        for position, name in enumerate(names, start=1):
-            if not name:
-                raise ImportFileError(f"header column {position} has no name", path=path, row=1)
-        seen: set[str] = set()
-        for name in names:
-            if name in seen:
-                raise ImportFileError(f"the header names column {name!r} twice", path=path)
-            seen.add(name)
+        _check_header(path, names)
         width = len(names)
-        rows: list[dict[str, Any]] = []
+        rows: list[list[str]] = []
         lines: list[int] = []
         start = reader.line_num + 1
         for record in reader:
@@ -128,14 +183,19 @@ def _read_csv(path: str, text: str) -> Table:
                     path=path,
                     row=len(rows) + 1,
                 )
-            rows.append(dict(zip(names, record, strict=True)))
+            rows.append(record)
             lines.append(start)
             start = reader.line_num + 1
     except csv.Error as error:
         raise ImportFileError(
             f"unreadable CSV at line {reader.line_num}: {error}", path=path
         ) from None
-    return Table(path, names, rows, lines)
+    data = (
+        {name: list(values) for name, values in zip(names, zip(*rows), strict=True)}
+        if rows
+        else {name: [] for name in names}
+    )
+    return Table(path, names, data, len(rows), lines)
 
 
 def _json_kind(value: Any) -> str:
@@ -146,7 +206,6 @@ def _json_kind(value: Any) -> str:
 def _read_jsonl(path: str, text: str) -> Table:
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
-    columns: dict[str, None] = {}
     for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
@@ -164,10 +223,9 @@ def _read_jsonl(path: str, text: str) -> Table:
                 path=path,
                 row=len(rows) + 1,
             )
-        columns.update(dict.fromkeys(value))
         rows.append(value)
         lines.append(number)
-    return Table(path, list(columns), rows, lines)
+    return Table.from_records(path, rows, lines)
 
 
 def _read_json(path: str, text: str) -> Table:
@@ -184,14 +242,12 @@ def _read_json(path: str, text: str) -> Table:
         raise ImportFileError(
             f"expected a JSON list of records, got {_json_kind(value)}", path=path
         )
-    columns: dict[str, None] = {}
     for index, record in enumerate(value):
         if not isinstance(record, dict):
             raise ImportFileError(
                 f"is {_json_kind(record)}, not an object", path=path, row=index + 1
             )
-        columns.update(dict.fromkeys(record))
-    return Table(path, list(columns), value, list(range(1, len(value) + 1)), line_word="record")
+    return Table.from_records(path, value)
 
 
 def _read_parquet(path: str) -> Table:
@@ -202,8 +258,8 @@ def _read_parquet(path: str) -> Table:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as error:
         raise ImportFileError(f"not a readable Parquet file ({error})", path=path) from None
-    rows = table.to_pylist()
-    return Table(path, table.column_names, rows, list(range(1, len(rows) + 1)), "record")
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
+    return Table(path, table.column_names, columns, table.num_rows)
 
 
 def read_table(path: str | Path, *, format: str | None = None, encoding: str = "utf-8") -> Table:
@@ -218,14 +274,20 @@ def read_table(path: str | Path, *, format: str | None = None, encoding: str = "
             text = _decode(name, data, encoding)
             if not text.strip():
                 raise ImportFileError("the file is empty", path=name)
-            reader = {"csv": _read_csv, "jsonl": _read_jsonl, "json": _read_json}[fmt]
-            table = reader(name, text)
+            fast = None
+            if fmt == "csv" and encoding.lower().replace("-", "") == "utf8":
+                fast = _read_csv_fast(name, data[3:] if data.startswith(codecs.BOM_UTF8) else data)
+            if fast is not None:
+                table = fast
+            else:
+                reader = {"csv": _read_csv, "jsonl": _read_jsonl, "json": _read_json}[fmt]
+                table = reader(name, text)
     except FileNotFoundError:
         raise ImportFileError("no such file", path=name) from None
     except IsADirectoryError:
         raise ImportFileError("is a directory, not a file", path=name) from None
     except PermissionError:
         raise ImportFileError("permission denied", path=name) from None
-    if not table.rows:
+    if not table.n_rows:
         raise ImportFileError("the file has a header but no rows", path=name)
     return table

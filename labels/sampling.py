@@ -1,0 +1,296 @@
+"""Which row an annotator sees next: queue orders, overlap and in-progress holds.
+
+Pure functions over item ids plus one small thread-safe in-memory object (:class:`Holds`). Judge
+information comes in as plain arguments (``verdicts``: item id → the judge's verdict; ``flips``:
+ids whose judge verdict changed between runs), so this module never needs the ``judges`` package.
+
+The queue of one annotator for one (dataset, criterion) is every item they have not labelled
+whose number of annotators is still below the overlap ``N``, in the order the eval owner picked.
+Rows they skipped in this session come after everything else, in the order they were skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from labels.migrations import Migration
+
+QueueOrder = Literal["random", "stratified", "flips_first", "file"]
+
+QUEUE_ORDERS: dict[str, str] = {
+    "random": "Random (seeded)",
+    "stratified": "Stratified by judge verdict",
+    "flips_first": "Judge flips first",
+    "file": "File order",
+}
+"""The orders an eval owner can pick, with the words the app shows for them."""
+
+NO_VERDICT = "(no verdict)"
+"""The stratum of items the judge has no verdict for."""
+
+QUEUE_MIGRATIONS = [
+    Migration(
+        "m001_queue_settings",
+        """
+        CREATE TABLE queue_settings (
+            dataset VARCHAR NOT NULL,
+            criterion VARCHAR NOT NULL,
+            queue_order VARCHAR NOT NULL
+                CHECK (queue_order IN ('random', 'stratified', 'flips_first', 'file')),
+            seed BIGINT NOT NULL,
+            overlap INTEGER NOT NULL CHECK (overlap >= 1),
+            updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (dataset, criterion)
+        )
+        """,
+    )
+]
+"""The ``queue`` migration set: the owner's queue settings per (dataset, criterion)."""
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """How the eval owner wants one (dataset, criterion) labelled.
+
+    Attributes:
+        order: one of :data:`QUEUE_ORDERS`.
+        seed: seed of the random order (and of the order inside each stratum).
+        overlap: how many annotators each row is wanted from; a row with that many labels
+            leaves everybody's queue.
+    """
+
+    order: QueueOrder = "random"
+    seed: int = 0
+    overlap: int = 1
+
+    def __post_init__(self) -> None:
+        if self.order not in QUEUE_ORDERS:
+            raise ValueError(
+                f"unknown queue order {self.order!r} (orders: {', '.join(QUEUE_ORDERS)})"
+            )
+        if self.overlap < 1:
+            raise ValueError(f"overlap must be at least 1, got {self.overlap}")
+
+
+@dataclass(frozen=True)
+class QueuePlan:
+    """Every item of a dataset in the order annotators should see them.
+
+    Attributes:
+        item_ids: all item ids, best first (labelled ones included; :func:`next_item` skips them).
+        order: the order actually used.
+        note: why ``order`` differs from the one asked for (e.g. no judge verdicts yet), or None.
+    """
+
+    item_ids: tuple[str, ...]
+    order: QueueOrder
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One annotator's progress: ``labelled / (labelled + remaining) labelled, skipped skipped``."""
+
+    labelled: int
+    remaining: int
+    skipped: int
+
+    @property
+    def wanted(self) -> int:
+        """Rows this annotator labelled plus rows still waiting for them."""
+        return self.labelled + self.remaining
+
+    def describe(self) -> str:
+        """``37 / 120 labelled, 4 skipped``."""
+        return f"{self.labelled:,} / {self.wanted:,} labelled, {self.skipped:,} skipped"
+
+
+def shuffle_key(seed: int, item_id: str) -> bytes:
+    """The sort key of ``item_id`` in the random order with ``seed``.
+
+    A hash of (seed, id) rather than ``random.shuffle``: importing more rows later leaves the
+    relative order of the existing ones unchanged, so a queue does not jump around.
+    """
+    return hashlib.blake2b(f"{seed}\x1f{item_id}".encode(), digest_size=8).digest()
+
+
+def _shuffled(item_ids: Sequence[str], seed: int) -> list[str]:
+    return sorted(item_ids, key=lambda i: shuffle_key(seed, i))
+
+
+def plan_queue(
+    item_ids: Sequence[str],
+    *,
+    order: QueueOrder = "random",
+    seed: int = 0,
+    verdicts: Mapping[str, str] | None = None,
+    flips: Collection[str] | None = None,
+) -> QueuePlan:
+    """Put the items of a dataset in the order annotators should label them.
+
+    Args:
+        item_ids: every item id of the dataset, in file order.
+        order: ``random`` (seeded shuffle), ``stratified`` (the judge's verdict classes take
+            turns, so every prefix of the queue holds them in as equal numbers as the data
+            allow; seeded shuffle inside each class), ``flips_first`` (items whose judge verdict
+            changed between runs first, then the rest, each part shuffled) or ``file``.
+        seed: seed of every shuffle.
+        verdicts: item id → the judge's latest verdict; needed by ``stratified``. None or empty
+            means no judge has run on the dataset.
+        flips: ids of items whose judge verdict differs between runs; needed by ``flips_first``.
+            None means no judge run exists.
+
+    Returns:
+        The plan. When the judge information an order needs is missing, the order falls back
+        to ``random`` and ``note`` says why.
+    """
+    ids = list(item_ids)
+    if order == "file":
+        return QueuePlan(tuple(ids), "file")
+    if order == "stratified":
+        if not verdicts:
+            return QueuePlan(
+                tuple(_shuffled(ids, seed)),
+                "random",
+                "No judge verdicts for this dataset yet, so the queue is in random order.",
+            )
+        strata: dict[str, list[str]] = {}
+        for item_id in ids:
+            strata.setdefault(verdicts.get(item_id, NO_VERDICT), []).append(item_id)
+        columns = [_shuffled(strata[name], seed) for name in sorted(strata)]
+        interleaved = [
+            column[k]
+            for k in range(max(len(c) for c in columns))
+            for column in columns
+            if k < len(column)
+        ]
+        return QueuePlan(tuple(interleaved), "stratified")
+    if order == "flips_first":
+        if flips is None:
+            return QueuePlan(
+                tuple(_shuffled(ids, seed)),
+                "random",
+                "No judge runs for this dataset yet, so the queue is in random order.",
+            )
+        flipped = set(flips)
+        first = _shuffled([i for i in ids if i in flipped], seed)
+        rest = _shuffled([i for i in ids if i not in flipped], seed)
+        note = None if first else "No judge verdict has flipped between runs; random order."
+        return QueuePlan(tuple(first + rest), "flips_first", note)
+    if order == "random":
+        return QueuePlan(tuple(_shuffled(ids, seed)), "random")
+    raise ValueError(f"unknown queue order {order!r} (orders: {', '.join(QUEUE_ORDERS)})")
+
+
+def next_item(
+    plan: Sequence[str],
+    *,
+    mine: Collection[str],
+    counts: Mapping[str, int],
+    overlap: int = 1,
+    held: Mapping[str, int] | None = None,
+    skipped: Sequence[str] = (),
+) -> str | None:
+    """The next item for one annotator, or None when their queue is empty.
+
+    Args:
+        plan: every item id in queue order (:attr:`QueuePlan.item_ids`).
+        mine: items this annotator already labelled (never offered again).
+        counts: item id → number of annotators with a label (missing = 0).
+        overlap: rows are wanted from this many annotators; rows with that many labels are
+            done.
+        held: item id → number of *other* annotators looking at it right now. A row whose
+            labels plus holds reach ``overlap`` is passed over, so two people labelling at once
+            do not both spend time on a row wanted once. When only such rows are left, they
+            are offered anyway.
+        skipped: items this annotator skipped, oldest first; they come after every other row.
+    """
+    holds = held or {}
+    skipped_set = set(skipped)
+
+    def wanted(item_id: str) -> bool:
+        return item_id not in mine and counts.get(item_id, 0) < overlap
+
+    def free(item_id: str) -> bool:
+        return counts.get(item_id, 0) + holds.get(item_id, 0) < overlap
+
+    fallback = None
+    for candidates in ((i for i in plan if i not in skipped_set), iter(skipped)):
+        for item_id in candidates:
+            if wanted(item_id):
+                if free(item_id):
+                    return item_id
+                if fallback is None:
+                    fallback = item_id
+    return fallback
+
+
+def progress(
+    total: int,
+    *,
+    mine: Collection[str],
+    counts: Mapping[str, int],
+    overlap: int = 1,
+    skipped: Sequence[str] = (),
+) -> Progress:
+    """How far one annotator is (labelled, still waiting for them, skipped and still waiting).
+
+    Args:
+        total: number of items in the dataset.
+        mine: items this annotator labelled.
+        counts: item id → number of annotators with a label.
+        overlap: rows wanted from this many annotators.
+        skipped: items this annotator skipped in this session.
+    """
+    full_by_others = sum(1 for i, n in counts.items() if n >= overlap and i not in mine)
+    remaining = max(total - len(mine) - full_by_others, 0)
+    still_skipped = sum(1 for i in set(skipped) if i not in mine and counts.get(i, 0) < overlap)
+    return Progress(labelled=len(mine), remaining=remaining, skipped=still_skipped)
+
+
+class Holds:
+    """Which rows annotators are looking at right now, in this process.
+
+    Every session of the app runs in the one process that owns the database file, so an
+    in-memory record is enough to steer two annotators away from the same row. A hold expires
+    after ``ttl`` seconds (an abandoned browser tab), and each annotator holds at most one row
+    per scope. Thread-safe.
+
+    Args:
+        ttl: seconds a hold lasts without being renewed.
+        clock: monotonic clock (injectable for tests).
+    """
+
+    def __init__(self, ttl: float = 600.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._ttl = ttl
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._by_scope: dict[Hashable, dict[str, tuple[str, float]]] = {}
+
+    def hold(self, scope: Hashable, annotator: str, item_id: str) -> None:
+        """Record that ``annotator`` is looking at ``item_id`` (replacing their earlier hold)."""
+        with self._lock:
+            self._by_scope.setdefault(scope, {})[annotator] = (item_id, self._clock() + self._ttl)
+
+    def release(self, scope: Hashable, annotator: str) -> None:
+        """Drop ``annotator``'s hold in ``scope``."""
+        with self._lock:
+            self._by_scope.get(scope, {}).pop(annotator, None)
+
+    def held_by_others(self, scope: Hashable, annotator: str) -> dict[str, int]:
+        """Item id → number of other annotators holding it (expired holds are dropped)."""
+        now = self._clock()
+        out: dict[str, int] = {}
+        with self._lock:
+            holders = self._by_scope.get(scope, {})
+            for who, (item_id, expires) in list(holders.items()):
+                if expires < now:
+                    del holders[who]
+                elif who != annotator:
+                    out[item_id] = out.get(item_id, 0) + 1
+        return out
