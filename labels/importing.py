@@ -13,8 +13,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from json.encoder import encode_basestring as _encode
 from pathlib import Path
-from json.encoder import encode_basestring as _encode  # type: ignore[attr-defined]
 from typing import Any, Literal
 
 import pyarrow as pa

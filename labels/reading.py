@@ -191,7 +191,7 @@ def _read_csv(path: str, text: str) -> Table:
             f"unreadable CSV at line {reader.line_num}: {error}", path=path
         ) from None
     data = (
-        {name: list(values) for name, values in zip(names, zip(*rows), strict=True)}
+        {name: list(values) for name, values in zip(names, zip(*rows, strict=True), strict=True)}
         if rows
         else {name: [] for name in names}
     )
