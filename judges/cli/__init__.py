@@ -6,6 +6,7 @@ Exit codes: 0 ok, 2 usage or bad input, 1 any other failure.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -92,8 +93,18 @@ _register()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``calibrate`` console script."""
-    cli.main(args=list(argv) if argv is not None else None, prog_name="calibrate")
+    """Entry point of the ``calibrate`` console script.
+
+    When the app holds the database file, the command runs inside the app process instead
+    (see :mod:`judges.cli._delegate`).
+    """
+    from judges.cli._delegate import delegate_if_app_holds_db
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    code = delegate_if_app_holds_db(args, Settings().db_path)
+    if code is not None:
+        sys.exit(code)
+    cli.main(args=args, prog_name="calibrate")
 
 
 __all__ = ["AppContext", "CalibrateGroup", "cli", "echo_json", "main", "pass_app"]
