@@ -93,16 +93,14 @@ def _routed_output(sink: TextIO) -> Iterator[None]:
             stream = getattr(sys, name)
             if not isinstance(stream, _ThreadRoutedStream):
                 setattr(sys, name, _ThreadRoutedStream(stream))
-    streams = [sys.stdout, sys.stderr]
+    streams = [s for s in (sys.stdout, sys.stderr) if isinstance(s, _ThreadRoutedStream)]
     for stream in streams:
-        assert isinstance(stream, _ThreadRoutedStream)  # installed just above  # noqa: S101
         stream.sinks[threading.get_ident()] = sink
     try:
         yield
     finally:
         for stream in streams:
-            if isinstance(stream, _ThreadRoutedStream):
-                stream.sinks.pop(threading.get_ident(), None)
+            stream.sinks.pop(threading.get_ident(), None)
 
 
 # -- the server, in the app process -----------------------------------------------------------
@@ -176,7 +174,7 @@ class CommandServer:
                     code = run_in_process(args, self.db_path)
                 finally:
                     _cancel_events.pop(threading.get_ident(), None)
-        except Exception:  # noqa: BLE001 - reported to the waiting CLI, never lost
+        except Exception:  # reported to the waiting CLI, never lost
             with out_path.open("a", encoding="utf-8") as sink:
                 sink.write(traceback.format_exc())
             code = 1
