@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +11,17 @@ import click
 from judges.cli._context import AppContext, pass_app
 
 APP_SCRIPT = Path(__file__).resolve().parents[2] / "calibrate_app" / "streamlit_app.py"
+
+
+def exec_app(command: list[str], env: dict[str, str]) -> None:
+    """Replace this process with the Streamlit server.
+
+    Replacing (not spawning) means a signal to this PID reaches Streamlit itself, so stopping
+    `calibrate app` never leaves an orphaned server holding the database file.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(command[0], command, env)
 
 
 def streamlit_command(db_path: str, host: str, port: int) -> tuple[list[str], dict[str, str]]:
@@ -55,10 +65,7 @@ def app_command(app: AppContext, port: int | None, host: str | None) -> None:
         f"Starting the app on http://{host or app.settings.app_host}:"
         f"{port or app.settings.app_port} (database {app.settings.db_path}); Ctrl+C stops it."
     )
-    try:
-        raise SystemExit(subprocess.call(command, env=env))
-    except KeyboardInterrupt:
-        raise SystemExit(0) from None
+    exec_app(command, env)
 
 
 def register(cli: click.Group) -> None:

@@ -1,0 +1,46 @@
+"""``calibrate demo``: build the offline demo database and open the app on it."""
+
+from __future__ import annotations
+
+import click
+
+from judges.cli._app import exec_app, streamlit_command
+from judges.cli._context import AppContext, pass_app
+
+
+@click.command("demo")
+@click.option("--no-app", is_flag=True, help="Only build the demo database and print a summary.")
+@click.option("--port", type=int, default=None, help="Port (default: CALIBRATE_APP_PORT or 8501).")
+@click.option(
+    "--keep", is_flag=True,
+    help="Keep an existing demo database, with any labels made in it, and only add what is "
+    "missing (default: rebuild it from the shipped files).",
+)
+@pass_app
+def demo_command(app: AppContext, no_app: bool, port: int | None, keep: bool) -> None:
+    """Build the offline demo database and start the app on it.
+
+    Loads the shipped demo data (a fictional help centre's RAG rows, expert labels and any
+    recorded judge verdicts) through the ordinary import paths into the --db file, e.g.
+    `calibrate --db demo.duckdb demo`. The file is rebuilt from scratch each time unless
+    --keep is given; a file that holds anything but the demo is never replaced.
+    """
+    from judges.demo import build_demo
+
+    app.close()  # the demo builder, then the app process, must own the database file
+    summary = build_demo(
+        app.settings.db_path, refresh=not keep, lock_timeout=app.settings.lock_timeout
+    )
+    for line in summary.lines():
+        click.echo(line)
+    if no_app:
+        return
+    host, chosen_port = app.settings.app_host, port or app.settings.app_port
+    command, env = streamlit_command(str(app.settings.db_path), host, chosen_port)
+    click.echo(f"Starting the app on http://{host}:{chosen_port}; Ctrl+C stops it.")
+    exec_app(command, env)
+
+
+def register(cli: click.Group) -> None:
+    """Add this command to the top-level group."""
+    cli.add_command(demo_command)

@@ -1,0 +1,280 @@
+"""The offline demo: a fictional help centre's RAG rows, expert labels and recorded verdicts.
+
+:func:`build_demo` loads the files shipped in ``judges/demo/data/`` into a DuckDB file through
+the same functions a user's own import goes through (:func:`labels.importing.import_rows`,
+:func:`labels.importing.import_labels`, and the judge engine's verdict import), so the demo
+exercises the real paths. See ``judges/demo/data/README.md`` for what the data is and how it
+was made (:mod:`judges.demo.generate`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from judges.demo.layout import (
+    ANNOTATORS,
+    CRITERIA,
+    DATA_DIR,
+    LABELLED_DATASET,
+    LABELLED_FILE,
+    LABELS_DIR,
+    PRODUCTION_DATASET,
+    PRODUCTION_FILE,
+    VERDICTS_DIR,
+)
+from labels import open_store
+from labels.db import Database
+from labels.errors import CalibrateError, ConflictError
+from labels.importing import OnChanged, import_labels, import_rows
+from labels.store import LabelStore
+
+DEMO_DATASETS = (LABELLED_DATASET, PRODUCTION_DATASET)
+VERDICT_SUFFIXES = (".jsonl", ".csv", ".parquet")
+
+__all__ = [
+    "ANNOTATORS", "CRITERIA", "DATA_DIR", "DEMO_DATASETS", "LABELLED_DATASET",
+    "PRODUCTION_DATASET", "DemoSummary", "build_demo",
+]
+
+
+@dataclass(frozen=True)
+class DemoSummary:
+    """What :func:`build_demo` did.
+
+    Attributes:
+        db_path: the database file.
+        rebuilt: True when the file was built from scratch, False when an existing demo
+            database was kept and only completed.
+        items: rows per dataset.
+        labels: current labels per ``"criterion/annotator"``.
+        verdict_files: recorded verdict files imported.
+        notes: anything skipped, in plain words.
+        seconds: wall time.
+    """
+
+    db_path: str
+    rebuilt: bool
+    items: dict[str, int]
+    labels: dict[str, int]
+    verdict_files: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    seconds: float = 0.0
+
+    def lines(self) -> list[str]:
+        """A short human-readable report."""
+        how = "built" if self.rebuilt else "kept and completed"
+        out = [f"Demo database {self.db_path} {how} in {self.seconds:.1f} s:"]
+        out += [f"  dataset {name}: {count} rows" for name, count in self.items.items()]
+        out += [f"  labels {key}: {count}" for key, count in self.labels.items()]
+        out.append(f"  recorded verdict files imported: {self.verdict_files}")
+        out += [f"  note: {note}" for note in self.notes]
+        return out
+
+
+def build_demo(
+    db_path: str | Path,
+    *,
+    refresh: bool = True,
+    lock_timeout: float = 0.0,
+    data_dir: str | Path = DATA_DIR,
+) -> DemoSummary:
+    """Create or refresh the demo database at ``db_path`` from the shipped data files.
+
+    With ``refresh`` (the default) the demo is rebuilt from scratch in a temporary file that
+    then replaces ``db_path``, so a failure leaves the old file as it was. An existing file is
+    only replaced when it holds nothing but the demo datasets: the demo never wipes someone's
+    own work. With ``refresh=False`` an existing database is kept (including labels made in
+    the app) and only what is missing is added.
+
+    Args:
+        db_path: the DuckDB file.
+        refresh: rebuild from scratch (True) or keep and complete an existing file (False).
+        lock_timeout: seconds to wait while another process (e.g. the app) holds the file.
+        data_dir: the folder with the data files (tests point it elsewhere).
+
+    Raises:
+        ConflictError: ``db_path`` holds other data, or is not a calibrate database.
+        DatabaseLockedError: another process holds the file.
+    """
+    started = time.perf_counter()
+    target = Path(db_path)
+    data = Path(data_dir)
+    notes: list[str] = []
+    if refresh or not target.exists():
+        if target.exists():
+            _check_replaceable(target, lock_timeout)
+        building = target.with_name(f".{target.name}.building-{os.getpid()}")
+        _remove_database_files(building)
+        try:
+            store = open_store(str(building))
+            try:
+                verdict_files = _load(store, data, keep=False, notes=notes)
+                items, labels = _counts(store)
+            finally:
+                store.db.close()
+            # A WAL left by a crashed process would be replayed onto the new file.
+            _remove_wal(target)
+            os.replace(building, target)
+        finally:
+            _remove_database_files(building)
+        rebuilt = True
+    else:
+        store = open_store(str(target), lock_timeout=lock_timeout)
+        try:
+            verdict_files = _load(store, data, keep=True, notes=notes)
+            items, labels = _counts(store)
+        finally:
+            store.db.close()
+        rebuilt = False
+    return DemoSummary(
+        db_path=str(target), rebuilt=rebuilt, items=items, labels=labels,
+        verdict_files=verdict_files, notes=tuple(notes),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _wal(path: Path) -> Path:
+    return path.with_name(path.name + ".wal")
+
+
+def _remove_wal(path: Path) -> None:
+    _wal(path).unlink(missing_ok=True)
+
+
+def _remove_database_files(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    _remove_wal(path)
+
+
+def _check_replaceable(path: Path, lock_timeout: float) -> None:
+    """Refuse to replace a file that holds anything but the demo's own datasets."""
+    advice = (
+        "Give the demo its own file (calibrate --db demo.duckdb demo), or pass --keep to add "
+        "the demo datasets to this database without replacing it."
+    )
+    try:
+        db = Database(path, lock_timeout=lock_timeout)
+    except duckdb.Error as error:
+        raise ConflictError(
+            f"{path} is not a DuckDB database ({str(error).splitlines()[0]}); refusing to "
+            f"replace it with the demo. {advice}"
+        ) from None
+    try:
+        with db.cursor() as cur:
+            tables = {
+                r[0] for r in cur.execute(
+                    "SELECT table_name FROM information_schema.tables "
+                    "WHERE table_catalog = current_database()"
+                ).fetchall()
+            }
+            if not tables:
+                return
+            if "datasets" not in tables:
+                raise ConflictError(
+                    f"{path} is a DuckDB database but not a calibrate one; refusing to replace "
+                    f"it with the demo. {advice}"
+                )
+            names = [
+                r[0] for r in cur.execute("SELECT name FROM datasets ORDER BY name").fetchall()
+            ]
+    finally:
+        db.close()
+    foreign = [n for n in names if n not in DEMO_DATASETS]
+    if foreign:
+        more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        shown = ", ".join(foreign[:5]) + more
+        raise ConflictError(
+            f"{path} holds datasets that are not part of the demo ({shown}); refusing to "
+            f"replace it. {advice}"
+        )
+
+
+def _label_files(data: Path) -> list[tuple[str, str, Path]]:
+    """``(criterion, annotator, path)`` for every ``labels/<criterion>-<annotator>.csv``."""
+    found = []
+    for path in sorted((data / LABELS_DIR).glob("*.csv")):
+        criterion, sep, annotator = path.stem.partition("-")
+        if not sep or not annotator:
+            raise CalibrateError(f"{path}: label files are named <criterion>-<annotator>.csv")
+        found.append((criterion, annotator, path))
+    return found
+
+
+def _load(store: LabelStore, data: Path, *, keep: bool, notes: list[str]) -> int:
+    """Import rows, labels and any recorded verdicts; returns the verdict files imported."""
+    on_changed: OnChanged = "skip" if keep else "error"
+    for dataset, name in ((LABELLED_DATASET, LABELLED_FILE), (PRODUCTION_DATASET, PRODUCTION_FILE)):
+        summary = import_rows(store, data / name, dataset, on_changed=on_changed)
+        if summary.changed:
+            notes.append(
+                f"{summary.changed} rows of {dataset} differ from the shipped file and were kept "
+                "as stored (run without --keep to rebuild the demo)"
+            )
+    for criterion, annotator, path in _label_files(data):
+        store.add_annotator(annotator)
+        # Never stack the shipped labels on top of labels someone changed in the app.
+        if keep and store.labelled_item_ids(LABELLED_DATASET, annotator, criterion):
+            continue
+        import_labels(store, path, LABELLED_DATASET, annotator=annotator, criterion=criterion)
+    return _load_verdicts(store, data, keep=keep, notes=notes)
+
+
+def _verdict_files(data: Path) -> list[tuple[str, str, str, Path]]:
+    """``(dataset, criterion, judge, path)`` of ``verdicts/<dataset>/<criterion>/<judge>.*``."""
+    root = data / VERDICTS_DIR
+    if not root.is_dir():
+        return []
+    return [
+        (path.parent.parent.name, path.parent.name, path.stem, path)
+        for path in sorted(root.glob("*/*/*"))
+        if path.suffix in VERDICT_SUFFIXES
+    ]
+
+
+def _verdict_importer() -> Callable[..., Any] | None:
+    """The judge engine's ordinary verdict import, or None in a build without it."""
+    # judges.verdicts belongs to the judge engine; without it the demo still loads rows and
+    # labels, and says in the summary what it skipped.
+    try:
+        module = importlib.import_module("judges.verdicts")
+    except ModuleNotFoundError as error:
+        if error.name != "judges.verdicts":
+            raise
+        return None
+    importer = getattr(module, "import_verdicts", None)
+    return importer if callable(importer) else None
+
+
+def _load_verdicts(store: LabelStore, data: Path, *, keep: bool, notes: list[str]) -> int:
+    files = _verdict_files(data)
+    if not files:
+        return 0
+    importer = _verdict_importer()
+    if importer is None:
+        notes.append(
+            f"{len(files)} recorded verdict file(s) skipped: this build has no judges.verdicts "
+            "import yet"
+        )
+        return 0
+    for dataset, criterion, judge, path in files:
+        # A re-import of an unchanged file adds nothing, so --keep can run this every time.
+        importer(store, path, dataset=dataset, judge=judge, criterion=criterion)
+    return len(files)
+
+
+def _counts(store: LabelStore) -> tuple[dict[str, int], dict[str, int]]:
+    items = {name: store.count_items(name) for name in DEMO_DATASETS}
+    labels: dict[str, int] = {}
+    for criterion in CRITERIA:
+        frame = store.current_labels(LABELLED_DATASET, criterion=criterion)
+        for annotator, count in sorted(frame.groupby("annotator").size().items()):
+            labels[f"{criterion}/{annotator}"] = int(count)
+    return items, labels
