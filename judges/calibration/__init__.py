@@ -1,0 +1,145 @@
+"""Calibration statistics: pure, typed functions over verdict arrays (no DB, no UI, no I/O).
+
+Judge-vs-human agreement and error rates, corrected pass rates with honest intervals, judge
+self-consistency, judge comparison, segment breakdowns, clustered bootstrap, labelling-budget
+planning and coverage simulation. Formulas, sources and traps: ``shared/STATS.md``.
+
+Conventions:
+
+* "pass" is the positive class. Verdicts may be strings (``"pass"``/``"fail"``/``"unsure"``/
+  ``"unscored"``; ``"a"``/``"b"``/``"tie"`` for pairwise) or 1/0/bool; see
+  :func:`normalize_verdicts`. Human ``unsure`` and judge ``unscored`` rows are excluded from
+  every rate and counted.
+* Options are keyword-only; every interval takes ``confidence`` (default 0.95).
+* Results are frozen dataclasses with ``to_dict()`` (JSON-safe). A statistic the data cannot
+  support is returned with ``refused=True`` and a ``reason`` (never a silent NaN); invalid input
+  raises :class:`CalibrationInputError`.
+* Randomness only through an explicit ``numpy.random.Generator``.
+"""
+
+from ._results import CalibrationInputError, Estimate, PassRateEstimate, json_safe
+from ._verdicts import normalize_verdicts, verdict_names
+from .agreement import (
+    MultiRaterAgreement,
+    PairwiseKappa,
+    cohen_kappa,
+    fleiss_kappa,
+    kappa_from_table,
+    krippendorff_alpha,
+    multi_rater_agreement,
+)
+from .comparison import LeaderboardRow, McNemarResult, leaderboard, mcnemar_test
+from .consistency import ConsistencyResult, self_consistency, self_consistency_matrix
+from .pass_rate import (
+    ASSUMPTIONS,
+    DESIGNS,
+    CalibrationCounts,
+    calibration_counts,
+    choose_method,
+    corrected_pass_rate,
+    corrected_pass_rate_from_counts,
+    estimate_pass_rate,
+    labels_only_pass_rate,
+    lee_pass_rate,
+    naive_pass_rate,
+    ppi_pass_rate,
+    stratified_pass_rate,
+)
+from .planning import (
+    Allocation,
+    AllocationGap,
+    LabelsNeeded,
+    allocation_gap,
+    labels_for_proportion,
+    labels_needed,
+    lee_allocation,
+    optimal_allocation_ratio,
+)
+from .rates import (
+    ConfusionMatrix,
+    JudgeRates,
+    confusion_matrix,
+    judge_rates,
+    rates_from_confusion,
+    wilson_interval,
+    youden_interval,
+)
+from .report import CalibrationReport, build_report
+from .resampling import (
+    bootstrap_weights,
+    cluster_bootstrap,
+    clustered_agreement,
+    percentile_interval,
+)
+from .segments import SegmentResult, segment_breakdown
+from .simulation import (
+    CoverageResult,
+    counts_to_arrays,
+    coverage_study,
+    simulate_counts,
+    simulate_verdicts,
+)
+
+__all__ = [
+    "ASSUMPTIONS",
+    "DESIGNS",
+    "Allocation",
+    "AllocationGap",
+    "CalibrationCounts",
+    "CalibrationInputError",
+    "CalibrationReport",
+    "ConfusionMatrix",
+    "ConsistencyResult",
+    "CoverageResult",
+    "Estimate",
+    "JudgeRates",
+    "LabelsNeeded",
+    "LeaderboardRow",
+    "McNemarResult",
+    "MultiRaterAgreement",
+    "PairwiseKappa",
+    "PassRateEstimate",
+    "SegmentResult",
+    "allocation_gap",
+    "bootstrap_weights",
+    "build_report",
+    "calibration_counts",
+    "choose_method",
+    "cluster_bootstrap",
+    "clustered_agreement",
+    "cohen_kappa",
+    "confusion_matrix",
+    "corrected_pass_rate",
+    "corrected_pass_rate_from_counts",
+    "counts_to_arrays",
+    "coverage_study",
+    "estimate_pass_rate",
+    "fleiss_kappa",
+    "json_safe",
+    "judge_rates",
+    "kappa_from_table",
+    "krippendorff_alpha",
+    "labels_for_proportion",
+    "labels_needed",
+    "labels_only_pass_rate",
+    "leaderboard",
+    "lee_allocation",
+    "lee_pass_rate",
+    "mcnemar_test",
+    "multi_rater_agreement",
+    "naive_pass_rate",
+    "normalize_verdicts",
+    "optimal_allocation_ratio",
+    "percentile_interval",
+    "ppi_pass_rate",
+    "rates_from_confusion",
+    "segment_breakdown",
+    "self_consistency",
+    "self_consistency_matrix",
+    "simulate_counts",
+    "simulate_verdicts",
+    "stratified_pass_rate",
+    "verdict_names",
+    "wilson_interval",
+    "youden_interval",
+]

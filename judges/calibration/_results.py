@@ -1,0 +1,201 @@
+"""Named, immutable result types shared by the calibration statistics.
+
+Every statistic returns a small frozen dataclass rather than a bare tuple. Each has a
+``to_dict()`` that produces JSON-safe values (``float``/``int``/``str``/``bool``/``None``,
+never ``NaN``), so the CLI can print ``{"estimate", "low", "high"}`` objects straight from it.
+
+Refusal pattern (used consistently across the package):
+
+* **Invalid input** (wrong shapes, unknown verdict strings, a confidence level outside
+  (0, 1), a negative count) raises :class:`CalibrationInputError`, a ``ValueError``.
+* **A statistic that the data cannot support** (no rows, one class missing, a judge no better
+  than chance, a kappa with no variation) returns a result with ``refused=True``,
+  ``estimate``/``low``/``high`` set to ``None`` and a human-readable ``reason``. Such results
+  are never silently ``NaN``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "CalibrationInputError",
+    "Estimate",
+    "PassRateEstimate",
+    "json_safe",
+]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class CalibrationInputError(ValueError):
+    """Raised when the arrays or options passed to a calibration function are invalid."""
+
+
+def json_safe(value: Any) -> Any:
+    """Convert numpy scalars, arrays, tuples, dataclasses and non-finite floats to JSON types.
+
+    Args:
+        value: Any nested structure of results.
+
+    Returns:
+        The same structure with ``float('nan')``/``inf`` turned into ``None``, numpy scalars into
+        Python scalars, tuples/arrays into lists, mappings into ``dict`` with ``str`` keys, and
+        objects with a ``to_dict`` method into their dict.
+    """
+    if value is None or isinstance(value, bool | str):
+        return value
+    if hasattr(value, "to_dict") and callable(value.to_dict):
+        return value.to_dict()
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        f = float(value)
+        return f if math.isfinite(f) else None
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return [json_safe(v) for v in value.tolist()]
+    if isinstance(value, tuple | list):
+        return [json_safe(v) for v in value]
+    return str(value)
+
+
+class _ToDict:
+    """Mixin: ``to_dict`` over dataclass fields, JSON-safe."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the result as a JSON-safe ``dict`` (non-finite floats become ``None``)."""
+        return {f.name: json_safe(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Estimate(_ToDict):
+    """A point estimate with its confidence interval.
+
+    Attributes:
+        estimate: Point estimate, or ``None`` when refused.
+        low: Lower confidence bound, or ``None`` when refused.
+        high: Upper confidence bound, or ``None`` when refused.
+        n: Number of observations the estimate rests on (rows, items or pairs; see ``method``).
+        method: Short identifier of the estimator and interval (e.g. ``"wilson"``).
+        confidence: Nominal two-sided confidence level of ``[low, high]``.
+        se: Standard error when the interval is built from one (``None`` otherwise).
+        warnings: Named caveats (e.g. ``"zero standard error: ..."``).
+        refused: ``True`` when the data cannot support the statistic; see ``reason``.
+        reason: Why the statistic was refused (``None`` unless ``refused``).
+    """
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    n: int
+    method: str
+    confidence: float
+    se: float | None = None
+    warnings: tuple[str, ...] = ()
+    refused: bool = False
+    reason: str | None = None
+
+    @classmethod
+    def refusal(
+        cls, reason: str, *, n: int, method: str, confidence: float, warnings: tuple[str, ...] = ()
+    ) -> Estimate:
+        """Build a refused estimate (no numbers, a reason)."""
+        return cls(
+            estimate=None,
+            low=None,
+            high=None,
+            n=n,
+            method=method,
+            confidence=confidence,
+            warnings=warnings,
+            refused=True,
+            reason=reason,
+        )
+
+    @property
+    def width(self) -> float | None:
+        """Interval width ``high - low`` (``None`` when refused)."""
+        if self.low is None or self.high is None:
+            return None
+        return self.high - self.low
+
+    def covers(self, value: float) -> bool:
+        """Return whether ``low <= value <= high`` (``False`` when refused)."""
+        if self.low is None or self.high is None:
+            return False
+        return self.low <= value <= self.high
+
+
+@dataclass(frozen=True)
+class PassRateEstimate(_ToDict):
+    """A (corrected or naive) pass rate with its interval and the assumption behind it.
+
+    Attributes:
+        estimate: Point estimate of the true pass rate ``theta`` (clipped to [0, 1]), or ``None``.
+        low: Lower bound (clipped to [0, 1]), or ``None`` when refused.
+        high: Upper bound (clipped to [0, 1]), or ``None`` when refused.
+        method: ``"naive"``, ``"lee"``, ``"ppi++"``, ``"stratified"`` or ``"labels_only"``.
+        confidence: Nominal two-sided confidence level.
+        n_labelled: Human-labelled rows used (pass or fail; unsure/unscored excluded).
+        n_target: Judge-scored target rows used.
+        center: Centre of the interval when it differs from ``estimate`` (Lee's
+            ``theta~ + dtheta~``; the smoothed stratified estimate), else equal to ``estimate``.
+        se: Standard error behind the interval.
+        clipped: ``True`` if the point estimate or a bound was clipped to [0, 1].
+        uninformative: ``True`` when the judge's Youden index is not significantly above zero
+            (Lee): the interval is then widened to [0, 1], the only honest interval, and the
+            estimate must not be reported as a confident number.
+        refused: ``True`` when the estimator cannot be applied; ``estimate``/``low``/``high`` are
+            ``None`` and ``reason`` says why.
+        reason: Why it was refused.
+        assumption: The sampling assumption under which the interval is valid.
+        design: The sampling design the estimator was chosen for (chooser only).
+        warnings: Named caveats.
+        params: Intermediate quantities (``q0``, ``q1``, ``youden``, ``lam``, ...) for display.
+    """
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    method: str
+    confidence: float
+    n_labelled: int
+    n_target: int
+    center: float | None = None
+    se: float | None = None
+    clipped: bool = False
+    uninformative: bool = False
+    refused: bool = False
+    reason: str | None = None
+    assumption: str = ""
+    design: str | None = None
+    warnings: tuple[str, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+    @property
+    def width(self) -> float | None:
+        """Interval width ``high - low`` (``None`` when refused)."""
+        if self.low is None or self.high is None:
+            return None
+        return self.high - self.low
+
+    @property
+    def claims(self) -> bool:
+        """``True`` when the result makes a claim: neither refused nor uninformative."""
+        return not (self.refused or self.uninformative)
+
+    def covers(self, value: float) -> bool:
+        """Return whether ``low <= value <= high`` (``False`` when refused)."""
+        if self.low is None or self.high is None:
+            return False
+        return self.low <= value <= self.high

@@ -1,0 +1,216 @@
+"""Seeded simulation of judge/human verdicts and interval-coverage studies.
+
+Used by the tests and ``bench/coverage.py``, and useful for planning ("would 200 labels give a
+usable interval for a judge like this?"). Every function takes an explicit
+:class:`numpy.random.Generator`.
+
+The data-generating process (STATS.md notation): a row truly passes with probability
+``theta``; the judge passes a truly passing row with probability ``sensitivity`` (q1) and a
+truly failing row with probability ``1 - specificity`` (1 - q0). The labelled rows can come
+from another run with pass rate ``calibration_theta`` (label shift) while the judge's error
+rates stay the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from ._results import CalibrationInputError, PassRateEstimate, _ToDict
+from .pass_rate import CalibrationCounts
+from .rates import ConfusionMatrix
+
+__all__ = [
+    "CoverageResult",
+    "counts_to_arrays",
+    "coverage_study",
+    "simulate_counts",
+    "simulate_verdicts",
+]
+
+
+def _check_prob(name: str, x: float) -> None:
+    if not 0.0 <= x <= 1.0:
+        raise CalibrationInputError(f"{name} must be in [0, 1], got {x}")
+
+
+def simulate_counts(
+    rng: np.random.Generator,
+    *,
+    theta: float,
+    sensitivity: float,
+    specificity: float,
+    n_target: int,
+    n_labelled: int,
+    calibration_theta: float | None = None,
+) -> CalibrationCounts:
+    """Draw one data set as :class:`CalibrationCounts` (fast: four binomial draws).
+
+    Args:
+        rng: Explicit random generator.
+        theta: True pass rate of the target rows.
+        sensitivity: Judge sensitivity ``q1``.
+        specificity: Judge specificity ``q0``.
+        n_target: Judge-only target rows.
+        n_labelled: Labelled rows, drawn at random from a run with pass rate
+            ``calibration_theta``.
+        calibration_theta: Pass rate of the labelled rows' run (default ``theta``: same
+            population).
+
+    Returns:
+        Counts for the labelled confusion table and the target judge pass count.
+    """
+    cal = theta if calibration_theta is None else calibration_theta
+    for name, x in (
+        ("theta", theta),
+        ("sensitivity", sensitivity),
+        ("specificity", specificity),
+        ("calibration_theta", cal),
+    ):
+        _check_prob(name, x)
+    probs = np.array(
+        [
+            cal * sensitivity,
+            cal * (1 - sensitivity),
+            (1 - cal) * (1 - specificity),
+            (1 - cal) * specificity,
+        ]
+    )
+    tp, fn, fp, tn = (int(v) for v in rng.multinomial(n_labelled, probs / probs.sum()))
+    p = theta * sensitivity + (1 - theta) * (1 - specificity)
+    k = int(rng.binomial(n_target, p))
+    return CalibrationCounts(ConfusionMatrix(tp=tp, fn=fn, fp=fp, tn=tn), k, n_target)
+
+
+def counts_to_arrays(
+    counts: CalibrationCounts,
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """Expand counts to 1/0 arrays ``(human, judge_labelled, judge_target)``.
+
+    Every estimator here is invariant to row order, so the expansion is sorted.
+    """
+    cm = counts.confusion
+    human = np.repeat(np.array([1, 1, 0, 0], dtype=np.int8), [cm.tp, cm.fn, cm.fp, cm.tn])
+    judge = np.repeat(np.array([1, 0, 1, 0], dtype=np.int8), [cm.tp, cm.fn, cm.fp, cm.tn])
+    target = np.repeat(
+        np.array([1, 0], dtype=np.int8), [counts.k_target, counts.n_target - counts.k_target]
+    )
+    return human, judge, target
+
+
+def simulate_verdicts(
+    rng: np.random.Generator,
+    *,
+    n: int,
+    theta: float,
+    sensitivity: float,
+    specificity: float,
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """Draw ``n`` rows of (human truth, judge verdict) as 1/0 arrays, in random order.
+
+    Args:
+        rng: Explicit random generator.
+        n: Rows.
+        theta: True pass rate.
+        sensitivity: Judge sensitivity.
+        specificity: Judge specificity.
+
+    Returns:
+        ``(human, judge)``.
+    """
+    for name, x in (("theta", theta), ("sensitivity", sensitivity), ("specificity", specificity)):
+        _check_prob(name, x)
+    human = (rng.random(n) < theta).astype(np.int8)
+    u = rng.random(n)
+    judge = np.where(human == 1, u < sensitivity, u >= specificity).astype(np.int8)
+    return human, judge
+
+
+@dataclass(frozen=True)
+class CoverageResult(_ToDict):
+    """Empirical behaviour of an interval over simulated data sets.
+
+    Attributes:
+        n_reps: Simulated data sets.
+        n_claims: Results that made a claim (not refused and not flagged uninformative).
+        coverage: Share of claims whose interval contains the true pass rate.
+        mean_width: Mean interval width over claims.
+        no_claim_rate: Share of data sets refused or flagged uninformative.
+        wrong_claim_rate: Share of data sets with a claimed interval that misses the truth.
+    """
+
+    n_reps: int
+    n_claims: int
+    coverage: float | None
+    mean_width: float | None
+    no_claim_rate: float
+    wrong_claim_rate: float
+
+
+def coverage_study(
+    estimator: Callable[[CalibrationCounts], PassRateEstimate],
+    rng: np.random.Generator,
+    *,
+    reps: int,
+    theta: float,
+    sensitivity: float,
+    specificity: float,
+    n_target: int,
+    n_labelled: int,
+    calibration_theta: float | None = None,
+) -> CoverageResult:
+    """Simulate ``reps`` data sets and measure the coverage of ``estimator``'s interval.
+
+    Args:
+        estimator: Function from :class:`CalibrationCounts` to a pass-rate result.
+        rng: Explicit random generator.
+        reps: Number of simulated data sets.
+        theta: True pass rate of the target rows (the value to cover).
+        sensitivity: Judge sensitivity.
+        specificity: Judge specificity.
+        n_target: Judge-only target rows.
+        n_labelled: Labelled rows.
+        calibration_theta: Pass rate of the labelled rows' run (label shift), default ``theta``.
+
+    Returns:
+        A :class:`CoverageResult`.
+
+    Examples:
+        >>> from judges.calibration import estimate_pass_rate
+        >>> res = coverage_study(lambda c: estimate_pass_rate(c, method="lee"),
+        ...                      np.random.default_rng(1), reps=200, theta=0.6,
+        ...                      sensitivity=0.85, specificity=0.75, n_target=1000,
+        ...                      n_labelled=200)
+        >>> res.coverage > 0.9
+        True
+    """
+    covered = widths = claims = 0
+    width_sum = 0.0
+    for _ in range(reps):
+        counts = simulate_counts(
+            rng,
+            theta=theta,
+            sensitivity=sensitivity,
+            specificity=specificity,
+            n_target=n_target,
+            n_labelled=n_labelled,
+            calibration_theta=calibration_theta,
+        )
+        res = estimator(counts)
+        if not res.claims or res.low is None or res.high is None:
+            continue
+        claims += 1
+        covered += int(res.low <= theta <= res.high)
+        width_sum += res.high - res.low
+        widths += 1
+    return CoverageResult(
+        n_reps=reps,
+        n_claims=claims,
+        coverage=covered / claims if claims else None,
+        mean_width=width_sum / widths if widths else None,
+        no_claim_rate=(reps - claims) / reps if reps else 0.0,
+        wrong_claim_rate=(claims - covered) / reps if reps else 0.0,
+    )
