@@ -41,6 +41,7 @@ The server never sends a large ``retry-after``: the Anthropic SDK would sleep th
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import random
@@ -145,6 +146,9 @@ def default_responder(path: str, body: dict[str, Any], *, mode: str = "fixed") -
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"  # keep-alive: a new TCP connection per call would be unfair
+    # Headers and body go out in two writes; with Nagle on, the second waits for the client's
+    # delayed ACK (40 ms on Linux) and every reply would be 40 ms late.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the per-request stderr log."""
@@ -228,10 +232,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def finish(self) -> None:
-        try:
+        with contextlib.suppress(ConnectionResetError, BrokenPipeError, OSError, ValueError):
             super().finish()
-        except (ConnectionResetError, BrokenPipeError, OSError, ValueError):
-            pass
 
 
 def _tokens(text: str) -> int:
@@ -433,7 +435,7 @@ class FakeLLMServer:
 
 
 def duplicates(calls: Iterable[LoggedCall], *, successful_only: bool = True) -> list[str]:
-    """Bodies that occur more than once among ``calls`` (see :meth:`FakeLLMServer.duplicate_bodies`)."""
+    """Bodies seen more than once among ``calls`` (see :meth:`FakeLLMServer.duplicate_bodies`)."""
     counts = Counter(
         c.body_key() for c in calls if not successful_only or c.action in ("ok", *CONTENT_FAULTS)
     )

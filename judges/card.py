@@ -1,0 +1,401 @@
+"""Judge cards: one file that carries a judge's calibration from the workbench into CI.
+
+A card records *which* judge was measured (the full config and its content hash, provider,
+model and generation parameters, the repeat/swap policy and how calls were aggregated), *how
+well* it agreed with people (confusion counts, sensitivity and specificity with intervals, m1/m0,
+kappa, flip rates), and *on what* (the calibration dataset's content hash and row count,
+annotators, UTC dates), plus the package versions that computed it. It never holds an API key:
+keys live only in :class:`judges.settings.Settings`, which a card never reads.
+
+``calibrate score`` / ``calibrate gate`` (:mod:`judges.gate`) load a card and correct the pass
+rate of new verdicts with the card's confusion counts (Lee et al. 2025).
+
+Format: JSON (``.json``) or YAML (``.yaml``/``.yml``), chosen by the file extension; both load
+back to an equal :class:`JudgeCard` (:func:`load_card`), and loading checks the config hash.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from judges.config import JudgeConfig, parse_config
+from judges.report import JudgeReport, calibration_report
+from judges.store import JudgeStore, external_config_id
+from labels.errors import ImportFileError
+from labels.store import LabelStore
+
+CARD_SCHEMA_VERSION: Literal[1] = 1
+CARD_KIND: Literal["calibrate.judge_card"] = "calibrate.judge_card"
+CARD_SUFFIXES = (".json", ".yaml", ".yml")
+_PACKAGES = ("calibrate", "numpy", "scipy", "statsmodels", "pandas", "duckdb", "pydantic")
+
+
+class CardError(ImportFileError):
+    """A card file is missing, unreadable, malformed, or its config hash does not match."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CardInterval(_Model):
+    """A number with its interval; all ``None`` (and a ``reason``) when it was refused."""
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+    n: int = 0
+    reason: str | None = None
+
+
+class Confusion(_Model):
+    """Judge-vs-human counts on the calibration rows (pass is the positive class)."""
+
+    tp: int = Field(ge=0)
+    fn: int = Field(ge=0)
+    fp: int = Field(ge=0)
+    tn: int = Field(ge=0)
+
+    @property
+    def m1(self) -> int:
+        """Human-pass rows."""
+        return self.tp + self.fn
+
+    @property
+    def m0(self) -> int:
+        """Human-fail rows."""
+        return self.tn + self.fp
+
+
+class Policy(_Model):
+    """How the judge's calls were made and combined per item."""
+
+    repeats: int = Field(ge=1)
+    swap: bool
+    aggregation: Literal["all_agree", "majority"]
+
+
+class CardJudge(_Model):
+    """The judge: identity, model, parameters and the full config (``None`` if external)."""
+
+    name: str
+    revision: int
+    origin: Literal["config", "external"]
+    kind: Literal["pointwise", "pairwise"]
+    criterion: str
+    config_id: str
+    provider: str
+    model: str
+    params: dict[str, Any]
+    policy: Policy
+    config: dict[str, Any] | None
+
+
+class CardCalibration(_Model):
+    """What the judge was measured on."""
+
+    dataset: str
+    criterion: str
+    content_hash: str
+    rows: int = Field(ge=0)
+    labelled_rows: int = Field(ge=0)
+    design: str
+    design_reason: str
+    annotators: list[str]
+    n_annotators: int = Field(ge=0)
+    labels_from: datetime | None
+    labels_to: datetime | None
+
+
+class CardMetrics(_Model):
+    """The measured error rates: the numbers the gate corrects with."""
+
+    confidence: float = Field(gt=0, lt=1)
+    n: int = Field(ge=0)
+    m0: int = Field(ge=0)
+    m1: int = Field(ge=0)
+    confusion: Confusion
+    sensitivity: CardInterval
+    specificity: CardInterval
+    fpr: CardInterval
+    kappa: CardInterval
+    swap_flip_rate: CardInterval
+    repeat_flip_rate: CardInterval
+    human_kappa: CardInterval | None
+    unscored: int = Field(ge=0)
+    unsure: int = Field(ge=0)
+
+
+class JudgeCard(_Model):
+    """A judge card (see the module docstring). Build with :func:`card_from_report`."""
+
+    schema_version: Literal[1] = CARD_SCHEMA_VERSION
+    kind: Literal["calibrate.judge_card"] = CARD_KIND
+    created_at: datetime
+    judge: CardJudge
+    calibration: CardCalibration
+    metrics: CardMetrics
+    software: dict[str, str]
+    warnings: list[str] = Field(default_factory=list)
+
+    @field_validator("created_at")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        if value.tzinfo is None:
+            raise ValueError("must carry a time zone (UTC)")
+        return value.astimezone(UTC)
+
+    def to_json(self) -> dict[str, Any]:
+        """The card as JSON-safe data (dates as ISO 8601 UTC strings)."""
+        return self.model_dump(mode="json")
+
+    def verify(self, *, source: str = "<card>") -> None:
+        """Check that the config and the recorded config id agree.
+
+        Raises:
+            CardError: the config was edited after the card was made (its hash differs), or an
+                external judge's id does not belong to its name.
+        """
+        j = self.judge
+        if j.config is not None:
+            try:
+                actual = parse_config(j.config, source=source).config_id
+            except ImportFileError as error:
+                raise CardError(f"judge.config is not a valid judge config: {error}",
+                                path=source) from None
+            if actual != j.config_id:
+                raise CardError(
+                    f"judge.config hashes to {actual} but the card says {j.config_id}: the "
+                    "config was edited after calibration; export a new card",
+                    path=source,
+                )
+        elif j.origin == "external":
+            if external_config_id(j.name, j.kind) != j.config_id:
+                raise CardError(
+                    f"judge.config_id {j.config_id} does not belong to external judge "
+                    f"{j.name!r}", path=source,
+                )
+        else:
+            raise CardError("judge.config is missing for a configured judge", path=source)
+
+
+def package_versions() -> dict[str, str]:
+    """Python and the versions of the packages that computed a card."""
+    out = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _interval(value: dict[str, Any]) -> CardInterval:
+    return CardInterval(**value)
+
+
+def _policy(store: LabelStore, report: JudgeReport) -> Policy:
+    """Repeats and swap actually used on the calibration dataset (the runs' options)."""
+    runs = JudgeStore(store.db).runs(dataset=report.dataset, config_id=report.judge.config_id)
+    calls = report.judge_items.calls
+    repeats = int(calls["repeat"].max()) + 1 if len(calls) else 1
+    swap = bool(len(calls) and calls["order"].eq("swapped").any())
+    for run in runs:
+        repeats = max(repeats, int(run.options.get("repeats", 1) or 1))
+        swap = swap or bool(run.options.get("swap", False))
+    return Policy(repeats=repeats, swap=swap, aggregation=report.rule)  # type: ignore[arg-type]
+
+
+def card_from_report(store: LabelStore, report: JudgeReport, *,
+                     now: datetime | None = None) -> JudgeCard:
+    """Build the card of a judge from its calibration report.
+
+    Args:
+        store: The label store the report came from (for the dataset hash and the runs).
+        report: A :func:`~judges.report.calibration_report` on the calibration dataset.
+        now: Creation time (default: now, UTC).
+
+    Returns:
+        A verified :class:`JudgeCard`.
+    """
+    ref = report.judge
+    stored = ref.stored or JudgeStore(store.db).stored_config(ref.config_id)
+    config: JudgeConfig | None = stored.config
+    if config is not None:
+        provider, model = config.provider_name, config.model
+        params = config.generation.model_dump(mode="json")
+        config_data: dict[str, Any] | None = config.model_dump(mode="json")
+    else:
+        provider, model, params, config_data = "external", ref.model, {}, None
+    data = report.to_json()
+    human = report.human
+    agreement = data["human_agreement"]
+    counts = report.counts()
+    card = JudgeCard(
+        created_at=(now or datetime.now(UTC)),
+        judge=CardJudge(
+            name=ref.name, revision=ref.revision, origin=ref.origin,  # type: ignore[arg-type]
+            kind=ref.kind, criterion=ref.criterion,  # type: ignore[arg-type]
+            config_id=ref.config_id, provider=provider, model=model, params=params,
+            policy=_policy(store, report), config=config_data,
+        ),
+        calibration=CardCalibration(
+            dataset=report.dataset,
+            criterion=report.criterion,
+            content_hash=store.dataset_content_hash(report.dataset),
+            rows=store.count_items(report.dataset),
+            labelled_rows=len(human.items),
+            design=report.design,
+            design_reason=report.design_reason,
+            annotators=list(human.annotators),
+            n_annotators=len(human.annotators),
+            labels_from=human.first_labelled_at,
+            labels_to=human.last_labelled_at,
+        ),
+        metrics=CardMetrics(
+            confidence=data["confidence"],
+            n=data["n"],
+            m0=data["m0"],
+            m1=data["m1"],
+            confusion=Confusion(**data["confusion"]),
+            sensitivity=_interval(data["sensitivity"]),
+            specificity=_interval(data["specificity"]),
+            fpr=_interval(data["fpr"]),
+            kappa=_interval(data["kappa"]),
+            swap_flip_rate=_interval(data["swap_flip_rate"]),
+            repeat_flip_rate=_interval(data["repeat_flip_rate"]),
+            human_kappa=_interval(agreement["kappa"]) if agreement else None,
+            unscored=counts["judge_unscored_labelled"],
+            unsure=counts["human_unsure"] + counts["judge_unsure_labelled"],
+        ),
+        software=package_versions(),
+        warnings=list(report.warnings),
+    )
+    card.verify()
+    return card
+
+
+def export_card(
+    store: LabelStore,
+    dataset: str,
+    judge: str,
+    path: str | Path,
+    *,
+    criterion: str | None = None,
+    design: str | None = None,
+    rule: str = "all_agree",
+) -> JudgeCard:
+    """Calibrate ``judge`` on ``dataset`` and write its card to ``path`` (JSON or YAML).
+
+    Returns:
+        The card written.
+    """
+    report = calibration_report(store, dataset, judge, criterion=criterion, design=design,
+                                rule=rule)
+    card = card_from_report(store, report)
+    write_card(card, path)
+    return card
+
+
+def dumps_card(card: JudgeCard, *, format: Literal["json", "yaml"] = "json") -> str:
+    """The card as JSON (indented, sorted keys) or YAML text."""
+    data = card.to_json()
+    if format == "yaml":
+        return yaml.safe_dump(data, sort_keys=True, allow_unicode=True, width=100)
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _format_for(path: Path) -> Literal["json", "yaml"]:
+    suffix = path.suffix.lower()
+    if suffix not in CARD_SUFFIXES:
+        raise CardError(f"a card file must end in {', '.join(CARD_SUFFIXES)}", path=str(path))
+    return "json" if suffix == ".json" else "yaml"
+
+
+def write_card(card: JudgeCard, path: str | Path) -> Path:
+    """Write ``card`` atomically (temp file + rename), format by extension."""
+    target = Path(path)
+    text = dumps_card(card, format=_format_for(target))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".card-", suffix=target.suffix, dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def loads_card(text: str, *, source: str = "<card>",
+               format: Literal["json", "yaml"] = "json") -> JudgeCard:
+    """Parse and verify card text.
+
+    Raises:
+        CardError: not JSON/YAML, wrong schema, or a config hash mismatch.
+    """
+    try:
+        data = json.loads(text) if format == "json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as error:
+        raise CardError(f"not valid {format.upper()}: {error}", path=source) from None
+    if not isinstance(data, dict):
+        raise CardError("a card must be a mapping", path=source)
+    if data.get("kind") != CARD_KIND:
+        raise CardError(f"not a judge card (kind must be {CARD_KIND!r})", path=source)
+    if data.get("schema_version") != CARD_SCHEMA_VERSION:
+        raise CardError(
+            f"card schema_version {data.get('schema_version')!r} is not supported (this "
+            f"calibrate reads version {CARD_SCHEMA_VERSION})", path=source,
+        )
+    try:
+        card = JudgeCard.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()
+        )
+        raise CardError(problems, path=source) from None
+    card.verify(source=source)
+    return card
+
+
+def load_card(path: str | Path) -> JudgeCard:
+    """Load and verify a card file (JSON or YAML by extension).
+
+    Raises:
+        CardError: missing, unreadable, malformed, or a config hash mismatch.
+    """
+    file = Path(path)
+    fmt = _format_for(file)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CardError("no such file", path=str(path)) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise CardError(f"cannot read: {error}", path=str(path)) from None
+    return loads_card(text, source=str(path), format=fmt)
+
+
+__all__ = [
+    "CARD_KIND",
+    "CARD_SCHEMA_VERSION",
+    "CardError",
+    "JudgeCard",
+    "card_from_report",
+    "dumps_card",
+    "export_card",
+    "load_card",
+    "loads_card",
+    "package_versions",
+    "write_card",
+]

@@ -1,0 +1,332 @@
+"""Commands for judges: configs (``judges``), runs (``judge``) and verdict files (``verdicts``)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+
+from judges.cli._context import AppContext, pass_app
+from judges.config import (
+    JudgeConfig,
+    builtin_names,
+    load_builtin,
+    load_config,
+    parse_config,
+    resolve_config,
+)
+from judges.runner import CallPolicy, RunSummary, load_prices, run_judge
+from judges.store import JudgeStore
+from judges.verdicts import export_verdicts, import_verdicts, resolve_judge
+from labels.errors import NotFoundError
+
+EXIT_FAILED_CALLS = 1
+EXIT_CANCELLED = 130
+
+
+def _stored_configs(app: AppContext) -> JudgeStore | None:
+    """The judge store, when the database file already exists (listing never creates one)."""
+    if not Path(app.settings.db_path).exists():
+        return None
+    return JudgeStore(app.store.db)
+
+
+def _find_config(app: AppContext, name: str) -> JudgeConfig:
+    """A built-in name, a config file, or a config stored in the database (name or id)."""
+    try:
+        return resolve_config(name)
+    except NotFoundError:
+        judge_store = _stored_configs(app)
+        if judge_store is None:
+            raise
+        try:
+            config_id = resolve_judge(judge_store, name)
+        except NotFoundError:
+            raise NotFoundError(
+                f"no judge {name!r}: not a built-in ({', '.join(builtin_names())}), not a "
+                "config file (.yaml/.yml/.json), and not stored in this database"
+            ) from None
+        stored = judge_store.stored_config(config_id)
+        if stored.config is None:
+            raise NotFoundError(
+                f"{name!r} is an external judge (imported verdicts); it has no config to run"
+            ) from None
+        return stored.config
+
+
+@click.group("judges")
+def judges_group() -> None:
+    """Judge configs: the built-in templates and your own YAML/JSON files."""
+
+
+@judges_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@pass_app
+def judges_list(app: AppContext, as_json: bool) -> None:
+    """List the built-in judges and the configs stored in the database."""
+    from judges.cli import echo_json
+
+    rows: list[dict[str, Any]] = []
+    for name in builtin_names():
+        config = load_builtin(name)
+        rows.append({
+            "name": name, "revision": config.revision, "source": "built-in",
+            "kind": config.kind, "criterion": config.criterion, "model": config.model,
+            "config_id": config.config_id, "description": config.description,
+        })
+    judge_store = _stored_configs(app)
+    if judge_store is not None:
+        builtin_ids = {r["config_id"] for r in rows}
+        for stored in judge_store.configs():
+            if stored.config_id in builtin_ids:
+                continue
+            rows.append({
+                "name": stored.name, "revision": stored.revision, "source": stored.origin,
+                "kind": stored.kind, "criterion": stored.criterion, "model": stored.model,
+                "config_id": stored.config_id,
+                "description": stored.config.description if stored.config else "",
+            })
+    if as_json:
+        echo_json(rows)
+        return
+    click.echo(f"{'name':<22} {'rev':>3} {'source':<9} {'kind':<9} {'criterion':<13} "
+               f"{'model':<30} id")
+    for r in rows:
+        click.echo(f"{r['name']:<22} {r['revision']:>3} {r['source']:<9} {r['kind']:<9} "
+                   f"{r['criterion']:<13} {r['model']:<30} {r['config_id']}")
+        if r["description"]:
+            click.echo(f"    {r['description']}")
+
+
+@judges_group.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the config as JSON.")
+@pass_app
+def judges_show(app: AppContext, name: str, as_json: bool) -> None:
+    """Print a judge config (built-in name, file, or stored name/id) with its id."""
+    from judges.cli import echo_json
+
+    config = _find_config(app, name)
+    if as_json:
+        echo_json({"config_id": config.config_id, "config": config.model_dump(mode="json")})
+        return
+    click.echo(f"# {config.label}\n# id: {config.config_id}")
+    click.echo(config.to_yaml(), nl=False)
+
+
+@judges_group.command("validate")
+@click.argument("file", type=click.Path(dir_okay=False))
+def judges_validate(file: str) -> None:
+    """Check a judge config FILE: unknown keys, labels, template variables. Prints its id."""
+    config = load_config(file)
+    click.echo(f"{file}: valid — {config.label}, id {config.config_id}")
+
+
+@click.group("judge")
+def judge_group() -> None:
+    """Run a judge over a dataset, and list runs."""
+
+
+def _cancel_event() -> threading.Event:
+    """The app's cancel event when this command runs inside the app, else a fresh one."""
+    try:
+        from judges.cli._delegate import current_cancel_event
+    except ImportError:  # pragma: no cover - the delegate module is optional
+        return threading.Event()
+    return current_cancel_event() or threading.Event()
+
+
+def _install_sigint(stop: threading.Event) -> Any:
+    """First Ctrl+C: finish the calls in flight, store them, stop. Second: abort at once."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        click.echo("\nStopping: finishing the calls in flight (Ctrl+C again to abort).",
+                   err=True)
+
+    return signal.signal(signal.SIGINT, handler)
+
+
+@judge_group.command("run")
+@click.argument("config_name", metavar="CONFIG")
+@click.option("--dataset", required=True, help="Dataset to judge.")
+@click.option("--repeats", type=click.IntRange(1, 50), default=None,
+              help="Samples per item and order (default: the config's).")
+@click.option("--swap/--no-swap", default=None,
+              help="Also judge the swapped order (pairwise: A/B exchanged; pointwise: sources "
+              "reversed). Default: the config's.")
+@click.option("--concurrency", type=click.IntRange(1, 512), default=8, show_default=True,
+              help="Calls in flight at once.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Only the first K items.")
+@click.option("--labelled-only", is_flag=True,
+              help="Only items with a human label for the judge's criterion.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the call count and cost estimate; send nothing.")
+@click.option("--model", default=None,
+              help="Use another provider/model (a new config id), e.g. scripted/demo.")
+@click.option("--timeout", type=click.FloatRange(0.1), default=60.0, show_default=True,
+              help="Seconds per attempt.")
+@click.option("--max-retries", type=click.IntRange(0, 20), default=4, show_default=True,
+              help="Retries per call for rate limits, 5xx, timeouts and resets.")
+@click.option("--prices", "prices_file", type=click.Path(dir_okay=False), default=None,
+              help="Price table YAML/JSON: {provider/model: {input: USD/Mtok, output: USD/Mtok}}.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@pass_app
+def judge_run(
+    app: AppContext, config_name: str, dataset: str, repeats: int | None, swap: bool | None,
+    concurrency: int, limit: int | None, labelled_only: bool, dry_run: bool,
+    model: str | None, timeout: float, max_retries: int, prices_file: str | None,
+    as_json: bool,
+) -> None:
+    """Run judge CONFIG (a built-in name or a config file) over a dataset.
+
+    Calls already stored for this config are not paid for again, so running the same command
+    after an interruption resumes it. Ctrl+C stops after the calls in flight are stored.
+    Exit code 1 when some calls failed after their retries (run again to retry them), 130
+    when stopped.
+    """
+    from judges.cli import echo_json
+
+    config = _find_config(app, config_name)
+    if model is not None:
+        config = parse_config({**config.model_dump(mode="json"), "model": model},
+                              source=f"{config_name} with --model {model}")
+    prices = load_prices(prices_file) if prices_file else None
+    store = app.store
+    stop = _cancel_event()
+    bar: Any = None
+    previous = None if dry_run else _install_sigint(stop)
+
+    def progress(done: int, total: int, summary: RunSummary) -> None:
+        nonlocal bar
+        if bar is None:
+            left = total - summary.cached
+            estimate = summary.estimate.describe() if summary.estimate else ""
+            click.echo(f"{config.label} on {dataset!r}: {estimate}", err=True)
+            bar = click.progressbar(length=max(left, 1), label="judging",
+                                    file=sys.stderr, show_pos=True)
+            bar.__enter__()
+        else:
+            bar.update(1)
+
+    try:
+        summary = run_judge(
+            config, dataset, store=store, settings=app.settings, repeats=repeats, swap=swap,
+            concurrency=concurrency, limit=limit, labelled_only=labelled_only,
+            dry_run=dry_run, prices=prices, on_progress=progress, should_stop=stop,
+            policy=CallPolicy(timeout=timeout, max_retries=max_retries),
+        )
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if as_json:
+        echo_json(summary.to_dict())
+    elif dry_run:
+        assert summary.estimate is not None  # plan_run always estimates
+        click.echo(f"Dry run of {config.label} on {dataset!r}: {summary.estimate.describe()}")
+    else:
+        click.echo(summary.describe())
+    if summary.status == "cancelled":
+        click.echo("Stopped. Run the same command again to resume.", err=True)
+        sys.exit(EXIT_CANCELLED)
+    if summary.failed:
+        click.echo(
+            f"{summary.failed} calls failed after their retries; run the same command again "
+            "to retry them.", err=True,
+        )
+        sys.exit(EXIT_FAILED_CALLS)
+
+
+@judge_group.command("runs")
+@click.option("--dataset", default=None, help="Only runs on this dataset.")
+@click.option("--judge", default=None, help="Only runs of this judge name.")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@pass_app
+def judge_runs(app: AppContext, dataset: str | None, judge: str | None, as_json: bool) -> None:
+    """List judge runs, newest first (a run that died reads 'interrupted')."""
+    from judges.cli import echo_json
+
+    judge_store = JudgeStore(app.store.db)
+    runs = judge_store.runs(dataset=dataset, name=judge)
+    if as_json:
+        echo_json([{
+            "run_id": r.run_id, "judge": r.name, "revision": r.revision,
+            "config_id": r.config_id, "dataset": r.dataset, "origin": r.origin,
+            "status": r.status, "planned": r.planned, "started_at": r.started_at,
+            "finished_at": r.finished_at, "summary": r.summary,
+        } for r in runs])
+        return
+    if not runs:
+        click.echo("No judge runs yet. Start one with: calibrate judge run NAME --dataset D")
+        return
+    for r in runs:
+        s = r.summary or {}
+        counts = (f"{s.get('cached', 0)} cached, {s.get('scored', 0)} scored, "
+                  f"{s.get('unscored', 0)} unscored, {s.get('failed', 0)} failed")
+        click.echo(f"{r.run_id}  {r.name} r{r.revision}  {r.dataset}  {r.status:<11} "
+                   f"{r.planned} planned: {counts}")
+
+
+@click.group("verdicts")
+def verdicts_group() -> None:
+    """Judge verdicts as files: import verdicts made elsewhere, export a judge's verdicts."""
+
+
+@verdicts_group.command("import")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--dataset", required=True, help="Dataset the verdicts belong to.")
+@click.option("--judge", required=True, help="Name for the external judge (e.g. gpt4o-2025).")
+@click.option("--criterion", default=None,
+              help="What the verdicts judge (default: faithfulness, or preference if pairwise).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@pass_app
+def verdicts_import(
+    app: AppContext, file: str, dataset: str, judge: str, criterion: str | None, as_json: bool
+) -> None:
+    """Import verdicts from FILE: columns id, verdict, and optional repeat, order, reasoning.
+
+    Verdicts: pass/fail/unsure (or 1/0, true/false), a/b/tie for pairwise datasets; an empty
+    cell or 'unscored' is an unscored row. All or nothing; re-importing adds nothing.
+    """
+    from judges.cli import echo_json
+
+    summary = import_verdicts(app.store, file, dataset=dataset, judge=judge,
+                              criterion=criterion)
+    if as_json:
+        echo_json(summary.__dict__)
+        return
+    click.echo(
+        f"{summary.path}: {summary.rows_read} verdicts read, {summary.added} added "
+        f"({summary.unscored} unscored), {summary.unchanged} already stored "
+        f"(judge {summary.judge!r}, {summary.config_id})"
+    )
+
+
+@verdicts_group.command("export")
+@click.option("--dataset", required=True)
+@click.option("--judge", required=True, help="Judge name (latest revision run) or config id.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Output file: .csv, .parquet or .jsonl.")
+@pass_app
+def verdicts_export(app: AppContext, dataset: str, judge: str, output: str) -> None:
+    """Export a judge's verdicts on a dataset: one row per item, repeat and order."""
+    path = export_verdicts(app.store, dataset, judge, output)
+    click.echo(f"verdicts written to {path}")
+
+
+def register(cli: click.Group) -> None:
+    """Add these commands to the top-level group."""
+    cli.add_command(judges_group)
+    cli.add_command(judge_group)
+    cli.add_command(verdicts_group)

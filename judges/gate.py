@@ -1,0 +1,363 @@
+"""Score new judge verdicts with a judge card, and gate CI on the corrected pass rate.
+
+A card (:mod:`judges.card`) carries the judge's confusion counts on the calibration rows. New
+verdicts of the *same* judge config on new rows give the observed pass rate ``p`` over ``n``
+scored rows; Lee et al. (2025) turn ``p``, ``n`` and the card's ``q0 = tn/m0``, ``q1 = tp/m1``,
+``m0``, ``m1`` into a corrected pass rate with an interval that accounts for both the new rows'
+sampling noise and the calibration rows' (label shift allowed: only the judge's error rates are
+assumed to transfer).
+
+:func:`gate` compares the chosen bound (``lower``, the default, or the point ``estimate``)
+with a bar. Exit codes of ``calibrate gate``: 0 the bar is met, 1 it is not (with the reason),
+2 bad input — an unreadable card or verdicts file, verdicts of another judge config than the
+card's, no scored verdict, or a card whose counts cannot correct anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+
+from judges.calibration import (
+    CalibrationCounts,
+    PassRateEstimate,
+    estimate_pass_rate,
+)
+from judges.card import JudgeCard
+from judges.report import aggregate_calls, interval
+from labels.errors import ImportFileError
+from labels.reading import read_table
+
+GateOn = Literal["lower", "estimate"]
+SCORE_SCHEMA_VERSION = 1
+
+_VERDICTS = {
+    "pass": "pass", "fail": "fail", "unsure": "unsure", "1": "pass", "0": "fail",
+    "true": "pass", "false": "fail", "unscored": "unscored", "": "unscored", "none": "unscored",
+    "nan": "unscored", "null": "unscored",
+}
+
+
+class VerdictsFileError(ImportFileError):
+    """A verdicts file cannot be scored; the message names the file, row and column."""
+
+
+@dataclass(frozen=True)
+class VerdictsFile:
+    """Verdicts read from a file, one row per (item, repeat, order).
+
+    Attributes:
+        path: The file.
+        calls: Columns ``item_id``, ``repeat``, ``order``, ``verdict`` (``pass``/``fail``/
+            ``unsure``/``unscored``).
+        config_ids: Distinct non-empty ``config_id`` values in the file (empty when the file
+            has no such column, e.g. a plain ``id,verdict`` CSV).
+    """
+
+    path: str
+    calls: pd.DataFrame
+    config_ids: tuple[str, ...]
+
+
+def _cell_text(value: Any) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float) and float(value).is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def read_verdicts_file(path: str | Path, *, format: str | None = None) -> VerdictsFile:
+    """Read verdicts to score: CSV, JSONL, JSON or Parquet.
+
+    Columns: ``id`` or ``item_id``; ``verdict`` (``pass``/``fail``/``unsure``, ``1``/``0``,
+    ``true``/``false``; empty or ``unscored`` for no verdict); optionally ``repeat``, ``order``
+    (``original``/``swapped``) and ``config_id`` (written by ``calibrate verdicts export``; checked
+    against the card). Extra columns are ignored.
+
+    Raises:
+        VerdictsFileError: a missing column, an unknown verdict, a bad repeat/order, or a
+            duplicated (id, repeat, order), naming the row and column.
+    """
+    name = str(path)
+    try:
+        table = read_table(name, format=format)
+    except ImportFileError as error:
+        raise VerdictsFileError(error.reason, path=error.path or name, row=error.row,
+                                column=error.column) from None
+    id_col = next((c for c in ("id", "item_id") if c in table.columns), None)
+    if id_col is None or "verdict" not in table.columns:
+        missing = "id (or item_id)" if id_col is None else "verdict"
+        raise VerdictsFileError(
+            f"missing required column {missing} (columns: {', '.join(table.columns)})", path=name
+        )
+    ids: list[str] = []
+    verdicts: list[str] = []
+    repeats: list[int] = []
+    orders: list[str] = []
+    config_ids: dict[str, None] = {}
+    seen: dict[tuple[str, int, str], int] = {}
+    col = table.data
+    for i in range(table.n_rows):
+        item_id = _cell_text(col[id_col][i])
+        if not item_id:
+            raise VerdictsFileError("is empty but is required", path=name, row=i + 1,
+                                    column=id_col)
+        word = _cell_text(col["verdict"][i]).lower()
+        verdict = _VERDICTS.get(word)
+        if verdict is None:
+            raise VerdictsFileError(
+                f"{col['verdict'][i]!r} is not a verdict (pass, fail, unsure, 1, 0, true, "
+                "false; empty or unscored for no verdict)", path=name, row=i + 1,
+                column="verdict",
+            )
+        repeat_text = _cell_text(col["repeat"][i]) if "repeat" in col else ""
+        if repeat_text and not repeat_text.isdigit():
+            raise VerdictsFileError(f"{repeat_text!r} is not a repeat index (0, 1, 2, ...)",
+                                    path=name, row=i + 1, column="repeat")
+        repeat = int(repeat_text or 0)
+        order = (_cell_text(col["order"][i]) if "order" in col else "").lower() or "original"
+        if order not in ("original", "swapped"):
+            raise VerdictsFileError(f"{order!r} is not an order (original or swapped)",
+                                    path=name, row=i + 1, column="order")
+        key = (item_id, repeat, order)
+        if key in seen:
+            raise VerdictsFileError(
+                f"duplicates row {seen[key] + 1} (same id {item_id!r}, repeat {repeat}, "
+                f"order {order})", path=name, row=i + 1, column=id_col,
+            )
+        seen[key] = i
+        if "config_id" in col:
+            cid = _cell_text(col["config_id"][i])
+            if cid:
+                config_ids[cid] = None
+        ids.append(item_id)
+        verdicts.append(verdict)
+        repeats.append(repeat)
+        orders.append(order)
+    calls = pd.DataFrame({"item_id": ids, "repeat": repeats, "order": orders,
+                          "verdict": verdicts})
+    return VerdictsFile(name, calls, tuple(config_ids))
+
+
+@dataclass(frozen=True)
+class Score:
+    """The corrected pass rate of new verdicts under a card.
+
+    Attributes:
+        card: The card.
+        verdicts: The scored file.
+        items: Per-item aggregated verdicts (the card's aggregation rule).
+        n: Items with a pass/fail verdict.
+        k: Of those, items the judge passed.
+        unscored: Items with no verdict.
+        unsure: Items whose verdict is ``unsure`` (incl. flips under ``all_agree``).
+        observed: Observed judge pass rate ``k/n`` (Wilson).
+        corrected: Lee et al. corrected pass rate with the card's counts.
+        swap_flip_rate: Flip rate of the new verdicts across orders (``interval`` dict).
+        repeat_flip_rate: Flip rate across repeats (``interval`` dict).
+        warnings: Caveats.
+    """
+
+    card: JudgeCard
+    verdicts: VerdictsFile
+    items: pd.DataFrame
+    n: int
+    k: int
+    unscored: int
+    unsure: int
+    observed: PassRateEstimate
+    corrected: PassRateEstimate
+    swap_flip_rate: dict[str, Any]
+    repeat_flip_rate: dict[str, Any]
+    warnings: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON form (``docs/report-json.md``, section ``calibrate score``)."""
+        m = self.card.metrics
+        return {
+            "schema_version": SCORE_SCHEMA_VERSION,
+            "card": {
+                "judge": self.card.judge.name,
+                "config_id": self.card.judge.config_id,
+                "dataset": self.card.calibration.dataset,
+                "created_at": self.card.created_at.isoformat().replace("+00:00", "Z"),
+            },
+            "verdicts_file": self.verdicts.path,
+            "aggregation": self.card.judge.policy.aggregation,
+            "confidence": m.confidence,
+            "n": self.n,
+            "m0": m.m0,
+            "m1": m.m1,
+            "confusion": m.confusion.model_dump(),
+            "sensitivity": m.sensitivity.model_dump(),
+            "specificity": m.specificity.model_dump(),
+            "fpr": m.fpr.model_dump(),
+            "kappa": m.kappa.model_dump(),
+            "observed_pass_rate": interval(self.observed),
+            "corrected_pass_rate": interval(self.corrected),
+            "method": self.corrected.method,
+            "assumption": self.corrected.assumption,
+            "unscored": self.unscored,
+            "unsure": self.unsure,
+            "swap_flip_rate": self.swap_flip_rate,
+            "repeat_flip_rate": self.repeat_flip_rate,
+            "warnings": list(self.warnings),
+        }
+
+
+def check_config(card: JudgeCard, verdicts: VerdictsFile) -> list[str]:
+    """Refuse verdicts of another judge config than the card's; warn when unknown.
+
+    Returns:
+        Warnings (empty when the file names the card's config).
+
+    Raises:
+        VerdictsFileError: the file's ``config_id`` differs from the card's.
+    """
+    expected = card.judge.config_id
+    others = [c for c in verdicts.config_ids if c != expected]
+    if others:
+        raise VerdictsFileError(
+            f"verdicts come from judge config {', '.join(others)} but the card calibrates "
+            f"{card.judge.name!r} ({expected}): a card's error rates only hold for its own "
+            "config; calibrate the new config and export its card",
+            path=verdicts.path, column="config_id",
+        )
+    if not verdicts.config_ids:
+        return [
+            "the verdicts file has no config_id column, so it cannot be checked against the "
+            f"card's judge config ({expected}); export them with calibrate verdicts export"
+        ]
+    return []
+
+
+def score_verdicts(card: JudgeCard, verdicts: VerdictsFile) -> Score:
+    """Corrected pass rate of ``verdicts`` with the card's confusion counts (Lee et al. 2025).
+
+    Args:
+        card: A loaded, verified card.
+        verdicts: New verdicts of the card's judge config.
+
+    Returns:
+        A :class:`Score`.
+
+    Raises:
+        VerdictsFileError: the verdicts belong to another config, or none is pass/fail.
+    """
+    warnings = check_config(card, verdicts)
+    items, consistency = aggregate_calls(
+        verdicts.calls, rule=card.judge.policy.aggregation, confidence=card.metrics.confidence
+    )
+    verdict = items["verdict"]
+    k = int(verdict.eq("pass").sum())
+    n = k + int(verdict.eq("fail").sum())
+    unscored = int(verdict.eq("unscored").sum())
+    unsure = int(verdict.eq("unsure").sum())
+    if n == 0:
+        raise VerdictsFileError(
+            f"no pass/fail verdict to score ({unscored} unscored, {unsure} unsure)",
+            path=verdicts.path,
+        )
+    cm = card.metrics.confusion
+    counts = CalibrationCounts.from_counts(tp=cm.tp, fn=cm.fn, fp=cm.fp, tn=cm.tn, k_target=k,
+                                           n_target=n)
+    conf = card.metrics.confidence
+    corrected = estimate_pass_rate(counts, method="lee", confidence=conf)
+    observed = estimate_pass_rate(counts, method="naive", confidence=conf)
+    if unscored:
+        warnings.append(f"{unscored} items without a verdict are left out")
+    if unsure:
+        warnings.append(f"{unsure} items with an unsure verdict (or a flip) are left out")
+    if corrected.refused:
+        warnings.append(f"corrected pass rate refused: {corrected.reason}")
+    elif corrected.uninformative:
+        warnings.append("corrected pass rate uninformative: the card's judge is not shown to "
+                        "be better than chance")
+    warnings.extend(w for w in corrected.warnings if w not in warnings)
+    swap = interval(consistency.flip_rate_order if consistency is not None else None)
+    repeat = interval(consistency.flip_rate_repeat if consistency is not None else None)
+    return Score(card, verdicts, items, n, k, unscored, unsure, observed, corrected, swap,
+                 repeat, tuple(warnings))
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """A gate decision.
+
+    Attributes:
+        passed: ``True`` when the chosen bound is at or above the bar.
+        on: ``lower`` (the interval's lower bound) or ``estimate`` (the point estimate).
+        min_pass_rate: The bar.
+        value: The compared number (``None`` when it could not be computed).
+        reason: One sentence saying why it passed or failed.
+    """
+
+    passed: bool
+    on: str
+    min_pass_rate: float
+    value: float | None
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-safe form."""
+        return {"passed": self.passed, "on": self.on, "min_pass_rate": self.min_pass_rate,
+                "value": self.value, "reason": self.reason}
+
+
+def gate(score: Score, *, min_pass_rate: float, on: GateOn = "lower") -> GateResult:
+    """Decide whether the corrected pass rate clears ``min_pass_rate``.
+
+    An uninformative correction (judge not shown to beat chance) never passes: its interval is
+    [0, 1] and its point estimate is not a claim.
+
+    Raises:
+        ValueError: ``min_pass_rate`` outside [0, 1] or an unknown ``on``.
+    """
+    if not 0.0 <= min_pass_rate <= 1.0:
+        raise ValueError(f"min_pass_rate must be in [0, 1], got {min_pass_rate}")
+    if on not in ("lower", "estimate"):
+        raise ValueError(f"on must be 'lower' or 'estimate', got {on!r}")
+    c = score.corrected
+    conf = f"{c.confidence:.0%}"
+    if c.refused or c.estimate is None or c.low is None:
+        return GateResult(False, on, min_pass_rate, None,
+                          f"no corrected pass rate: {c.reason}")
+    if c.uninformative:
+        return GateResult(
+            False, on, min_pass_rate, c.low if on == "lower" else c.estimate,
+            "the card's judge is not shown to be better than chance, so the corrected pass "
+            "rate is not identified; recalibrate or use a better judge",
+        )
+    value = float(c.low if on == "lower" else c.estimate)
+    what = f"lower {conf} bound" if on == "lower" else "point estimate"
+    detail = (f"corrected pass rate {c.estimate:.3f} [{c.low:.3f}, {c.high:.3f}] over "
+              f"{score.n} verdicts")
+    if value >= min_pass_rate:
+        return GateResult(True, on, min_pass_rate, value,
+                          f"{what} {value:.3f} >= {min_pass_rate:g}: {detail}")
+    return GateResult(False, on, min_pass_rate, value,
+                      f"{what} {value:.3f} < {min_pass_rate:g}: {detail}")
+
+
+def score_file(card: JudgeCard, path: str | Path) -> Score:
+    """:func:`read_verdicts_file` then :func:`score_verdicts`."""
+    return score_verdicts(card, read_verdicts_file(path))
+
+
+__all__ = [
+    "GateResult",
+    "Score",
+    "VerdictsFile",
+    "VerdictsFileError",
+    "check_config",
+    "gate",
+    "read_verdicts_file",
+    "score_file",
+    "score_verdicts",
+]

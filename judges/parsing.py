@@ -1,0 +1,247 @@
+"""Turn a judge's reply into a :class:`Verdict` or :class:`Unscored` (never an exception).
+
+A reply that carries no usable verdict — empty, refused, cut off, unparseable, or a label the
+config does not allow — is *unscored* with a reason. That is a protocol failure, not evidence
+about the answer, so it is never counted as ``fail``; it is counted and shown beside every
+metric instead.
+
+Binding rules:
+
+* ``marker`` contract: the **last** ``<MARKER>: <LABEL>`` in the reply wins, so a marker the
+  model quotes from the item (or mentions while reasoning) does not decide the verdict.
+* ``json`` contract: the reply as a whole if it is JSON; else the last fenced ```` ```json ````
+  block; else the last top-level ``{…}`` object in the text that has the verdict key (or the
+  claims key).
+* a truncated reply (``finish_reason == "length"``) is unscored even if it contains a marker:
+  the marker found might not be the one the model meant to end with.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from judges.config import JudgeConfig
+
+UNSCORED_REASONS = {
+    "empty_reply": "the reply was empty",
+    "refusal": "the model refused to judge",
+    "truncated": "the reply was cut off (max tokens)",
+    "content_filter": "the provider filtered the reply",
+    "no_verdict": "the reply has no verdict marker / key",
+    "invalid_json": "the reply is not the JSON object the contract asks for",
+    "off_list": "the verdict is not one of the allowed labels",
+    "invalid_claims": "the claims list is malformed or uses an unknown status",
+    "parse_error": "the parser failed (a bug; the raw reply is stored)",
+    "external": "the imported file gives no verdict for this row",
+}
+"""Every reason an unscored row can carry, with a sentence for people."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of a claim-split reply, with its status as replied and as mapped."""
+
+    text: str
+    status: str
+    supported: bool
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A usable verdict.
+
+    Attributes:
+        value: the canonical verdict (``pass``/``fail``/``unsure`` or ``a``/``b``/``tie``), in
+            the terms of the reply (before mapping a swapped pairwise order back).
+        label: the label as the reply wrote it (``PASS``).
+        reasoning: the judge's reasoning (the text before the marker, or the JSON field).
+        claims: the claims of a claim-split reply.
+        note: a remark, e.g. that the model's own verdict disagreed with its claims.
+    """
+
+    value: str
+    label: str
+    reasoning: str = ""
+    claims: tuple[Claim, ...] = field(default_factory=tuple)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Unscored:
+    """No usable verdict: ``reason`` is a key of :data:`UNSCORED_REASONS`, ``detail`` says more."""
+
+    reason: str
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if self.reason not in UNSCORED_REASONS:
+            raise ValueError(f"unknown unscored reason {self.reason!r}")
+
+
+ParseResult = Verdict | Unscored
+
+
+def parse_reply(
+    config: JudgeConfig, text: str | None, *, finish_reason: str | None = "stop",
+    refusal: str | None = None,
+) -> ParseResult:
+    """Parse one reply under ``config``'s output contract; never raises.
+
+    Args:
+        config: the judge config (output contract and allowed labels).
+        text: the reply text.
+        finish_reason: the provider's normalised finish reason (``length`` = truncated).
+        refusal: the provider's refusal message, if it flagged one.
+    """
+    try:
+        return _parse(config, text or "", finish_reason, refusal)
+    except Exception as error:  # a parser bug must not lose the stored reply
+        return Unscored("parse_error", f"{type(error).__name__}: {error}")
+
+
+def _parse(
+    config: JudgeConfig, text: str, finish_reason: str | None, refusal: str | None
+) -> ParseResult:
+    if refusal or finish_reason == "refusal":
+        return Unscored("refusal", (refusal or text or "")[:500])
+    if finish_reason == "content_filter":
+        return Unscored("content_filter", text[:500])
+    if finish_reason == "length":
+        return Unscored("truncated", f"{len(text)} characters before the cut")
+    if not text.strip():
+        return Unscored("empty_reply")
+    if config.output.format == "marker":
+        return _parse_marker(config, text)
+    return _parse_json(config, text)
+
+
+def _label_result(config: JudgeConfig, label: str, reasoning: str) -> ParseResult:
+    verdict = config.verdict_for_label(label)
+    if verdict is None:
+        return Unscored(
+            "off_list", f"replied {label!r}; allowed: {', '.join(config.reply_labels())}"
+        )
+    return Verdict(verdict, label, reasoning)
+
+
+def _marker_pattern(config: JudgeConfig) -> re.Pattern[str]:
+    words = r"\s+".join(re.escape(w) for w in config.output.marker.split())
+    # Optional markdown emphasis or quotes around the label: **PASS**, "PASS", [PASS].
+    return re.compile(
+        rf"\b{words}\b\s*[*_]*\s*[:=]\s*[*_`\"'\[(]*\s*([A-Za-z][A-Za-z0-9_-]*)", re.IGNORECASE
+    )
+
+
+def _parse_marker(config: JudgeConfig, text: str) -> ParseResult:
+    matches = list(_marker_pattern(config).finditer(text))
+    if not matches:
+        return Unscored("no_verdict", f"no '{config.output.marker}: <label>' line in the reply")
+    last = matches[-1]
+    reasoning = text[: last.start()].strip()
+    return _label_result(config, last.group(1), reasoning)
+
+
+_FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
+
+
+def _json_objects(text: str) -> list[Any]:
+    stripped = text.strip()
+    try:
+        return [json.loads(stripped)]
+    except json.JSONDecodeError:
+        pass
+    fenced = []
+    for block in _FENCE.findall(text):
+        try:
+            fenced.append(json.loads(block))
+        except json.JSONDecodeError:
+            continue
+    if fenced:
+        return fenced
+    decoder = json.JSONDecoder()
+    found: list[Any] = []
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError:
+            position = text.find("{", position + 1)
+            continue
+        found.append(value)
+        position = text.find("{", end)
+    return found
+
+
+def _parse_json(config: JudgeConfig, text: str) -> ParseResult:
+    contract = config.output
+    objects = [o for o in _json_objects(text) if isinstance(o, dict)]
+    if not objects:
+        return Unscored("invalid_json", f"no JSON object in the reply ({len(text)} characters)")
+    keys = {contract.verdict_key}
+    if contract.verdict_from_claims and contract.claims_key:
+        keys.add(contract.claims_key)
+    relevant = [o for o in objects if keys & set(o)]
+    if not relevant:
+        return Unscored(
+            "no_verdict", f"the JSON has no {' or '.join(repr(k) for k in sorted(keys))} key"
+        )
+    obj = relevant[-1]
+    reasoning = obj.get(contract.reasoning_key, "")
+    reasoning = reasoning if isinstance(reasoning, str) else json.dumps(reasoning)
+    stated = obj.get(contract.verdict_key)
+    if stated is not None and not isinstance(stated, str):
+        return Unscored("off_list", f"verdict {stated!r} is not a label")
+    if contract.verdict_from_claims and contract.claims_key in obj:
+        return _from_claims(config, obj[contract.claims_key], stated, reasoning)
+    if stated is None:
+        return Unscored("no_verdict", f"the JSON has no {contract.verdict_key!r} key")
+    return _label_result(config, stated, reasoning)
+
+
+def _from_claims(
+    config: JudgeConfig, raw_claims: Any, stated: str | None, reasoning: str
+) -> ParseResult:
+    statuses = {k.upper(): v for k, v in config.output.claim_statuses.items()}
+    if not isinstance(raw_claims, list):
+        return Unscored("invalid_claims", "the claims value is not a list")
+    claims: list[Claim] = []
+    for n, entry in enumerate(raw_claims, 1):
+        if not isinstance(entry, dict):
+            return Unscored("invalid_claims", f"claim {n} is not an object")
+        status = entry.get("status")
+        if not isinstance(status, str) or status.strip().upper() not in statuses:
+            return Unscored(
+                "invalid_claims",
+                f"claim {n} has status {status!r}; allowed: {', '.join(statuses)}",
+            )
+        text = entry.get("claim", entry.get("text", ""))
+        claims.append(Claim(str(text), status.strip().upper(),
+                            statuses[status.strip().upper()] == "supported"))
+    if not claims:
+        if stated is None:
+            return Unscored("no_verdict", "no claims and no verdict")
+        result = _label_result(config, stated, reasoning)
+        return result
+    derived = "pass" if all(c.supported for c in claims) else "fail"
+    label = next(
+        (lbl for lbl, v in config.verdicts.items() if v == derived), derived.upper()
+    )
+    note = ""
+    if stated is not None and config.verdict_for_label(stated) not in (derived, None):
+        note = f"the model's own verdict was {stated!r}; the claims decide ({derived})"
+    return Verdict(derived, label, reasoning, tuple(claims), note)
+
+
+def map_back(config: JudgeConfig, verdict: str, order: str) -> str:
+    """A swapped pairwise verdict in the original terms (``a`` ↔ ``b``); others unchanged."""
+    if config.kind == "pairwise" and order == "swapped":
+        return {"a": "b", "b": "a"}.get(verdict, verdict)
+    return verdict
+
+
+__all__ = [
+    "UNSCORED_REASONS", "Claim", "ParseResult", "Unscored", "Verdict", "map_back", "parse_reply",
+]

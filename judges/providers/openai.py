@@ -1,0 +1,133 @@
+"""OpenAI chat completions, and any OpenAI-compatible server (vLLM, Ollama, llama.cpp) via base_url.
+
+The base URL includes ``/v1`` (``http://127.0.0.1:8000/v1``). The SDK is created with
+``max_retries=0``: the runner retries, so every attempt is counted and logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import openai
+
+from judges.providers.base import (
+    Completion,
+    CompletionRequest,
+    Provider,
+    ProviderError,
+    Usage,
+    status_error,
+)
+
+# Reasoning models take max_completion_tokens and reject max_tokens.
+_COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+class OpenAIProvider(Provider):
+    """``openai/<model>``.
+
+    Args:
+        model: the model name the server knows.
+        api_key: the key (from settings; a local server accepts any non-empty string).
+        base_url: an OpenAI-compatible endpoint including ``/v1``; ``None`` = api.openai.com.
+    """
+
+    name = "openai"
+    supports_seed = True
+
+    def __init__(self, model: str, *, api_key: str, base_url: str | None = None) -> None:
+        super().__init__(model)
+        self._api_key = api_key
+        self.base_url = base_url
+        self._client: openai.AsyncOpenAI | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        return f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r})"
+
+    def _client_for_loop(self) -> openai.AsyncOpenAI:
+        # An async client's connection pool belongs to the event loop that first used it; each
+        # run_judge() has its own loop (asyncio.run), so a provider reused across runs needs a
+        # client per loop.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = openai.AsyncOpenAI(
+                api_key=self._api_key, base_url=self.base_url, max_retries=0
+            )
+            self._loop = loop
+        return self._client
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """One ``chat.completions.create`` call."""
+        client = self._client_for_loop()
+        messages: list[dict[str, str]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.extend({"role": m.role, "content": m.content} for m in request.messages)
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
+                                  "timeout": request.timeout}
+        if self.model.startswith(_COMPLETION_TOKENS_PREFIXES):
+            kwargs["max_completion_tokens"] = request.max_tokens
+        else:
+            kwargs["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            kwargs["temperature"] = request.temperature
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        if request.json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
+        # The raw body is parsed here rather than into the SDK's models: the stored raw
+        # response is then exactly what the server sent, and a malformed body is one error.
+        response = await client.chat.completions.with_raw_response.create(**kwargs)
+        data = json.loads(response.http_response.content)
+        try:
+            choice = data["choices"][0]
+            message = choice["message"]
+            usage = data.get("usage") or {}
+            return Completion(
+                text=message.get("content") or "",
+                usage=Usage(usage.get("prompt_tokens"), usage.get("completion_tokens")),
+                raw=data,
+                finish_reason=choice.get("finish_reason"),
+                refusal=message.get("refusal"),
+                model=data.get("model"),
+                response_id=data.get("id"),
+            )
+        except (KeyError, IndexError, TypeError, AttributeError) as error:
+            raise ProviderError(
+                f"the response lacks {error} (not a chat completion)",
+                kind="malformed_response", retryable=True,
+            ) from None
+
+    def classify_error(self, error: BaseException) -> ProviderError:
+        """SDK exceptions → retryable or not (the SDK's own retry policy)."""
+        if isinstance(error, openai.APITimeoutError):
+            return ProviderError("the call timed out", kind="timeout", retryable=True)
+        if isinstance(error, openai.APIConnectionError):
+            return ProviderError(f"connection error: {error}", kind="connection", retryable=True)
+        if isinstance(error, openai.APIStatusError):
+            return status_error(error.status_code, _message(error), error.response.headers)
+        if isinstance(error, openai.APIResponseValidationError | json.JSONDecodeError):
+            return ProviderError(
+                f"the response was malformed: {error}", kind="malformed_response", retryable=True
+            )
+        if isinstance(error, openai.OpenAIError) and "credentials" in str(error).lower():
+            return ProviderError(str(error), kind="auth", retryable=False)
+        return super().classify_error(error)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the current loop."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+def _message(error: openai.APIStatusError) -> str:
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(error.message)

@@ -1,0 +1,150 @@
+"""A scripted provider (``scripted/<name>``): registered like a real one, for tests and demos.
+
+Without a script it plays a small deterministic *demo judge*: it reads the reply format off the
+prompt (JSON with a ``"verdict"`` key, optionally a ``"claims"`` list, or a final
+``VERDICT: X`` line) and decides by word overlap between the answer and the sources (pairwise:
+the answer with more overlap wins). It is a plumbing stand-in, not a judge: the app says so
+wherever its verdicts are shown.
+
+With a script, it returns the scripted steps in order — a reply text, a :class:`Completion`,
+or an exception to raise (e.g. ``ProviderError("slow down", kind="rate_limit",
+retryable=True, retry_after=0.01)``) — and falls back to the demo judge when the script runs
+out. :meth:`ScriptedProvider.script_for` targets requests whose prompt contains a string.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from judges.providers.base import Completion, CompletionRequest, Provider, Usage
+
+Step = str | Completion | BaseException
+Responder = Callable[[CompletionRequest], str | Completion]
+
+_WORD = re.compile(r"[a-z0-9]+")
+_BLOCK = r"<{tag}>\s*(.*?)\s*</{tag}>"
+_STOPWORDS = frozenset({
+    "the", "a", "an", "and", "or", "of", "to", "in", "on", "for", "is", "are", "was", "were",
+    "be", "it", "its", "this", "that", "with", "as", "by", "at", "from", "not", "no", "yes",
+    "can", "you", "your", "our", "their", "they", "we",
+})
+
+
+def _block(text: str, tag: str) -> str:
+    match = re.search(_BLOCK.format(tag=tag), text, flags=re.DOTALL)
+    return match.group(1) if match else ""
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 2 and w not in _STOPWORDS}
+
+
+def _overlap(answer: str, evidence: str) -> float:
+    words = _content_words(answer)
+    if not words:
+        return 1.0
+    return len(words & _content_words(evidence)) / len(words)
+
+
+def demo_reply(request: CompletionRequest) -> str:
+    """The demo judge's reply to ``request`` (deterministic; see the module docstring)."""
+    prompt = request.messages[-1].content if request.messages else ""
+    everything = request.system + "\n" + prompt
+    evidence = _block(prompt, "sources") + " " + _block(prompt, "question") + " " + _block(
+        prompt, "reference"
+    )
+    if "<answer_a>" in prompt:
+        a = _overlap(_block(prompt, "answer_a"), evidence)
+        b = _overlap(_block(prompt, "answer_b"), evidence)
+        label = "TIE" if abs(a - b) < 0.05 else ("A" if a > b else "B")
+        reasoning = f"Answer A overlaps the sources {a:.0%}, answer B {b:.0%}."
+    else:
+        share = _overlap(_block(prompt, "answer"), evidence)
+        label = "PASS" if share >= 0.75 else "FAIL" if share < 0.5 else "UNSURE"
+        reasoning = f"{share:.0%} of the answer's content words appear in the sources."
+    if '"verdict"' not in everything:
+        return f"{reasoning}\nVERDICT: {label}"
+    reply: dict[str, Any] = {"reasoning": reasoning, "verdict": label}
+    if '"claims"' in everything:
+        status = {"PASS": "SUPPORTED", "FAIL": "NOT_FOUND"}.get(label, "SUPPORTED")
+        reply["claims"] = [{"claim": "(demo) the answer as a whole", "status": status}]
+        if label == "UNSURE":
+            reply["claims"].append({"claim": "(demo) an unclear detail", "status": "NOT_FOUND"})
+    return json.dumps(reply)
+
+
+class ScriptedProvider(Provider):
+    """Replies from a script, then from ``responder`` (default: :func:`demo_reply`).
+
+    Args:
+        model: any name (``scripted/<model>``).
+        steps: replies/exceptions to return, in order.
+        responder: what to answer when the script is empty.
+        latency: seconds each call takes (``asyncio.sleep``; the runner's timeout applies).
+    """
+
+    name = "scripted"
+    supports_seed = True
+
+    def __init__(
+        self, model: str = "demo", steps: Iterable[Step] = (), *,
+        responder: Responder = demo_reply, latency: float = 0.0,
+    ) -> None:
+        super().__init__(model)
+        self._steps: deque[Step] = deque(steps)
+        self._targeted: list[tuple[str, deque[Step]]] = []
+        self._lock = threading.Lock()
+        self.responder = responder
+        self.latency = latency
+        self.requests: list[CompletionRequest] = []
+
+    def script(self, *steps: Step) -> None:
+        """Append steps for the next requests."""
+        with self._lock:
+            self._steps.extend(steps)
+
+    def script_for(self, needle: str, *steps: Step) -> None:
+        """Steps for the next requests whose final user message contains ``needle``."""
+        with self._lock:
+            self._targeted.append((needle, deque(steps)))
+
+    def _next(self, request: CompletionRequest) -> Step | None:
+        prompt = request.messages[-1].content if request.messages else ""
+        with self._lock:
+            self.requests.append(request)
+            for needle, steps in self._targeted:
+                if steps and needle in prompt:
+                    return steps.popleft()
+            return self._steps.popleft() if self._steps else None
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Play the next step (sleeping ``latency`` first)."""
+        step = self._next(request)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if step is None:
+            step = self.responder(request)
+        if isinstance(step, BaseException):
+            raise step
+        if isinstance(step, Completion):
+            return step
+        prompt_chars = len(request.system) + sum(len(m.content) for m in request.messages)
+        digest = hashlib.sha256(step.encode()).hexdigest()[:12]
+        return Completion(
+            text=step,
+            usage=Usage(prompt_chars // 4 + 1, len(step) // 4 + 1),
+            raw={"scripted": True, "model": self.model, "text": step},
+            finish_reason="stop",
+            model=self.model,
+            response_id=f"scripted-{digest}",
+        )
+
+
+__all__ = ["Responder", "ScriptedProvider", "Step", "demo_reply"]

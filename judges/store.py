@@ -1,0 +1,446 @@
+"""JudgeStore: the only SQL on judge configs, runs and calls (migration set ``judges``).
+
+Every call a judge makes is one row of ``judge_calls``, written as soon as the reply (or the
+final error) is in: the rendered request without keys or headers, the raw reply and the full raw
+response, then the parsed verdict or the unscored reason, tokens, cost, latency, retries and
+each failed attempt. A call stored with a reply (``scored`` or ``unscored``) is the cache for
+its key ``(config_id, item_hash, repeat, ordering)`` and is never paid for again; a ``failed``
+row is kept for the record and retried by the next run.
+
+Rows are written in small transactions (at most ~10 a second, see
+:data:`judges.runner.WRITE_INTERVAL`), so a ``kill -9`` loses at most the replies of the last
+tenth of a second and the calls in flight; a resumed run picks up from the last commit.
+
+The tables live in the same DuckDB file as the label store; ``item_id`` is the dataset's id
+for the item, ``item_hash`` (:func:`item_hash`) is what the cache keys on, so the same row
+imported into two datasets shares its judge calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from judges.config import JudgeConfig, canonical_json, parse_config
+from labels.db import Database
+from labels.errors import NotFoundError
+from labels.migrations import Migration
+from labels.models import Item
+
+M001_CORE = """
+CREATE TABLE judge_configs (
+    config_id VARCHAR PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    revision INTEGER NOT NULL,
+    kind VARCHAR NOT NULL CHECK (kind IN ('pointwise', 'pairwise')),
+    criterion VARCHAR NOT NULL,
+    model VARCHAR NOT NULL,
+    origin VARCHAR NOT NULL CHECK (origin IN ('config', 'external')),
+    config JSON NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+);
+CREATE TABLE judge_runs (
+    run_id VARCHAR PRIMARY KEY,
+    config_id VARCHAR NOT NULL,
+    dataset VARCHAR NOT NULL,
+    origin VARCHAR NOT NULL CHECK (origin IN ('run', 'import')),
+    status VARCHAR NOT NULL,
+    options JSON NOT NULL,
+    planned INTEGER NOT NULL DEFAULT 0,
+    summary JSON,
+    pid INTEGER,
+    started_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+    finished_at TIMESTAMPTZ
+);
+CREATE SEQUENCE judge_call_ids START 1;
+CREATE TABLE judge_calls (
+    call_id BIGINT PRIMARY KEY DEFAULT nextval('judge_call_ids'),
+    run_id VARCHAR NOT NULL,
+    config_id VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    item_hash VARCHAR NOT NULL,
+    repeat INTEGER NOT NULL,
+    ordering VARCHAR NOT NULL CHECK (ordering IN ('original', 'swapped')),
+    status VARCHAR NOT NULL CHECK (status IN ('scored', 'unscored', 'failed')),
+    request JSON,
+    reply VARCHAR,
+    raw_response JSON,
+    finish_reason VARCHAR,
+    verdict VARCHAR CHECK (verdict IN ('pass', 'fail', 'unsure', 'a', 'b', 'tie')),
+    reply_label VARCHAR,
+    reasoning VARCHAR,
+    unscored_reason VARCHAR,
+    detail VARCHAR,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    cost DOUBLE,
+    latency_ms DOUBLE,
+    error VARCHAR,
+    error_kind VARCHAR,
+    retries INTEGER NOT NULL DEFAULT 0,
+    attempts JSON NOT NULL DEFAULT '[]',
+    created_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+)
+"""
+
+JUDGE_MIGRATIONS = [Migration("m001_core", M001_CORE)]
+EXPECTED_TABLES = ("judge_calls", "judge_configs", "judge_runs")
+
+CALL_COLUMNS = (
+    "run_id", "config_id", "item_id", "item_hash", "repeat", "ordering", "status", "request",
+    "reply", "raw_response", "finish_reason", "verdict", "reply_label", "reasoning",
+    "unscored_reason", "detail", "input_tokens", "output_tokens", "cost", "latency_ms", "error",
+    "error_kind", "retries", "attempts", "created_at",
+)
+
+_SMALL_BATCH = 3
+
+# Runs of this process that are still executing (a 'running' row not in here, from this pid or
+# a dead one, was interrupted).
+_ACTIVE_RUNS: set[str] = set()
+_ACTIVE_LOCK = threading.Lock()
+
+
+def item_hash(item: Item) -> str:
+    """The cache identity of an item: a hash of what a judge can see (not its id or metadata)."""
+    judged = {
+        "question": item.question, "answer": item.answer, "answer_a": item.answer_a,
+        "answer_b": item.answer_b, "reference": item.reference,
+        "sources": [{"text": s.text, "source_id": s.source_id} for s in item.sources],
+    }
+    return "i" + hashlib.blake2b(canonical_json(judged).encode(), digest_size=12).hexdigest()
+
+
+@dataclass
+class CallRecord:
+    """One row of ``judge_calls`` (see the module docstring for what each field holds)."""
+
+    run_id: str
+    config_id: str
+    item_id: str
+    item_hash: str
+    repeat: int
+    ordering: str
+    status: str
+    request: dict[str, Any] | None = None
+    reply: str | None = None
+    raw_response: Any = None
+    finish_reason: str | None = None
+    verdict: str | None = None
+    reply_label: str | None = None
+    reasoning: str | None = None
+    unscored_reason: str | None = None
+    detail: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    latency_ms: float | None = None
+    error: str | None = None
+    error_kind: str | None = None
+    retries: int = 0
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def key(self) -> tuple[str, int, str]:
+        """``(item_hash, repeat, ordering)``: the cache key within one config."""
+        return (self.item_hash, self.repeat, self.ordering)
+
+    def row(self) -> list[Any]:
+        """Values in :data:`CALL_COLUMNS` order, JSON fields serialised."""
+        values = []
+        for name in CALL_COLUMNS:
+            value = getattr(self, name)
+            if name in ("request", "raw_response", "attempts"):
+                value = None if value is None else json.dumps(value, ensure_ascii=False,
+                                                              default=str)
+            values.append(value)
+        return values
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One row of ``judge_runs``; ``status`` reads ``interrupted`` for a run that died."""
+
+    run_id: str
+    config_id: str
+    dataset: str
+    origin: str
+    status: str
+    options: dict[str, Any]
+    planned: int
+    summary: dict[str, Any] | None
+    started_at: datetime
+    finished_at: datetime | None
+    name: str
+    revision: int
+
+
+@dataclass(frozen=True)
+class StoredConfig:
+    """A config as saved: its id, name, revision, origin and the config itself (if any)."""
+
+    config_id: str
+    name: str
+    revision: int
+    kind: str
+    criterion: str
+    model: str
+    origin: str
+    created_at: datetime
+    config: JudgeConfig | None
+
+
+def _pid_alive(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def external_config_id(name: str, kind: str) -> str:
+    """The id of the external judge ``name`` (verdicts imported from files): ``ext:<hash>``."""
+    body = {"external": True, "name": name, "kind": kind}
+    return "ext:" + hashlib.blake2b(canonical_json(body).encode(), digest_size=12).hexdigest()
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id: ``r20261129T120501-1a2b3c``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    return f"r{stamp}-{uuid.uuid4().hex[:6]}"
+
+
+class JudgeStore:
+    """Judge configs, runs and calls in the label store's DuckDB file.
+
+    Every method takes its own cursor, so one store may be shared by threads (a run's writer
+    thread, Streamlit sessions).
+
+    Args:
+        db: the open :class:`~labels.db.Database`; the ``judges`` migrations are applied.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        db.ensure_migrated("judges", JUDGE_MIGRATIONS)
+
+    # -- configs ----------------------------------------------------------------------------
+
+    def save_config(self, config: JudgeConfig) -> str:
+        """Store ``config`` (idempotent) and return its id."""
+        with self.db.cursor() as cur:
+            cur.execute(
+                "INSERT INTO judge_configs (config_id, name, revision, kind, criterion, model, "
+                "origin, config) VALUES (?, ?, ?, ?, ?, ?, 'config', ?) ON CONFLICT DO NOTHING",
+                [config.config_id, config.name, config.revision, config.kind, config.criterion,
+                 config.model, config.canonical_json()],
+            )
+        return config.config_id
+
+    def save_external(self, name: str, kind: str, criterion: str) -> str:
+        """Register an external judge (verdicts imported from a file) and return its id."""
+        body = {"external": True, "name": name, "kind": kind}
+        config_id = external_config_id(name, kind)
+        with self.db.cursor() as cur:
+            cur.execute(
+                "INSERT INTO judge_configs (config_id, name, revision, kind, criterion, model, "
+                "origin, config) VALUES (?, ?, 1, ?, ?, 'external', 'external', ?) "
+                "ON CONFLICT DO NOTHING",
+                [config_id, name, kind, criterion, canonical_json(body)],
+            )
+        return config_id
+
+    def configs(self, *, name: str | None = None) -> list[StoredConfig]:
+        """Stored configs (optionally one name), newest first."""
+        where, params = ("WHERE name = ?", [name]) if name else ("", [])
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT config_id, name, revision, kind, criterion, model, origin, created_at, "
+                f"config FROM judge_configs {where} ORDER BY created_at DESC, revision DESC",
+                params,
+            ).fetchall()
+        return [
+            StoredConfig(
+                config_id=r[0], name=r[1], revision=r[2], kind=r[3], criterion=r[4], model=r[5],
+                origin=r[6], created_at=r[7],
+                config=parse_config(json.loads(r[8]), source=r[0]) if r[6] == "config" else None,
+            )
+            for r in rows
+        ]
+
+    def stored_config(self, config_id: str) -> StoredConfig:
+        """One stored config by id, or :class:`NotFoundError`."""
+        for stored in self.configs():
+            if stored.config_id == config_id:
+                return stored
+        raise NotFoundError(f"no judge config with id {config_id!r}")
+
+    # -- runs -------------------------------------------------------------------------------
+
+    def create_run(
+        self, config_id: str, dataset: str, *, options: dict[str, Any], planned: int,
+        origin: str = "run", run_id: str | None = None,
+    ) -> str:
+        """Start a run row (status ``running``) and return its id."""
+        run_id = run_id or new_run_id()
+        with self.db.cursor() as cur:
+            cur.execute(
+                "INSERT INTO judge_runs (run_id, config_id, dataset, origin, status, options, "
+                "planned, pid) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
+                [run_id, config_id, dataset, origin, canonical_json(options), planned,
+                 os.getpid()],
+            )
+        with _ACTIVE_LOCK:
+            _ACTIVE_RUNS.add(run_id)
+        return run_id
+
+    def finish_run(self, run_id: str, status: str, summary: dict[str, Any]) -> None:
+        """Record a run's final status and summary."""
+        with self.db.cursor() as cur:
+            cur.execute(
+                "UPDATE judge_runs SET status = ?, summary = ?, finished_at = current_timestamp "
+                "WHERE run_id = ?",
+                [status, json.dumps(summary, default=str), run_id],
+            )
+        with _ACTIVE_LOCK:
+            _ACTIVE_RUNS.discard(run_id)
+
+    def runs(
+        self, *, dataset: str | None = None, config_id: str | None = None,
+        name: str | None = None,
+    ) -> list[RunRecord]:
+        """Runs, newest first; a ``running`` run whose process is gone reads ``interrupted``."""
+        where, params = ["true"], []
+        for column, value in (("r.dataset", dataset), ("r.config_id", config_id),
+                              ("c.name", name)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT r.run_id, r.config_id, r.dataset, r.origin, r.status, r.options, "
+                "r.planned, r.summary, r.started_at, r.finished_at, r.pid, c.name, c.revision "
+                "FROM judge_runs r JOIN judge_configs c USING (config_id) "
+                f"WHERE {' AND '.join(where)} ORDER BY r.started_at DESC, r.run_id DESC",
+                params,
+            ).fetchall()
+        with _ACTIVE_LOCK:
+            active = set(_ACTIVE_RUNS)
+        out = []
+        for r in rows:
+            status = r[4]
+            if status == "running" and r[0] not in active and (
+                r[10] == os.getpid() or not _pid_alive(r[10])
+            ):
+                status = "interrupted"
+            out.append(
+                RunRecord(
+                    run_id=r[0], config_id=r[1], dataset=r[2], origin=r[3], status=status,
+                    options=json.loads(r[5]), planned=r[6],
+                    summary=json.loads(r[7]) if r[7] else None, started_at=r[8],
+                    finished_at=r[9], name=r[11], revision=r[12],
+                )
+            )
+        return out
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def completed_keys(self, config_id: str) -> set[tuple[str, int, str]]:
+        """Keys ``(item_hash, repeat, ordering)`` that already have a reply for ``config_id``."""
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT DISTINCT item_hash, repeat, ordering FROM judge_calls "
+                "WHERE config_id = ? AND status <> 'failed'",
+                [config_id],
+            ).fetchall()
+        return {(r[0], int(r[1]), r[2]) for r in rows}
+
+    def stored_outcomes(self, config_id: str) -> dict[tuple[str, int, str], tuple[str, str | None]]:
+        """Per key with a reply: ``(status, verdict)`` of the latest stored reply."""
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT item_hash, repeat, ordering, status, verdict FROM judge_calls "
+                "WHERE config_id = ? AND status <> 'failed' QUALIFY row_number() OVER "
+                "(PARTITION BY item_hash, repeat, ordering ORDER BY call_id DESC) = 1",
+                [config_id],
+            ).fetchall()
+        return {(r[0], int(r[1]), r[2]): (r[3], r[4]) for r in rows}
+
+    def write_calls(self, calls: Sequence[CallRecord]) -> None:
+        """Insert ``calls`` in one transaction (all or none)."""
+        if not calls:
+            return
+        columns = ", ".join(CALL_COLUMNS)
+        with self.db.transaction() as cur:
+            if len(calls) <= _SMALL_BATCH:
+                placeholders = ", ".join("?" for _ in CALL_COLUMNS)
+                cur.executemany(f"INSERT INTO judge_calls ({columns}) VALUES ({placeholders})",
+                                [c.row() for c in calls])
+                return
+            # executemany costs ~1 ms a row; a registered frame inserts 200 rows in ~10 ms.
+            # dtype=object keeps None as NULL (a float column would turn it into NaN).
+            frame = pd.DataFrame([c.row() for c in calls], columns=list(CALL_COLUMNS),
+                                 dtype=object)
+            cur.register("judge_call_batch", frame)
+            try:
+                cur.execute(f"INSERT INTO judge_calls ({columns}) SELECT * FROM judge_call_batch")
+            finally:
+                # After a failed insert the transaction is aborted and unregister fails too;
+                # the cursor is discarded anyway, and the insert's error is the one to report.
+                with contextlib.suppress(duckdb.Error):
+                    cur.unregister("judge_call_batch")
+
+    def calls_frame(
+        self, *, run_id: str | None = None, config_id: str | None = None,
+        item_ids: Iterable[str] | None = None, columns: Sequence[str] | None = None,
+    ) -> pd.DataFrame:
+        """Stored calls as a DataFrame (every column of ``judge_calls`` unless ``columns``)."""
+        where: list[str] = ["true"]
+        params: list[Any] = []
+        if run_id is not None:
+            where.append("run_id = ?")
+            params.append(run_id)
+        if config_id is not None:
+            where.append("config_id = ?")
+            params.append(config_id)
+        if item_ids is not None:
+            where.append("list_contains(?, item_id)")
+            params.append(list(item_ids))
+        selected = ", ".join(columns) if columns else "*"
+        with self.db.cursor() as cur:
+            return cur.execute(
+                f"SELECT {selected} FROM judge_calls WHERE {' AND '.join(where)} "
+                "ORDER BY call_id",
+                params,
+            ).df()
+
+    def call_counts(self, config_id: str) -> dict[str, int]:
+        """Number of stored calls per status for ``config_id``."""
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT status, count(*) FROM judge_calls WHERE config_id = ? GROUP BY status",
+                [config_id],
+            ).fetchall()
+        return {r[0]: int(r[1]) for r in rows}
+
+
+__all__ = [
+    "CALL_COLUMNS", "EXPECTED_TABLES", "JUDGE_MIGRATIONS", "CallRecord", "JudgeStore",
+    "RunRecord", "StoredConfig", "external_config_id", "item_hash", "new_run_id",
+]

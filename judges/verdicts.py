@@ -1,0 +1,391 @@
+"""Judge verdicts as tables: query them for calibration, import external ones, export them.
+
+:func:`judge_verdicts` is the contract with the calibration report. It returns one row per
+(item, repeat, order) of one judge config on one dataset:
+
+=================  ==========================================================================
+column             meaning
+=================  ==========================================================================
+``item_id``        the dataset's item id (join key with the human labels)
+``repeat``         0-based sample index (int); repeats are independent samples of one prompt
+``order``          ``"original"`` or ``"swapped"`` (pairwise: A/B exchanged, verdict already
+                   mapped back to the original A/B; pointwise: sources reversed/shuffled)
+``verdict``        ``pass``/``fail``/``unsure`` (pointwise) or ``a``/``b``/``tie`` (pairwise),
+                   or ``"unscored"`` when the judge gave no usable verdict
+``reasoning``      the judge's reasoning text (``None`` when unscored)
+``unscored_reason`` ``None`` for a verdict, else a key of
+                   :data:`judges.parsing.UNSCORED_REASONS` (``empty_reply``, ``refusal``,
+                   ``truncated``, ``no_verdict``, ``invalid_json``, ``off_list``, ...) or
+                   ``failed:<kind>`` when every attempt of the call failed (``failed:timeout``)
+``run_id``         the run that made the call (a cached call keeps its original run)
+``config_id``      the judge config id (``b2:…``, or ``ext:…`` for imported verdicts)
+=================  ==========================================================================
+
+Rows are ordered by the dataset's item order, then repeat, then order (original first). Items
+the judge has not seen yet have no row. Unscored rows are never dropped: count them and
+exclude them from agreement statistics (``judges.calibration.normalize_verdicts`` maps
+``"unscored"`` to ``UNSCORED``). For a key with several stored calls (a failed call retried
+later), the latest reply wins; a key with only failed calls is one ``failed:<kind>`` row.
+
+The judge is named by config id, or by name: a name resolves to the revision with the most
+recent run on that dataset (imported external judges are found by name too).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judges.store import CallRecord, JudgeStore, external_config_id, item_hash, new_run_id
+from labels.errors import CalibrateError, ConflictError, ImportFileError, NotFoundError
+from labels.exporting import write_table
+from labels.importing import _LABEL_WORDS
+from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
+from labels.reading import read_table
+from labels.store import LabelStore
+
+VERDICT_COLUMNS = (
+    "item_id", "repeat", "order", "verdict", "reasoning", "unscored_reason", "run_id",
+    "config_id",
+)
+UNSCORED = "unscored"
+
+_WORDS = _LABEL_WORDS  # the same spellings the human-label import accepts
+_MISSING = {"", "unscored", "none", "nan", "null"}
+
+
+def resolve_judge(
+    judge_store: JudgeStore, judge: str, *, dataset: str | None = None
+) -> str:
+    """The config id ``judge`` names: an id as is, or a name's revision most recently run.
+
+    Raises:
+        NotFoundError: no config with that id or name (the message lists known names).
+    """
+    configs = judge_store.configs()
+    if any(c.config_id == judge for c in configs):
+        return judge
+    named = [c for c in configs if c.name == judge]
+    if not named:
+        prefixed = [c for c in configs if c.config_id.startswith(judge) and len(judge) >= 7]
+        if len(prefixed) == 1:
+            return prefixed[0].config_id
+        known = ", ".join(sorted({c.name for c in configs})) or "none yet"
+        raise NotFoundError(f"no judge named {judge!r} in this database (judges: {known})")
+    runs = judge_store.runs(dataset=dataset, name=judge) or judge_store.runs(name=judge)
+    if runs:
+        return runs[0].config_id
+    return named[0].config_id
+
+
+def _dataset_hashes(store: LabelStore, dataset: str) -> pd.DataFrame:
+    items = store.items(dataset)
+    return pd.DataFrame({
+        "item_id": [i.item_id for i in items],
+        "item_hash": [item_hash(i) for i in items],
+        "position": range(len(items)),
+    })
+
+
+def judge_verdicts(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:
+    """Verdicts of one judge on one dataset (see the module docstring for the columns).
+
+    Args:
+        store: the label store (the judge tables live in the same file).
+        dataset: the dataset name.
+        judge: a judge name (latest run revision) or a config id.
+
+    Returns:
+        A DataFrame with columns :data:`VERDICT_COLUMNS`, one row per (item, repeat, order).
+    """
+    store.dataset(dataset)
+    judge_store = JudgeStore(store.db)
+    config_id = resolve_judge(judge_store, judge, dataset=dataset)
+    items = _dataset_hashes(store, dataset)
+    with store.db.cursor() as cur:
+        cur.register("dataset_items", items)
+        frame = cur.execute(
+            """
+            WITH ranked AS (
+                SELECT c.*, row_number() OVER (
+                    PARTITION BY c.item_hash, c.repeat, c.ordering
+                    ORDER BY (c.status <> 'failed') DESC, c.call_id DESC) AS rank
+                FROM judge_calls c WHERE c.config_id = ?
+            )
+            SELECT d.item_id, r.repeat, r.ordering AS "order",
+                   CASE WHEN r.status = 'scored' THEN r.verdict ELSE 'unscored' END AS verdict,
+                   CASE WHEN r.status = 'scored' THEN r.reasoning END AS reasoning,
+                   CASE WHEN r.status = 'unscored' THEN r.unscored_reason
+                        WHEN r.status = 'failed' THEN 'failed:' || coalesce(r.error_kind, 'error')
+                   END AS unscored_reason,
+                   r.run_id, r.config_id
+            FROM dataset_items d JOIN ranked r ON r.item_hash = d.item_hash AND r.rank = 1
+            ORDER BY d.position, r.repeat, r.ordering = 'swapped'
+            """,
+            [config_id],
+        ).df()
+        cur.unregister("dataset_items")
+    frame = frame.astype({"repeat": "int64"}) if len(frame) else frame
+    return frame[list(VERDICT_COLUMNS)].reset_index(drop=True)
+
+
+def calls_for_dataset(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:
+    """Every stored call of a judge on a dataset's items (all columns, for browsing)."""
+    judge_store = JudgeStore(store.db)
+    config_id = resolve_judge(judge_store, judge, dataset=dataset)
+    items = _dataset_hashes(store, dataset)
+    with store.db.cursor() as cur:
+        cur.register("dataset_items", items)
+        frame = cur.execute(
+            "SELECT d.item_id AS dataset_item_id, c.* EXCLUDE (item_id) "
+            "FROM dataset_items d JOIN judge_calls c ON c.item_hash = d.item_hash "
+            "WHERE c.config_id = ? ORDER BY d.position, c.repeat, c.ordering, c.call_id",
+            [config_id],
+        ).df()
+        cur.unregister("dataset_items")
+    return frame.rename(columns={"dataset_item_id": "item_id"})
+
+
+def aggregate_verdicts(frame: pd.DataFrame, rule: str = "majority") -> pd.DataFrame:
+    """One verdict per item from the rows of :func:`judge_verdicts`.
+
+    Rules (unscored rows are ignored; an item with no scored row is ``unscored``):
+
+    * ``majority``: the most common verdict; a tie between the top verdicts gives ``unsure``
+      (pointwise) or ``tie`` (pairwise).
+    * ``unanimous``: the verdict if all scored rows agree, else ``unsure`` / ``tie``.
+    * ``any_fail``: ``fail`` if any row fails, else the majority (pointwise only).
+
+    Returns:
+        Columns ``item_id``, ``verdict``, ``n_scored``, ``n_unscored``, ``agreement`` (share of
+        scored rows equal to the aggregated verdict, ``NaN`` when none).
+    """
+    if rule not in ("majority", "unanimous", "any_fail"):
+        raise CalibrateError(f"unknown aggregation rule {rule!r}")
+    out: list[dict[str, Any]] = []
+    for item_id, group in frame.groupby("item_id", sort=False):
+        scored = [v for v in group["verdict"] if v != UNSCORED]
+        n_unscored = len(group) - len(scored)
+        if not scored:
+            out.append({"item_id": item_id, "verdict": UNSCORED, "n_scored": 0,
+                        "n_unscored": n_unscored, "agreement": float("nan")})
+            continue
+        neutral = "tie" if scored[0] in PAIRWISE_VERDICTS else "unsure"
+        counts = pd.Series(scored).value_counts()
+        top = counts[counts == counts.max()].index.tolist()
+        majority = top[0] if len(top) == 1 else neutral
+        if rule == "unanimous":
+            verdict = scored[0] if len(set(scored)) == 1 else neutral
+        elif rule == "any_fail" and "fail" in scored:
+            verdict = "fail"
+        else:
+            verdict = majority
+        agreement = sum(v == verdict for v in scored) / len(scored)
+        out.append({"item_id": item_id, "verdict": verdict, "n_scored": len(scored),
+                    "n_unscored": n_unscored, "agreement": agreement})
+    return pd.DataFrame(out, columns=["item_id", "verdict", "n_scored", "n_unscored",
+                                      "agreement"])
+
+
+def swap_flips(frame: pd.DataFrame) -> pd.DataFrame:
+    """Position-bias pairs: per (item, repeat) with both orders scored, did the verdict change?
+
+    Returns:
+        Columns ``item_id``, ``repeat``, ``original``, ``swapped``, ``flipped`` (bool). The flip
+        rate is ``flipped.mean()``.
+    """
+    scored = frame[frame["verdict"] != UNSCORED]
+    wide = scored.pivot_table(index=["item_id", "repeat"], columns="order", values="verdict",
+                              aggfunc="first")
+    if "original" not in wide or "swapped" not in wide:
+        return pd.DataFrame(columns=["item_id", "repeat", "original", "swapped", "flipped"])
+    wide = wide.dropna(subset=["original", "swapped"]).reset_index()
+    wide["flipped"] = wide["original"] != wide["swapped"]
+    return wide[["item_id", "repeat", "original", "swapped", "flipped"]].rename_axis(
+        columns=None
+    )
+
+
+# -- import / export --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VerdictImportSummary:
+    """What an import of external verdicts did."""
+
+    path: str
+    dataset: str
+    judge: str
+    config_id: str
+    run_id: str | None
+    rows_read: int
+    added: int
+    unchanged: int
+    unscored: int
+
+
+def _verdict_word(value: Any, allowed: tuple[str, ...]) -> str | None:
+    """The canonical verdict, ``None`` for an explicit "no verdict", or raise ``ValueError``."""
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, bool):
+        key = "true" if value else "false"
+    elif isinstance(value, int | float):
+        key = str(int(value)) if float(value).is_integer() else str(value)
+    else:
+        key = str(value).strip().lower()
+    if key in _MISSING:
+        return None
+    verdict = _WORDS.get(key)
+    if verdict not in allowed:
+        raise ValueError(key)
+    return verdict
+
+
+def _int_cell(value: Any) -> int | None:
+    if value is None or value == "" or (isinstance(value, float) and value != value):
+        return None
+    if isinstance(value, bool):
+        raise ValueError(value)
+    number = float(str(value))
+    if not number.is_integer() or number < 0:
+        raise ValueError(value)
+    return int(number)
+
+
+def import_verdicts(
+    store: LabelStore, path: str | Path, *, dataset: str, judge: str,
+    criterion: str | None = None, format: str | None = None, encoding: str = "utf-8",
+) -> VerdictImportSummary:
+    """Import verdicts produced elsewhere as a judge run of an *external* judge named ``judge``.
+
+    The file has columns ``id`` (or ``item_id``) and ``verdict``, and optionally ``repeat``
+    (default 0), ``order`` (``original``/``swapped``, default original) and ``reasoning``.
+    Verdicts: ``pass``/``fail``/``unsure`` (also ``1``/``0``/``true``/``false``) or
+    ``a``/``b``/``tie`` for a pairwise dataset; an empty cell or ``unscored`` imports an
+    unscored row. ``criterion`` is what the verdicts judge (default ``faithfulness``, or
+    ``preference`` for a pairwise dataset). All rows are written in one transaction, or none;
+    a re-import of the same file adds nothing, and a row that changes a stored verdict is a
+    :class:`ConflictError`.
+    """
+    name = str(path)
+    info = store.dataset(dataset)
+    table = read_table(name, format=format, encoding=encoding)
+    id_col = "id" if "id" in table.columns else ("item_id" if "item_id" in table.columns else None)
+    if id_col is None or "verdict" not in table.columns:
+        missing = "id" if id_col is None else "verdict"
+        raise ImportFileError(
+            f"missing required column {missing!r} (columns: {', '.join(table.columns)})",
+            path=name,
+        )
+    allowed = PAIRWISE_VERDICTS if info.kind == "pairwise" else POINTWISE_VERDICTS
+    items = {i.item_id: i for i in store.items(dataset)}
+    judge_store = JudgeStore(store.db)
+    config_id = external_config_id(judge, info.kind)
+    stored = judge_store.stored_outcomes(config_id)
+    run_id = new_run_id()
+    records: list[CallRecord] = []
+    seen: dict[tuple[str, int, str], int] = {}
+    unchanged = unscored = 0
+    for index in range(table.n_rows):
+        row = table.record(index)
+        where = table.where(index)
+        def fail(message: str, column: str, row: int = index + 1) -> ImportFileError:
+            return ImportFileError(message, path=name, row=row, column=column)
+
+        raw_id = row.get(id_col)
+        item_id = "" if raw_id is None else str(raw_id).strip()
+        if isinstance(raw_id, float) and raw_id.is_integer():
+            item_id = str(int(raw_id))
+        if not item_id:
+            raise fail("is empty but is required", id_col)
+        item = items.get(item_id)
+        if item is None:
+            raise fail(f"dataset {dataset!r} has no item {item_id!r}", id_col)
+        try:
+            verdict = _verdict_word(row.get("verdict"), allowed)
+        except ValueError:
+            words = ", ".join(allowed) + (", 1, 0, true, false" if info.kind == "pointwise" else "")
+            raise fail(
+                f"{row.get('verdict')!r} is not a verdict (use {words}, or leave it empty "
+                "for unscored)", "verdict",
+            ) from None
+        try:
+            repeat = _int_cell(row.get("repeat")) or 0
+        except (TypeError, ValueError):
+            raise fail(f"{row.get('repeat')!r} is not a repeat index (0, 1, 2, ...)",
+                       "repeat") from None
+        order = str(row.get("order") or "original").strip().lower()
+        if order not in ("original", "swapped"):
+            raise fail(f"{row.get('order')!r} is not an order (original or swapped)", "order")
+        reasoning = row.get("reasoning")
+        reasoning = None if reasoning is None or reasoning == "" else str(reasoning)
+        key = (item_hash(item), repeat, order)
+        if key in seen:
+            raise fail(
+                f"duplicates row {seen[key] + 1} (same id {item_id!r}, repeat {repeat}, "
+                f"order {order})", id_col,
+            )
+        seen[key] = index
+        status = "scored" if verdict is not None else "unscored"
+        if key in stored:
+            if stored[key] == (status, verdict):
+                unchanged += 1
+                continue
+            raise ConflictError(
+                f"{name}: {where}: judge {judge!r} already has verdict "
+                f"{stored[key][1] or 'unscored'!r} for item {item_id!r} (repeat {repeat}, "
+                f"{order}); this file says {verdict or 'unscored'!r}. Nothing was imported. "
+                "Import it under another --judge name."
+            )
+        unscored += status == "unscored"
+        records.append(CallRecord(
+            run_id=run_id, config_id=config_id, item_id=item_id, item_hash=key[0],
+            repeat=repeat, ordering=order, status=status,
+            request={"imported_from": name, "row": index + 1},
+            reply=json.dumps(row, default=str, ensure_ascii=False), verdict=verdict,
+            reply_label=None if verdict is None else str(row.get("verdict")),
+            reasoning=reasoning, unscored_reason=None if verdict else "external",
+            detail=None if verdict else "no verdict in the imported file",
+        ))
+    if records:
+        criterion = criterion or ("preference" if info.kind == "pairwise" else "faithfulness")
+        judge_store.save_external(judge, info.kind, criterion)
+        options = {"imported_from": name, "rows": table.n_rows}
+        judge_store.create_run(config_id, dataset, options=options, planned=len(records),
+                               origin="import", run_id=run_id)
+        try:
+            judge_store.write_calls(records)
+        except BaseException:
+            judge_store.finish_run(run_id, "failed", {})
+            raise
+        judge_store.finish_run(run_id, "completed", {
+            "planned": len(records), "scored": len(records) - unscored, "unscored": unscored,
+            "cached": 0, "failed": 0,
+        })
+    return VerdictImportSummary(
+        path=name, dataset=dataset, judge=judge, config_id=config_id,
+        run_id=run_id if records else None, rows_read=table.n_rows, added=len(records),
+        unchanged=unchanged, unscored=unscored,
+    )
+
+
+def export_verdicts(store: LabelStore, dataset: str, judge: str, path: str | Path) -> Path:
+    """Write :func:`judge_verdicts` to CSV, Parquet or JSONL (by extension), atomically.
+
+    The file re-imports with :func:`import_verdicts` (its ``item_id`` column is accepted as
+    ``id``).
+    """
+    frame = judge_verdicts(store, dataset, judge)
+    return write_table(frame, path)
+
+
+__all__ = [
+    "UNSCORED", "VERDICT_COLUMNS", "VerdictImportSummary", "aggregate_verdicts",
+    "calls_for_dataset", "export_verdicts", "import_verdicts", "judge_verdicts",
+    "resolve_judge", "swap_flips",
+]

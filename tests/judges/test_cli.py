@@ -1,0 +1,144 @@
+"""The judge commands through click's CliRunner, on a real DuckDB file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+from fake_llm_server import FakeLLMServer
+from judge_helpers import DUMMY_KEY, faithfulness_rows
+
+from judges.cli import cli
+
+
+def invoke(db: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "cli.duckdb"
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("\n".join(json.dumps(r) for r in faithfulness_rows(3)) + "\n",
+                    encoding="utf-8")
+    assert invoke(path, "import", str(rows), "--dataset", "docs").exit_code == 0
+    return path
+
+
+def test_every_judge_command_has_help() -> None:
+    for name in ("judges", "judge", "verdicts"):
+        group = cli.commands[name]
+        assert isinstance(group, click.Group) and group.help
+        for command in group.commands.values():
+            assert command.help, f"{name} {command.name} has no help"
+
+
+def test_judges_list_and_show(db: Path) -> None:
+    listed = invoke(db, "judges", "list")
+    assert listed.exit_code == 0
+    for name in ("faithfulness", "faithfulness-oneshot", "correctness", "refusal", "preference"):
+        assert name in listed.output
+    as_json = json.loads(invoke(db, "judges", "list", "--json").output)
+    assert {r["source"] for r in as_json} == {"built-in"}
+    shown = invoke(db, "judges", "show", "faithfulness")
+    assert shown.exit_code == 0 and "# id: b2:" in shown.output
+    assert "claim_statuses:" in shown.output
+
+
+def test_validate(tmp_path: Path, db: Path) -> None:
+    good = tmp_path / "mine.yaml"
+    good.write_text(invoke(db, "judges", "show", "correctness").output, encoding="utf-8")
+    result = invoke(db, "judges", "validate", str(good))
+    assert result.exit_code == 0 and "valid" in result.output and "b2:" in result.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(good.read_text(encoding="utf-8") + "temprature: 1\n", encoding="utf-8")
+    result = invoke(db, "judges", "validate", str(bad))
+    assert result.exit_code == 2
+    assert "bad.yaml" in result.output and "temprature: unknown key" in result.output
+
+
+def test_dry_run_sends_nothing(db: Path) -> None:
+    result = invoke(db, "judge", "run", "faithfulness", "--dataset", "docs", "--swap",
+                    "--repeats", "3", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "18 calls planned, 0 already stored, 18 to make" in result.output
+    assert "$" in result.output  # claude-sonnet-4-5 has a price
+
+
+def test_missing_key_names_the_variable(db: Path) -> None:
+    result = invoke(db, "judge", "run", "faithfulness", "--dataset", "docs")
+    assert result.exit_code == 1
+    assert "ANTHROPIC_API_KEY" in result.output
+
+
+def test_run_resume_runs_and_export(
+    db: Path, tmp_path: Path, fake_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CALIBRATE_ANTHROPIC_BASE_URL", fake_server.anthropic_base_url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", DUMMY_KEY)
+    args = ("judge", "run", "faithfulness", "--dataset", "docs", "--swap", "--repeats", "3")
+    first = invoke(db, *args)
+    assert first.exit_code == 0, first.output
+    assert "18 planned, 0 cached, 18 scored" in first.output
+    second = invoke(db, *args, "--json")
+    summary = json.loads(second.output[second.output.index("{"):])
+    assert summary["cached"] == 18 and summary["provider_requests"] == 0
+    assert len(fake_server.calls) == 18
+    runs = invoke(db, "judge", "runs", "--dataset", "docs")
+    assert runs.output.count("completed") == 2
+    out = tmp_path / "verdicts.csv"
+    exported = invoke(db, "verdicts", "export", "--dataset", "docs", "--judge", "faithfulness",
+                      "-o", str(out))
+    assert exported.exit_code == 0
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1 + 18
+
+
+def test_failed_calls_exit_1_and_say_how_to_retry(
+    db: Path, fake_server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CALIBRATE_OPENAI_BASE_URL", fake_server.openai_base_url)
+    fake_server.script("500", "500")
+    result = invoke(db, "judge", "run", "faithfulness-oneshot", "--dataset", "docs",
+                    "--concurrency", "1", "--max-retries", "1", "--model", "openai/local")
+    assert result.exit_code == 1
+    assert "1 calls failed after their retries; run the same command again" in result.output
+    again = invoke(db, "judge", "run", "faithfulness-oneshot", "--dataset", "docs",
+                   "--model", "openai/local")
+    assert again.exit_code == 0 and "2 cached, 1 scored" in again.output
+
+
+def test_scripted_model_for_demos(db: Path) -> None:
+    result = invoke(db, "judge", "run", "preference", "--dataset", "docs",
+                    "--model", "scripted/demo")
+    assert result.exit_code == 1 and "pairwise but dataset 'docs' is pointwise" in result.output
+    result = invoke(db, "judge", "run", "faithfulness-oneshot", "--dataset", "docs",
+                    "--model", "scripted/demo", "--labelled-only")
+    assert result.exit_code == 1 and "no rows labelled" in result.output
+    result = invoke(db, "judge", "run", "faithfulness-oneshot", "--dataset", "docs",
+                    "--model", "scripted/demo", "--limit", "2")
+    assert result.exit_code == 0 and "2 planned" in result.output
+    assert "cost $0.0000" in result.output
+
+
+def test_verdicts_import_with_errors_and_success(db: Path, tmp_path: Path) -> None:
+    path = tmp_path / "ext.csv"
+    path.write_text("id,verdict\nrow-000,pass\nrow-404,fail\n", encoding="utf-8")
+    result = invoke(db, "verdicts", "import", str(path), "--dataset", "docs", "--judge", "gpt")
+    assert result.exit_code == 2 and "row 2, column 'id'" in result.output
+    path.write_text("id,verdict,reasoning\nrow-000,pass,ok\nrow-001,fail,no\n", encoding="utf-8")
+    result = invoke(db, "verdicts", "import", str(path), "--dataset", "docs", "--judge", "gpt")
+    assert result.exit_code == 0 and "2 added" in result.output
+    listed = json.loads(invoke(db, "judges", "list", "--json").output)
+    assert any(r["name"] == "gpt" and r["source"] == "external" for r in listed)
+    shown = invoke(db, "judge", "run", "gpt", "--dataset", "docs")
+    assert shown.exit_code == 2 and "external judge" in shown.output
+
+
+def test_unknown_judge_and_dataset(db: Path) -> None:
+    result = invoke(db, "judge", "run", "nope", "--dataset", "docs")
+    assert result.exit_code == 2 and "no judge 'nope'" in result.output
+    result = invoke(db, "judge", "run", "refusal", "--dataset", "missing", "--dry-run")
+    assert result.exit_code == 2 and "no dataset named 'missing'" in result.output

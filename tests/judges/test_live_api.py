@@ -1,0 +1,46 @@
+"""Live calls to the real provider APIs: opt-in only.
+
+Set ``CALIBRATE_RUN_LIVE_API=1`` and ``ANTHROPIC_API_KEY`` and/or ``OPENAI_API_KEY`` in the
+environment. The values are read when this module is collected, before the suite's fixtures
+remove every ``CALIBRATE_*``/``ANTHROPIC_*``/``OPENAI_*`` variable from the test environment.
+Optional: ``CALIBRATE_LIVE_ANTHROPIC_MODEL`` / ``CALIBRATE_LIVE_OPENAI_MODEL``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from judge_helpers import faithfulness_rows
+
+from judges.config import load_builtin, parse_config
+from judges.runner import CallPolicy, run_judge
+from judges.settings import Settings
+from labels import LabelStore
+
+LIVE = os.environ.get("CALIBRATE_RUN_LIVE_API") == "1"
+KEYS = {p: os.environ.get(f"{p.upper()}_API_KEY") for p in ("anthropic", "openai")}
+MODELS = {
+    "anthropic": os.environ.get("CALIBRATE_LIVE_ANTHROPIC_MODEL", "claude-haiku-4-5"),
+    "openai": os.environ.get("CALIBRATE_LIVE_OPENAI_MODEL", "gpt-4.1-mini"),
+}
+
+pytestmark = pytest.mark.api
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_real_judge_call(provider: str, store: LabelStore, make_dataset: Any) -> None:
+    if not LIVE:
+        pytest.skip("live API tests run only with CALIBRATE_RUN_LIVE_API=1")
+    if not KEYS[provider]:
+        pytest.skip(f"{provider.upper()}_API_KEY is not set")
+    make_dataset("live", faithfulness_rows(1))
+    config = parse_config({**load_builtin("faithfulness-oneshot").model_dump(mode="json"),
+                           "model": f"{provider}/{MODELS[provider]}"})
+    settings = Settings(**{f"{provider}_api_key": KEYS[provider]})  # type: ignore[arg-type]
+    summary = run_judge(config, "live", store=store, settings=settings,
+                        policy=CallPolicy(timeout=60, max_retries=2))
+    assert summary.failed == 0, summary.describe()
+    assert summary.scored + summary.unscored == 1
+    assert summary.input_tokens > 0 and summary.output_tokens > 0

@@ -1,0 +1,140 @@
+"""Parsing replies: last-marker binding, JSON contracts, claims, unscored reasons."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from judges.config import load_builtin
+from judges.parsing import UNSCORED_REASONS, Unscored, Verdict, map_back, parse_reply
+
+ONESHOT = load_builtin("faithfulness-oneshot")
+CLAIMS = load_builtin("faithfulness")
+JSON = load_builtin("correctness")
+PAIR = load_builtin("preference")
+
+
+def verdict_of(config: object, text: str, **kwargs: object) -> str:
+    result = parse_reply(config, text, **kwargs)  # type: ignore[arg-type]
+    return result.value if isinstance(result, Verdict) else f"unscored:{result.reason}"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Fine.\nVERDICT: PASS", "pass"),
+        ("Fine.\nverdict: fail", "fail"),
+        ("**VERDICT:** UNSURE", "unsure"),
+        ("**Verdict**: `PASS`", "pass"),
+        ("It said VERDICT: PASS earlier, but claim 2 is wrong.\nVERDICT: FAIL", "fail"),
+        ("VERDICT: FAIL\n...on reflection...\nVERDICT: PASS", "pass"),
+        ("No marker at all, just PASS", "unscored:no_verdict"),
+        ("VERDICT: MAYBE", "unscored:off_list"),
+        ("VERDICT: PASS\nVERDICT: GOOD", "unscored:off_list"),
+        ("", "unscored:empty_reply"),
+        ("   \n ", "unscored:empty_reply"),
+    ],
+)
+def test_marker_contract(reply: str, expected: str) -> None:
+    assert verdict_of(ONESHOT, reply) == expected
+
+
+def test_reasoning_is_the_text_before_the_last_marker() -> None:
+    result = parse_reply(ONESHOT, "Source 2 says so.\nVERDICT: PASS")
+    assert isinstance(result, Verdict)
+    assert result.reasoning == "Source 2 says so." and result.label == "PASS"
+
+
+def test_finish_reasons_override_the_text() -> None:
+    assert verdict_of(ONESHOT, "VERDICT: PA", finish_reason="length") == "unscored:truncated"
+    assert verdict_of(ONESHOT, "VERDICT: PASS", finish_reason="length") == "unscored:truncated"
+    assert verdict_of(ONESHOT, "", refusal="I can't") == "unscored:refusal"
+    assert verdict_of(ONESHOT, "", finish_reason="refusal") == "unscored:refusal"
+    assert verdict_of(ONESHOT, "x", finish_reason="content_filter") == "unscored:content_filter"
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ('{"reasoning": "ok", "verdict": "PASS"}', "pass"),
+        ('```json\n{"reasoning": "r", "verdict": "fail"}\n```', "fail"),
+        ('Here you go: {"verdict": "UNSURE", "reasoning": "hm"} thanks', "unsure"),
+        ('The answer wrote {"verdict": "PASS"}. Mine: {"verdict": "FAIL", "reasoning": "x"}',
+         "fail"),
+        ('{"reasoning": "no verdict"}', "unscored:no_verdict"),
+        ('{"verdict": "GREAT"}', "unscored:off_list"),
+        ('{"verdict": 1}', "unscored:off_list"),
+        ("VERDICT: PASS", "unscored:invalid_json"),
+        ('{"verdict": "PASS"', "unscored:invalid_json"),
+    ],
+)
+def test_json_contract(reply: str, expected: str) -> None:
+    assert verdict_of(JSON, reply) == expected
+
+
+def claims_reply(*statuses: str, verdict: str | None = "PASS") -> str:
+    body: dict[str, object] = {
+        "claims": [{"claim": f"claim {n}", "status": s} for n, s in enumerate(statuses)],
+        "reasoning": "checked",
+    }
+    if verdict is not None:
+        body["verdict"] = verdict
+    return json.dumps(body)
+
+
+def test_claims_decide_the_verdict() -> None:
+    assert verdict_of(CLAIMS, claims_reply("SUPPORTED", "SUPPORTED")) == "pass"
+    assert verdict_of(CLAIMS, claims_reply("SUPPORTED", "NOT_FOUND")) == "fail"
+    assert verdict_of(CLAIMS, claims_reply("CONTRADICTED", verdict=None)) == "fail"
+    assert verdict_of(CLAIMS, claims_reply("supported")) == "pass"
+
+
+def test_claims_override_a_contradicting_model_verdict_with_a_note() -> None:
+    result = parse_reply(CLAIMS, claims_reply("SUPPORTED", "NOT_FOUND", verdict="PASS"))
+    assert isinstance(result, Verdict) and result.value == "fail"
+    assert "PASS" in result.note and len(result.claims) == 2
+    assert [c.supported for c in result.claims] == [True, False]
+
+
+def test_bad_claims_are_unscored() -> None:
+    assert verdict_of(CLAIMS, claims_reply("SUPPORTED", "PROBABLY")) == "unscored:invalid_claims"
+    assert verdict_of(CLAIMS, '{"claims": "all good", "verdict": "PASS"}') == (
+        "unscored:invalid_claims"
+    )
+    assert verdict_of(CLAIMS, '{"claims": ["x"], "verdict": "PASS"}') == "unscored:invalid_claims"
+
+
+def test_empty_claims_fall_back_to_the_stated_verdict() -> None:
+    assert verdict_of(CLAIMS, claims_reply(verdict="PASS")) == "pass"
+    assert verdict_of(CLAIMS, claims_reply(verdict="UNSURE")) == "unsure"
+    assert verdict_of(CLAIMS, claims_reply(verdict=None)) == "unscored:no_verdict"
+
+
+def test_pairwise_labels_and_mapping_back() -> None:
+    assert verdict_of(PAIR, "A is grounded.\nVERDICT: A") == "a"
+    assert verdict_of(PAIR, "VERDICT: tie") == "tie"
+    assert verdict_of(PAIR, "VERDICT: PASS") == "unscored:off_list"
+    assert map_back(PAIR, "a", "swapped") == "b"
+    assert map_back(PAIR, "b", "swapped") == "a"
+    assert map_back(PAIR, "tie", "swapped") == "tie"
+    assert map_back(PAIR, "a", "original") == "a"
+    assert map_back(ONESHOT, "pass", "swapped") == "pass"
+
+
+def test_unscored_reasons_are_a_closed_list() -> None:
+    with pytest.raises(ValueError, match="unknown unscored reason"):
+        Unscored("because")
+    assert "off_list" in UNSCORED_REASONS
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300), st.sampled_from([ONESHOT, CLAIMS, JSON, PAIR]),
+       st.sampled_from(["stop", "length", None, "refusal"]))
+def test_parsing_never_raises(text: str, config: object, finish: str | None) -> None:
+    result = parse_reply(config, text, finish_reason=finish)  # type: ignore[arg-type]
+    assert isinstance(result, Verdict | Unscored)
+    if isinstance(result, Unscored):
+        assert result.reason in UNSCORED_REASONS and result.reason != "parse_error"

@@ -1,0 +1,177 @@
+"""Verdict tables: the query for calibration, aggregation, flips, import and export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from judge_helpers import faithfulness_rows, pairwise_rows
+
+from judges.config import JudgeConfig, load_builtin
+from judges.providers.scripted import ScriptedProvider
+from judges.runner import run_judge
+from judges.verdicts import (
+    VERDICT_COLUMNS,
+    aggregate_verdicts,
+    export_verdicts,
+    import_verdicts,
+    judge_verdicts,
+    swap_flips,
+)
+from labels import LabelStore
+from labels.errors import ConflictError, ImportFileError, NotFoundError
+
+
+def scripted(*replies: str) -> ScriptedProvider:
+    return ScriptedProvider("x", list(replies))
+
+
+def test_query_shape_order_and_unscored_rows(
+    store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
+) -> None:
+    make_dataset("docs", faithfulness_rows(2))
+    provider = ScriptedProvider("x", responder=lambda r: "VERDICT: PASS")
+    provider.script_for("plan 1", "VERDICT: FAIL", "no marker here", "VERDICT: PASS", "")
+    run_judge(oneshot, "docs", store=store, provider=provider, swap=True, repeats=2,
+              concurrency=1)
+    frame = judge_verdicts(store, "docs", "faithfulness-oneshot")
+    assert tuple(frame.columns) == VERDICT_COLUMNS
+    assert frame[["item_id", "repeat", "order"]].values.tolist() == [
+        ["row-000", 0, "original"], ["row-000", 0, "swapped"],
+        ["row-000", 1, "original"], ["row-000", 1, "swapped"],
+        ["row-001", 0, "original"], ["row-001", 0, "swapped"],
+        ["row-001", 1, "original"], ["row-001", 1, "swapped"],
+    ]
+    row1 = frame[frame["item_id"] == "row-001"]
+    assert sorted(row1["verdict"]) == ["fail", "pass", "unscored", "unscored"]
+    assert sorted(row1["unscored_reason"].dropna()) == ["empty_reply", "no_verdict"]
+    assert row1[row1["verdict"] == "unscored"]["reasoning"].isna().all()
+    assert frame["repeat"].dtype == "int64"
+    assert frame["config_id"].unique().tolist() == [oneshot.config_id]
+
+
+def test_a_name_resolves_to_the_revision_run_last(
+    store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
+) -> None:
+    make_dataset("docs", faithfulness_rows(1))
+    run_judge(oneshot, "docs", store=store, provider=scripted("VERDICT: PASS"))
+    newer = oneshot.with_revision(system="Be strict.")
+    run_judge(newer, "docs", store=store, provider=scripted("VERDICT: FAIL"))
+    assert judge_verdicts(store, "docs", "faithfulness-oneshot")["verdict"].tolist() == ["fail"]
+    assert judge_verdicts(store, "docs", oneshot.config_id)["verdict"].tolist() == ["pass"]
+    assert judge_verdicts(store, "docs", oneshot.config_id[:12])["verdict"].tolist() == ["pass"]
+    with pytest.raises(NotFoundError, match="judges: faithfulness-oneshot"):
+        judge_verdicts(store, "docs", "nobody")
+
+
+def test_aggregation_rules() -> None:
+    frame = pd.DataFrame({
+        "item_id": ["a"] * 3 + ["b"] * 2 + ["c"] * 2 + ["d"],
+        "verdict": ["pass", "pass", "fail", "pass", "fail", "pass", "unscored", "unscored"],
+    })
+    majority = aggregate_verdicts(frame).set_index("item_id")
+    assert majority["verdict"].to_dict() == {"a": "pass", "b": "unsure", "c": "pass",
+                                             "d": "unscored"}
+    assert majority.loc["a", "agreement"] == pytest.approx(2 / 3)
+    assert majority.loc["c", "n_unscored"] == 1
+    assert aggregate_verdicts(frame, "unanimous").set_index("item_id")["verdict"]["a"] == "unsure"
+    assert aggregate_verdicts(frame, "any_fail").set_index("item_id")["verdict"]["a"] == "fail"
+    pairs = pd.DataFrame({"item_id": ["p", "p"], "verdict": ["a", "b"]})
+    assert aggregate_verdicts(pairs)["verdict"].tolist() == ["tie"]
+
+
+def test_swap_flips_measure_position_bias(store: LabelStore, make_dataset: Any) -> None:
+    make_dataset("pairs", pairwise_rows(4))
+    provider = ScriptedProvider("x", responder=lambda r: "VERDICT: A")  # always the first slot
+    run_judge(load_builtin("preference"), "pairs", store=store, provider=provider)
+    flips = swap_flips(judge_verdicts(store, "pairs", "preference"))
+    assert len(flips) == 4 and flips["flipped"].all()
+    assert flips["flipped"].mean() == 1.0
+
+
+def test_import_export_round_trip(
+    store: LabelStore, make_dataset: Any, oneshot: JudgeConfig, tmp_path: Path
+) -> None:
+    make_dataset("docs", faithfulness_rows(3))
+    run_judge(oneshot, "docs", store=store, provider=ScriptedProvider("x"), repeats=2,
+              swap=True)
+    out = export_verdicts(store, "docs", "faithfulness-oneshot", tmp_path / "v.csv")
+    summary = import_verdicts(store, out, dataset="docs", judge="copy")
+    assert summary.added == 12 and summary.unchanged == 0 and summary.config_id.startswith("ext:")
+    original = judge_verdicts(store, "docs", "faithfulness-oneshot")
+    copied = judge_verdicts(store, "docs", "copy")
+    cols = ["item_id", "repeat", "order", "verdict", "reasoning"]
+    pd.testing.assert_frame_equal(original[cols], copied[cols])
+    again = import_verdicts(store, out, dataset="docs", judge="copy")
+    assert again.added == 0 and again.unchanged == 12 and again.run_id is None
+
+
+def test_import_minimal_file_with_unscored_rows(
+    store: LabelStore, make_dataset: Any, tmp_path: Path
+) -> None:
+    make_dataset("docs", faithfulness_rows(3))
+    path = tmp_path / "ext.csv"
+    path.write_text("id,verdict\nrow-000,1\nrow-001,FAIL\nrow-002,\n", encoding="utf-8")
+    summary = import_verdicts(store, path, dataset="docs", judge="gpt4o")
+    assert summary.added == 3 and summary.unscored == 1
+    frame = judge_verdicts(store, "docs", "gpt4o")
+    assert frame["verdict"].tolist() == ["pass", "fail", "unscored"]
+    assert frame["unscored_reason"].tolist()[2] == "external"
+    assert set(frame["order"]) == {"original"} and set(frame["repeat"]) == {0}
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("id,verdict\nrow-000,pass\nrow-999,pass\n", r"row 2, column 'id'.*no item 'row-999'"),
+        ("id,verdict\nrow-000,great\n", r"row 1, column 'verdict': 'great' is not a verdict"),
+        ("id,verdict,order\nrow-000,pass,sideways\n", r"column 'order'"),
+        ("id,verdict,repeat\nrow-000,pass,-1\n", r"column 'repeat'"),
+        ("id,verdict\nrow-000,pass\nrow-000,fail\n", r"row 2.*duplicates row 1"),
+        ("item,verdict\nrow-000,pass\n", r"missing required column 'id'"),
+    ],
+)
+def test_import_errors_name_row_and_column_and_write_nothing(
+    store: LabelStore, make_dataset: Any, tmp_path: Path, content: str, message: str
+) -> None:
+    make_dataset("docs", faithfulness_rows(2))
+    path = tmp_path / "bad.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ImportFileError, match=message):
+        import_verdicts(store, path, dataset="docs", judge="ext")
+    with store.db.cursor() as cur:
+        tables = {r[0] for r in cur.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        if "judge_calls" in tables:
+            assert cur.execute("SELECT count(*) FROM judge_calls").fetchall()[0][0] == 0
+            assert cur.execute("SELECT count(*) FROM judge_configs").fetchall()[0][0] == 0
+
+
+def test_import_conflict_changes_nothing(
+    store: LabelStore, make_dataset: Any, tmp_path: Path
+) -> None:
+    make_dataset("docs", faithfulness_rows(2))
+    path = tmp_path / "v.jsonl"
+    path.write_text('{"id": "row-000", "verdict": "pass"}\n', encoding="utf-8")
+    import_verdicts(store, path, dataset="docs", judge="ext")
+    path.write_text('{"id": "row-001", "verdict": "pass"}\n'
+                    '{"id": "row-000", "verdict": "fail"}\n', encoding="utf-8")
+    with pytest.raises(ConflictError, match=r"already has verdict 'pass'.*says 'fail'"):
+        import_verdicts(store, path, dataset="docs", judge="ext")
+    assert judge_verdicts(store, "docs", "ext")["item_id"].tolist() == ["row-000"]
+
+
+def test_pairwise_import_accepts_a_b_tie(
+    store: LabelStore, make_dataset: Any, tmp_path: Path
+) -> None:
+    make_dataset("pairs", pairwise_rows(2))
+    path = tmp_path / "p.csv"
+    path.write_text("id,verdict,order,reasoning\npair-000,A,original,first\n"
+                    "pair-000,tie,swapped,\npair-001,b,original,x\n", encoding="utf-8")
+    import_verdicts(store, path, dataset="pairs", judge="mt")
+    frame = judge_verdicts(store, "pairs", "mt")
+    assert frame["verdict"].tolist() == ["a", "tie", "b"]
+    path.write_text("id,verdict\npair-000,pass\n", encoding="utf-8")
+    with pytest.raises(ImportFileError, match="use a, b, tie"):
+        import_verdicts(store, path, dataset="pairs", judge="mt2")

@@ -1,0 +1,166 @@
+"""Small, exactly-known calibration data written to files in the tools' import formats.
+
+Calibration dataset ``cal`` (120 rows, two segments, three rows per source document):
+
+* alice labels every row: 70 pass, 50 fail. Judge ``judge-a`` on those rows: of alice's 70
+  passes it passes 60, of her 50 fails it passes 8; one more row (an alice pass) is unscored.
+* bob labels 40 rows that alice labelled too, disagreeing with her on 4 and unsure on 2, so the
+  consensus of those rows is ``unsure`` (a tie) and human-human agreement is measurable.
+* ``judge-b`` is a second, worse judge on the same rows (for the leaderboard).
+* ``swapper`` judged every row in both orders; 10 rows flip.
+
+Target dataset ``tgt`` (400 rows): ``judge-a`` passes 250, fails 147, leaves 3 unscored.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from judges.verdicts import import_verdicts
+from labels import LabelStore, import_labels, import_rows, open_store
+
+N_CAL, N_PASS, N_TGT = 120, 70, 400
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    """Paths of the generated files."""
+
+    cal_items: Path
+    tgt_items: Path
+    alice: Path
+    bob: Path
+    judge_a_cal: Path
+    judge_a_tgt: Path
+    judge_b_cal: Path
+    swapper_cal: Path
+    new_verdicts: Path
+
+
+def _write_csv(path: Path, header: list[str], rows: list[list[object]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def _write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def write_report_files(folder: Path) -> ReportFiles:
+    """Write the data described in the module docstring into ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(7)
+    cal_ids = [f"c{i:03d}" for i in range(N_CAL)]
+    human = ["pass"] * N_PASS + ["fail"] * (N_CAL - N_PASS)
+    # judge-a: pass rows 0..59 pass, 60..68 fail, 69 unscored; fail rows 70..77 pass, rest fail.
+    judge_a = (["pass"] * 60 + ["fail"] * 9 + [""] + ["pass"] * 8
+               + ["fail"] * (N_CAL - N_PASS - 8))
+    perm = rng.permutation(N_CAL)  # spread the cells over segments and documents
+    ids = [cal_ids[p] for p in perm]
+    items = [
+        {
+            "id": cal_ids[i],
+            "question": f"How do I change setting {i}?",
+            "answer": f"Open settings and toggle option {i}. **bold** ![x](http://127.0.0.1:9/t.png)",
+            "sources": [f"Option {i} lives under settings."],
+            "segment": "billing" if i % 2 else "search",
+            "doc_id": f"d{i // 3:02d}",
+        }
+        for i in range(N_CAL)
+    ]
+    cal_items = _write_jsonl(folder / "cal_items.jsonl", items)
+    alice = _write_csv(folder / "alice.csv", ["id", "label", "note"], [
+        [ids[k], human[k], "needs a source **now**" if k == 3 else ""] for k in range(N_CAL)
+    ])
+    bob_rows = []
+    for k in range(40):
+        verdict = human[k * 3]
+        if k < 4:
+            verdict = "fail" if verdict == "pass" else "pass"
+        elif k < 6:
+            verdict = "unsure"
+        bob_rows.append([ids[k * 3], verdict, ""])
+    bob = _write_csv(folder / "bob.csv", ["id", "label", "note"], bob_rows)
+    judge_a_cal = _write_csv(folder / "judge_a_cal.csv", ["id", "verdict", "reasoning"], [
+        [ids[k], judge_a[k], f"reason {k}" if judge_a[k] else ""] for k in range(N_CAL)
+    ])
+    judge_b = [
+        ("fail" if v == "pass" else "pass") if k % 4 == 0 else v
+        for k, v in enumerate(human)
+    ]
+    judge_b_cal = _write_csv(folder / "judge_b_cal.csv", ["id", "verdict"], [
+        [ids[k], judge_b[k]] for k in range(N_CAL)
+    ])
+    swap_rows = []
+    for k in range(N_CAL):
+        original = human[k]
+        swapped = ("fail" if original == "pass" else "pass") if k % 12 == 0 else original
+        swap_rows += [[ids[k], 0, "original", original], [ids[k], 0, "swapped", swapped]]
+    swapper_cal = _write_csv(folder / "swapper_cal.csv", ["id", "repeat", "order", "verdict"],
+                             swap_rows)
+    tgt_ids = [f"t{i:03d}" for i in range(N_TGT)]
+    tgt_items = _write_jsonl(folder / "tgt_items.jsonl", [
+        {"id": t, "question": f"q {t}", "answer": f"a {t}", "sources": [f"s {t}"],
+         "segment": "billing" if i % 2 else "search"}
+        for i, t in enumerate(tgt_ids)
+    ])
+    tgt_verdicts = ["pass"] * 250 + ["fail"] * 147 + [""] * 3
+    judge_a_tgt = _write_csv(folder / "judge_a_tgt.csv", ["id", "verdict"], [
+        [t, v] for t, v in zip(tgt_ids, tgt_verdicts, strict=True)
+    ])
+    new_verdicts = _write_csv(folder / "new_verdicts.csv", ["id", "verdict"], [
+        [f"n{i:03d}", "pass" if i < 180 else "fail"] for i in range(200)
+    ])
+    return ReportFiles(cal_items, tgt_items, alice, bob, judge_a_cal, judge_a_tgt, judge_b_cal,
+                       swapper_cal, new_verdicts)
+
+
+def build_store(store: LabelStore, files: ReportFiles) -> None:
+    """Import every file into ``store`` through the public import functions."""
+    import_rows(store, files.cal_items, "cal")
+    import_rows(store, files.tgt_items, "tgt")
+    import_labels(store, files.alice, "cal", annotator="alice")
+    import_labels(store, files.bob, "cal", annotator="bob")
+    import_verdicts(store, files.judge_a_cal, dataset="cal", judge="judge-a")
+    import_verdicts(store, files.judge_a_tgt, dataset="tgt", judge="judge-a")
+    import_verdicts(store, files.judge_b_cal, dataset="cal", judge="judge-b")
+    import_verdicts(store, files.swapper_cal, dataset="cal", judge="swapper")
+
+
+@pytest.fixture(scope="session")
+def file_writer() -> Callable[[Path], ReportFiles]:
+    """:func:`write_report_files`, for fixtures of a wider scope than a test."""
+    return write_report_files
+
+
+@pytest.fixture(scope="session")
+def store_builder() -> Callable[[LabelStore, ReportFiles], None]:
+    """:func:`build_store`, for fixtures of a wider scope than a test."""
+    return build_store
+
+
+@pytest.fixture
+def report_files(tmp_path: Path) -> ReportFiles:
+    """The generated files, in ``tmp_path/files``."""
+    return write_report_files(tmp_path / "files")
+
+
+@pytest.fixture
+def filled_store(db_path: Path, report_files: ReportFiles) -> Iterator[LabelStore]:
+    """A store with every file imported."""
+    s = open_store(str(db_path))
+    build_store(s, report_files)
+    yield s
+    s.db.close()

@@ -1,0 +1,156 @@
+"""The Calibration and Export pages (AppTest) show what ``calibrate report --json`` says."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from streamlit.testing.v1 import AppTest
+
+from judges.cli import cli
+from judges.report import format_number
+from labels import open_store
+
+APP_SCRIPT = Path(__file__).resolve().parents[2] / "calibrate_app" / "streamlit_app.py"
+
+
+@pytest.fixture(scope="module")
+def app_template(tmp_path_factory: pytest.TempPathFactory, file_writer: Any,
+                 store_builder: Any) -> Path:
+    folder = tmp_path_factory.mktemp("app")
+    db = folder / "template.duckdb"
+    s = open_store(str(db))
+    store_builder(s, file_writer(folder / "files"))
+    s.db.close()
+    return db
+
+
+@pytest.fixture
+def app_db(app_template: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    from calibrate_app import resources
+
+    shutil.copy(app_template, db_path)
+    monkeypatch.setenv("CALIBRATE_DB_PATH", str(db_path))
+    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")
+    yield db_path
+    resources.release_store()
+
+
+def cli_report(db: Path, *args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["--db", str(db), "report", "--json", *args],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def open_page(page: str) -> AppTest:
+    at = AppTest.from_file(str(APP_SCRIPT), default_timeout=60)
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_calibration_page_shows_the_cli_numbers(app_db: Path) -> None:
+    data = cli_report(app_db, "--dataset", "cal", "--judge", "judge-a", "--target", "tgt",
+                      "--half-width", "0.1")
+    at = open_page("app_pages/calibration.py")
+    at.selectbox(key="cal_dataset").select("cal").run()
+    at.selectbox(key="cal_judge").select(data["judge"]["config_id"]).run()
+    at.selectbox(key="cal_target").select("tgt").run()
+    at.number_input(key="cal_half_width").set_value(0.1).run()
+    assert not at.exception, at.exception
+    shown = metrics(at)
+    expected = {
+        "Sensitivity": data["sensitivity"],
+        "False-positive rate": data["fpr"],
+        "Specificity": data["specificity"],
+        "Cohen's kappa": data["kappa"],
+        "Human–human kappa": data["human_agreement"]["kappa"],
+        "Observed (judge)": data["observed_pass_rate"],
+        "Corrected": data["corrected_pass_rate"],
+        "Human (labelled rows)": data["human_pass_rate"],
+    }
+    for label, value in expected.items():
+        assert shown[label] == format_number(value), label
+    assert shown["Labelled rows used"] == str(data["n"])
+    assert shown["Human unsure"] == str(data["unsure"]["human"])
+    assert shown["Judge unscored"] == (f"{data['unscored']['labelled']} / "
+                                       f"{data['unscored']['target']}")
+    captions = " ".join(c.value for c in at.caption)
+    for key in ("sensitivity", "fpr", "corrected_pass_rate"):
+        assert f"CI {data[key]['low']:.3f}–{data[key]['high']:.3f}" in captions
+    texts = [t.value for t in at.text]
+    assert data["plan"]["message"] in texts
+
+    # The first disagreement opens with both verdicts; row text stays literal (st.text only).
+    assert any(h.value.startswith("Disagreements (") for h in at.subheader)
+    assert any("**bold** ![x](http://127.0.0.1:9/t.png)" in t for t in texts)
+    assert not any("127.0.0.1:9" in m.value for m in at.markdown)
+    assert shown["Human"] in ("pass", "fail") and shown["Judge"] in ("pass", "fail")
+
+    # Planning: the button sets the Label page's queue to the stratified order.
+    at.button(key="cal_stratify").click().run()
+    assert not at.exception, at.exception
+    assert any("alternates judge-pass and judge-fail" in s.value for s in at.success)
+    from calibrate_app import resources
+
+    resources.release_store()
+    s = open_store(str(app_db))
+    try:
+        assert s.queue_settings("cal", "faithfulness").order == "stratified"
+    finally:
+        s.db.close()
+
+
+def test_calibration_page_leaderboard_and_refusal(app_db: Path, tmp_path: Path) -> None:
+    a = cli_report(app_db, "--dataset", "cal", "--judge", "judge-a", "--judge", "judge-b")
+    board = a["leaderboard"]
+    mini = tmp_path / "mini.jsonl"
+    mini.write_text("".join(json.dumps({"id": f"m{i}", "question": "q", "answer": f"a{i}",
+                                        "sources": ["s"]}) + "\n" for i in range(6)))
+    labels = tmp_path / "mini_labels.csv"
+    labels.write_text("id,label\n" + "".join(f"m{i},pass\n" for i in range(6)))
+    verdicts = tmp_path / "mini_verdicts.csv"
+    verdicts.write_text("id,verdict\n" + "".join(f"m{i},{'pass' if i else 'fail'}\n"
+                                                  for i in range(6)))
+    runner = CliRunner()
+    for args in (["import", str(mini), "--dataset", "mini"],
+                 ["labels", "import", str(labels), "--dataset", "mini", "--annotator", "zoe"],
+                 ["verdicts", "import", str(verdicts), "--dataset", "mini", "--judge", "mj"]):
+        assert runner.invoke(cli, ["--db", str(app_db), *args]).exit_code == 0
+
+    at = open_page("app_pages/calibration.py")
+    at.selectbox(key="cal_dataset").select("cal").run()
+    at.selectbox(key="cal_judge").select(a["judge"]["config_id"]).run()
+    at.multiselect(key="cal_compare").select(board[1]["judge"]["config_id"]).run()
+    assert not at.exception, at.exception
+    shown = next(d.value for d in at.dataframe if "mcnemar_p_vs_best" in d.value.columns)
+    assert shown["judge"].tolist() == ["judge-a", "judge-b"]
+    assert shown["kappa"].tolist()[0].startswith(format_number(board[0]["kappa"]))
+    assert shown["mcnemar_p_vs_best"].tolist()[1] == pytest.approx(board[1]["mcnemar_p_vs_best"])
+
+    # Only passing labels: the corrected pass rate is refused, and the page says why.
+    at.selectbox(key="cal_dataset").select("mini").run()
+    at.selectbox(key="cal_design").select("separate_calibration").run()
+    assert not at.exception, at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "No number" in warnings and "label at least one failing" in warnings
+    assert "Corrected" not in metrics(at)
+
+
+def test_export_page_offers_the_card(app_db: Path) -> None:
+    at = open_page("app_pages/export.py")
+    at.selectbox(key="export_dataset").select("cal").run()
+    assert not at.exception, at.exception
+    labels = [m.label for m in at.metric]
+    assert labels == ["Sensitivity", "Specificity", "Labelled rows"]

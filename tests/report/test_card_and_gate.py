@@ -1,0 +1,193 @@
+"""Judge cards round-trip, never hold a key, catch edits; the gate's numbers and decisions."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from judges.calibration import lee_pass_rate
+from judges.card import CardError, card_from_report, dumps_card, load_card, write_card
+from judges.cli import cli
+from judges.gate import (
+    VerdictsFileError,
+    gate,
+    read_verdicts_file,
+    score_file,
+    score_verdicts,
+)
+from judges.report import calibration_report, interval
+from labels import LabelStore, open_store
+
+CANARY = "sk-canary-3f9c1e77d2b04a5c"
+
+
+@pytest.fixture(scope="module")
+def judged_template(tmp_path_factory: pytest.TempPathFactory, file_writer: Any,
+                    store_builder: Any) -> Path:
+    """The test data plus a real (scripted) judge run with repeats and swapped orders."""
+    folder = tmp_path_factory.mktemp("card")
+    db = folder / "template.duckdb"
+    s = open_store(str(db))
+    store_builder(s, file_writer(folder / "files"))
+    s.db.close()
+    result = CliRunner().invoke(cli, [
+        "--db", str(db), "judge", "run", "faithfulness", "--dataset", "cal", "--model",
+        "scripted/demo", "--swap", "--repeats", "2", "--limit", "24",
+    ])
+    assert result.exit_code == 0, result.output
+    return db
+
+
+@pytest.fixture
+def card_db(judged_template: Path, db_path: Path) -> Path:
+    shutil.copy(judged_template, db_path)
+    return db_path
+
+
+@pytest.fixture
+def card_store(card_db: Path) -> Iterator[LabelStore]:
+    s = open_store(str(card_db))
+    yield s
+    s.db.close()
+
+
+def test_card_round_trips_in_json_and_yaml(card_store: LabelStore, tmp_path: Path) -> None:
+    report = calibration_report(card_store, "cal", "faithfulness")
+    card = card_from_report(card_store, report)
+    assert card.judge.config is not None
+    assert card.judge.config["model"] == "scripted/demo"
+    assert card.judge.policy.repeats == 2 and card.judge.policy.swap is True
+    assert card.judge.policy.aggregation == "all_agree"
+    assert card.judge.params == card.judge.config["generation"]
+    assert card.calibration.content_hash == card_store.dataset_content_hash("cal")
+    assert card.calibration.rows == 120 and card.calibration.annotators == ["alice", "bob"]
+    assert card.created_at.utcoffset() is not None and card.created_at.utcoffset().seconds == 0
+    assert card.software["duckdb"] and card.software["python"]
+    data = report.to_json()
+    assert card.metrics.sensitivity.model_dump() == data["sensitivity"]
+    assert card.metrics.confusion.model_dump() == data["confusion"]
+    assert card.metrics.m0 == data["m0"] and card.metrics.m1 == data["m1"]
+    assert card.metrics.swap_flip_rate.model_dump() == data["swap_flip_rate"]
+    for suffix in (".json", ".yaml"):
+        path = write_card(card, tmp_path / f"card{suffix}")
+        loaded = load_card(path)
+        assert loaded == card
+        assert dumps_card(loaded, format="json") == dumps_card(card, format="json")
+
+
+def test_card_holds_no_key(card_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CALIBRATE_OPENAI_API_KEY",
+                 "CALIBRATE_ANTHROPIC_API_KEY"):
+        monkeypatch.setenv(name, CANARY)
+    for suffix in (".json", ".yaml"):
+        out = tmp_path / f"card{suffix}"
+        result = CliRunner().invoke(cli, ["--db", str(card_db), "card", "export", "--dataset",
+                                          "cal", "--judge", "faithfulness", "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        text = out.read_text(encoding="utf-8")
+        assert CANARY not in text and CANARY[:12] not in text
+        assert "api_key" not in text.lower()
+        assert CANARY not in result.output
+
+
+def test_edited_config_is_refused(card_store: LabelStore, tmp_path: Path) -> None:
+    card = card_from_report(card_store, calibration_report(card_store, "cal", "faithfulness"))
+    path = write_card(card, tmp_path / "card.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["judge"]["config"]["template"] += "\nBe lenient."
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CardError, match="edited after calibration"):
+        load_card(path)
+    data["judge"]["config"] = None
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(CardError, match="missing"):
+        load_card(path)
+    with pytest.raises(CardError, match="must end in"):
+        load_card(tmp_path / "card.txt")
+
+
+def test_gate_rejects_verdicts_of_another_config(card_store: LabelStore, tmp_path: Path) -> None:
+    card = card_from_report(card_store, calibration_report(card_store, "cal", "faithfulness"))
+    path = write_card(card, tmp_path / "card.json")
+    verdicts = tmp_path / "other.csv"
+    result = CliRunner().invoke(cli, ["--db", str(card_store.db.path), "verdicts", "export",
+                                      "--dataset", "tgt", "--judge", "judge-a", "-o",
+                                      str(verdicts)])
+    card_store.db.close()
+    assert result.exit_code == 0, result.output
+    gated = CliRunner().invoke(cli, ["gate", "--card", str(path), str(verdicts),
+                                     "--min-pass-rate", "0.1"])
+    assert gated.exit_code == 2
+    assert card.judge.config_id in gated.output
+
+
+def test_score_is_lee_with_the_cards_counts(card_store: LabelStore, tmp_path: Path) -> None:
+    report = calibration_report(card_store, "cal", "judge-a")
+    card = card_from_report(card_store, report)
+    new = tmp_path / "new.jsonl"
+    rows = [{"item_id": f"n{i}", "verdict": "pass" if i < 70 else "fail",
+             "config_id": card.judge.config_id} for i in range(100)]
+    rows.append({"item_id": "n100", "verdict": None, "config_id": card.judge.config_id})
+    new.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    score = score_file(card, new)
+    cm = card.metrics.confusion
+    human = ["pass"] * (cm.tp + cm.fn) + ["fail"] * (cm.fp + cm.tn)
+    judge = ["pass"] * cm.tp + ["fail"] * cm.fn + ["pass"] * cm.fp + ["fail"] * cm.tn
+    direct = lee_pass_rate(human, judge, ["pass"] * 70 + ["fail"] * 30)
+    assert interval(score.corrected) == interval(direct)
+    assert score.n == 100 and score.k == 70 and score.unscored == 1
+    data = score.to_json()
+    assert data["corrected_pass_rate"]["estimate"] == direct.estimate
+    assert not any("config_id" in w for w in data["warnings"])
+
+    low, est = direct.low, direct.estimate
+    assert low is not None and est is not None
+    assert gate(score, min_pass_rate=low).passed
+    assert not gate(score, min_pass_rate=low + 1e-6).passed
+    assert gate(score, min_pass_rate=est, on="estimate").passed
+    decision = gate(score, min_pass_rate=0.99)
+    assert not decision.passed and "< 0.99" in decision.reason
+    with pytest.raises(ValueError):
+        gate(score, min_pass_rate=1.2)
+
+
+def test_uninformative_card_never_passes(card_store: LabelStore, tmp_path: Path) -> None:
+    card = card_from_report(card_store, calibration_report(card_store, "cal", "judge-a"))
+    weak = card.model_copy(update={"metrics": card.metrics.model_copy(update={
+        "confusion": card.metrics.confusion.model_copy(update={"tp": 3, "fn": 2, "fp": 2,
+                                                               "tn": 2}),
+    })})
+    path = tmp_path / "v.csv"
+    path.write_text("id,verdict\n" + "".join(f"x{i},pass\n" for i in range(50)), encoding="utf-8")
+    score = score_verdicts(weak, read_verdicts_file(path))
+    assert score.corrected.uninformative
+    decision = gate(score, min_pass_rate=0.0, on="estimate")
+    assert not decision.passed and "better than chance" in decision.reason
+
+
+def test_verdicts_file_errors_name_row_and_column(tmp_path: Path) -> None:
+    cases = {
+        "no_verdict.csv": ("id,label\nx,pass\n", "missing required column verdict"),
+        "bad_order.csv": ("id,verdict,order\nx,pass,sideways\n", "row 1, column 'order'"),
+        "bad_repeat.csv": ("id,verdict,repeat\nx,pass,-1\n", "column 'repeat'"),
+        "duplicate.csv": ("id,verdict\nx,pass\nx,fail\n", "duplicates row 1"),
+        "empty_id.csv": ("id,verdict\n,pass\n", "column 'id'"),
+    }
+    for name, (text, message) in cases.items():
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(VerdictsFileError, match=message.replace("(", r"\(")):
+            read_verdicts_file(path)
+    ok = tmp_path / "ok.csv"
+    ok.write_text("id,verdict,repeat,order\nx,1,0,original\nx,0,0,swapped\ny,TRUE,,\n",
+                  encoding="utf-8")
+    calls = read_verdicts_file(ok).calls
+    assert calls["verdict"].tolist() == ["pass", "fail", "pass"]
+    assert np.array_equal(calls["repeat"].to_numpy(), [0, 0, 0])

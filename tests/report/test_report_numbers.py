@@ -1,0 +1,173 @@
+"""The report's numbers equal direct calls of the statistics core on the same joined arrays.
+
+The expected values are computed from the *files*, joined with pandas here, independently of the
+database and of ``judges.report``'s own joining.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from judges.calibration import (
+    build_report,
+    labels_needed,
+    leaderboard,
+    lee_pass_rate,
+    self_consistency,
+)
+from judges.report import (
+    calibration_report,
+    choose_design,
+    interval,
+    judge_leaderboard,
+    load_human_labels,
+)
+from labels import LabelStore, open_store
+from labels.sampling import QueueSettings
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory, file_writer: Any,
+             store_builder: Any) -> tuple[Path, Any]:
+    folder = tmp_path_factory.mktemp("numbers")
+    files = file_writer(folder / "files")
+    db = folder / "template.duckdb"
+    s = open_store(str(db))
+    store_builder(s, files)
+    s.db.close()
+    return db, files
+
+
+@pytest.fixture
+def numbers_store(template: tuple[Path, Any], db_path: Path) -> Iterator[LabelStore]:
+    shutil.copy(template[0], db_path)
+    s = open_store(str(db_path))
+    yield s
+    s.db.close()
+
+
+def _read(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def expected_join(files: Any) -> pd.DataFrame:
+    """Consensus human verdict + judge-a verdict + segment/doc per labelled id, sorted by id."""
+    labels = pd.concat([_read(files.alice).assign(who="alice"), _read(files.bob).assign(who="bob")])
+    counts = labels.groupby("id")["label"].agg(
+        n_pass=lambda s: (s == "pass").sum(), n_fail=lambda s: (s == "fail").sum()
+    )
+    counts["human"] = np.where(counts.n_pass > counts.n_fail, "pass",
+                               np.where(counts.n_fail > counts.n_pass, "fail", "unsure"))
+    judge = _read(files.judge_a_cal).set_index("id")["verdict"].replace("", "unscored")
+    items = pd.read_json(files.cal_items, lines=True, dtype={"id": str}).set_index("id")
+    out = counts[["human"]].join(judge.rename("judge")).join(items[["segment", "doc_id"]])
+    return out.sort_index().reset_index()
+
+
+def test_report_equals_direct_statistics(numbers_store: LabelStore, template: Any) -> None:
+    files = template[1]
+    joined = expected_join(files)
+    target = _read(files.judge_a_tgt)["verdict"].replace("", "unscored")
+    tgt_items = pd.read_json(files.tgt_items, lines=True, dtype={"id": str})
+    report = calibration_report(numbers_store, "cal", "judge-a", target="tgt")
+    direct = build_report(
+        joined["human"].to_numpy(dtype=object), joined["judge"].to_numpy(dtype=object),
+        target.to_numpy(dtype=object), design="separate_calibration",
+        segments_labelled=joined["segment"].to_numpy(dtype=str),
+        segments_target=tgt_items["segment"].to_numpy(dtype=str),
+        doc_ids=joined["doc_id"].to_numpy(dtype=str), rng=np.random.default_rng(0),
+    )
+    assert report.stats.to_dict() == direct.to_dict()
+
+    data = report.to_json()
+    decided = joined[joined.human.isin(["pass", "fail"]) & joined.judge.isin(["pass", "fail"])]
+    assert data["kappa"]["estimate"] == pytest.approx(
+        cohen_kappa_score(decided.human, decided.judge), abs=1e-12)
+    tp = int(((decided.human == "pass") & (decided.judge == "pass")).sum())
+    fp = int(((decided.human == "fail") & (decided.judge == "pass")).sum())
+    assert data["confusion"]["tp"] == tp and data["confusion"]["fp"] == fp
+    assert data["sensitivity"]["estimate"] == pytest.approx(tp / (decided.human == "pass").sum())
+    assert data["fpr"]["estimate"] == pytest.approx(fp / (decided.human == "fail").sum())
+    lee = lee_pass_rate(joined["human"].to_numpy(dtype=object),
+                        joined["judge"].to_numpy(dtype=object), target.to_numpy(dtype=object))
+    assert data["corrected_pass_rate"] == interval(lee)
+    assert data["observed_pass_rate"]["estimate"] == pytest.approx(250 / 397)
+    assert data["unscored"] == {"labelled": 1, "target": 3}
+    cm = report.stats.counts.confusion
+    plan = labels_needed(target_half_width=0.05, n_target=397, judge_pass_rate=250 / 397,
+                         q0=cm.tn / cm.m0, q1=cm.tp / cm.m1, m0=cm.m0, m1=cm.m1)
+    assert data["plan"]["extra_failing"] == plan.extra_m0
+    assert data["plan"]["achievable"] == plan.achievable
+
+
+def test_human_human_agreement_is_cohens_kappa(numbers_store: LabelStore, template: Any) -> None:
+    files = template[1]
+    both = _read(files.alice).merge(_read(files.bob), on="id", suffixes=("_a", "_b"))
+    both = both[both.label_a.isin(["pass", "fail"]) & both.label_b.isin(["pass", "fail"])]
+    human = load_human_labels(numbers_store, "cal", "faithfulness")
+    assert human.agreement is not None and human.n_overlap == 40
+    (pair,) = human.agreement.pairwise
+    assert pair.kappa.n == len(both) == 38
+    assert pair.kappa.estimate == pytest.approx(cohen_kappa_score(both.label_a, both.label_b))
+    assert human.annotators == ("alice", "bob")
+    note = human.items.set_index("item_id")["note"]
+    assert (note.str.contains(r"\*\*now\*\*")).sum() == 1
+
+
+def test_flips_and_aggregation_rules(numbers_store: LabelStore, template: Any) -> None:
+    files = template[1]
+    calls = _read(files.swapper_cal)
+    direct = self_consistency(calls["id"], calls["verdict"], order=calls["order"],
+                              repeat=calls["repeat"].astype(int))
+    report = calibration_report(numbers_store, "cal", "swapper")
+    data = report.to_json()
+    assert data["swap_flip_rate"] == interval(direct.flip_rate_order)
+    assert data["swap_flip_rate"]["estimate"] == pytest.approx(10 / 120)
+    assert data["repeat_flip_rate"]["estimate"] is None
+    assert data["flipped_items"] == 10
+    # MT-Bench rule: a flipped row is unsure, so it leaves the confusion matrix.
+    assert data["unsure"]["judge_labelled"] + data["unsure"]["judge_target"] > 0
+    assert data["n"] + data["unsure"]["judge_labelled"] + data["unsure"]["human"] == 120
+    flips = report.disagreements()
+    assert set(flips["kind"]) == {"flip"} and len(flips) == 10
+    majority = calibration_report(numbers_store, "cal", "swapper", rule="majority").to_json()
+    assert majority["unsure"]["judge_labelled"] == data["unsure"]["judge_labelled"]  # 1-1 ties
+    assert majority["aggregation"] == "majority"
+
+
+def test_leaderboard_equals_direct(numbers_store: LabelStore, template: Any) -> None:
+    files = template[1]
+    joined = expected_join(files)
+    judge_b = _read(files.judge_b_cal).set_index("id")["verdict"]
+    board = judge_leaderboard(numbers_store, "cal", ["judge-a", "judge-b"])
+    direct = leaderboard(joined["human"].to_numpy(dtype=object), {
+        "judge-a": joined["judge"].to_numpy(dtype=object),
+        "judge-b": joined["id"].map(judge_b).to_numpy(dtype=object),
+    })
+    assert [r.to_dict() for r in board.rows] == [r.to_dict() for r in direct]
+    assert board.frame()["judge"].tolist() == ["judge-a", "judge-b"]
+
+
+def test_design_follows_target_and_queue(numbers_store: LabelStore) -> None:
+    assert choose_design(numbers_store, "cal", "faithfulness", target="tgt")[0] == (
+        "separate_calibration")
+    design, _, warnings = choose_design(numbers_store, "cal", "faithfulness", n_items=120,
+                                        n_labelled=100, imported_labels=True)
+    assert design == "same_run_random" and "imported" in warnings[0]  # assumption stated
+    design, reason, warnings = choose_design(numbers_store, "cal", "faithfulness", n_items=120,
+                                             n_labelled=100)
+    assert design == "same_run_random" and "random order" in reason and not warnings
+    numbers_store.save_queue_settings("cal", "faithfulness", QueueSettings(order="stratified"))
+    report = calibration_report(numbers_store, "cal", "judge-a")
+    assert report.design == "same_run_stratified"
+    assert report.stats.corrected.method == "stratified"
+    forced = calibration_report(numbers_store, "cal", "judge-a", design="separate_calibration")
+    assert forced.stats.corrected.method == "lee" and forced.design_reason == "chosen explicitly"
