@@ -1,1 +1,92 @@
-"""Judge configs, providers, runner and calibration statistics."""
+"""Judge configs, providers, runner and calibration statistics: the Python API.
+
+Everything a notebook or CI script needs is importable from here, e.g.::
+
+    from judges import calibration_report, export_card, gate, run_judge
+
+Names load on first use (PEP 562), so ``import judges.cli`` stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "judges.config": (
+        "JudgeConfig",
+        "ConfigError",
+        "load_config",
+        "load_builtin",
+        "resolve_config",
+        "builtin_names",
+        "parse_config",
+        "config_from_text",
+    ),
+    "judges.prompts": ("render", "RenderError"),
+    "judges.parsing": ("parse_reply", "Verdict", "Unscored", "UNSCORED_REASONS"),
+    "judges.providers": (
+        "get_provider",
+        "register_provider",
+        "Provider",
+        "CompletionRequest",
+        "Completion",
+        "ProviderError",
+        "ProviderConfigError",
+    ),
+    "judges.providers.scripted": ("ScriptedProvider",),
+    "judges.runner": (
+        "run_judge",
+        "run_judge_async",
+        "plan_run",
+        "CallPolicy",
+        "RunSummary",
+        "Price",
+        "DEFAULT_PRICES",
+        "load_prices",
+    ),
+    "judges.store": ("JudgeStore", "item_hash"),
+    "judges.verdicts": (
+        "judge_verdicts",
+        "import_verdicts",
+        "export_verdicts",
+        "aggregate_verdicts",
+        "swap_flips",
+        "resolve_judge",
+        "VERDICT_COLUMNS",
+    ),
+    "judges.report": (
+        "calibration_report",
+        "judge_leaderboard",
+        "load_human_labels",
+        "load_judge_items",
+        "JudgeReport",
+        "Leaderboard",
+    ),
+    "judges.card": ("JudgeCard", "card_from_report", "export_card", "load_card", "write_card"),
+    "judges.gate": (
+        "read_verdicts_file",
+        "score_verdicts",
+        "score_file",
+        "gate",
+        "Score",
+        "GateResult",
+    ),
+    "judges.settings": ("Settings",),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'judges' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
