@@ -109,7 +109,10 @@ def _kill_and_resume(tmp_path: Path, *, items: int, kills: int, seed: int) -> in
             run.wait(timeout=10)
             kills_done += 1
             time.sleep(0.2)  # requests already on the wire reach the server's log
-            sent = Counter(_prompt(c.body) for c in read_log(str(log))[sent_before:])
+            # A request cut off by the kill arrives without a body: nothing was answered.
+            sent = Counter(
+                _prompt(c.body) for c in read_log(str(log))[sent_before:] if "messages" in c.body
+            )
             for prompt, count in sent.items():
                 # A prompt stored k times before this run could be sent at most REPEATS - k times.
                 assert count <= REPEATS - stored_before[prompt], "a stored call was paid again"
