@@ -196,7 +196,7 @@ def next_item(
     held: Mapping[str, int] | None = None,
     skipped: Sequence[str] = (),
 ) -> str | None:
-    """The next item for one annotator, or None when their queue is empty.
+    """The next item for one annotator, or None when nothing is free for them.
 
     Args:
         plan: every item id in queue order (:attr:`QueuePlan.item_ids`).
@@ -205,29 +205,27 @@ def next_item(
         overlap: rows are wanted from this many annotators; rows with that many labels are
             done.
         held: item id → number of *other* annotators looking at it right now. A row whose
-            labels plus holds reach ``overlap`` is passed over, so two people labelling at once
-            do not both spend time on a row wanted once. When only such rows are left, they
-            are offered anyway.
+            labels plus holds reach ``overlap`` is not offered, so two people labelling at
+            once never spend time on a row wanted once. (:func:`progress` still counts it as
+            remaining: it comes back if the other annotator leaves it.)
         skipped: items this annotator skipped, oldest first; they come after every other row.
     """
     holds = held or {}
     skipped_set = set(skipped)
 
-    def wanted(item_id: str) -> bool:
-        return item_id not in mine and counts.get(item_id, 0) < overlap
-
     def free(item_id: str) -> bool:
-        return counts.get(item_id, 0) + holds.get(item_id, 0) < overlap
+        return (
+            item_id not in mine
+            and counts.get(item_id, 0) + holds.get(item_id, 0) < overlap
+        )
 
-    fallback = None
-    for candidates in ((i for i in plan if i not in skipped_set), iter(skipped)):
-        for item_id in candidates:
-            if wanted(item_id):
-                if free(item_id):
-                    return item_id
-                if fallback is None:
-                    fallback = item_id
-    return fallback
+    for item_id in plan:
+        if item_id not in skipped_set and free(item_id):
+            return item_id
+    for item_id in skipped:
+        if free(item_id):
+            return item_id
+    return None
 
 
 def progress(
@@ -282,15 +280,44 @@ class Holds:
         with self._lock:
             self._by_scope.get(scope, {}).pop(annotator, None)
 
+    def release_elsewhere(self, scope: Hashable, annotator: str) -> None:
+        """Drop ``annotator``'s holds in every scope but ``scope`` (they moved on)."""
+        with self._lock:
+            for other, holders in self._by_scope.items():
+                if other != scope:
+                    holders.pop(annotator, None)
+
     def held_by_others(self, scope: Hashable, annotator: str) -> dict[str, int]:
         """Item id → number of other annotators holding it (expired holds are dropped)."""
+        with self._lock:
+            return self._others(scope, annotator)
+
+    def claim(
+        self, scope: Hashable, annotator: str,
+        choose: Callable[[dict[str, int]], str | None],
+    ) -> str | None:
+        """Pick a row and hold it in one step, so two annotators never pick the same row.
+
+        ``choose`` gets the rows held by others (as :meth:`held_by_others`) and returns the
+        row to hold, or None (which releases ``annotator``'s hold). It runs under this
+        object's lock, so it must be quick and must not call back into it.
+        """
+        with self._lock:
+            item_id = choose(self._others(scope, annotator))
+            holders = self._by_scope.setdefault(scope, {})
+            if item_id is None:
+                holders.pop(annotator, None)
+            else:
+                holders[annotator] = (item_id, self._clock() + self._ttl)
+            return item_id
+
+    def _others(self, scope: Hashable, annotator: str) -> dict[str, int]:
         now = self._clock()
         out: dict[str, int] = {}
-        with self._lock:
-            holders = self._by_scope.get(scope, {})
-            for who, (item_id, expires) in list(holders.items()):
-                if expires < now:
-                    del holders[who]
-                elif who != annotator:
-                    out[item_id] = out.get(item_id, 0) + 1
+        holders = self._by_scope.get(scope, {})
+        for who, (item_id, expires) in list(holders.items()):
+            if expires < now:
+                del holders[who]
+            elif who != annotator:
+                out[item_id] = out.get(item_id, 0) + 1
         return out

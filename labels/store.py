@@ -482,6 +482,27 @@ class LabelStore:
             ).fetchall()
         return [r[0] for r in rows]
 
+    def queue_snapshot(
+        self, dataset: str, annotator: str, criterion: str
+    ) -> tuple[int, set[str], dict[str, int]]:
+        """One query for a labelling page: (items in the dataset, items ``annotator`` labelled,
+        item id → number of annotators with a label for ``criterion``).
+        """
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                """
+                SELECT NULL, (SELECT count(*) FROM items WHERE dataset = ?), false
+                UNION ALL
+                SELECT item_id, count(DISTINCT annotator), bool_or(annotator = ?)
+                FROM labels WHERE dataset = ? AND criterion = ? GROUP BY item_id
+                """,
+                [dataset, annotator, dataset, criterion],
+            ).fetchall()
+        total = next(int(r[1]) for r in rows if r[0] is None)
+        mine = {r[0] for r in rows if r[0] is not None and r[2]}
+        counts = {r[0]: int(r[1]) for r in rows if r[0] is not None}
+        return total, mine, counts
+
     def queue_settings(self, dataset: str, criterion: str) -> QueueSettings:
         """The eval owner's queue settings for (dataset, criterion); defaults when never set."""
         self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
@@ -505,7 +526,7 @@ class LabelStore:
                 VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (dataset, criterion) DO UPDATE SET
                     queue_order = excluded.queue_order, seed = excluded.seed,
-                    overlap = excluded.overlap, updated_at = current_timestamp
+                    overlap = excluded.overlap, updated_at = now()
                 """,
                 [dataset, criterion, settings.order, settings.seed, settings.overlap],
             )

@@ -1,0 +1,395 @@
+"""Calibration page: how far to trust a judge, and what the true pass rate is.
+
+Every number comes from :func:`judges.report.calibration_report`, the function behind
+``calibrate report``, so the page and the CLI agree. Row text (questions, answers, the judge's
+reasoning, annotators' notes) is untrusted: it goes through ``st.text`` only, never markdown or a
+widget label; charts and tables get it as data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from calibrate_app import resources, state, widgets
+from judges.report import (
+    AGGREGATION_RULES,
+    JudgeRef,
+    JudgeReport,
+    calibration_report,
+    format_interval,
+    format_number,
+    judge_leaderboard,
+    judges_on,
+)
+from labels import LabelStore
+from labels.errors import CalibrateError, NotFoundError
+from labels.sampling import QueueSettings
+
+AUTO = "auto"
+SAME = "(the labelled dataset)"
+DESIGN_TEXT = {
+    AUTO: "Automatic (from the target and the Label page's queue)",
+    "same_run_random": "Random sample of this dataset",
+    "same_run_stratified": "Sampled within judge-pass / judge-fail strata",
+    "separate_calibration": "Separate calibration set (label shift allowed)",
+}
+
+
+def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
+    datasets = [d for d in store.datasets() if d.kind == "pointwise" and d.labels > 0]
+    if not datasets:
+        st.info("No pass/fail dataset has human labels yet: import rows on the Data page and "
+                "label some on the Label page (or `calibrate labels import`).")
+        return None
+    names = [d.name for d in datasets]
+    wanted = st.query_params.get("dataset")
+    top = st.columns([3, 4, 3], vertical_alignment="bottom")
+    dataset = top[0].selectbox(
+        "Dataset with human labels", names,
+        index=names.index(wanted) if wanted in names else 0, key="cal_dataset",
+    )
+    judges = judges_on(store, dataset)
+    if not judges:
+        st.info("No judge has verdicts on this dataset yet: run one on the Judges page, or "
+                "import verdicts (`calibrate verdicts import`).")
+        return None
+    by_id = {j.config_id: j for j in judges}
+
+    def label(config_id: str) -> str:
+        j = by_id[config_id]
+        return f"{j.name} r{j.revision} · {j.model} · {config_id[:11]}"
+
+    main = top[1].selectbox("Judge", list(by_id), format_func=label, key="cal_judge")
+    others = [c for c in by_id if c != main]
+    compare = top[2].multiselect("Compare with", others, format_func=label, key="cal_compare")
+    with st.expander("Options: target, sampling design, aggregation, criterion, plan",
+                     icon=":material/tune:"):
+        cols = st.columns(5)
+        others = [d.name for d in store.datasets()
+                  if d.kind == "pointwise" and d.name != dataset]
+        target = cols[0].selectbox(
+            "Pass rate of", [SAME, *others], key="cal_target",
+            help="Another dataset judged by the same config: its pass rate is corrected with "
+                 "the error rates measured here (label shift allowed).",
+        )
+        design = cols[1].selectbox("Sampling design of the labels", list(DESIGN_TEXT),
+                                   format_func=DESIGN_TEXT.__getitem__, key="cal_design")
+        rule = cols[2].selectbox(
+            "Repeats / swapped orders", list(AGGREGATION_RULES), key="cal_rule",
+            format_func=lambda r: "All must agree (MT-Bench)" if r == "all_agree" else "Majority",
+        )
+        criteria = [c.name for c in store.criteria() if c.kind == "pointwise"]
+        default = by_id[main].criterion
+        criterion = cols[3].selectbox(
+            "Criterion", criteria, index=criteria.index(default) if default in criteria else 0,
+            key="cal_criterion",
+        )
+        half_width = cols[4].number_input(
+            "Plan for ± (half-width)", min_value=0.005, max_value=0.5, value=0.05, step=0.005,
+            format="%.3f", key="cal_half_width",
+            help="How narrow the corrected pass rate's interval should become.",
+        )
+    return {
+        "dataset": dataset, "judge": by_id[main], "compare": [by_id[c] for c in compare],
+        "target": None if target == SAME else target,
+        "design": None if design == AUTO else design, "rule": rule, "criterion": criterion,
+        "half_width": float(half_width),
+    }
+
+
+def _metric(col: Any, title: str, value: dict[str, Any], help_text: str) -> None:
+    with col:
+        if value["estimate"] is None:
+            st.metric(title, "—", help=help_text)
+            st.caption(f"Not computed: {value['reason']}")
+            return
+        st.metric(title, format_number(value), help=help_text)
+        st.caption(f"CI {value['low']:.3f}–{value['high']:.3f} · n={value['n']}")
+
+
+def _headline(data: dict[str, Any]) -> None:
+    cols = st.columns(5)
+    _metric(cols[0], "Sensitivity", data["sensitivity"],
+            "Share of truly passing answers the judge passes (Wilson interval).")
+    _metric(cols[1], "False-positive rate", data["fpr"],
+            "Share of truly failing answers the judge lets through: what a gate fears most.")
+    _metric(cols[2], "Specificity", data["specificity"],
+            "Share of truly failing answers the judge fails.")
+    _metric(cols[3], "Cohen's kappa", data["kappa"], "Judge vs human agreement beyond chance.")
+    agreement = data["human_agreement"]
+    if agreement:
+        _metric(cols[4], "Human–human kappa", agreement["kappa"],
+                f"The ceiling: {agreement['annotators']} annotators on {agreement['items']} "
+                "shared rows (mean pairwise Cohen's kappa, bootstrap interval).")
+    else:
+        with cols[4]:
+            st.metric("Human–human kappa", "—",
+                      help="Needs two annotators on the same rows (Label page: overlap ≥ 2).")
+            st.caption("No two annotators share a row yet.")
+    counts = st.columns(5)
+    counts[0].metric("Labelled rows used", data["n"])
+    counts[1].metric("Human unsure", data["unsure"]["human"])
+    counts[2].metric("Judge unscored", f"{data['unscored']['labelled']} / "
+                     f"{data['unscored']['target']}",
+                     help="Labelled rows / target rows with no usable judge verdict (refusal, "
+                          "parse failure, error): excluded, never counted as fails.")
+    swap, repeat = data["swap_flip_rate"], data["repeat_flip_rate"]
+    counts[3].metric("Swap flip rate", format_number(swap),
+                     help=swap["reason"] or f"{swap['n']} items judged in both orders.")
+    counts[4].metric("Repeat flip rate", format_number(repeat),
+                     help=repeat["reason"] or f"{repeat['n']} items judged more than once.")
+
+
+def _confusion_chart(data: dict[str, Any]) -> alt.Chart:
+    c = data["confusion"]
+    frame = pd.DataFrame([
+        {"human": "pass", "judge": "pass", "count": c["tp"], "cell": f"TP {c['tp']}"},
+        {"human": "pass", "judge": "fail", "count": c["fn"], "cell": f"FN {c['fn']}"},
+        {"human": "fail", "judge": "pass", "count": c["fp"], "cell": f"FP {c['fp']}"},
+        {"human": "fail", "judge": "fail", "count": c["tn"], "cell": f"TN {c['tn']}"},
+    ])
+    frame["dark"] = frame["count"] > frame["count"].max() / 2
+    base = alt.Chart(frame).encode(
+        x=alt.X("judge:N", title="Judge verdict", sort=["pass", "fail"],
+                axis=alt.Axis(labelAngle=0, orient="top")),
+        y=alt.Y("human:N", title="Human label", sort=["pass", "fail"]),
+    )
+    rect = base.mark_rect().encode(
+        color=alt.Color("count:Q", scale=alt.Scale(scheme="blues"), legend=None),
+        tooltip=["human", "judge", "count"],
+    )
+    text = base.mark_text(fontSize=18).encode(
+        text="cell:N",
+        color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
+    )
+    return (rect + text).properties(height=260, title="Confusion matrix (labelled rows)")
+
+
+FOREST = [
+    ("Sensitivity", "sensitivity", "judge vs human"),
+    ("Specificity", "specificity", "judge vs human"),
+    ("False-positive rate", "fpr", "judge vs human"),
+    ("Cohen's kappa", "kappa", "judge vs human"),
+    ("Observed pass rate (judge)", "observed_pass_rate", "pass rate"),
+    ("Corrected pass rate", "corrected_pass_rate", "pass rate"),
+    ("Human pass rate (labelled rows)", "human_pass_rate", "pass rate"),
+]
+
+
+def _forest_chart(data: dict[str, Any]) -> alt.Chart | None:
+    rows = [
+        {"measure": title, "group": group, "estimate": data[key]["estimate"],
+         "low": data[key]["low"], "high": data[key]["high"]}
+        for title, key, group in FOREST
+        if data[key]["estimate"] is not None and data[key]["reason"] is None
+    ]
+    if not rows:
+        return None
+    frame = pd.DataFrame(rows)
+    lowest = min(0.0, float(frame["low"].min()))
+    order = [r["measure"] for r in rows]
+    base = alt.Chart(frame).encode(
+        y=alt.Y("measure:N", sort=order, title=None,
+                axis=alt.Axis(labelLimit=260, labelOverlap=False)),
+        color=alt.Color("group:N", title=None, legend=alt.Legend(orient="bottom")),
+    )
+    rules = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X("low:Q", scale=alt.Scale(domain=[lowest, 1.0]), title="estimate and interval"),
+        x2="high:Q",
+    )
+    points = base.mark_point(filled=True, size=80).encode(
+        x="estimate:Q", tooltip=["measure", "estimate", "low", "high"],
+    )
+    return (rules + points).properties(height=alt.Step(34), title="Estimates with intervals")
+
+
+def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
+    st.subheader("Pass rate")
+    st.caption(
+        f"Target: {report.target!r}. The judge's own pass rate is biased by its errors; the "
+        "corrected one removes that bias; the human pass rate covers the labelled rows only."
+    )
+    cols = st.columns(3)
+    panels = [
+        ("Observed (judge)", data["observed_pass_rate"],
+         f"Judge pass rate on {data['n_target']} target rows, uncorrected."),
+        ("Corrected", data["corrected_pass_rate"],
+         f"Estimator: {data['method']}. Valid when {data['assumption']}."),
+        ("Human (labelled rows)", data["human_pass_rate"],
+         f"Human pass rate of the {data['n']} labelled rows (Wilson)."),
+    ]
+    for col, (title, value, explain) in zip(cols, panels, strict=True):
+        with col, st.container(border=True):
+            if value["estimate"] is None or value["reason"]:
+                st.markdown(f"**{title}**")
+                st.warning(f"No number: {value['reason']}", icon=":material/block:")
+            else:
+                st.metric(title, format_number(value))
+                st.caption(f"CI {value['low']:.3f}–{value['high']:.3f}")
+            st.caption(explain)
+    st.caption(f"Design: {report.design} — {report.design_reason}.")
+
+
+def _segments(report: JudgeReport) -> None:
+    frame = report.segments_frame()
+    if frame.empty:
+        return
+    st.subheader("Per segment")
+    st.caption("Small segments get wide intervals or refusals (—): that is the honest answer.")
+    st.dataframe(frame, hide_index=True, key="cal_segments")
+
+
+def _open_row(store: LabelStore, report: JudgeReport, row: pd.Series) -> None:
+    item_id = str(row["item_id"])
+    with st.container(border=True, key="cal_row"):
+        st.caption("Item id")
+        widgets.literal(item_id)
+        cols = st.columns(3)
+        cols[0].metric("Human", str(row["human"]))
+        cols[1].metric("Judge", str(row["judge"]))
+        cols[2].metric("Flipped", "yes" if bool(row["flipped"]) else "no")
+        try:
+            item = store.item(report.dataset, item_id)
+            criterion = store.criterion(report.criterion)
+        except NotFoundError:
+            item = None
+        if item is not None:
+            widgets.item_card(item, criterion, height=220)
+        st.caption("Human note(s)")
+        widgets.literal(row["note"] if isinstance(row["note"], str) else None,
+                        empty="(no note)")
+        calls = report.judge_items.calls
+        calls = calls[calls["item_id"].astype(str) == item_id]
+        st.caption(f"Judge calls ({len(calls)})")
+        for _, call in calls.iterrows():
+            st.caption(f"repeat {int(call['repeat'])} · {call['order']} · verdict")
+            widgets.literal(str(call["verdict"]))
+            reasoning = call["reasoning"] if isinstance(call["reasoning"], str) else None
+            reason = call["unscored_reason"]
+            widgets.literal(reasoning or (f"unscored: {reason}" if isinstance(reason, str)
+                                          else None), empty="(no reasoning)")
+
+
+def _disagreements(store: LabelStore, report: JudgeReport) -> None:
+    frame = report.disagreements()
+    st.subheader(f"Disagreements ({len(frame)})")
+    if frame.empty:
+        st.caption("The judge agrees with the human on every labelled row, with no flips.")
+        return
+    st.caption("Rows where judge ≠ human, then rows whose verdict flipped across repeats or "
+               "orders. Select a row (or type its number) to read both sides.")
+    shown = frame[["kind", "item_id", "human", "judge", "segment", "flipped"]]
+    event = st.dataframe(shown, key="cal_disagreements", on_select="rerun",
+                         selection_mode="single-row", hide_index=False)
+    selected = list(getattr(getattr(event, "selection", None), "rows", []) or [])
+    number = st.number_input("Open row", min_value=0, max_value=len(frame) - 1, value=0,
+                             step=1, key="cal_open_row")
+    index = int(selected[0]) if selected else int(number)
+    _open_row(store, report, frame.iloc[index])
+
+
+def _leaderboard(store: LabelStore, report: JudgeReport, compare: list[JudgeRef]) -> None:
+    if not compare:
+        return
+    st.subheader("Leaderboard")
+    board = judge_leaderboard(store, report.dataset, [report.judge, *compare],
+                              criterion=report.criterion, rule=report.rule)
+    st.caption(f"{board.n_items} labelled rows, sorted by kappa; McNemar's exact test against "
+               "the best judge (only rows where exactly one judge is right count).")
+    st.dataframe(board.frame(), hide_index=True, key="cal_leaderboard")
+
+
+def _use_stratified(store: LabelStore, dataset: str, criterion: str) -> None:
+    current = store.queue_settings(dataset, criterion)
+    store.save_queue_settings(dataset, criterion, QueueSettings(
+        order="stratified", seed=current.seed, overlap=current.overlap))
+    state.flash("success", "The Label page's queue now alternates judge-pass and judge-fail "
+                           "rows for everyone labelling this dataset and criterion.")
+
+
+def _plan(store: LabelStore, report: JudgeReport) -> None:
+    st.subheader("How many more labels")
+    plan = report.plan
+    st.text(plan.message)
+    if plan.gap is not None:
+        g = plan.gap
+        st.caption(
+            f"Labelled split: {g.m0} failing / {g.m1} passing; the variance-optimal split for "
+            f"the same total is about {g.optimum_m0:.0f} / {g.optimum_m1:.0f} "
+            f"({g.variance_inflation:.2f}× the optimal calibration variance)."
+        )
+    current = store.queue_settings(report.dataset, report.criterion)
+    if current.order == "stratified":
+        st.caption("The Label page's queue is already stratified by judge verdict.")
+    elif plan.needed is not None and plan.needed.achievable and (
+        plan.needed.extra_m0 or plan.needed.extra_m1
+    ):
+        st.button(
+            "Label in stratified order", key="cal_stratify", icon=":material/low_priority:",
+            on_click=_use_stratified, args=(store, report.dataset, report.criterion),
+            help="Sets the Label page's queue to alternate judge-pass and judge-fail rows, "
+                 "which finds the failing rows the plan asks for sooner.",
+        )
+    st.page_link("app_pages/label.py", label="Go to Label", icon=":material/task_alt:",
+                 query_params={"dataset": report.dataset, "criterion": report.criterion})
+
+
+def _page() -> None:
+    st.header("Calibration")
+    store = resources.get_store()
+    message = state.pop_flash()
+    if message is not None:
+        getattr(st, message[0] if message[0] != "toast" else "success")(message[1])
+    picked = _pick_inputs(store)
+    if picked is None:
+        return
+    try:
+        report = calibration_report(
+            store, picked["dataset"], picked["judge"], criterion=picked["criterion"],
+            target=picked["target"], design=picked["design"], rule=picked["rule"],
+            target_half_width=picked["half_width"],
+        )
+    except CalibrateError as error:
+        st.warning(str(error))
+        return
+    data = report.to_json()
+    st.caption(
+        f"{report.judge.name} r{report.judge.revision} ({report.judge.config_id}) vs "
+        f"{len(report.human.annotators)} annotator(s), criterion {report.criterion!r}, "
+        f"{int(data['confidence'] * 100)}% intervals."
+    )
+    _headline(data)
+    left, right = st.columns(2)
+    left.altair_chart(_confusion_chart(data), key="cal_confusion")
+    forest = _forest_chart(data)
+    if forest is not None:
+        right.altair_chart(forest, key="cal_forest")
+    _pass_rates(report, data)
+    if data["warnings"]:
+        with st.expander(f"Warnings ({len(data['warnings'])})", icon=":material/warning:"):
+            for warning in data["warnings"]:
+                st.text(warning)
+    if data["clustered"]:
+        with st.expander("Document-clustered intervals (rows sharing a source document)",
+                         icon=":material/hub:"):
+            st.caption("Bootstrap over documents rather than rows: wider when rows of one "
+                       "document fail together.")
+            st.dataframe(
+                pd.DataFrame([
+                    {"measure": name, "estimate": format_number(value),
+                     "interval": format_interval(value), "documents": value["n"]}
+                    for name, value in data["clustered"].items()
+                ]),
+                hide_index=True, key="cal_clustered",
+            )
+    _segments(report)
+    _disagreements(store, report)
+    _leaderboard(store, report, picked["compare"])
+    _plan(store, report)
+
+
+_page()

@@ -1,0 +1,295 @@
+"""Data page: import rows from a file (upload or pick), map columns, preview, and list datasets.
+
+The import is :func:`labels.importing.import_rows`, the same function as ``calibrate import``, so
+the app and the CLI accept the same files and report the same errors (file, row, column).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from calibrate_app import judge_info, resources, state
+from labels import LabelStore
+from labels.errors import CalibrateError
+from labels.importing import (
+    ITEM_FIELDS,
+    RAGAS_MAPPING,
+    _resolve_columns,  # the importer's own column detection, shown as the default
+    import_rows,
+    normalise,
+)
+from labels.models import Criterion
+from labels.reading import FILE_FORMATS, Table, read_table
+
+PREVIEW_ROWS = 20
+AUTO = "(automatic)"
+FORMATS = ["(from extension)", *FILE_FORMATS, "ragas"]
+_EXTENSIONS = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
+_SKIP_DIRS = {"node_modules", "__pycache__", "venv", "site-packages", "test-artifacts"}
+UPLOAD_DIR = Path(tempfile.gettempdir()) / "calibrate-uploads"
+
+
+def _datasets(store: LabelStore) -> None:
+    st.subheader("Datasets")
+    rows = store.datasets()
+    if not rows:
+        st.info(
+            "No datasets yet. Import a file below, or on the command line: "
+            "`calibrate import FILE --dataset NAME` (while the app has the database open, "
+            "the command runs inside the app)."
+        )
+        return
+    runs = judge_info.judge_run_counts(store)
+    frame = pd.DataFrame(
+        [
+            {
+                "dataset": d.name, "kind": d.kind, "items": d.items, "labels": d.labels,
+                "annotators": d.annotators, "judge runs": runs.get(d.name, 0),
+                "source file": d.source_file or "", "created": d.created_at,
+            }
+            for d in rows
+        ]
+    )
+    st.dataframe(frame, hide_index=True, key="datasets_table")
+    st.page_link("app_pages/label.py", label="Start labelling", icon=":material/task_alt:")
+
+
+def _local_files() -> list[str]:
+    """Data files under the directory the app was started in (3 levels, at most 200)."""
+    root = Path.cwd()
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        depth = len(Path(folder).relative_to(root).parts)
+        # Prune hidden folders, environments and caches; stop descending past three levels.
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS
+                         and depth < 2)
+        for name in sorted(files):
+            if Path(name).suffix.lower() in _EXTENSIONS:
+                found.append(str((Path(folder) / name).relative_to(root)))
+                if len(found) >= 200:
+                    return found
+    return found
+
+
+def _uploaded_path() -> str | None:
+    upload = st.file_uploader(
+        "Upload a CSV, JSONL, JSON or Parquet file",
+        type=[e.lstrip(".") for e in _EXTENSIONS],
+        key="upload",
+    )
+    if upload is None:
+        return None
+    # Kept under the original name: the importer records it as the dataset's source file.
+    folder = UPLOAD_DIR / upload.file_id.replace("/", "_")
+    path = folder / Path(upload.name).name
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(upload.getvalue())
+    return str(path)
+
+
+def _picked_path() -> str | None:
+    files = _local_files()
+    other = "Another path..."
+    choice = st.selectbox(
+        "File on the server", [*files, other], index=None,
+        placeholder="Pick a file found in the app's directory", key="picked_file",
+    )
+    if choice == other:
+        typed = st.text_input("Path, relative to the app's directory", key="typed").strip()
+        if not typed:
+            return None
+        # Anyone who can open the app can import: keep them inside the directory it serves,
+        # so the app cannot be used to read arbitrary files of the server into a dataset.
+        root = Path.cwd().resolve()
+        if not (root / typed).resolve().is_relative_to(root):
+            st.error(f"{typed}: only files under the app's directory ({root}) can be picked "
+                     "here; upload the file instead, or use `calibrate import` on the server.")
+            return None
+        return str(root / typed)
+    return choice
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _read(path: str, mtime: float, file_format: str | None, encoding: str) -> Table:
+    return read_table(path, format=file_format, encoding=encoding)
+
+
+def _mapping_inputs(table: Table, is_ragas: bool) -> dict[str, str]:
+    detected = _resolve_columns(table, RAGAS_MAPPING if is_ragas else {})
+    mapping: dict[str, str] = {}
+    st.caption(
+        "Which column feeds each field. Automatic uses the importer's detection (shown in "
+        "brackets); sources may come from several columns, one passage each."
+    )
+    cols = st.columns(3)
+    fields = [f for f in ITEM_FIELDS if f != "sources"]
+    for k, field in enumerate(fields):
+        found = detected.get(field)
+        auto = f"{AUTO} [{found[0]}]" if found else f"{AUTO} [none]"
+        with cols[k % 3]:
+            choice = st.selectbox(field, [auto, *table.columns], key=f"map_{field}")
+        if choice != auto and choice is not None:
+            mapping[field] = choice
+    found_sources = detected.get("sources")
+    sources = st.multiselect(
+        "sources", table.columns, key="map_sources",
+        placeholder=f"automatic [{', '.join(found_sources) if found_sources else 'none'}]",
+    )
+    if sources:
+        mapping["sources"] = ",".join(sources)
+    return mapping
+
+
+def _preview(table: Table, mapping: dict[str, str], is_ragas: bool) -> bool:
+    full = {**RAGAS_MAPPING, **mapping} if is_ragas else mapping
+    if is_ragas:
+        full = {k: v for k, v in full.items() if v in table.columns or k in mapping}
+    count = min(PREVIEW_ROWS, table.n_rows)
+    head = Table(
+        path=table.path, columns=table.columns,
+        data={name: values[:count] for name, values in table.data.items()}, n_rows=count,
+        lines=table.lines[:count] if table.lines is not None else None,
+    )
+    try:
+        normalised, kind = normalise(head, full)
+    except CalibrateError as error:
+        st.error(str(error))
+        return False
+    frame = normalised.to_pandas() if hasattr(normalised, "to_pandas") else pd.DataFrame(normalised)
+    shown = frame.drop(columns=["metadata"]).rename(columns={"id": "item id"})
+    shown["sources"] = shown["sources"].map(lambda s: s.count('"text"'))
+    if kind == "pairwise":
+        shown = shown.drop(columns=["answer"])
+    else:
+        shown = shown.drop(columns=["answer_a", "answer_b"])
+    st.caption(
+        f"The first {count} of {table.n_rows:,} rows as they will be stored "
+        f"({kind}; 'sources' is the number of passages; an empty item id gets a content hash)."
+    )
+    st.dataframe(shown, hide_index=True, key="preview_table")
+    return True
+
+
+def _do_import(
+    store: LabelStore, path: str, dataset: str, file_format: str | None,
+    mapping: dict[str, str], encoding: str, on_changed: Any,
+) -> None:
+    try:
+        summary = import_rows(
+            store, path, dataset, format=file_format, mapping=mapping, encoding=encoding,
+            on_changed=on_changed,
+        )
+    except CalibrateError as error:
+        state.flash("error", str(error))
+        return
+    message = (
+        f"{summary.rows_read:,} rows read: {summary.added:,} added, {summary.unchanged:,} "
+        f"already present" + (f", {summary.changed:,} changed rows kept as stored"
+                              if summary.changed else "")
+    )
+    state.flash("success", f"Imported into {summary.dataset!r}. {message}.")
+
+
+def _import_section(store: LabelStore) -> None:
+    st.subheader("Import rows")
+    how = st.radio(
+        "Where is the file?", ["Upload", "On the server"], horizontal=True, key="import_from"
+    )
+    path = _uploaded_path() if how == "Upload" else _picked_path()
+    if not path:
+        return
+    left, right = st.columns(2)
+    fmt_choice = left.selectbox("Format", FORMATS, key="import_format")
+    is_ragas = fmt_choice == "ragas"
+    file_format = None if fmt_choice == FORMATS[0] or is_ragas else fmt_choice
+    encoding = right.text_input("Text encoding", value="utf-8", key="import_encoding")
+    try:
+        table = _read(path, Path(path).stat().st_mtime, file_format, encoding)
+    except FileNotFoundError:
+        st.error(f"{path}: no such file")
+        return
+    except (CalibrateError, OSError) as error:
+        st.error(str(error))
+        return
+    with st.expander("Map columns", expanded=False):
+        mapping = _mapping_inputs(table, is_ragas)
+    if not _preview(table, mapping, is_ragas):
+        return
+    default_name = Path(path).stem
+    left, right = st.columns(2)
+    dataset = left.text_input("Dataset name", value=default_name, key="import_dataset")
+    on_changed = right.radio(
+        "A row whose content changed under an existing id",
+        ["error", "skip"], horizontal=True, key="import_on_changed",
+        format_func=lambda v: "fail the import" if v == "error" else "keep the stored row",
+    )
+    st.button(
+        "Import", type="primary", icon=":material/upload:", key="import_button",
+        disabled=not dataset.strip(),
+        on_click=_do_import,
+        args=(store, path, dataset.strip(), "ragas" if is_ragas else file_format, mapping,
+              encoding, on_changed),
+    )
+
+
+def _save_criterion(store: LabelStore, name: str, kind: Any, guidelines: str, tags: str,
+                    show_reference: bool) -> None:
+    failure_tags = tuple(t.strip() for t in tags.split(",") if t.strip())
+    try:
+        store.save_criterion(Criterion(
+            name=name, kind=kind, guidelines=guidelines, show_reference=show_reference,
+            failure_tags=failure_tags,
+        ))
+    except (CalibrateError, ValueError) as error:
+        state.flash("error", str(error))
+        return
+    state.flash("success", f"Saved criterion {name!r}.")
+
+
+def _criteria_section(store: LabelStore) -> None:
+    with st.expander("Criteria: what annotators judge, their guidelines and failure tags"):
+        criteria = {c.name: c for c in store.criteria()}
+        new = "New criterion..."
+        choice = st.selectbox("Criterion", [*criteria, new], key="criterion_edit")
+        if choice == new:
+            name = st.text_input("Name", key="criterion_new_name").strip()
+            kind = st.radio("Kind", ["pointwise", "pairwise"], horizontal=True,
+                            key="criterion_new_kind")
+            current = Criterion(name=name or "new", kind=kind)  # type: ignore[arg-type]
+        else:
+            name, current = str(choice), criteria[str(choice)]
+            kind = current.kind
+        key = f"crit_{name}"
+        guidelines = st.text_area(
+            "Guidelines (markdown, shown to annotators)", value=current.guidelines,
+            key=f"{key}_guidelines", height=150,
+        )
+        tags = st.text_input(
+            "Failure tags (comma-separated; keys 1-9 toggle them while labelling)",
+            value=", ".join(current.failure_tags), key=f"{key}_tags",
+        )
+        show_reference = st.checkbox(
+            "Annotators may reveal the reference answer", value=current.show_reference,
+            key=f"{key}_reference",
+        )
+        st.button(
+            "Save criterion", key="criterion_save", disabled=not name,
+            on_click=_save_criterion,
+            args=(store, name, kind, guidelines, tags, show_reference),
+        )
+
+
+store = resources.get_store()
+st.header("Data")
+if (message := state.pop_flash()) is not None:
+    getattr(st, message[0])(message[1])
+_datasets(store)
+_import_section(store)
+_criteria_section(store)

@@ -1,0 +1,114 @@
+"""Export page: the judge card for CI, and the labels and verdicts as files.
+
+The card is :func:`judges.card.card_from_report` over the same report the Calibration page shows
+(``calibrate card export`` on the command line); files go through
+:func:`labels.exporting.write_table`, which neutralises spreadsheet formulas in CSV cells.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import streamlit as st
+
+from calibrate_app import resources
+from judges.card import card_from_report, dumps_card
+from judges.report import calibration_report, format_interval, judges_on
+from judges.verdicts import judge_verdicts
+from labels import LabelStore
+from labels.errors import CalibrateError
+from labels.exporting import write_table
+
+FORMATS = {"CSV": ".csv", "Parquet": ".parquet", "JSONL": ".jsonl"}
+MIME = {".csv": "text/csv", ".parquet": "application/octet-stream",
+        ".jsonl": "application/x-ndjson"}
+
+
+def _file_bytes(frame: object, suffix: str) -> bytes:
+    with tempfile.TemporaryDirectory(prefix="calibrate-export-") as folder:
+        path = write_table(frame, Path(folder) / f"export{suffix}")  # type: ignore[arg-type]
+        return Path(path).read_bytes()
+
+
+def _card_section(store: LabelStore, dataset: str) -> None:
+    st.subheader("Judge card")
+    st.caption(
+        "One file with the judge's full config and content hash, its measured sensitivity and "
+        "specificity with intervals, kappa, flip rates, this dataset's content hash, the "
+        "annotators and the package versions; never an API key. In CI: "
+        "`calibrate gate --card card.json verdicts.csv --min-pass-rate 0.8`."
+    )
+    judges = judges_on(store, dataset)
+    if not judges:
+        st.info("No judge has verdicts on this dataset yet.")
+        return
+    by_id = {j.config_id: j for j in judges}
+    config_id = st.selectbox(
+        "Judge", list(by_id), key="export_judge",
+        format_func=lambda c: f"{by_id[c].name} r{by_id[c].revision} · {c[:11]}",
+    )
+    fmt = st.radio("Card format", ["JSON", "YAML"], horizontal=True, key="export_card_format")
+    try:
+        report = calibration_report(store, dataset, by_id[config_id])
+        card = card_from_report(store, report)
+    except CalibrateError as error:
+        st.warning(str(error))
+        return
+    m = card.metrics
+    cols = st.columns(3)
+    cols[0].metric("Sensitivity", f"{m.sensitivity.estimate:.3f}"
+                   if m.sensitivity.estimate is not None else "—")
+    cols[1].metric("Specificity", f"{m.specificity.estimate:.3f}"
+                   if m.specificity.estimate is not None else "—")
+    cols[2].metric("Labelled rows", m.n)
+    st.caption(
+        f"Sensitivity {format_interval(m.sensitivity.model_dump())}, specificity "
+        f"{format_interval(m.specificity.model_dump())}; m1={m.m1}, m0={m.m0}."
+    )
+    suffix = ".json" if fmt == "JSON" else ".yaml"
+    text = dumps_card(card, format="json" if fmt == "JSON" else "yaml")
+    st.download_button(
+        "Download judge card", data=text.encode("utf-8"),
+        file_name=f"{card.judge.name}-card{suffix}",
+        mime="application/json" if suffix == ".json" else "application/yaml",
+        key="export_card", icon=":material/download:", type="primary",
+    )
+
+
+def _files_section(store: LabelStore, dataset: str) -> None:
+    st.subheader("Labels and verdicts")
+    fmt = st.radio("File format", list(FORMATS), horizontal=True, key="export_format")
+    suffix = FORMATS[fmt]
+    labels = store.current_labels(dataset)
+    st.download_button(
+        f"Download current labels ({len(labels)})", data=_file_bytes(labels, suffix),
+        file_name=f"{dataset}-labels{suffix}", mime=MIME[suffix], key="export_labels",
+        disabled=labels.empty, icon=":material/download:",
+    )
+    for ref in judges_on(store, dataset):
+        frame = judge_verdicts(store, dataset, ref.config_id)
+        st.download_button(
+            f"Download verdicts of {ref.name} r{ref.revision} ({len(frame)} calls)",
+            data=_file_bytes(frame, suffix),
+            file_name=f"{dataset}-{ref.name}-r{ref.revision}-verdicts{suffix}",
+            mime=MIME[suffix], key=f"export_verdicts_{ref.config_id}",
+            icon=":material/download:",
+        )
+
+
+def _page() -> None:
+    st.header("Export")
+    store = resources.get_store()
+    datasets = [d.name for d in store.datasets()]
+    if not datasets:
+        st.info("Nothing to export yet: import a dataset on the Data page.")
+        return
+    wanted = st.query_params.get("dataset")
+    dataset = st.selectbox("Dataset", datasets, key="export_dataset",
+                           index=datasets.index(wanted) if wanted in datasets else 0)
+    _card_section(store, dataset)
+    _files_section(store, dataset)
+
+
+_page()

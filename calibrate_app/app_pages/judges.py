@@ -1,0 +1,318 @@
+"""Judges page: the prompt-tuning loop.
+
+Pick a judge config (a built-in template or a saved revision), edit it as YAML with a live
+preview of the rendered prompt for a chosen row, see validation errors inline, save it as a new
+revision (a new content hash), check the cost estimate, run it in the background (the progress
+survives page changes: the job lives in the server process), browse per-row results, and compare
+the revisions' agreement with the experts side by side.
+
+Everything here calls the same library functions as the CLI (``judges.config``,
+``judges.runner``, ``judges.verdicts``, ``judges.report``). Row text, rendered prompts, judge
+reasoning and raw replies are untrusted: they go through ``st.code``/``st.text`` only, never
+markdown or a widget label.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from calibrate_app import resources, widgets
+from judges.config import (
+    ConfigError,
+    JudgeConfig,
+    builtin_names,
+    config_from_text,
+    load_builtin,
+)
+from judges.prompts import Order, RenderError, render
+from judges.providers import ProviderConfigError, get_provider
+from judges.runner import RunSummary, plan_run, run_judge
+from judges.store import JudgeStore
+from judges.verdicts import calls_for_dataset, judge_verdicts, swap_flips
+from labels import LabelStore
+from labels.errors import CalibrateError
+
+JOB_PREFIX = "judge:"
+
+
+def _job_key(config: JudgeConfig, dataset: str) -> str:
+    # judge:<config id>:<dataset> — config ids ("b2:<hex>") hold exactly one colon.
+    return f"{JOB_PREFIX}{config.config_id}:{dataset}"
+
+
+def _job_dataset(key: str) -> str:
+    return key.split(":", 3)[3]
+
+
+class _JobFlag:
+    """The runner's stop flag, read from an app background job."""
+
+    def __init__(self, job: resources.BackgroundJob) -> None:
+        self._job = job
+
+    def is_set(self) -> bool:
+        return self._job.cancelled
+
+
+def _config_choices(judge_store: JudgeStore) -> dict[str, JudgeConfig]:
+    """Label → config: the built-ins, then every saved revision (newest first)."""
+    choices: dict[str, JudgeConfig] = {}
+    for name in builtin_names():
+        config = load_builtin(name)
+        choices[f"{name} (built-in)"] = config
+    for stored in judge_store.configs():
+        if stored.config is not None and stored.config not in choices.values():
+            choices[f"{stored.name} r{stored.revision} ({stored.config_id[:11]})"] = stored.config
+    return choices
+
+
+def _as_revision(judge_store: JudgeStore, edited: JudgeConfig, base: JudgeConfig) -> JudgeConfig:
+    """The edited config with its revision number: the saved revision with the same content
+    (whatever revision the YAML says), or the next free one after ``base``."""
+    same_name = [c.config for c in judge_store.configs(name=edited.name) if c.config]
+    content = edited.model_dump(mode="json", exclude={"revision"})
+    for saved in same_name:
+        if saved.model_dump(mode="json", exclude={"revision"}) == content:
+            return saved
+    revision = max([base.revision, edited.revision - 1, *(c.revision for c in same_name)]) + 1
+    return config_from_text(edited.model_copy(update={"revision": revision}).to_yaml())
+
+
+def _editor(base: JudgeConfig) -> tuple[JudgeConfig | None, str]:
+    """The YAML editor for ``base``; returns the parsed config (or None) and the text."""
+    key = f"judge_yaml_{base.config_id}"
+    text = st.text_area(
+        "Config (YAML)", value=base.to_yaml(), height=420, key=key,
+        help="Everything that decides a verdict: model, prompts, output contract, verdicts, "
+        "generation parameters. Any change gives a new config id.",
+    )
+    try:
+        return config_from_text(text, source="the edited config"), text
+    except ConfigError as error:
+        st.error("The config is not valid; fix the fields below.", icon=":material/error:")
+        st.code(str(error), language=None, wrap_lines=True)
+        return None, text
+
+
+def _preview(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+    ids = store.item_ids(dataset)
+    if not ids:
+        st.info("This dataset has no rows yet.")
+        return
+    left, right = st.columns([3, 1])
+    # Rows are picked by position: item ids come from files and stay out of widget text.
+    index = left.selectbox("Preview row", range(len(ids)), format_func=lambda i: f"row {i + 1}",
+                           key="judge_preview_row")
+    chosen = right.segmented_control("Order", ["original", "swapped"], default="original",
+                                     key="judge_preview_order")
+    order: Order = "swapped" if chosen == "swapped" else "original"
+    widgets.literal(f"id: {ids[index]}")
+    try:
+        prompt = render(config, store.item(dataset, ids[index]), order)
+    except RenderError as error:
+        st.warning("This row cannot be rendered with this template:")
+        st.code(str(error), language=None, wrap_lines=True)
+        return
+    st.caption(f"About {prompt.approx_tokens():,} input tokens.")
+    st.code(prompt.as_text(), language=None, wrap_lines=True)
+
+
+def _run_options(config: JudgeConfig) -> dict[str, Any]:
+    cols = st.columns(5, vertical_alignment="bottom")
+    return {
+        "repeats": int(cols[0].number_input("Repeats", 1, 50, config.repeats,
+                                            key="judge_repeats")),
+        "swap": cols[1].checkbox("Swap order", value=config.swap, key="judge_swap",
+                                 help="Also judge with the sources reversed (pairwise: A and "
+                                 "B exchanged). Verdicts that flip show position bias."),
+        "labelled_only": cols[2].checkbox("Labelled rows only", value=True,
+                                          key="judge_labelled_only",
+                                          help="Cheap tuning: judge only rows the experts "
+                                          "labelled for this criterion."),
+        "concurrency": int(cols[3].number_input("Concurrency", 1, 128, 8,
+                                                key="judge_concurrency")),
+        "limit": int(cols[4].number_input("Row limit (0 = all)", 0, None, 0,
+                                          key="judge_limit")) or None,
+    }
+
+
+def _estimate(store: LabelStore, judge_store: JudgeStore, dataset: str, config: JudgeConfig,
+              options: dict[str, Any]) -> bool:
+    try:
+        plan = plan_run(
+            store, config, dataset, repeats=options["repeats"], swap=options["swap"],
+            labelled_only=options["labelled_only"], limit=options["limit"],
+            judge_store=judge_store,
+        )
+    except CalibrateError as error:
+        st.warning("This run cannot start:")
+        st.code(str(error), language=None, wrap_lines=True)
+        return False
+    widgets.literal("Estimate: " + plan.estimate.describe())
+    return True
+
+
+def _start(store: LabelStore, dataset: str, config: JudgeConfig,
+           options: dict[str, Any]) -> bool:
+    """Start the run in a background job; False (with the reason shown) when it cannot."""
+    settings = resources.get_settings()
+    try:
+        provider = get_provider(config.model, settings=settings)
+    except ProviderConfigError as error:
+        st.error(str(error), icon=":material/key_off:")
+        return False
+    JudgeStore(store.db).save_config(config)
+
+    def work(job: resources.BackgroundJob) -> RunSummary:
+        def progress(done: int, total: int, summary: RunSummary) -> None:
+            job.advance(done, total=total, message=(
+                f"{summary.cached} cached, {summary.scored} scored, {summary.unscored} "
+                f"unscored, {summary.failed} failed"))
+
+        return run_judge(config, dataset, store=store, provider=provider,
+                         on_progress=progress, should_stop=_JobFlag(job), **options)
+
+    resources.get_jobs().start(_job_key(config, dataset), config.label, work)
+    return True
+
+
+@st.fragment(run_every=0.5)
+def _progress() -> None:
+    """Every judge job of this server process; polled, so it keeps moving across pages."""
+    jobs = [j for j in resources.get_jobs().jobs() if j.key.startswith(JOB_PREFIX)]
+    for job in jobs[:5]:
+        total = job.total or 0
+        fraction = min(job.done / total, 1.0) if total else 0.0
+        with st.container(border=True):
+            st.progress(fraction, text=f"{job.title}: {job.done}/{total} — {job.status}")
+            widgets.literal("dataset: " + _job_dataset(job.key))
+            if job.message:
+                st.caption(job.message)
+            if job.error:
+                st.code(job.error, language=None, wrap_lines=True)
+            summary = job.result if isinstance(job.result, RunSummary) else None
+            if summary is not None:
+                st.code(summary.describe(), language=None, wrap_lines=True)
+            if job.running and st.button("Stop", key=f"stop_{job.key}",
+                                         icon=":material/stop_circle:",
+                                         help="Calls in flight finish and are stored."):
+                job.cancel()
+
+
+def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+    try:
+        frame = judge_verdicts(store, dataset, config.config_id)
+    except CalibrateError:
+        frame = pd.DataFrame()
+    if frame.empty:
+        st.info("No verdicts of this revision on this dataset yet.")
+        return
+    counts = frame["verdict"].value_counts()
+    cols = st.columns(4)
+    cols[0].metric("Verdict rows", len(frame))
+    cols[1].metric("Items", frame["item_id"].nunique())
+    cols[2].metric("Unscored", int(counts.get("unscored", 0)))
+    flips = swap_flips(frame)
+    cols[3].metric("Swap flip rate", f"{flips['flipped'].mean():.0%}" if len(flips) else "—")
+    reasons = frame["unscored_reason"].dropna().value_counts()
+    if len(reasons):
+        st.caption("Unscored: " + ", ".join(f"{k} {v}" for k, v in reasons.items()))
+    st.dataframe(frame.drop(columns=["config_id"]), hide_index=True, height=280)
+    ids = list(dict.fromkeys(frame["item_id"]))
+    index = st.selectbox("Row details", range(len(ids)), format_func=lambda i: f"row {i + 1}",
+                         key="judge_detail_row")
+    item_id = ids[index]
+    widgets.literal(f"id: {item_id}")
+    calls = calls_for_dataset(store, dataset, config.config_id)
+    for call in calls[calls["item_id"] == item_id].itertuples(index=False):
+        with st.container(border=True):
+            verdict = call.verdict if call.status == "scored" else call.status
+            st.caption(f"repeat {call.repeat}, {call.ordering} order — {verdict}"
+                       + (f" ({call.unscored_reason})" if call.unscored_reason else "")
+                       + f" — {call.retries} retries")
+            if call.reasoning:
+                widgets.literal(call.reasoning)
+            if call.detail:
+                st.code(call.detail, language=None, wrap_lines=True)
+            if call.error:
+                st.code(call.error, language=None, wrap_lines=True)
+            with st.expander("Raw reply and request"):
+                st.code(call.reply or "(no reply)", language=None, wrap_lines=True)
+                request = json.loads(call.request) if call.request else {}
+                st.code(json.dumps(request, indent=2, ensure_ascii=False), language="json",
+                        wrap_lines=True)
+
+
+def _revisions(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+    try:
+        from judges.report import judge_leaderboard, judges_on
+    except ImportError:  # pragma: no cover - the report module ships with the statistics
+        return
+    same_name = [j for j in judges_on(store, dataset) if j.name == config.name]
+    if not same_name:
+        return
+    try:
+        board = judge_leaderboard(store, dataset, same_name, criterion=config.criterion)
+    except CalibrateError as error:
+        st.caption("Agreement with the experts appears once rows are labelled for this "
+                   f"criterion ({type(error).__name__}).")
+        return
+    st.dataframe(board.frame(), hide_index=True)
+
+
+def main() -> None:
+    """Render the page."""
+    st.header("Judges")
+    store = resources.get_store()
+    judge_store = JudgeStore(store.db)
+    datasets = store.datasets()
+    if not datasets:
+        st.info("Import rows on the Data page first.")
+        return
+    _progress()
+    top = st.columns([2, 3], vertical_alignment="bottom")
+    names = [d.name for d in datasets]
+    dataset = top[0].selectbox("Dataset", names, key="judge_dataset")
+    kind = next(d.kind for d in datasets if d.name == dataset)
+    choices = {label: c for label, c in _config_choices(judge_store).items() if c.kind == kind}
+    if not choices:
+        st.info(f"No {kind} judge config exists yet.")
+        return
+    label = top[1].selectbox("Judge config", list(choices), key="judge_config")
+    base = choices[label]
+    edit, preview = st.columns(2)
+    with edit:
+        config, _ = _editor(base)
+    if config is None:
+        return
+    with preview:
+        _preview(store, dataset, config)
+    if config.config_id != base.config_id:
+        config = _as_revision(judge_store, config, base)
+        if config.config_id in {c.config_id for c in judge_store.configs()}:
+            st.caption(f"Edited: this is the saved {config.label}.")
+        else:
+            st.caption(f"Edited: this would be {config.label} (not saved yet; running it "
+                       "saves it).")
+            if st.button(f"Save as revision {config.revision}", icon=":material/save:",
+                         key="judge_save"):
+                judge_store.save_config(config)
+                st.success(f"Saved {config.label}.")
+    st.subheader("Run")
+    options = _run_options(config)
+    runnable = _estimate(store, judge_store, dataset, config, options)
+    clicked = runnable and st.button("Run in the background", type="primary",
+                                     icon=":material/play_arrow:", key="judge_run")
+    if clicked and _start(store, dataset, config, options):
+        st.rerun()
+    st.subheader("Results of this revision")
+    _results(store, dataset, config)
+    st.subheader("Revisions compared with the experts")
+    _revisions(store, dataset, config)
+
+
+main()

@@ -1,0 +1,477 @@
+"""Label page: one row at a time, keyboard only, blind to judges and to other annotators.
+
+Every verdict is written in the button's callback, which Streamlit runs before the page script:
+the label is committed (``LabelStore.add_label`` returns after COMMIT) before the next row is
+rendered. Who is labelling, the dataset and the criterion live in the URL, so a reload resumes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import streamlit as st
+
+from calibrate_app import resources, state, widgets
+from labels import LabelStore
+from labels.errors import CalibrateError
+from labels.models import DEFAULT_CRITERION, Criterion, Item, Kind
+from labels.sampling import QUEUE_ORDERS, Progress, QueueSettings, next_item, progress
+
+NAME_PATTERN = re.compile(r"^[\w][\w .@-]{0,63}$")
+
+# (verdict, button text, key) per dataset kind.
+VERDICTS: dict[Kind, list[tuple[str, str, str]]] = {
+    "pointwise": [("pass", "Pass", "P"), ("fail", "Fail", "F"), ("unsure", "Unsure", "U")],
+    "pairwise": [("a", "A is better", "A"), ("b", "B is better", "B"), ("tie", "Tie", "T")],
+}
+SKIP_KEY, BACK_KEY, HELP_KEY, SAVE_NOTE_KEY = "S", "Left", "H", "Ctrl+Enter"
+
+
+@dataclass(frozen=True)
+class Row:
+    """What a button callback needs to know about the row on screen."""
+
+    store: LabelStore
+    dataset: str
+    criterion: str
+    annotator: str
+    item_id: str
+    token: str  # a short hash of (dataset, criterion, item): part of this row's widget keys
+    editing: bool
+
+    @property
+    def note_key(self) -> str:
+        return f"note_{self.token}"
+
+    def key(self, name: str) -> str:
+        """The widget key of ``name`` on this row.
+
+        Keys differ per row so that a key pressed twice in quick succession cannot apply to a
+        row the annotator has not seen yet: the second press still belongs to the old row's
+        button (its callback arguments name the old row), and :func:`_stale` drops it. Only the
+        buttons that save or skip get such keys: a button with a new key mounts anew in the
+        browser, which costs time on every row, and a stray tag toggle shows on screen.
+        """
+        return f"{name}_{self.token}"
+
+    @property
+    def scope(self) -> state.Scope:
+        return (self.dataset, self.criterion, self.annotator)
+
+    @property
+    def hold_scope(self) -> tuple[str, str, str]:
+        return (self.store.db.path, self.dataset, self.criterion)
+
+
+# -- callbacks (run before the page script, so the page shows their effect) ------------------
+
+
+def _stale(row: Row) -> bool:
+    """True when a press belongs to a row that is no longer on screen (a quick double press)."""
+    return state.queue_state(row.scope).showing != row.item_id
+
+
+def _save(row: Row, verdict: str) -> None:
+    if _stale(row):
+        return
+    queue = state.queue_state(row.scope)
+    note = str(state.widget_value(row.note_key) or "").strip()
+    tags = list(queue.tags.get(row.item_id, []))
+    with resources.get_save_lock():
+        # Re-check at save time: another tab of the same annotator may have labelled this row.
+        if not row.editing and row.store.history(
+            row.dataset, row.item_id, annotator=row.annotator, criterion=row.criterion
+        ):
+            state.flash("warning", "You had already labelled that row (in another tab?); "
+                                   "your earlier label stands. Here is the next one.")
+            _leave(row)
+            return
+        try:
+            row.store.add_label(
+                row.dataset, row.item_id, row.annotator, verdict, criterion=row.criterion,
+                note=note, failure_tags=tags, seconds_spent=queue.seconds_on(row.item_id),
+            )
+        except CalibrateError as error:
+            state.flash("error", f"Not saved: {error}")
+            return
+    word = "Edited" if row.editing else "Saved"
+    state.flash("toast", f"{word}: {verdict}" + (" with a note" if note else ""))
+    _leave(row)
+
+
+def _leave(row: Row) -> None:
+    queue = state.queue_state(row.scope)
+    queue.forget(row.item_id)
+    state.clear_widget(row.note_key)
+    if row.editing:
+        queue.back = max(queue.back - 1, 0)
+    elif queue.current == row.item_id:
+        queue.current = None
+        resources.get_holds().release(row.hold_scope, row.annotator)
+
+
+def _choose(row: Row, verdict: str) -> None:
+    if _stale(row):
+        return
+    queue = state.queue_state(row.scope)
+    queue.pending[row.item_id] = verdict
+
+
+def _skip(row: Row) -> None:
+    if _stale(row):
+        return
+    queue = state.queue_state(row.scope)
+    if row.editing:
+        queue.back = max(queue.back - 1, 0)
+        return
+    if row.item_id in queue.skipped:
+        queue.skipped.remove(row.item_id)
+    queue.skipped.append(row.item_id)
+    queue.current = None
+    resources.get_holds().release(row.hold_scope, row.annotator)
+
+
+def _back(scope: state.Scope) -> None:
+    state.queue_state(scope).back += 1
+
+
+def _toggle_tag(row: Row, tag: str) -> None:
+    if not _stale(row):
+        state.queue_state(row.scope).toggle_tag(row.item_id, tag)
+
+
+def _set_param(name: str, widget_key: str) -> None:
+    value = state.widget_value(widget_key)
+    if value is None:
+        st.query_params.pop(name, None)
+        state.remember(name, None)
+    else:
+        st.query_params[name] = str(value)
+        state.remember(name, str(value))
+
+
+def _queue_key(dataset: str, criterion: str, name: str) -> str:
+    # Per (dataset, criterion), so switching datasets shows that dataset's settings.
+    return widgets.short_key(f"queue_{name}", f"{dataset}\x1f{criterion}")
+
+
+def _save_queue_settings(store: LabelStore, dataset: str, criterion: str) -> None:
+    def value(name: str) -> object:
+        return state.widget_value(_queue_key(dataset, criterion, name))
+
+    try:
+        settings = QueueSettings(
+            order=value("order"),  # type: ignore[arg-type]
+            seed=int(value("seed")),  # type: ignore[call-overload]
+            overlap=int(value("overlap")),  # type: ignore[call-overload]
+        )
+    except (TypeError, ValueError) as error:
+        state.flash("error", str(error))
+        return
+    store.save_queue_settings(dataset, criterion, settings)
+    state.flash("toast", "Queue settings saved for everyone labelling this dataset.")
+
+
+# -- page sections ----------------------------------------------------------------------------
+
+
+def _who(store: LabelStore) -> str:
+    """The annotator named in the URL; otherwise ask once and put the name in the URL."""
+    name = st.query_params.get("user") or state.remembered("user") or ""
+    if NAME_PATTERN.match(name):
+        if st.query_params.get("user") != name:
+            st.query_params["user"] = name
+        state.remember("user", name)
+        return name
+    st.subheader("Who is labelling?")
+    st.caption(
+        "Your name goes into the page address, so a reload (or a bookmark) resumes where you "
+        "stopped. Labels are never shown to other annotators while they label."
+    )
+    known = store.annotators()
+    with st.form("who"):
+        picked = None
+        if known:
+            picked = st.selectbox("Your name", known, index=None, placeholder="Pick your name")
+        typed = st.text_input("New name" if known else "Your name", max_chars=64)
+        go = st.form_submit_button("Start labelling", type="primary")
+    if go:
+        chosen = (typed or picked or "").strip()
+        if NAME_PATTERN.match(chosen):
+            store.add_annotator(chosen)
+            st.query_params["user"] = chosen
+            st.rerun()
+        st.error("A name is 1-64 letters, digits, spaces, dots, @, _ or -, starting with a "
+                 "letter or digit.")
+    st.stop()
+
+
+def _pick(label: str, options: list[str], param: str, default: str | None) -> str:
+    wanted = st.query_params.get(param) or state.remembered(param)
+    if wanted not in options:
+        wanted = default if default in options else options[0]
+    if st.query_params.get(param) != wanted:
+        st.query_params[param] = wanted
+    state.remember(param, wanted)
+    key = f"pick_{param}"
+    if state.widget_value(key) not in options:
+        state.clear_widget(key)
+    return str(st.selectbox(label, options, index=options.index(wanted), key=key,
+                            on_change=_set_param, args=(param, key)))
+
+
+def _help() -> None:
+    @st.dialog("Keyboard shortcuts", width="medium")
+    def show() -> None:
+        st.markdown(
+            """
+| key | what it does |
+|---|---|
+| **P** / **F** / **U** | save Pass / Fail / Unsure (with any note and tags), next row |
+| **A** / **B** / **T** | the same for pairwise rows: A is better / B is better / Tie |
+| **Shift + verdict key** | choose that verdict and jump into the note box |
+| **Ctrl + Enter** | save the chosen verdict with the note (works while typing) |
+| **1** … **9** | toggle failure tag 1 … 9 |
+| **S** | skip: the row goes to the end of your queue |
+| **←** (Left arrow) | back to your previous label; a verdict saves a new version |
+| **H** | this help; **Esc** closes it |
+
+Letter keys do nothing while the cursor is in the note box; click outside it or press
+**Tab** to leave it. You never see the judge's verdicts or other annotators' labels here.
+"""
+        )
+
+    show()
+
+
+def _markdown_escape(name: str) -> str:
+    # Annotator names are limited to NAME_PATTERN; escaping the punctuation it allows keeps a
+    # name like "_x_" from turning italic in the button label.
+    return "".join(f"\\{c}" if not (c.isalnum() or c == " ") else c for c in name)
+
+
+def _top_bar(store: LabelStore, annotator: str) -> tuple[str, Kind, Criterion] | None:
+    kinds = store.dataset_kinds()
+    if not kinds:
+        st.info("No datasets yet: import one on the Data page.")
+        st.page_link("app_pages/data.py", label="Go to Data", icon=":material/upload_file:")
+        return None
+    cols = st.columns([3, 3, 2], vertical_alignment="bottom")
+    with cols[0]:
+        dataset = _pick("Dataset", list(kinds), "dataset", None)
+    kind = kinds[dataset]
+    criteria = {c.name: c for c in store.criteria() if c.kind == kind}
+    if not criteria:
+        st.error(f"There is no {kind} criterion to label against; add one on the Data page.")
+        return None
+    default = DEFAULT_CRITERION if kind == "pointwise" else None
+    with cols[1]:
+        criterion = _pick("Criterion", list(criteria), "criterion", default)
+    with cols[2]:
+        if st.button(f"Not {_markdown_escape(annotator)}?", key="switch_user", type="tertiary",
+                     icon=":material/person:"):
+            st.query_params.pop("user", None)
+            state.remember("user", None)
+            st.rerun()
+    return dataset, kind, criteria[criterion]
+
+
+def _queue_settings(store: LabelStore, dataset: str, criterion: str,
+                    current: QueueSettings, note: str | None) -> None:
+    with st.expander("Queue settings (eval owner: applies to everyone labelling this "
+                     "dataset and criterion)", icon=":material/settings:"):
+        if note:
+            st.info(note)
+        cols = st.columns(3)
+        orders = list(QUEUE_ORDERS)
+        cols[0].selectbox("Order", orders, index=orders.index(current.order),
+                          format_func=QUEUE_ORDERS.__getitem__,
+                          key=_queue_key(dataset, criterion, "order"))
+        cols[1].number_input("Seed", value=current.seed, step=1,
+                             key=_queue_key(dataset, criterion, "seed"))
+        cols[2].number_input("Annotators per row (overlap)", min_value=1, max_value=50,
+                             value=current.overlap, step=1,
+                             key=_queue_key(dataset, criterion, "overlap"))
+        st.caption(
+            "Random is the order the bias-corrected pass rate assumes for the labelled sample. "
+            "Stratified and flips-first use the judge's verdicts once a judge has run (never "
+            "shown here). Rows that already have as many annotators as the overlap leave "
+            "everybody's queue."
+        )
+        st.button("Save queue settings", key="queue_save", on_click=_save_queue_settings,
+                  args=(store, dataset, criterion))
+
+
+def _verdict_bar(row: Row, kind: Kind, criterion: Criterion, pending: str | None,
+                 chosen_tags: list[str]) -> None:
+    choices = VERDICTS[kind]
+    cols = st.columns([1, 1, 1, 0.3, 1, 1, 1], vertical_alignment="center")
+    for col, (verdict, text, key) in zip(cols[:3], choices, strict=True):
+        col.button(
+            text, key=row.key(f"verdict_{verdict}"), shortcut=key, width="stretch",
+            type="primary" if pending == verdict else "secondary",
+            on_click=_save, args=(row, verdict),
+        )
+    cols[4].button("Back", key="nav_back", shortcut=BACK_KEY, width="stretch",
+                   icon=":material/undo:", on_click=_back, args=(row.scope,))
+    cols[5].button("Next" if row.editing else "Skip", key=row.key("nav_skip"), shortcut=SKIP_KEY,
+                   width="stretch", icon=":material/redo:", on_click=_skip, args=(row,))
+    if cols[6].button("Keys", key="nav_help", shortcut=HELP_KEY, width="stretch",
+                      icon=":material/keyboard:"):
+        _help()
+
+    note_col, tag_col = st.columns([3, 2])
+    with note_col:
+        st.text_area(
+            "Note (optional)", key=row.note_key, on_change="ignore", height=68,
+            placeholder="Shift + verdict key to write a note; Ctrl+Enter saves it.",
+        )
+        inner = st.columns([1, 1, 1, 1.4])
+        for col, (verdict, text, key) in zip(inner[:3], choices, strict=True):
+            col.button(
+                f"{text} + note", key=f"note_verdict_{verdict}", shortcut=f"Shift+{key}",
+                type="tertiary", on_click=_choose, args=(row, verdict),
+            )
+        inner[3].button(
+            "Save with note", key=row.key("save_note"), shortcut=SAVE_NOTE_KEY, width="stretch",
+            type="primary", disabled=pending is None,
+            on_click=_save, args=(row, pending or ""),
+        )
+    with tag_col:
+        if criterion.failure_tags:
+            st.caption("Failure tags (keys 1-9)")
+            tag_cols = st.columns(3)
+            for n, tag in enumerate(criterion.failure_tags[:9]):
+                tag_cols[n % 3].button(
+                    tag, key=f"tag_{n}", shortcut=str(n + 1), width="stretch",
+                    type="primary" if tag in chosen_tags else "secondary",
+                    on_click=_toggle_tag, args=(row, tag),
+                )
+
+
+def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotator: str,
+                 settings: QueueSettings) -> tuple[str | None, bool, Progress]:
+    """(item id, editing?, progress) for this run."""
+    scope = (dataset, criterion.name, annotator)
+    queue = state.queue_state(scope)
+    total, mine, counts = store.queue_snapshot(dataset, annotator, criterion.name)
+    done = progress(total, mine=mine, counts=counts, overlap=settings.overlap,
+                    skipped=queue.skipped)
+    if queue.back > 0:
+        seq = store.labelled_in_order(dataset, annotator, criterion.name)
+        queue.back = min(queue.back, len(seq))
+        if queue.back > 0:
+            return seq[-queue.back], True, done
+    if queue.current is not None and queue.current not in mine:
+        resources.get_holds().hold(
+            (store.db.path, dataset, criterion.name), annotator, queue.current
+        )
+        return queue.current, False, done
+    plan = resources.queue_plan(store, dataset, total, settings)
+    holds = resources.get_holds()
+    hold_scope = (store.db.path, dataset, criterion.name)
+    holds.release_elsewhere(hold_scope, annotator)  # e.g. after switching datasets
+    # Choosing and holding the row is one step, so two annotators whose pages rerun at the
+    # same moment are not given the same row. A hold disappears only after its label is
+    # committed, so a fresh look at the claimed row catches a label saved since ``counts``
+    # was read.
+    passed: set[str] = set()
+    while True:
+        item_id = holds.claim(
+            hold_scope, annotator,
+            lambda held: next_item(
+                plan.item_ids, mine=mine | passed, counts=counts, overlap=settings.overlap,
+                held=held, skipped=queue.skipped,
+            ),
+        )
+        if item_id is None:
+            break
+        who = {label.annotator for label in store.history(dataset, item_id,
+                                                          criterion=criterion.name)}
+        if annotator not in who and len(who) < settings.overlap:
+            break
+        passed.add(item_id)
+    queue.current = item_id
+    return item_id, False, done
+
+
+def _editing_banner(store: LabelStore, row: Row) -> None:
+    history = store.history(row.dataset, row.item_id, annotator=row.annotator,
+                            criterion=row.criterion)
+    if not history:
+        return
+    latest = history[-1]
+    versions = f" ({len(history)} versions)" if len(history) > 1 else ""
+    st.warning(
+        f"Revisiting your earlier label: {latest.verdict.upper()}{versions}. A verdict key saves "
+        "a new version; Next (S) goes forward without changing it.", icon=":material/history:",
+    )
+    if latest.note:
+        st.caption("Your note then:")
+        widgets.literal(latest.note)
+
+
+@st.fragment
+def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion,
+               annotator: str) -> None:
+    """The row, its buttons and the progress line.
+
+    A fragment: a verdict reruns only this part of the page, so the top bar and the queue
+    settings are neither recomputed nor re-sent to the browser for every label.
+    """
+    settings = store.queue_settings(dataset, criterion.name)
+    item_id, editing, done = _current_row(store, dataset, criterion, annotator, settings)
+    queue = state.queue_state((dataset, criterion.name, annotator))
+    queue.showing = item_id
+    message = state.pop_flash()
+    if message is not None:
+        if message[0] == "toast":
+            st.toast(message[1], duration="short")
+        else:
+            getattr(st, message[0])(message[1])
+    with st.container(key="progress"):
+        st.markdown(f"**{done.describe()}**")
+    if item_id is None and done.remaining > 0:
+        st.info(
+            f"The {done.remaining:,} row(s) left for you are being labelled by someone else "
+            "right now. They come back to your queue if they are not finished within ten "
+            "minutes.", icon=":material/group:",
+        )
+        st.button("Check again", key="check_again", icon=":material/refresh:")
+    elif item_id is None:
+        st.success("Your queue is empty: every row is labelled by you or has enough "
+                   "annotators. Thank you!", icon=":material/celebration:")
+    if item_id is None:
+        st.button("Back", key="nav_back", shortcut=BACK_KEY, icon=":material/undo:",
+                  on_click=_back, args=((dataset, criterion.name, annotator),))
+        return
+    item: Item = store.item(dataset, item_id)
+    queue.mark_shown(item_id)
+    token = widgets.short_key("row", f"{dataset}\x1f{criterion.name}\x1f{item_id}")
+    row = Row(store, dataset, criterion.name, annotator, item_id, token, editing)
+    widgets.guidelines(criterion)
+    if editing:
+        _editing_banner(store, row)
+    widgets.item_card(item, criterion)
+    pending = queue.pending.get(item_id)
+    _verdict_bar(row, kind, criterion, pending, queue.tags.get(item_id, []))
+    widgets.leave_note_on_save()
+    if pending is not None:
+        widgets.focus_script(f".st-key-{row.note_key} textarea", row.note_key + pending)
+
+
+def _page() -> None:
+    store = resources.get_store()
+    annotator = _who(store)
+    picked = _top_bar(store, annotator)
+    if picked is None:
+        return
+    dataset, kind, criterion = picked
+    _labelling(store, dataset, kind, criterion, annotator)
+    settings = store.queue_settings(dataset, criterion.name)
+    plan = resources.queue_plan(store, dataset, store.count_items(dataset), settings)
+    _queue_settings(store, dataset, criterion.name, settings, plan.note)
+
+
+_page()

@@ -1,0 +1,281 @@
+"""Objects shared by every session of the app: settings, the store, background jobs, holds.
+
+DuckDB lets one process open a database file, and one connection must not be used by two threads
+at once. So the server process opens the file once (:func:`get_store`, an ``st.cache_resource``
+shared by all sessions) and every store method takes its own cursor. Long work (a judge run)
+runs in a background thread registered in :func:`get_jobs`, writing through the same store.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+import streamlit as st
+
+from calibrate_app import judge_info
+from judges.cli._delegate import CommandServer
+from judges.settings import Settings
+from labels import LabelStore, open_store
+from labels.sampling import Holds, QueueOrder, QueuePlan, QueueSettings, plan_queue
+
+_SETTINGS_KEY = "_calibrate_settings"
+
+
+def get_settings() -> Settings:
+    """The settings of this browser session, built once from the environment and ``.env``.
+
+    ``calibrate app`` passes the database path as ``CALIBRATE_DB_PATH``. Kept per session
+    rather than per process so tests can point each app run at its own database.
+    """
+    settings = st.session_state.get(_SETTINGS_KEY)
+    if not isinstance(settings, Settings):
+        settings = Settings()
+        st.session_state[_SETTINGS_KEY] = settings
+    return settings
+
+
+def _close_store(store: LabelStore) -> None:
+    store.db.close()
+
+
+@st.cache_resource(show_spinner=False, on_release=_close_store)
+def _open_store(path: str, lock_timeout: float) -> LabelStore:
+    # A DatabaseLockedError raised here is not cached, so a retry opens the file again.
+    return open_store(path, lock_timeout=lock_timeout)
+
+
+def _stop_command_server(server: CommandServer) -> None:
+    server.stop()
+
+
+@st.cache_resource(show_spinner=False, on_release=_stop_command_server)
+def _command_server(path: str) -> CommandServer:
+    # While the app holds the file no other process can open it, so `calibrate ...` commands
+    # run in another terminal hand their command line to this thread, which runs them here
+    # on the same open database (see judges.cli._delegate).
+    return CommandServer(path).start()
+
+
+def get_store(settings: Settings | None = None) -> LabelStore:
+    """The label store on the settings' database file: one per server process per path.
+
+    Opening it also starts serving CLI commands for that file (:mod:`judges.cli._delegate`).
+
+    Raises:
+        labels.errors.DatabaseLockedError: another process holds the file.
+    """
+    settings = settings or get_settings()
+    path = str(settings.db_path)
+    store = _open_store(path, settings.lock_timeout)
+    if path != ":memory:":
+        _command_server(path)
+    return store
+
+
+def release_store() -> None:
+    """Close every store this process opened and stop serving CLI commands (tests)."""
+    _command_server.clear()
+    _open_store.clear()
+
+
+# -- background jobs ------------------------------------------------------------------------
+
+JobStatus = Literal["running", "done", "failed", "cancelled"]
+
+
+class _HeapFreeze:
+    """Keeps Python's cyclic garbage collector off the heap that running jobs built up.
+
+    A judge run over 100,000 items plans its calls up front: about 1.5 million Python objects
+    that live as long as the run. Every full collection then walks all of them, about 0.75 s
+    with every thread of the server stopped, and a busy server triggers one about every second
+    (measured: label latency p95 above 1 s, the judge itself 2.5 times slower). Once a job
+    reports its first finished unit of work its setup is over, so the heap is frozen
+    (``gc.freeze``: moved out of the collector's sight; reference counting still frees
+    objects at once) and unfrozen when the last running job ends.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders: set[int] = set()
+
+    def hold(self, job: BackgroundJob) -> None:
+        with self._lock:
+            gc.freeze()  # cumulative: a second job's setup is frozen on top of the first's
+            self._holders.add(id(job))
+
+    def release(self, job: BackgroundJob) -> None:
+        with self._lock:
+            if id(job) not in self._holders:
+                return
+            self._holders.discard(id(job))
+            if not self._holders:
+                gc.unfreeze()
+
+
+_HEAP = _HeapFreeze()
+
+
+@dataclass
+class BackgroundJob:
+    """A long task running in a thread of the server process (e.g. a judge run).
+
+    The worker updates ``done``/``total``/``message`` through :meth:`advance`; pages read them
+    from a polling fragment (``@st.fragment(run_every=...)``). ``st.*`` calls do nothing inside
+    the worker thread, so it must only touch this object and the store.
+    """
+
+    key: str
+    title: str
+    total: int | None = None
+    done: int = 0
+    message: str = ""
+    status: JobStatus = "running"
+    error: str | None = None
+    result: object = None
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    finished_at: datetime | None = None
+    _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    _thread: threading.Thread | None = field(default=None, repr=False)
+    _settled: bool = field(default=False, repr=False)
+
+    def advance(self, done: int | None = None, *, total: int | None = None,
+                message: str | None = None) -> None:
+        """Report progress (called by the worker).
+
+        The first report of a finished unit (``done > 0``) marks the end of the job's setup:
+        see :class:`_HeapFreeze`.
+        """
+        if total is not None:
+            self.total = total
+        if done is not None:
+            self.done = done
+            if done > 0 and not self._settled:
+                self._settled = True
+                _HEAP.hold(self)
+        if message is not None:
+            self.message = message
+
+    def cancel(self) -> None:
+        """Ask the worker to stop at its next check of :attr:`cancelled`."""
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        """True once someone asked the job to stop."""
+        return self._cancel.is_set()
+
+    @property
+    def running(self) -> bool:
+        """True while the worker thread is alive."""
+        return self.status == "running"
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the worker thread (tests, shutdown)."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+
+class JobRegistry:
+    """Background jobs of this server process, by key. Thread-safe.
+
+    One job per key runs at a time; starting a key that is running returns the running job.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[str, BackgroundJob] = {}
+
+    def start(self, key: str, title: str, work: Callable[[BackgroundJob], object]) -> BackgroundJob:
+        """Run ``work(job)`` in a daemon thread; its return value becomes ``job.result``."""
+        with self._lock:
+            current = self._jobs.get(key)
+            if current is not None and current.running:
+                return current
+            job = BackgroundJob(key=key, title=title)
+            thread = threading.Thread(
+                target=self._run, args=(job, work), name=f"calibrate-job-{key}", daemon=True
+            )
+            job._thread = thread
+            self._jobs[key] = job
+        thread.start()
+        return job
+
+    @staticmethod
+    def _run(job: BackgroundJob, work: Callable[[BackgroundJob], object]) -> None:
+        try:
+            job.result = work(job)
+            job.status = "cancelled" if job.cancelled else "done"
+        except Exception as error:  # the page shows it; the thread must not die silently
+            job.error = f"{type(error).__name__}: {error}"
+            job.message = "".join(traceback.format_exception_only(error)).strip()
+            job.status = "failed"
+        finally:
+            job.finished_at = datetime.now(UTC)
+            _HEAP.release(job)
+
+    def get(self, key: str) -> BackgroundJob | None:
+        """The latest job started under ``key``, running or finished."""
+        with self._lock:
+            return self._jobs.get(key)
+
+    def jobs(self) -> list[BackgroundJob]:
+        """Every job of this process, newest first."""
+        with self._lock:
+            return sorted(self._jobs.values(), key=lambda j: j.started_at, reverse=True)
+
+
+@st.cache_resource(show_spinner=False)
+def get_jobs() -> JobRegistry:
+    """The background-job registry of this server process (one, shared by all sessions)."""
+    return JobRegistry()
+
+
+# -- labelling queue ------------------------------------------------------------------------
+
+
+@st.cache_resource(show_spinner=False)
+def get_holds() -> Holds:
+    """Which rows annotators are looking at right now, shared by all sessions."""
+    return Holds()
+
+
+@st.cache_resource(show_spinner=False)
+def get_save_lock() -> threading.Lock:
+    """Serialises the check-then-insert of a label, so two tabs cannot both add a first label."""
+    return threading.Lock()
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _cached_plan(
+    db_path: str, dataset: str, item_count: int, order: QueueOrder, seed: int,
+    judge_fingerprint: str, _store: LabelStore,
+) -> QueuePlan:
+    # Keyed by the item count (imports only ever add rows) and by a fingerprint of the judge
+    # verdicts, so a new import or judge run gives a new plan and nothing else recomputes it.
+    verdicts = flips = None
+    if order == "stratified":
+        verdicts = judge_info.latest_verdicts(_store, dataset)
+    elif order == "flips_first":
+        flips = judge_info.flips(_store, dataset)
+    return plan_queue(
+        _store.item_ids(dataset), order=order, seed=seed, verdicts=verdicts, flips=flips
+    )
+
+
+def queue_plan(
+    store: LabelStore, dataset: str, item_count: int, settings: QueueSettings
+) -> QueuePlan:
+    """The dataset's queue order, computed once per process and shared by every annotator."""
+    fingerprint = ""
+    if settings.order in ("stratified", "flips_first"):
+        fingerprint = judge_info.fingerprint(store, dataset)
+    return _cached_plan(
+        store.db.path, dataset, item_count, settings.order, settings.seed, fingerprint, store
+    )

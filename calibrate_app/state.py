@@ -1,0 +1,123 @@
+"""The only module that names ``st.session_state`` keys, with typed getters and setters.
+
+Session state is per browser tab and lives as long as its websocket. What must survive a reload
+lives elsewhere: the annotator, dataset and criterion in the URL query parameters, the labels in
+the database.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+_ACCESS = "_calibrate_access_ok"
+_QUEUES = "_calibrate_queues"
+_FLASH = "_calibrate_flash"
+_REMEMBERED = "_calibrate_remembered"
+
+Scope = tuple[str, str, str]
+"""(dataset, criterion, annotator): one annotator's queue."""
+
+
+@dataclass
+class QueueState:
+    """Per-tab state of one annotator's queue.
+
+    Attributes:
+        skipped: rows skipped in this tab, oldest first (they go to the end of the queue).
+        back: 0 while labelling new rows; k > 0 while revisiting the k-th most recent own label.
+        shown_at: item id → monotonic time it was first shown (for ``seconds_spent``).
+        pending: item id → verdict chosen with Shift+key, saved with the note on Ctrl+Enter.
+        tags: item id → failure tags toggled so far.
+        current: the queue's row for this annotator (kept until labelled or skipped).
+        showing: the row the last run put on screen (a queue row or one being revisited);
+            button presses for any other row are stale and ignored.
+    """
+
+    skipped: list[str] = field(default_factory=list)
+    back: int = 0
+    shown_at: dict[str, float] = field(default_factory=dict)
+    pending: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, list[str]] = field(default_factory=dict)
+    current: str | None = None
+    showing: str | None = None
+
+    def mark_shown(self, item_id: str) -> None:
+        """Start the clock for ``item_id`` unless it is already running."""
+        self.shown_at.setdefault(item_id, time.monotonic())
+
+    def seconds_on(self, item_id: str) -> float | None:
+        """Seconds since ``item_id`` was first shown in this tab, or None."""
+        started = self.shown_at.get(item_id)
+        return None if started is None else round(time.monotonic() - started, 3)
+
+    def forget(self, item_id: str) -> None:
+        """Drop the per-row scratch state of ``item_id`` once its label is saved."""
+        self.shown_at.pop(item_id, None)
+        self.pending.pop(item_id, None)
+        self.tags.pop(item_id, None)
+
+    def toggle_tag(self, item_id: str, tag: str) -> None:
+        """Add or remove a failure tag on ``item_id``."""
+        chosen = self.tags.setdefault(item_id, [])
+        if tag in chosen:
+            chosen.remove(tag)
+        else:
+            chosen.append(tag)
+
+
+def queue_state(scope: Scope) -> QueueState:
+    """The state of one annotator's queue in this tab (created on first use)."""
+    queues: dict[Scope, QueueState] = st.session_state.setdefault(_QUEUES, {})
+    if scope not in queues:
+        queues[scope] = QueueState()
+    return queues[scope]
+
+
+def access_granted() -> bool:
+    """True once this tab entered the right access code."""
+    return bool(st.session_state.get(_ACCESS, False))
+
+
+def grant_access() -> None:
+    """Remember for this tab that the access code was right."""
+    st.session_state[_ACCESS] = True
+
+
+def flash(kind: str, message: str) -> None:
+    """Queue a message (``success``/``info``/``warning``/``error``) for the next run to show."""
+    st.session_state[_FLASH] = (kind, message)
+
+
+def pop_flash() -> tuple[str, str] | None:
+    """The queued message, removed; None when there is none."""
+    value: Any = st.session_state.pop(_FLASH, None)
+    return value if isinstance(value, tuple) else None
+
+
+def widget_value(key: str, default: Any = None) -> Any:
+    """The current value of the widget with ``key`` (``default`` before it first renders)."""
+    return st.session_state.get(key, default)
+
+
+def clear_widget(key: str) -> None:
+    """Forget a widget's value so it renders empty next time."""
+    st.session_state.pop(key, None)
+
+
+def remember(name: str, value: str | None) -> None:
+    """Keep a URL parameter's value for this tab (navigating between pages drops the URL's)."""
+    remembered: dict[str, str] = st.session_state.setdefault(_REMEMBERED, {})
+    if value is None:
+        remembered.pop(name, None)
+    else:
+        remembered[name] = value
+
+
+def remembered(name: str) -> str | None:
+    """The value :func:`remember` kept for ``name``, if any."""
+    value = st.session_state.get(_REMEMBERED, {}).get(name)
+    return value if isinstance(value, str) else None

@@ -1,0 +1,63 @@
+"""Entry point of the app: settings, access code, the database, and the pages in data-flow order.
+
+Run it with ``calibrate app`` (which sets ``CALIBRATE_DB_PATH``) or
+``streamlit run calibrate_app/streamlit_app.py``.
+"""
+
+from __future__ import annotations
+
+import hmac
+from pathlib import Path
+
+import streamlit as st
+
+from calibrate_app import resources, state, widgets
+from labels.errors import DatabaseLockedError
+
+PAGES = Path(__file__).resolve().parent / "app_pages"
+
+
+def _access_gate(code: str) -> None:
+    """Stop the run until this tab has entered the shared access code."""
+    if state.access_granted():
+        return
+    st.title("calibrate")
+    with st.form("access"):
+        entered = st.text_input("Access code", type="password")
+        submitted = st.form_submit_button("Enter")
+    if submitted:
+        if hmac.compare_digest(entered.encode(), code.encode()):
+            state.grant_access()
+            st.rerun()
+        st.error("That access code is not right.")
+    st.stop()
+
+
+def main() -> None:
+    """Build the app for one run of the script."""
+    st.set_page_config(page_title="calibrate", page_icon=":material/balance:", layout="wide")
+    widgets.page_style()
+    settings = resources.get_settings()
+    if settings.access_code is not None and settings.access_code.get_secret_value():
+        _access_gate(settings.access_code.get_secret_value())
+    try:
+        resources.get_store(settings)
+    except DatabaseLockedError as error:
+        st.error(str(error))
+        if st.button("Retry", icon=":material/refresh:"):
+            st.rerun()
+        st.stop()
+    pages = [
+        st.Page(PAGES / "data.py", title="Data", icon=":material/upload_file:", default=True),
+        st.Page(PAGES / "label.py", title="Label", icon=":material/task_alt:", url_path="label"),
+        st.Page(PAGES / "judges.py", title="Judges", icon=":material/gavel:", url_path="judges"),
+        st.Page(
+            PAGES / "calibration.py", title="Calibration", icon=":material/tune:",
+            url_path="calibration",
+        ),
+        st.Page(PAGES / "export.py", title="Export", icon=":material/download:", url_path="export"),
+    ]
+    st.navigation(pages, position="top").run()
+
+
+main()

@@ -1,0 +1,73 @@
+"""Fixtures for the app tests: a seeded database, the app script, AppTest helpers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from labels import LabelStore
+from labels.importing import import_rows
+
+REPO = Path(__file__).resolve().parents[2]
+APP_SCRIPT = REPO / "calibrate_app" / "streamlit_app.py"
+
+# Rows whose text would do something if it were rendered as markdown, HTML or LaTeX.
+INJECTIONS = (
+    "<script>window.__injected = 1</script>",
+    "![x](http://127.0.0.1:9/track)",
+    "[x](javascript:alert(1))",
+    "$x$",
+)
+
+
+def write_rows(path: Path, n: int, *, injections: bool = False) -> Path:
+    """A JSONL file of ``n`` pointwise rows (``q0`` …); optionally the injection rows first."""
+    rows = []
+    if injections:
+        for k, text in enumerate(INJECTIONS):
+            rows.append({
+                "id": f"inj{k}", "question": f"Injection {k}: {text}",
+                "answer": f"Answer with {text} inside", "sources": [f"Source with {text}"],
+                "reference": f"Reference {text}",
+            })
+    for i in range(n):
+        rows.append({
+            "id": f"q{i}", "question": f"Question number {i}?", "answer": f"Answer {i}.",
+            "sources": [f"Passage {i}.1", f"Passage {i}.2"], "reference": f"Reference {i}",
+        })
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def make_rows() -> object:
+    """The :func:`write_rows` helper (test modules cannot import each other)."""
+    return write_rows
+
+
+@pytest.fixture
+def injections() -> tuple[str, ...]:
+    """Strings that must reach the page literally."""
+    return INJECTIONS
+
+
+@pytest.fixture
+def app_env(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point the app at the test database; close the app's cached store afterwards."""
+    from calibrate_app import resources
+
+    monkeypatch.setenv("CALIBRATE_DB_PATH", str(db_path))
+    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")
+    yield db_path
+    resources.release_store()
+
+
+@pytest.fixture
+def seeded(store: LabelStore, tmp_path: Path, app_env: Path) -> LabelStore:
+    """The store with dataset ``demo`` (6 rows) and ``inj`` (the injection rows only)."""
+    import_rows(store, write_rows(tmp_path / "demo.jsonl", 6), "demo")
+    import_rows(store, write_rows(tmp_path / "inj.jsonl", 0, injections=True), "inj")
+    return store

@@ -1,0 +1,396 @@
+"""End-to-end: the real app server (``calibrate app``'s command) driven by Debian's Chromium.
+
+Skipped with a reason when /usr/bin/chromium (or Playwright) is missing, unless
+CALIBRATE_REQUIRE_BROWSER=1 (CI), which turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judges.cli._app import streamlit_command
+from labels import LabelStore, open_store
+from labels.importing import import_rows
+from labels.models import Criterion
+from labels.sampling import QueueSettings
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts"
+# Buttons on the label page of a pointwise faithfulness row: switch user, 3 verdicts, back,
+# skip, keys, 3 "verdict + note", save with note, 4 failure tags, save queue settings.
+LABEL_PAGE_BUTTONS = 16
+
+
+def _require_browser() -> Any:
+    reason = None
+    if not Path(CHROMIUM).exists():
+        reason = f"{CHROMIUM} is missing (apt-get install chromium)"
+    else:
+        try:
+            from playwright import sync_api
+        except ImportError:
+            reason = "the playwright package is missing (pip install playwright)"
+    if reason is not None:
+        if os.environ.get("CALIBRATE_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser tests required (CALIBRATE_REQUIRE_BROWSER=1) but {reason}")
+        pytest.skip(f"browser tests skipped: {reason}")
+    return sync_api
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Server:
+    """A running app server on a temporary database."""
+
+    url: str
+    db_path: Path
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=15)
+
+    def open_store(self) -> LabelStore:
+        """The database, once the server has stopped (it holds the file while running)."""
+        self.stop()
+        return open_store(str(self.db_path))
+
+
+def start_server(db_path: Path, cwd: Path) -> Server:
+    port = free_port()
+    command, env = streamlit_command(str(db_path), "127.0.0.1", port)
+    env["CALIBRATE_LOCK_TIMEOUT"] = "0"
+    env["TMPDIR"] = str(cwd)  # uploads land in the test's folder, not the system's /tmp
+    log = cwd / f"server-{port}.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT)
+    server = Server(f"http://127.0.0.1:{port}", db_path, proc, log)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the app server exited: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(server.url + "/_stcore/health", timeout=2) as reply:
+                if reply.read() == b"ok":
+                    return server
+        except OSError:
+            time.sleep(0.1)
+    server.stop()
+    raise RuntimeError(f"the app server did not become healthy: {log.read_text()[-2000:]}")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = _require_browser()
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def make_server(tmp_path: Path) -> Iterator[Callable[[Callable[[LabelStore], None]], Server]]:
+    servers: list[Server] = []
+
+    def make(seed: Callable[[LabelStore], None]) -> Server:
+        db_path = tmp_path / "app.duckdb"
+        store = open_store(str(db_path))
+        try:
+            seed(store)
+        finally:
+            store.db.close()
+        server = start_server(db_path, tmp_path)
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
+        log = server.log.read_text(errors="replace")
+        assert "Traceback" not in log, log[-3000:]
+
+
+def ready(page: Any, buttons: int = LABEL_PAGE_BUTTONS) -> None:
+    """Wait until the label page's buttons are mounted (keys pressed earlier are lost)."""
+    from playwright.sync_api import expect
+
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                           timeout=30_000)
+    expect(page.get_by_test_id("stButton")).to_have_count(buttons, timeout=30_000)
+
+
+def shows(page: Any, text: str, timeout: float = 10_000) -> None:
+    from playwright.sync_api import expect
+
+    expect(page.get_by_text(text, exact=False).first).to_be_visible(timeout=timeout)
+
+
+def settled(page: Any, buttons: int = LABEL_PAGE_BUTTONS) -> None:
+    """Wait for the rerun to finish and the new row's buttons (and their keys) to be mounted.
+
+    A row's buttons carry the row in their key, so they mount anew with each row; a key
+    pressed in the few milliseconds before that would be lost (no person is that fast).
+    """
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                           timeout=30_000)
+    page.wait_for_function(
+        "n => document.querySelectorAll('[data-testid=\"stButton\"]').length === n && "
+        "[...document.querySelectorAll('[class*=\"st-key-verdict_\"]')].every("
+        "el => el.querySelector('button') !== null)", arg=buttons, timeout=30_000,
+    )
+
+
+def question(page: Any) -> str:
+    return str(page.locator(".st-key-question").inner_text()).strip()
+
+
+def question_is(page: Any, text: str, *, negate: bool = False) -> None:
+    """Wait for the question (it may update a moment after the progress line), then settle."""
+    from playwright.sync_api import expect
+
+    box = expect(page.locator(".st-key-question"))
+    if negate:
+        box.not_to_have_text(text, timeout=10_000)
+    else:
+        box.to_have_text(text, timeout=10_000)
+    settled(page)
+
+
+def test_keyboard_only_labelling_then_reload_resumes(
+    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    def seed(store: LabelStore) -> None:
+        import_rows(store, make_rows(tmp_path / "demo.jsonl", 8), "demo")
+
+    server = make_server(seed)
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(server.url + "/label")
+    # Pick a name: typed once, Enter submits; it goes into the URL.
+    page.get_by_label("Your name").fill("kim")
+    page.keyboard.press("Enter")
+    ready(page)
+    assert re.search(r"[?&]user=kim\b", page.url)
+    shows(page, "0 / 8 labelled, 0 skipped")
+    page.keyboard.press("h")  # the help lists the keys; Esc closes it
+    shows(page, "Keyboard shortcuts")
+    shows(page, "skip: the row goes to the end of your queue")
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=10_000)
+    labelled = []
+    for n, key in enumerate(["p", "f", "u", "p"], start=1):
+        labelled.append(question(page))
+        page.keyboard.press(key)
+        shows(page, f"{n} / 8 labelled")
+        question_is(page, labelled[-1], negate=True)
+    # A fail with a note and a failure tag, keyboard only.
+    labelled.append(question(page))
+    page.keyboard.press("2")  # tag 2 ("contradiction") before typing
+    expect(page.locator('[data-testid="stBaseButton-primary"]', has_text="contradiction")
+           ).to_be_visible(timeout=10_000)
+    page.keyboard.press("Shift+F")
+    page.wait_for_function("document.activeElement && document.activeElement.tagName === "
+                           "'TEXTAREA'", timeout=10_000)
+    page.keyboard.type("claim about 1.2 not in the sources")
+    page.keyboard.press("Control+Enter")
+    shows(page, "5 / 8 labelled, 0 skipped")
+    question_is(page, labelled[-1], negate=True)
+    assert page.evaluate("document.activeElement.tagName") != "TEXTAREA"
+    # Skip, then go back and change the label of the fourth row.
+    skipped = question(page)
+    page.keyboard.press("s")
+    shows(page, "5 / 8 labelled, 1 skipped")
+    question_is(page, skipped, negate=True)
+    page.keyboard.press("ArrowLeft")
+    shows(page, "Revisiting your earlier label: FAIL")
+    question_is(page, labelled[4])
+    page.keyboard.press("ArrowLeft")
+    shows(page, "Revisiting your earlier label: PASS")
+    question_is(page, labelled[3])
+    page.keyboard.press("f")  # a new version of row 4
+    shows(page, "Revisiting your earlier label: FAIL")
+    page.keyboard.press("s")  # Next: back to the queue
+    shows(page, "5 / 8 labelled, 1 skipped")
+    # Reload: same URL, new session; the queue resumes where it was (skips are per session).
+    page.reload()
+    ready(page)
+    shows(page, "5 / 8 labelled, 0 skipped")
+    question_is(page, skipped)  # the first row of the queue not yet labelled
+    page.keyboard.press("u")
+    shows(page, "6 / 8 labelled")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "label-page.png"), full_page=True)
+    context.close()
+
+    store = server.open_store()
+    try:
+        current = store.current_labels("demo", annotator="kim").set_index("item_id")
+        history = store.label_history_frame("demo")
+        assert len(current) == 6 and len(history) == 7
+        by_question = {store.item("demo", i).question: i for i in current.index}
+        verdicts = [current.loc[by_question[q], "verdict"] for q in labelled]
+        assert verdicts == ["pass", "fail", "unsure", "fail", "fail"]
+        noted = current.loc[by_question[labelled[4]]]
+        assert noted["note"] == "claim about 1.2 not in the sources"
+        assert noted["failure_tags"] == '["contradiction"]'
+        assert current.loc[by_question[skipped], "verdict"] == "unsure"
+        assert (current["seconds_spent"] > 0).all()
+    finally:
+        store.db.close()
+
+
+def test_two_annotators_at_once_lose_and_duplicate_nothing(
+    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
+) -> None:
+    total = 12
+
+    def seed(store: LabelStore) -> None:
+        import_rows(store, make_rows(tmp_path / "demo.jsonl", total), "demo")
+
+    server = make_server(seed)
+    pages = []
+    for name in ("alice", "bob"):
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.goto(f"{server.url}/label?user={name}&dataset=demo")
+        pages.append(page)
+    for page in pages:
+        ready(page)
+    # Both press a key before either waits, so the two sessions' reruns overlap on the server.
+    for n in range(1, total // 2 + 1):
+        before = [question(page) for page in pages]
+        for page, key in zip(pages, ("p", "f"), strict=True):
+            page.keyboard.press(key)
+        for page, old in zip(pages, before, strict=True):
+            shows(page, f"{n} / ")
+            if n < total // 2:
+                question_is(page, old, negate=True)
+            # After the last round a page may say the last row is someone else's right now,
+            # or that the queue is empty: that depends on which of the two saves came first.
+    for page in pages:
+        shows(page, f"{total // 2} / ")
+        page.context.close()
+
+    store = server.open_store()
+    try:
+        labels = store.label_history_frame("demo")
+        assert len(labels) == total
+        assert labels["item_id"].is_unique  # nobody got a row someone else was doing
+        assert labels.groupby("annotator").size().to_dict() == {"alice": 6, "bob": 6}
+        assert set(labels[labels["annotator"] == "alice"]["verdict"]) == {"pass"}
+    finally:
+        store.db.close()
+
+
+def test_untrusted_rows_render_literally(
+    browser: Any, make_server: Any, make_rows: Any, injections: tuple[str, ...],
+    tmp_path: Path,
+) -> None:
+    def seed(store: LabelStore) -> None:
+        import_rows(store, make_rows(tmp_path / "inj.jsonl", 0, injections=True), "inj")
+        store.save_criterion(Criterion(
+            name="faithfulness", guidelines="Owner **markdown** is rendered.",
+            show_reference=True, failure_tags=("unsupported claim", "contradiction",
+                                               "missing condition", "wrong refusal"),
+        ))
+        store.save_queue_settings("inj", "faithfulness", QueueSettings("file", 0, 1))
+
+    server = make_server(seed)
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(f"{server.url}/label?user=eve&dataset=inj")
+    for k, text in enumerate(injections):
+        ready(page)
+        shows(page, f"{k} / 4 labelled")
+        page.get_by_text("Reference answer").click()  # reveal the reference (allowed here)
+        for shown in (f"Injection {k}: {text}", f"Answer with {text} inside",
+                      f"Source with {text}", f"Reference {text}"):
+            shows(page, shown)
+        images = page.eval_on_selector_all("img", "els => els.map(e => e.src)")
+        external = [src for src in images if not src.startswith((server.url, "data:"))]
+        assert external == [], external
+        assert page.locator("a[href^='javascript']").count() == 0
+        assert page.locator(".katex").count() == 0
+        assert page.evaluate("window.__injected") is None
+        if k == 1:
+            page.wait_for_timeout(500)  # let the reference expander finish opening
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "label-injection.png"), full_page=True)
+        page.keyboard.press("p")
+    shows(page, "4 / 4 labelled")
+    assert not [u for u in requests if "127.0.0.1:9/" in u or u.startswith("javascript")]
+    context.close()
+    store = server.open_store()
+    try:
+        assert len(store.current_labels("inj")) == 4
+    finally:
+        store.db.close()
+
+
+def test_data_page_imports_an_upload(browser: Any, make_server: Any, tmp_path: Path) -> None:
+    server = make_server(lambda store: None)
+    upload = tmp_path / "uploads" / "mine.csv"
+    upload.parent.mkdir()
+    upload.write_text("id,question,answer,sources\n"
+                      + "".join(f"u{i},Q {i},A {i},passage {i}\n" for i in range(25)))
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(server.url)
+    shows(page, "No datasets yet", timeout=30_000)
+    page.locator("input[type=file]").set_input_files(str(upload))
+    shows(page, "The first 20 of 25 rows", timeout=30_000)
+    page.get_by_role("button", name="Import").click()
+    shows(page, "25 rows read: 25 added")
+    page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollTo(0, 0)")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "data-page.png"), full_page=True)
+    context.close()
+    store = server.open_store()
+    try:
+        assert store.dataset("mine").items == 25
+        assert store.dataset("mine").source_file == "mine.csv"
+    finally:
+        store.db.close()
+
+
+def test_missing_chromium_skips_locally_and_fails_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(globals(), "CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.delenv("CALIBRATE_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="/nonexistent/chromium is missing"):
+        _require_browser()
+    monkeypatch.setenv("CALIBRATE_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="CALIBRATE_REQUIRE_BROWSER=1"):
+        _require_browser()

@@ -1,0 +1,469 @@
+"""AppTest (no browser) for every page, against a temporary database."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from labels import LabelStore
+from labels.importing import import_rows
+from labels.models import Criterion
+from labels.sampling import QueueSettings
+
+APP_SCRIPT = Path(__file__).resolve().parents[2] / "calibrate_app" / "streamlit_app.py"
+QUESTION = re.compile(r"^(Question number \d+\?|Injection \d)")
+
+
+def app(user: str | None = "alice", page: str | None = "app_pages/label.py",
+        **params: str) -> AppTest:
+    at = AppTest.from_file(str(APP_SCRIPT), default_timeout=30)
+    if user is not None:
+        at.query_params["user"] = user
+    for name, value in params.items():
+        at.query_params[name] = value
+    if page is not None:
+        at.switch_page(page)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def question(at: AppTest) -> str | None:
+    found = [t.value for t in at.text if QUESTION.match(str(t.value))]
+    return found[0] if found else None
+
+
+def page_strings(at: AppTest) -> str:
+    """Every string the page shows: element values, labels and messages."""
+    parts: list[str] = []
+    for group in (at.text, at.markdown, at.caption, at.info, at.warning, at.success, at.error,
+                  at.toast, at.header, at.subheader):
+        parts.extend(str(e.value) for e in group)
+    for group in (at.button, at.text_area, at.text_input, at.selectbox, at.expander,
+                  at.number_input):
+        parts.extend(str(getattr(e, "label", "")) for e in group)
+    return "\n".join(parts)
+
+
+def progress_text(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if "labelled," in m.value)
+
+
+def row_button(at: AppTest, name: str) -> Any:
+    """The button ``name`` of the row on screen (its key ends with a per-row token)."""
+    found = [b for b in at.button if b.key and re.fullmatch(rf"{name}_row_[0-9a-f]+", b.key)]
+    return found[0] if found else at.button(key=name)
+
+
+def press(at: AppTest, key: str) -> AppTest:
+    row_button(at, key).click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+# -- router -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "page", ["app_pages/data.py", "app_pages/judges.py", "app_pages/calibration.py",
+             "app_pages/export.py"],
+)
+def test_every_page_renders(seeded: LabelStore, page: str) -> None:
+    at = app(page=page)
+    assert not at.error
+
+
+def test_locked_database_shows_the_message_and_a_retry(app_env: Path, tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import duckdb, sys, time
+            con = duckdb.connect({str(app_env)!r}); print("ready", flush=True); time.sleep(60)
+        """)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        at = app(page=None)
+        assert len(at.error) == 1
+        message = at.error[0].value
+        assert "is open in process" in message and str(holder.pid) in message
+        assert at.button[0].label == "Retry"
+    finally:
+        holder.kill()
+        holder.wait()
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    assert any(h.value == "Data" for h in at.header)
+
+
+def test_cli_commands_run_inside_the_app_process(seeded: LabelStore, tmp_path: Path) -> None:
+    at = app(page="app_pages/data.py")
+    assert not at.error
+    # This process now holds the file, as the app server would: a CLI command in another
+    # process cannot open it, so it is handed to the app and runs here.
+    done = subprocess.run(
+        [sys.executable, "-m", "judges.cli", "--db", str(seeded.db.path), "datasets"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "running this command inside it" in done.stderr
+    assert "demo" in done.stdout and "inj" in done.stdout
+
+
+def test_access_code_gate(seeded: LabelStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALIBRATE_ACCESS_CODE", "open sesame")
+    at = app(page=None)
+    assert not at.header
+    at.text_input[0].input("wrong")
+    at.button[0].click().run()
+    assert "not right" in at.error[0].value
+    at.text_input[0].input("open sesame")
+    at.button[0].click().run()
+    assert any(h.value == "Data" for h in at.header)
+
+
+# -- Data page --------------------------------------------------------------------------------
+
+
+def test_data_page_lists_datasets_with_counts(seeded: LabelStore) -> None:
+    seeded.add_label("demo", "q1", "bob", "pass")
+    with seeded.db.cursor() as cur:  # the judge engine's table, as far as this page needs it
+        cur.execute("CREATE TABLE judge_runs (run_id VARCHAR, dataset VARCHAR)")
+        cur.execute("INSERT INTO judge_runs VALUES ('r1', 'demo'), ('r2', 'demo')")
+    at = app(page="app_pages/data.py")
+    frame = at.dataframe[0].value.set_index("dataset")
+    assert frame.loc["demo", "items"] == 6
+    assert frame.loc["demo", "labels"] == 1
+    assert frame.loc["demo", "judge runs"] == 2
+    assert frame.loc["inj", "judge runs"] == 0
+
+
+def test_data_page_without_judge_tables_counts_zero_runs(seeded: LabelStore) -> None:
+    at = app(page="app_pages/data.py")
+    assert set(at.dataframe[0].value["judge runs"]) == {0}
+
+
+def _pick_server_file(at: AppTest, name: str) -> AppTest:
+    at.radio(key="import_from").set_value("On the server").run()
+    at.selectbox(key="picked_file").set_value(name).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_data_page_imports_a_picked_file_with_preview(
+    store: LabelStore, app_env: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "rows.csv").write_text(
+        "prompt,response,ctx1,ctx2\n"
+        + "".join(f"Q{i},A{i},first {i},second {i}\n" for i in range(30)),
+        encoding="utf-8",
+    )
+    at = _pick_server_file(app(page="app_pages/data.py"), "rows.csv")
+    # Without a mapping the importer finds no question column, and says so.
+    assert "missing required column 'question'" in at.error[0].value
+    at.selectbox(key="map_question").set_value("prompt")
+    at.selectbox(key="map_answer").set_value("response")
+    at.multiselect(key="map_sources").set_value(["ctx1", "ctx2"]).run()
+    assert not at.error
+    preview = at.dataframe[0].value  # no dataset yet: the preview is the only table
+    assert len(preview) == 20
+    assert list(preview["question"][:2]) == ["Q0", "Q1"]
+    assert set(preview["sources"]) == {2}
+    at.text_input(key="import_dataset").input("csvset").run()
+    press(at, "import_button")
+    assert "30 rows read: 30 added" in at.success[0].value
+    assert store.count_items("csvset") == 30
+    assert store.item("csvset", store.item_ids("csvset")[0]).sources[1].text == "second 0"
+    frame = at.dataframe[0].value  # the datasets table comes first
+    assert list(frame["dataset"]) == ["csvset"]
+
+
+def test_data_page_shows_the_importer_error_with_row_and_column(
+    store: LabelStore, app_env: Path, tmp_path: Path
+) -> None:
+    lines = [f"q{i},Question {i},Answer {i}\n" for i in range(25)]
+    lines[22] = "q22,,Answer 22\n"  # row 23: empty question, beyond the 20-row preview
+    (tmp_path / "bad.csv").write_text("id,question,answer\n" + "".join(lines), encoding="utf-8")
+    at = _pick_server_file(app(page="app_pages/data.py"), "bad.csv")
+    assert not at.error  # the preview rows are fine
+    press(at, "import_button")
+    message = at.error[0].value
+    assert "row 23" in message and "'question'" in message and "bad.csv" in message
+    assert store.dataset_kinds() == {}  # all or nothing
+
+
+def test_data_page_refuses_paths_outside_the_app_directory(app_env: Path) -> None:
+    at = app(page="app_pages/data.py")
+    at.radio(key="import_from").set_value("On the server").run()
+    at.selectbox(key="picked_file").set_value("Another path...").run()
+    at.text_input(key="typed").input("../../etc/passwd").run()
+    assert "only files under the app's directory" in at.error[0].value
+
+
+def test_data_page_edits_a_criterion(seeded: LabelStore) -> None:
+    at = app(page="app_pages/data.py")
+    at.selectbox(key="criterion_edit").set_value("correctness").run()
+    at.text_area(key="crit_correctness_guidelines").input("**Compare** with the reference.")
+    at.text_input(key="crit_correctness_tags").input("wrong fact, incomplete, extra")
+    at.checkbox(key="crit_correctness_reference").check().run()
+    press(at, "criterion_save")
+    saved = seeded.criterion("correctness")
+    assert saved.failure_tags == ("wrong fact", "incomplete", "extra")
+    assert saved.show_reference and saved.guidelines.startswith("**Compare**")
+
+
+# -- Label page -------------------------------------------------------------------------------
+
+
+def test_label_page_asks_for_a_name_and_keeps_it_in_the_url(seeded: LabelStore) -> None:
+    at = app(user=None)
+    assert at.subheader[0].value == "Who is labelling?"
+    assert question(at) is None
+    at.text_input[0].input("dr_ada")
+    at.button[0].click().run()
+    assert at.query_params["user"] == ["dr_ada"] or at.query_params["user"] == "dr_ada"
+    assert question(at) is not None
+    assert "dr_ada" in seeded.annotators()
+
+
+def test_label_page_rejects_a_name_with_markup(seeded: LabelStore) -> None:
+    at = app(user=None)
+    at.text_input[0].input("![x](http://127.0.0.1:9/x)")
+    at.button[0].click().run()
+    assert "A name is 1-64 letters" in at.error[0].value
+
+
+def test_verdict_is_committed_then_the_next_row_shows(seeded: LabelStore) -> None:
+    at = app(dataset="demo")
+    first = question(at)
+    assert progress_text(at) == "**0 / 6 labelled, 0 skipped**"
+    press(at, "verdict_fail")
+    labels = seeded.current_labels("demo", annotator="alice")
+    assert len(labels) == 1 and labels["verdict"][0] == "fail"
+    assert labels["seconds_spent"][0] is not None and labels["seconds_spent"][0] >= 0
+    assert question(at) != first
+    assert progress_text(at) == "**1 / 6 labelled, 0 skipped**"
+    assert seeded.item("demo", labels["item_id"][0]).question == first
+
+
+def test_note_and_tags_are_saved_with_the_chosen_verdict(seeded: LabelStore) -> None:
+    at = app(dataset="demo")
+    shown = question(at)
+    press(at, "tag_1")
+    assert row_button(at, "tag_1").proto.type == "primary"
+    press(at, "note_verdict_unsure")
+    assert not row_button(at, "save_note").disabled
+    note = next(t for t in at.text_area if t.label == "Note (optional)")
+    note.input("source 2 is ambiguous")
+    press(at, "save_note")
+    label = seeded.current_labels("demo", annotator="alice").iloc[0]
+    assert label["verdict"] == "unsure"
+    assert label["note"] == "source 2 is ambiguous"
+    assert label["failure_tags"] == '["contradiction"]'
+    assert seeded.item("demo", label["item_id"]).question == shown
+    # The next row starts clean.
+    assert row_button(at, "save_note").disabled
+    assert row_button(at, "tag_1").proto.type == "secondary"
+
+
+def test_skip_requeues_the_row_at_the_end(seeded: LabelStore) -> None:
+    at = app(dataset="demo")
+    skipped = question(at)
+    press(at, "nav_skip")
+    assert "1 skipped" in progress_text(at)
+    seen = []
+    for _ in range(5):
+        seen.append(question(at))
+        press(at, "verdict_pass")
+    assert skipped not in seen
+    assert question(at) == skipped  # last of the queue
+    press(at, "verdict_pass")
+    assert "6 / 6 labelled, 0 skipped" in progress_text(at)
+    assert "queue is empty" in at.success[0].value
+
+
+def test_back_edits_an_earlier_label_as_a_new_version(seeded: LabelStore) -> None:
+    at = app(dataset="demo")
+    first = question(at)
+    press(at, "verdict_pass")
+    second = question(at)
+    press(at, "verdict_fail")
+    third = question(at)
+    press(at, "nav_back")
+    assert question(at) == second and "Revisiting your earlier label: FAIL" in at.warning[0].value
+    press(at, "nav_back")
+    assert question(at) == first
+    press(at, "verdict_unsure")  # edit the first row, then forward to the second
+    assert question(at) == second
+    press(at, "nav_skip")  # "Next": leaves the second row unchanged
+    assert question(at) == third
+    labels = seeded.label_history_frame("demo")
+    first_id = labels["item_id"][0]
+    assert list(labels[labels["item_id"] == first_id]["verdict"]) == ["pass", "unsure"]
+    assert len(labels) == 3
+    assert "2 / 6 labelled" in progress_text(at)
+
+
+def test_labeller_never_sees_judge_verdicts_or_other_labels(seeded: LabelStore) -> None:
+    for item_id in seeded.item_ids("demo"):
+        seeded.add_label("demo", item_id, "carol", "fail", note="CAROL-SECRET-NOTE")
+    with seeded.db.cursor() as cur:
+        cur.execute("CREATE TABLE judge_runs (run_id VARCHAR, dataset VARCHAR)")
+        cur.execute("CREATE TABLE judge_calls (run_id VARCHAR, item_id VARCHAR, verdict VARCHAR,"
+                    " reasoning VARCHAR)")
+        cur.execute("INSERT INTO judge_runs VALUES ('r1', 'demo')")
+        cur.execute("INSERT INTO judge_calls SELECT 'r1', item_id, 'pass', 'JUDGE-REASONING' "
+                    "FROM items WHERE dataset = 'demo'")
+    seeded.save_queue_settings("demo", "faithfulness", QueueSettings("stratified", 1, 2))
+    at = app(dataset="demo")
+    for _ in range(3):
+        shown = page_strings(at)
+        assert "carol" not in shown.lower() and "CAROL-SECRET" not in shown
+        assert "JUDGE-REASONING" not in shown and "judge says" not in shown.lower()
+        press(at, "verdict_pass")
+
+
+def test_overlap_takes_rows_other_annotators_completed_out_of_the_queue(
+    seeded: LabelStore,
+) -> None:
+    ids = seeded.item_ids("demo")
+    for item_id in ids[:4]:
+        seeded.add_label("demo", item_id, "bob", "pass")
+    at = app(dataset="demo")
+    assert progress_text(at) == "**0 / 2 labelled, 0 skipped**"
+    seen = set()
+    while question(at) is not None:
+        seen.add(question(at))
+        press(at, "verdict_fail")
+    assert seen == {seeded.item("demo", i).question for i in ids[4:]}
+    seeded.save_queue_settings("demo", "faithfulness", QueueSettings("random", 0, 2))
+    at = app(dataset="demo")
+    assert progress_text(at) == "**2 / 6 labelled, 0 skipped**"
+
+
+def test_two_annotators_at_once_get_different_rows(seeded: LabelStore) -> None:
+    alice, bob = app(user="alice", dataset="demo"), app(user="bob", dataset="demo")
+    assert question(alice) != question(bob)
+    for _ in range(3):
+        press(alice, "verdict_pass")
+        press(bob, "verdict_fail")
+    labels = seeded.current_labels("demo")
+    assert len(labels) == 6 and labels["item_id"].is_unique
+
+
+def test_same_annotator_in_two_tabs_never_labels_a_row_twice(seeded: LabelStore) -> None:
+    tab1, tab2 = app(dataset="demo"), app(dataset="demo")
+    labelled = question(tab1)
+    assert labelled == question(tab2)
+    press(tab1, "verdict_pass")
+    press(tab2, "verdict_fail")  # the re-check at save time refuses the duplicate
+    assert "already labelled that row" in tab2.warning[0].value
+    labels = seeded.label_history_frame("demo")
+    assert len(labels) == 1 and labels["verdict"][0] == "pass"
+    assert question(tab2) not in (labelled, None)  # moved on to a row still to do
+
+
+def test_pairwise_rows_get_a_b_tie(store: LabelStore, app_env: Path, tmp_path: Path) -> None:
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(
+        '{"id": "p1", "question": "Which is better?", "answer_a": "left", "answer_b": "right"}\n',
+        encoding="utf-8",
+    )
+    import_rows(store, path, "pairs")
+    at = app(dataset="pairs")
+    assert [row_button(at, f"verdict_{v}").label for v in ("a", "b", "tie")] == [
+        "A is better", "B is better", "Tie",
+    ]
+    assert at.selectbox(key="pick_criterion").value == "preference"
+    assert [t.value for t in at.text][:3] == ["Which is better?", "left", "right"]
+    press(at, "verdict_b")
+    assert store.current_labels("pairs")["verdict"].tolist() == ["b"]
+
+
+def test_untrusted_text_only_reaches_st_text(
+    seeded: LabelStore, injections: tuple[str, ...]
+) -> None:
+    seeded.save_criterion(seeded.criterion("faithfulness").model_copy(
+        update={"show_reference": True}))
+    seeded.save_queue_settings("inj", "faithfulness", QueueSettings("file", 0, 1))
+    at = app(dataset="inj")
+    for k, text in enumerate(injections):
+        literal = [str(t.value) for t in at.text]
+        assert f"Injection {k}: {text}" in literal
+        assert f"Answer with {text} inside" in literal
+        assert f"Source with {text}" in literal
+        assert f"Reference {text}" in literal  # revealable: the criterion allows it
+        rendered = [str(m.value) for m in (*at.markdown, *at.caption, *at.warning, *at.info)]
+        labels = [str(getattr(w, "label", "")) for w in (*at.button, *at.text_area,
+                                                         *at.selectbox, *at.expander)]
+        assert not any(text in r for r in rendered + labels)
+        press(at, "verdict_pass")
+
+
+def test_reference_is_hidden_unless_the_criterion_allows_it(seeded: LabelStore) -> None:
+    at = app(dataset="demo")
+    assert not any(str(t.value).startswith("Reference") for t in at.text)
+    assert not any("Reference answer" in e.label for e in at.expander)
+    seeded.save_criterion(Criterion(name="faithfulness", show_reference=True))
+    at = app(dataset="demo")
+    assert any("Reference answer" in e.label for e in at.expander)
+
+
+def test_queue_settings_are_saved_for_everyone(seeded: LabelStore) -> None:
+    at = app(dataset="demo")
+    def field(name: str) -> Any:
+        return next(w for w in (*at.selectbox, *at.number_input)
+                    if w.key and w.key.startswith(f"queue_{name}_"))
+
+    field("order").set_value("flips_first")
+    field("seed").set_value(7)
+    field("overlap").set_value(3)
+    press(at, "queue_save")
+    assert seeded.queue_settings("demo", "faithfulness") == QueueSettings("flips_first", 7, 3)
+    # No judge has run: the order falls back to random and says so (to the owner).
+    assert any("No judge runs for this dataset yet" in i.value for i in at.info)
+
+
+def test_file_order_and_resume_in_a_new_session(seeded: LabelStore) -> None:
+    seeded.save_queue_settings("demo", "faithfulness", QueueSettings("file", 0, 1))
+    at = app(dataset="demo")
+    assert question(at) == "Question number 0?"
+    press(at, "verdict_pass")
+    press(at, "verdict_pass")
+    reloaded = app(dataset="demo")  # a reload is a new session with the same URL
+    assert question(reloaded) == "Question number 2?"
+    assert progress_text(reloaded) == "**2 / 6 labelled, 0 skipped**"
+
+
+def test_switching_the_dataset_updates_the_url(seeded: LabelStore) -> None:
+    at = app(dataset="demo")
+    at.selectbox(key="pick_dataset").set_value("inj").run()
+    assert not at.exception
+    assert at.query_params["dataset"] in ("inj", ["inj"])
+    assert question(at) is not None and question(at).startswith("Injection")
+
+
+def test_no_dataset_yet_points_to_the_data_page(store: LabelStore, app_env: Path) -> None:
+    at = app()
+    assert "No datasets yet" in at.info[0].value
+
+
+def test_a_big_dataset_reruns_quickly(
+    store: LabelStore, app_env: Path, tmp_path: Path, make_rows: Any
+) -> None:
+    import_rows(store, make_rows(tmp_path / "big.jsonl", 5000), "big")
+    at = app(dataset="big")
+    started = time.perf_counter()
+    for _ in range(10):
+        press(at, "verdict_pass")
+    per_label = (time.perf_counter() - started) / 10
+    assert per_label < 0.5, per_label
+    assert len(store.current_labels("big")) == 10
