@@ -71,7 +71,13 @@ def _mixed_fault_run(
     assert summary.scored + summary.unscored + summary.failed == planned
     assert summary.cached == 0 and summary.not_run == 0
     assert summary.retried_ok > 0 and summary.failed > 0 and summary.unscored > 0
-    assert summary.provider_requests == requests, "every request the server saw is counted"
+    # Every request the server saw is counted; on a loaded machine a timed-out or reset
+    # attempt can end before the server logs it, so the runner may count a few more.
+    stored_attempts = JudgeStore(store.db).calls_frame()["attempts"].map(json.loads)
+    lost_in_transit = sum(
+        a.get("kind") in ("timeout", "connection") for tries in stored_attempts for a in tries
+    )
+    assert requests <= summary.provider_requests <= requests + lost_in_transit
     assert sum(actions[a] for a in FAULT_MIX) > 0.15 * requests
 
     stored = JudgeStore(store.db).calls_frame()
