@@ -15,6 +15,7 @@ from typing import Any
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "judges.config": (
         "JudgeConfig",
+        "ClaimSplit",
         "ConfigError",
         "load_config",
         "load_builtin",

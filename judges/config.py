@@ -11,6 +11,13 @@ override them (``calibrate judge run --repeats 3 --swap``) without creating a ne
 they change *which* calls are made, not what any one call sends. Their values are still part of
 the canonical form, so editing the file's defaults gives a new id, like any other edit.
 
+``strategy`` says how a verdict is reached. ``single`` (the default) is one call whose reply
+carries the verdict under the output contract. ``claim_split`` is the decomposed judgement that
+small local models need (see :class:`ClaimSplit`): the prompt (``system``, ``few_shot``,
+``template``) extracts the answer's claims, one per line, then one YES/NO question per claim
+(``claim_split.check_system`` / ``check_template``) is scored from the reply's log-probabilities.
+A config with the default strategy hashes exactly as it did before the field existed.
+
 Template placeholders are ``{name}`` with ``name`` one of :data:`POINTWISE_VARIABLES` /
 :data:`PAIRWISE_VARIABLES`; ``{{`` and ``}}`` are literal braces. Braces around anything that is
 not an identifier (e.g. a JSON example ``{"verdict": "PASS"}``) are literal too.
@@ -34,6 +41,8 @@ HASH_PREFIX = "b2:"
 """Config ids are tagged with the digest that made them, so a future change is detectable."""
 
 POINTWISE_VARIABLES = ("question", "answer", "sources", "reference")
+CHECK_VARIABLES = ("claim", "question", "sources")
+"""What a claim-split check template may show (it must show ``{claim}``)."""
 PAIRWISE_VARIABLES = ("question", "answer_a", "answer_b", "sources", "reference")
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -78,13 +87,17 @@ class OutputContract(_Strict):
     ``format: marker`` — free text ending with ``<MARKER>: <LABEL>``; the parser binds to the
     **last** marker in the reply, so a quoted marker earlier in the reasoning does not count.
 
+    ``format: label`` — the reply is just the label (``PASS``), as a small model asked for a
+    verdict-only reply gives it: the first word decides (markdown emphasis, quotes and a final
+    full stop are ignored; a ``<MARKER>: <LABEL>`` reply is read as the marker format).
+
     ``format: json`` — a JSON object with ``verdict_key`` and ``reasoning_key``; the last JSON
     object in the reply that has the verdict key wins. With ``claims_key`` and
     ``verdict_from_claims``, the verdict is derived from the claim list: ``pass`` when every
     claim's status maps to ``supported``, ``fail`` when any maps to ``unsupported``.
     """
 
-    format: Literal["json", "marker"]
+    format: Literal["json", "marker", "label"]
     marker: str = "VERDICT"
     verdict_key: str = "verdict"
     reasoning_key: str = "reasoning"
@@ -109,6 +122,58 @@ class OutputContract(_Strict):
         return self
 
 
+class ClaimSplit(_Strict):
+    """Step 2 of a ``claim_split`` judge: one YES/NO question per extracted claim.
+
+    Each claim is asked with ``check_system`` and ``check_template`` (``{claim}``, and usually
+    ``{sources}``; the sources come in the call's order, so a position swap reorders them).
+    The reply is ``check_max_tokens`` long and the request asks for the ``top_logprobs`` most
+    likely first tokens; ``p_yes = P(yes) / (P(yes) + P(no))``, summing the probabilities of
+    the tokens that read as ``yes_label``/``no_label`` ignoring case and spaces. A claim is
+    supported iff ``p_yes >= threshold``; the verdict is ``fail`` if any claim is unsupported,
+    else ``pass``. A provider that returns no log-probabilities is scored from the reply text
+    (``p_yes`` 1 or 0).
+
+    Step 1's reply is one claim per line; list markers are stripped, repeats dropped (small models
+    sometimes repeat a pair), and at most ``max_claims`` kept. A reply of only ``none_marker``
+    (e.g. the answer declines to answer) has no claims and gets ``no_claims_verdict``.
+    """
+
+    check_system: str = Field(min_length=1)
+    check_template: str = Field(min_length=1)
+    threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
+    yes_label: str = "YES"
+    no_label: str = "NO"
+    top_logprobs: int = Field(default=8, ge=1, le=20)
+    check_max_tokens: int = Field(default=1, ge=1, le=16)
+    max_claims: int = Field(default=8, ge=1, le=50)
+    none_marker: str = "NONE"
+    no_claims_verdict: Literal["pass", "fail", "unsure"] = "pass"
+
+    @model_validator(mode="after")
+    def _check_template(self) -> ClaimSplit:
+        variables = template_variables(self.check_template)
+        unknown = [v for v in variables if v not in CHECK_VARIABLES]
+        if unknown:
+            raise ValueError(
+                f"check_template: unknown variable(s) {', '.join('{' + v + '}' for v in unknown)}"
+                f"; it may use {', '.join('{' + v + '}' for v in CHECK_VARIABLES)}"
+            )
+        if "claim" not in variables:
+            raise ValueError("check_template must show {claim}")
+        yes, no = self.yes_label.strip().upper(), self.no_label.strip().upper()
+        if not yes or not no or yes == no:
+            raise ValueError("yes_label and no_label must be two different non-empty words")
+        return self
+
+
+Strategy = Literal["single", "claim_split"]
+DEFAULT_STRATEGY: Strategy = "single"
+_DEFAULTS_LEFT_OUT = {"strategy": DEFAULT_STRATEGY, "claim_split": None}
+"""Fields added after configs were first hashed: left out of the canonical form at their default
+value, so every existing config keeps its id."""
+
+
 class JudgeConfig(_Strict):
     """One judge: prompt, model, output contract, verdicts and generation parameters.
 
@@ -124,7 +189,7 @@ class JudgeConfig(_Strict):
     system: str = ""
     template: str = Field(min_length=1, description="the user message, with {placeholders}")
     few_shot: tuple[FewShot, ...] = ()
-    output: OutputContract
+    output: OutputContract = OutputContract(format="marker")
     verdicts: dict[str, str] = Field(
         description="reply label -> verdict, e.g. {PASS: pass, FAIL: fail, UNSURE: unsure}"
     )
@@ -134,6 +199,8 @@ class JudgeConfig(_Strict):
     source_order: Literal["reverse", "shuffle"] = "reverse"
     shuffle_seed: int = 0
     aggregation: Literal["majority", "unanimous", "any_fail"] = "majority"
+    strategy: Strategy = DEFAULT_STRATEGY
+    claim_split: ClaimSplit | None = None
 
     @field_validator("name")
     @classmethod
@@ -180,6 +247,14 @@ class JudgeConfig(_Strict):
                 f"a {self.kind} template may use {', '.join('{' + v + '}' for v in known)} "
                 "(write {{ and }} for literal braces)"
             )
+        if self.strategy == "claim_split":
+            if self.kind != "pointwise":
+                raise ValueError("strategy claim_split judges pointwise rows only")
+            if self.claim_split is None:
+                raise ValueError("strategy claim_split needs a claim_split section "
+                                 "(check_system, check_template, threshold, ...)")
+        elif self.claim_split is not None:
+            raise ValueError("claim_split is set but strategy is not claim_split")
         needed = ("answer_a", "answer_b") if self.kind == "pairwise" else ("answer",)
         absent = [v for v in needed if v not in variables]
         if absent:
@@ -192,8 +267,20 @@ class JudgeConfig(_Strict):
     # -- identity ---------------------------------------------------------------------------
 
     def canonical_json(self) -> str:
-        """The canonical text the id hashes: sorted keys, no whitespace, every field."""
-        return canonical_json(self.model_dump(mode="json"))
+        """The canonical text the id hashes: sorted keys, no whitespace, every field.
+
+        Fields added later (``strategy``, ``claim_split``) are left out at their default value,
+        so configs written before them keep their ids.
+        """
+        return canonical_json(self.to_data())
+
+    def to_data(self) -> dict[str, Any]:
+        """The config as JSON-ready data, without later-added fields at their default."""
+        data = self.model_dump(mode="json")
+        for key, default in _DEFAULTS_LEFT_OUT.items():
+            if data.get(key) == default:
+                del data[key]
+        return data
 
     @property
     def config_id(self) -> str:
@@ -228,7 +315,7 @@ class JudgeConfig(_Strict):
     def to_yaml(self) -> str:
         """The config as YAML (block strings for multi-line prompts), loadable again."""
         return yaml.dump(
-            self.model_dump(mode="json"), Dumper=_BlockDumper, sort_keys=False,
+            self.to_data(), Dumper=_BlockDumper, sort_keys=False,
             allow_unicode=True, width=100,
         )
 
@@ -351,7 +438,8 @@ def resolve_config(name_or_path: str) -> JudgeConfig:
 
 
 __all__ = [
-    "CONFIG_SUFFIXES", "HASH_PREFIX", "PAIRWISE_VARIABLES", "POINTWISE_VARIABLES", "ConfigError",
+    "CHECK_VARIABLES", "CONFIG_SUFFIXES", "HASH_PREFIX", "PAIRWISE_VARIABLES",
+    "POINTWISE_VARIABLES", "ClaimSplit", "ConfigError",
     "FewShot", "GenerationParams", "JudgeConfig", "OutputContract", "builtin_dir",
     "builtin_names", "canonical_json", "config_from_text", "load_builtin", "load_config",
     "parse_config", "resolve_config", "template_variables",

@@ -13,7 +13,10 @@ Binding rules:
   block; else the last top-level ``{…}`` object in the text that has the verdict key (or the
   claims key).
 * a truncated reply (``finish_reason == "length"``) is unscored even if it contains a marker:
-  the marker found might not be the one the model meant to end with.
+  the marker found might not be the one the model meant to end with (except under the
+  ``label`` contract, where the first word decides and a short ``max_tokens`` is the point).
+* ``label`` contract: the reply's first word is the label (a ``VERDICT: X`` reply is read as
+  the marker contract).
 """
 
 from __future__ import annotations
@@ -109,12 +112,15 @@ def _parse(
         return Unscored("refusal", (refusal or text or "")[:500])
     if finish_reason == "content_filter":
         return Unscored("content_filter", text[:500])
-    if finish_reason == "length":
+    # A verdict-only reply is decided by its first word, which a cut after it cannot change.
+    if finish_reason == "length" and config.output.format != "label":
         return Unscored("truncated", f"{len(text)} characters before the cut")
     if not text.strip():
         return Unscored("empty_reply")
     if config.output.format == "marker":
         return _parse_marker(config, text)
+    if config.output.format == "label":
+        return _parse_label(config, text)
     return _parse_json(config, text)
 
 
@@ -142,6 +148,18 @@ def _parse_marker(config: JudgeConfig, text: str) -> ParseResult:
     last = matches[-1]
     reasoning = text[: last.start()].strip()
     return _label_result(config, last.group(1), reasoning)
+
+
+_FIRST_WORD = re.compile(r"^[\s*_`\"'\[(]*([A-Za-z][A-Za-z0-9_-]*)")
+
+
+def _parse_label(config: JudgeConfig, text: str) -> ParseResult:
+    if _marker_pattern(config).search(text):
+        return _parse_marker(config, text)
+    match = _FIRST_WORD.match(text)
+    if not match:
+        return Unscored("no_verdict", f"the reply does not start with a label: {text[:80]!r}")
+    return _label_result(config, match.group(1), text[match.end():].strip(" .*_`\"'])\n"))
 
 
 _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)

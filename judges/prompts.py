@@ -70,6 +70,8 @@ class Neutraliser:
     def __init__(self, config: JudgeConfig) -> None:
         trusted = [config.system, config.template]
         trusted += [t for shot in config.few_shot for t in (shot.user, shot.assistant)]
+        if config.claim_split is not None:
+            trusted += [config.claim_split.check_system, config.claim_split.check_template]
         names = {"source", "sources"}
         for text in trusted:
             names.update(m.group(1).lower() for m in _TAG_NAME.finditer(text))
@@ -185,7 +187,45 @@ def render(
     return RenderedPrompt(system=config.system, messages=tuple(messages))
 
 
+def render_check(
+    config: JudgeConfig, item: Item, claim: str, order: Order = "original", *,
+    neutralise: Neutraliser | None = None,
+) -> RenderedPrompt:
+    """The YES/NO question about one ``claim`` of a ``claim_split`` judge.
+
+    The claim was written by the model from untrusted answer text, so it is neutralised like
+    item text; the sources come in ``order``, as in the extraction call.
+
+    Raises:
+        RenderError: the config is not a claim-split judge, or the template needs a value the
+            item lacks (e.g. ``{sources}`` on a row without sources).
+    """
+    split = config.claim_split
+    if split is None:
+        raise RenderError(f"judge {config.name!r} has no claim_split section")
+    clean = neutralise or Neutraliser(config)
+    values = item_values(config, item, order, clean)
+    values["claim"] = clean(claim)
+
+    def substitute(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        name = match.group(1)
+        value = values.get(name)
+        if value is None:
+            raise RenderError(
+                f"item {item.item_id!r} has no {name}, but the check template of judge "
+                f"{config.name!r} uses {{{name}}}"
+            )
+        return value
+
+    user = _PLACEHOLDER.sub(substitute, split.check_template)
+    return RenderedPrompt(system=split.check_system, messages=(Message("user", user),))
+
+
 __all__ = [
     "LOOKALIKE_COLON", "LOOKALIKE_LT", "ORDERS", "Neutraliser", "Order", "RenderError",
     "RenderedPrompt", "format_sources", "item_values", "ordered_sources", "render",
+    "render_check",
 ]

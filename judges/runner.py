@@ -37,9 +37,10 @@ from typing import Any, Protocol
 
 import yaml
 
-from judges.config import JudgeConfig
+from judges.claimsplit import ClaimScore, claim_verdict, parse_claim_lines, score_check
+from judges.config import ClaimSplit, JudgeConfig
 from judges.parsing import Unscored, Verdict, map_back, parse_reply
-from judges.prompts import ORDERS, Neutraliser, Order, RenderedPrompt, render
+from judges.prompts import ORDERS, Neutraliser, Order, RenderedPrompt, render, render_check
 from judges.providers import Provider, get_provider
 from judges.providers.base import Completion, CompletionRequest, ProviderError
 from judges.settings import Settings
@@ -118,8 +119,12 @@ def load_prices(path: str | Path) -> dict[str, Price]:
 
 # -- planning ---------------------------------------------------------------------------------
 
-TYPICAL_OUTPUT_TOKENS = {"marker": 150, "json": 250, "claims": 450}
+TYPICAL_OUTPUT_TOKENS = {
+    "marker": 150, "json": 250, "label": 3, "claims": 450, "claim_split": 60,
+}
 """Output tokens assumed per call before any call of the config has been stored."""
+TYPICAL_CLAIMS = 3
+"""Claims per answer assumed when estimating a claim-split judgement (one check call each)."""
 
 
 @dataclass(frozen=True)
@@ -245,8 +250,20 @@ def _typical_output_tokens(config: JudgeConfig, judge_store: JudgeStore | None) 
             ).fetchall()
         if row and row[0][0] is not None:
             return min(config.generation.max_tokens, round(float(row[0][0])))
+    if config.strategy == "claim_split":
+        return TYPICAL_OUTPUT_TOKENS["claim_split"]
     kind = "claims" if config.output.verdict_from_claims else config.output.format
     return min(config.generation.max_tokens, TYPICAL_OUTPUT_TOKENS[kind])
+
+
+def _input_tokens(config: JudgeConfig, call: PlannedCall, neutralise: Neutraliser) -> int:
+    """Approximate input tokens of one judgement (a claim split adds its typical checks)."""
+    tokens = call.prompt.approx_tokens()
+    if config.claim_split is not None:
+        check = render_check(config, call.item, "a typical claim of about this length",
+                             call.order, neutralise=neutralise)
+        tokens += TYPICAL_CLAIMS * check.approx_tokens()
+    return tokens
 
 
 def plan_run(
@@ -295,9 +312,12 @@ def plan_run(
     typical = _typical_output_tokens(config, judge_store)
     model = model or config.model
     price = price_for(model, prices)
-    input_tokens = sum(c.prompt.approx_tokens() for c in calls)
+    input_tokens = sum(_input_tokens(config, c, neutralise) for c in calls)
     out_typical = typical * len(calls)
-    out_max = config.generation.max_tokens * len(calls)
+    per_call_max = config.generation.max_tokens
+    if config.claim_split is not None:
+        per_call_max += config.claim_split.max_claims * config.claim_split.check_max_tokens
+    out_max = per_call_max * len(calls)
     estimate = Estimate(
         model=model, calls_planned=planned, calls_cached=planned - len(calls),
         calls_to_make=len(calls), input_tokens=input_tokens, output_tokens_typical=out_typical,
@@ -571,17 +591,15 @@ def record_reply(
     return record
 
 
-async def _call(
-    planned: PlannedCall, config: JudgeConfig, config_id: str, provider: Provider, run_id: str,
-    policy: CallPolicy, price: Price | None, should_stop: StopFlag | None,
-    rng: random.Random,
-) -> CallRecord:
-    request = _request(config, provider, planned, policy.timeout)
-    record = CallRecord(
-        run_id=run_id, config_id=config_id, item_id=planned.item.item_id,
-        item_hash=planned.item_hash, repeat=planned.repeat, ordering=planned.order,
-        status="failed", request=request.record(),
-    )
+async def _send(
+    provider: Provider, request: CompletionRequest, record: CallRecord, policy: CallPolicy,
+    should_stop: StopFlag | None, rng: random.Random, step: int | None = None,
+) -> Completion | None:
+    """One request with the run's retries; every failed attempt is appended to ``record``.
+
+    Returns the reply, or ``None`` after giving up (``record`` then says ``failed`` and why).
+    ``step`` tags the attempts of a multi-call judgement (0 = the first call).
+    """
     attempt = 0
     while True:
         started = time.perf_counter()
@@ -594,26 +612,146 @@ async def _call(
         except Exception as exc:  # every failure is classified and recorded
             error = provider.classify_error(exc)
             seconds = time.perf_counter() - started
-            record.attempts.append({
+            entry: dict[str, Any] = {
                 "attempt": attempt, "kind": error.kind, "status": error.status,
                 "error": str(error)[:500], "retry_after": error.retry_after,
                 "seconds": round(seconds, 4),
-            })
+            }
+            if step is not None:
+                entry["step"] = step
+            record.attempts.append(entry)
             record.latency_ms = seconds * 1000
             give_up = _give_up_reason(error, attempt, policy)
             if give_up is None:
                 delay = _delay(error, attempt, policy, rng)
                 if await _sleep(delay, should_stop):
                     attempt += 1
-                    record.retries = attempt
+                    record.retries += 1
                     continue
                 give_up = "the run was stopped while waiting to retry"
             record.status = "failed"
-            record.error = f"{error} ({give_up})"
+            record.error = f"{error} ({give_up})" + (f" [call {step}]" if step else "")
             record.error_kind = error.kind
-            return record
+            return None
         record.latency_ms = (time.perf_counter() - started) * 1000
-        return record_reply(record, config, completion, price)
+        return completion
+
+
+async def _call(
+    planned: PlannedCall, config: JudgeConfig, config_id: str, provider: Provider, run_id: str,
+    policy: CallPolicy, price: Price | None, should_stop: StopFlag | None,
+    rng: random.Random,
+) -> CallRecord:
+    # The config validator ties claim_split to strategy: claim_split.
+    if config.claim_split is not None:
+        return await _call_claim_split(planned, config, config.claim_split, config_id,
+                                       provider, run_id, policy, price, should_stop, rng)
+    request = _request(config, provider, planned, policy.timeout)
+    record = CallRecord(
+        run_id=run_id, config_id=config_id, item_id=planned.item.item_id,
+        item_hash=planned.item_hash, repeat=planned.repeat, ordering=planned.order,
+        status="failed", request=request.record(),
+    )
+    completion = await _send(provider, request, record, policy, should_stop, rng)
+    if completion is None:
+        return record
+    return record_reply(record, config, completion, price)
+
+
+def _check_request(
+    config: JudgeConfig, split: ClaimSplit, provider: Provider, planned: PlannedCall,
+    claim: str, timeout: float, neutralise: Neutraliser,
+) -> CompletionRequest:
+    prompt = render_check(config, planned.item, claim, planned.order, neutralise=neutralise)
+    base = _request(config, provider, planned, timeout)
+    return CompletionRequest(
+        model=base.model, system=prompt.system, messages=prompt.messages,
+        max_tokens=split.check_max_tokens, temperature=base.temperature, seed=base.seed,
+        json_mode=False, timeout=timeout, top_logprobs=split.top_logprobs,
+    )
+
+
+async def _call_claim_split(
+    planned: PlannedCall, config: JudgeConfig, split: ClaimSplit, config_id: str,
+    provider: Provider, run_id: str, policy: CallPolicy, price: Price | None,
+    should_stop: StopFlag | None, rng: random.Random,
+) -> CallRecord:
+    """Extract the claims, then one YES/NO check per claim: one judgement, one stored row.
+
+    The row keeps every sub-call: ``request`` and ``raw_response`` hold ``{"strategy":
+    "claim_split", "steps": [...]}`` (step 0 = the extraction), ``reply`` a transcript of all
+    replies, ``detail`` each claim with its ``p_yes``. Tokens, cost and latency are totals. A
+    sub-call that fails after its retries fails the judgement (the next run redoes it whole); a
+    sub-reply without a usable answer makes it unscored, with the reason.
+    """
+    started = time.perf_counter()
+    requests: list[dict[str, Any]] = []
+    raws: list[Any] = []
+    replies: list[str] = []
+    record = CallRecord(
+        run_id=run_id, config_id=config_id, item_id=planned.item.item_id,
+        item_hash=planned.item_hash, repeat=planned.repeat, ordering=planned.order,
+        status="failed", request={"strategy": "claim_split", "steps": requests},
+        raw_response={"strategy": "claim_split", "steps": raws},
+    )
+    tokens_in: list[int | None] = []
+    tokens_out: list[int | None] = []
+
+    def take(completion: Completion, label: str) -> None:
+        raws.append(dict(completion.raw))
+        replies.append(f"[{label}]\n{completion.text}")
+        tokens_in.append(completion.usage.input_tokens)
+        tokens_out.append(completion.usage.output_tokens)
+        record.reply = "\n\n".join(replies)
+        record.input_tokens = sum(t or 0 for t in tokens_in)
+        record.output_tokens = sum(t or 0 for t in tokens_out)
+
+    def finish(result: Verdict | Unscored | None) -> CallRecord:
+        record.latency_ms = (time.perf_counter() - started) * 1000
+        if result is None:
+            return record
+        if (price is not None and None not in tokens_in and None not in tokens_out
+                and record.input_tokens is not None and record.output_tokens is not None):
+            record.cost = price.cost(record.input_tokens, record.output_tokens)
+        if isinstance(result, Unscored):
+            record.status = "unscored"
+            record.unscored_reason = result.reason
+            record.detail = result.detail or None
+        else:
+            record.status = "scored"
+            record.verdict = result.value
+            record.reply_label = result.label
+            record.reasoning = result.reasoning
+            record.detail = _claims_text(result) or None
+        return record
+
+    extract = _request(config, provider, planned, policy.timeout)
+    requests.append(extract.record())
+    completion = await _send(provider, extract, record, policy, should_stop, rng, step=0)
+    if completion is None:
+        return finish(None)
+    take(completion, "claims")
+    record.finish_reason = completion.finish_reason
+    claims = parse_claim_lines(split, completion.text, finish_reason=completion.finish_reason,
+                               refusal=completion.refusal)
+    if isinstance(claims, Unscored):
+        return finish(Unscored(claims.reason, f"claim extraction: {claims.detail}".rstrip(": ")))
+    neutralise = Neutraliser(config)
+    scores: list[ClaimScore] = []
+    for step, claim in enumerate(claims, 1):
+        check = _check_request(config, split, provider, planned, claim, policy.timeout,
+                               neutralise)
+        requests.append(check.record())
+        reply = await _send(provider, check, record, policy, should_stop, rng, step=step)
+        if reply is None:
+            return finish(None)
+        scored = score_check(split, claim, reply)
+        shown = f"{scored.p_yes:.3f}" if isinstance(scored, ClaimScore) else "-"
+        take(reply, f"check {step}: p_yes {shown}")
+        if isinstance(scored, Unscored):
+            return finish(Unscored(scored.reason, f"claim {step} ({claim!r}): {scored.detail}"))
+        scores.append(scored)
+    return finish(claim_verdict(config, scores))
 
 
 def _give_up_reason(error: ProviderError, attempt: int, policy: CallPolicy) -> str | None:
@@ -658,6 +796,8 @@ async def _execute(
             if on_progress is not None:
                 on_progress(summary.done, summary.planned, summary)
 
+    if provider.max_concurrency is not None:
+        concurrency = min(concurrency, provider.max_concurrency)
     try:
         async with asyncio.TaskGroup() as group:
             for _ in range(max(1, min(concurrency, len(pending)))):
@@ -751,6 +891,8 @@ async def run_judge_async(
         "limit": limit, "labelled_only": labelled_only, "items": len(plan.items),
         "provider": provider.spec, "policy": asdict(policy),
     }
+    if provider.info():
+        options["provider_info"] = provider.info()
     run_id = judge_store.create_run(config.config_id, dataset, options=options,
                                     planned=plan.planned)
     summary.run_id = run_id

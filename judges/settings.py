@@ -44,6 +44,17 @@ class Settings(BaseSettings):
     local_model_path: Path | None = Field(
         default=None, description="a GGUF file for the optional local judge provider"
     )
+    local_base_url: str | None = Field(
+        default=None,
+        description="an OpenAI-compatible llama.cpp server for local/<name> judges, used "
+        "instead of starting one in-process (e.g. http://127.0.0.1:8080)",
+    )
+    local_threads: int | None = Field(
+        default=None, ge=1, description="CPU threads of the in-process local model server"
+    )
+    local_context: int | None = Field(
+        default=None, ge=512, description="context window (tokens) of the in-process server"
+    )
 
     def api_key(self, provider: str) -> SecretStr | None:
         """The key for ``provider`` (``anthropic`` or ``openai``), if set."""

@@ -20,6 +20,7 @@ from judges.config import (
     parse_config,
     resolve_config,
 )
+from judges.providers import get_provider
 from judges.runner import CallPolicy, RunSummary, load_prices, run_judge
 from judges.store import JudgeStore
 from judges.verdicts import export_verdicts, import_verdicts, resolve_judge
@@ -179,13 +180,16 @@ def _install_sigint(stop: threading.Event) -> Any:
               help="Retries per call for rate limits, 5xx, timeouts and resets.")
 @click.option("--prices", "prices_file", type=click.Path(dir_okay=False), default=None,
               help="Price table YAML/JSON: {provider/model: {input: USD/Mtok, output: USD/Mtok}}.")
+@click.option("--model-path", type=click.Path(dir_okay=False), default=None,
+              help="GGUF file for a local/<name> judge, served in-process by llama.cpp "
+              "(default: CALIBRATE_LOCAL_MODEL_PATH; needs pip install -e .[local]).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_app
 def judge_run(
     app: AppContext, config_name: str, dataset: str, repeats: int | None, swap: bool | None,
     concurrency: int, limit: int | None, labelled_only: bool, dry_run: bool,
     model: str | None, timeout: float, max_retries: int, prices_file: str | None,
-    as_json: bool,
+    model_path: str | None, as_json: bool,
 ) -> None:
     """Run judge CONFIG (a built-in name or a config file) over a dataset.
 
@@ -201,6 +205,12 @@ def judge_run(
         config = parse_config({**config.model_dump(mode="json"), "model": model},
                               source=f"{config_name} with --model {model}")
     prices = load_prices(prices_file) if prices_file else None
+    settings = app.settings
+    if model_path is not None:
+        settings = settings.model_copy(update={"local_model_path": Path(model_path)})
+    provider = None if dry_run else get_provider(config.model, settings=settings)
+    if provider is not None and provider.note:
+        click.echo(provider.note, err=True)
     store = app.store
     stop = _cancel_event()
     bar: Any = None
@@ -220,7 +230,8 @@ def judge_run(
 
     try:
         summary = run_judge(
-            config, dataset, store=store, settings=app.settings, repeats=repeats, swap=swap,
+            config, dataset, store=store, provider=provider, settings=settings,
+            repeats=repeats, swap=swap,
             concurrency=concurrency, limit=limit, labelled_only=labelled_only,
             dry_run=dry_run, prices=prices, on_progress=progress, should_stop=stop,
             policy=CallPolicy(timeout=timeout, max_retries=max_retries),

@@ -55,6 +55,15 @@ def _anthropic(model: str, settings: Settings) -> Provider:
     return AnthropicProvider(model, api_key=key, base_url=base_url)
 
 
+def _local(model: str, settings: Settings) -> Provider:
+    from judges.providers.local import local_provider
+
+    return local_provider(
+        model, model_path=settings.local_model_path, base_url=settings.local_base_url,
+        threads=settings.local_threads, context=settings.local_context,
+    )
+
+
 def _scripted(model: str, settings: Settings) -> Provider:
     from judges.providers.scripted import ScriptedProvider
 
@@ -63,6 +72,7 @@ def _scripted(model: str, settings: Settings) -> Provider:
 
 _REGISTRY: dict[str, Factory] = {
     "anthropic": _anthropic,
+    "local": _local,
     "openai": _openai,
     "scripted": _scripted,
 }

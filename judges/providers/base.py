@@ -46,15 +46,23 @@ class CompletionRequest:
     seed: int | None = None
     json_mode: bool = False
     timeout: float = 60.0
+    top_logprobs: int | None = None
+    """Ask for the ``top_logprobs`` most likely tokens at each reply position (``None``: don't).
+
+    Only OpenAI-compatible servers return them; other providers ignore the request, and
+    :attr:`Completion.top_logprobs` stays ``None``."""
 
     def record(self) -> dict[str, Any]:
         """The request as stored in the call log (model, prompts, parameters; no secrets)."""
-        return {
+        record: dict[str, Any] = {
             "model": self.model, "system": self.system,
             "messages": [{"role": m.role, "content": m.content} for m in self.messages],
             "max_tokens": self.max_tokens, "temperature": self.temperature, "seed": self.seed,
             "json_mode": self.json_mode, "timeout": self.timeout,
         }
+        if self.top_logprobs is not None:
+            record["top_logprobs"] = self.top_logprobs
+        return record
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,9 @@ class Completion:
     refusal: str | None = None
     model: str | None = None
     response_id: str | None = None
+    top_logprobs: tuple[Mapping[str, float], ...] | None = None
+    """Per reply token, the most likely tokens and their natural-log probabilities (when the
+    request asked for them and the provider returned them)."""
 
 
 class ProviderError(CalibrateError):
@@ -117,6 +128,11 @@ class Provider(ABC):
 
     name: ClassVar[str] = "provider"
     supports_seed: ClassVar[bool] = False
+    max_concurrency: int | None = None
+    """Most calls worth having in flight at once (``None``: no limit); the runner caps its
+    concurrency to it. A local server with one slot sets 1: more would only queue and time out."""
+    note: str = ""
+    """Shown wherever this provider's verdicts are run (e.g. that it is a small local model)."""
 
     def __init__(self, model: str) -> None:
         self.model = model
@@ -147,6 +163,10 @@ class Provider(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release clients and connections (called once at the end of a run)."""
+
+    def info(self) -> dict[str, Any]:
+        """What a run records about the provider beyond its spec (no secrets); default none."""
+        return {}
 
 
 def status_error(status: int, message: str, headers: Mapping[str, str] | None) -> ProviderError:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from typing import Any
 
 import openai
@@ -78,6 +79,9 @@ class OpenAIProvider(Provider):
             kwargs["seed"] = request.seed
         if request.json_mode:
             kwargs["response_format"] = {"type": "json_object"}
+        if request.top_logprobs is not None:
+            kwargs["logprobs"] = True
+            kwargs["top_logprobs"] = request.top_logprobs
         # The raw body is parsed here rather than into the SDK's models: the stored raw
         # response is then exactly what the server sent, and a malformed body is one error.
         response = await client.chat.completions.with_raw_response.create(**kwargs)
@@ -94,6 +98,7 @@ class OpenAIProvider(Provider):
                 refusal=message.get("refusal"),
                 model=data.get("model"),
                 response_id=data.get("id"),
+                top_logprobs=_top_logprobs(choice.get("logprobs")),
             )
         except (KeyError, IndexError, TypeError, AttributeError) as error:
             raise ProviderError(
@@ -122,6 +127,24 @@ class OpenAIProvider(Provider):
         if self._client is not None:
             await self._client.close()
             self._client = None
+
+
+def _top_logprobs(logprobs: Any) -> tuple[dict[str, float], ...] | None:
+    """``choice.logprobs.content[i].top_logprobs`` as one ``{token: logprob}`` per position."""
+    if not isinstance(logprobs, dict) or not isinstance(logprobs.get("content"), list):
+        return None
+    positions = []
+    for entry in logprobs["content"]:
+        found: dict[str, float] = {}
+        for t in entry.get("top_logprobs") or [entry]:
+            if not isinstance(t, dict) or "token" not in t or t.get("logprob") is None:
+                continue
+            token, value = str(t["token"]), float(t["logprob"])
+            # Two token ids can decode to the same text: their probabilities add up.
+            found[token] = math.log(math.exp(found[token]) + math.exp(value)) if (
+                token in found) else value
+        positions.append(found)
+    return tuple(positions)
 
 
 def _message(error: openai.APIStatusError) -> str:

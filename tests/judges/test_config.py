@@ -21,7 +21,10 @@ from judges.config import (
 )
 from labels.errors import NotFoundError
 
-BUILTINS = ["correctness", "faithfulness", "faithfulness-oneshot", "preference", "refusal"]
+BUILTINS = [
+    "correctness", "faithfulness", "faithfulness-local", "faithfulness-oneshot", "preference",
+    "refusal",
+]
 
 
 def test_builtins_exist_and_validate() -> None:

@@ -180,7 +180,7 @@ def test_local_server_without_key_gets_a_placeholder(fake_server: FakeLLMServer)
 
 
 def test_unknown_provider_lists_the_known_ones() -> None:
-    with pytest.raises(ProviderConfigError, match="known: anthropic, openai, scripted"):
+    with pytest.raises(ProviderConfigError, match="known: anthropic, local, openai, scripted"):
         get_provider("bedrock/claude")
     with pytest.raises(ProviderConfigError, match="provider/model"):
         get_provider("gpt-4o")

@@ -35,6 +35,13 @@ Actions a request can get (scripted, or drawn from a seeded random fault mix):
                 ``stop_reason: "max_tokens"``)
 ==============  ===========================================================================
 
+Log-probabilities: a chat completion that asks for ``logprobs`` gets them, the way llama.cpp's
+server sends them (``choices[0].logprobs.content[i].top_logprobs``). A claim check (a request
+with ``top_logprobs`` whose prompt has a ``<claim>`` block) is answered ``YES`` or ``NO`` with
+``P(YES) = yes_probability(body)`` split over ``YES``/``Yes`` and ``NO``/``No``; by default
+:func:`default_yes_probability`. A claim-extraction prompt (a system prompt about claims that
+never mentions a verdict) is answered with the answer's sentences, one per line.
+
 The server never sends a large ``retry-after``: the Anthropic SDK would sleep that long.
 """
 
@@ -44,6 +51,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import math
 import random
 import re
 import socket
@@ -70,6 +78,7 @@ OPENAI_PATH = "/v1/chat/completions"
 ANTHROPIC_PATH = "/v1/messages"
 
 Responder = Callable[[str, dict[str, Any]], str]
+YesProbability = Callable[[dict[str, Any]], float]
 
 
 @dataclass(frozen=True)
@@ -114,6 +123,49 @@ def _last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _block(text: str, tag: str) -> str:
+    match = re.search(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, flags=re.DOTALL)
+    return match.group(1) if match else ""
+
+
+def _system_text(body: dict[str, Any]) -> str:
+    system = body.get("system")
+    if isinstance(system, str):
+        return system
+    return "\n".join(
+        str(m.get("content", "")) for m in body.get("messages", []) if m.get("role") == "system"
+    )
+
+
+def is_claim_check(body: dict[str, Any]) -> bool:
+    """A claim-split YES/NO question: asks for log-probabilities and shows a ``<claim>``."""
+    return bool(body.get("logprobs")) and "<claim>" in _last_user_text(body)
+
+
+def is_claim_extraction(body: dict[str, Any]) -> bool:
+    """A claim-extraction prompt: the system prompt is about claims and names no verdict."""
+    system = _system_text(body).lower()
+    return "claim" in system and "verdict" not in prompt_text(body).lower()
+
+
+def default_yes_probability(body: dict[str, Any]) -> float:
+    """0.9 when every word of the claim (3+ letters) appears in the sources, else 0.2."""
+    prompt = _last_user_text(body)
+    claim = {w for w in _WORD.findall(_block(prompt, "claim").lower()) if len(w) > 2}
+    sources = set(_WORD.findall(_block(prompt, "sources").lower()))
+    return 0.9 if claim <= sources else 0.2
+
+
+def claim_lines(body: dict[str, Any]) -> str:
+    """The answer's sentences, one per line (a stand-in claim extractor), or ``NONE``."""
+    answer = _block(_last_user_text(body), "answer")
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", answer) if s.strip()]
+    return "\n".join(sentences) or "NONE"
+
+
 def default_responder(path: str, body: dict[str, Any], *, mode: str = "fixed") -> str:
     """A well-formed judge reply in the format the prompt asks for.
 
@@ -125,6 +177,10 @@ def default_responder(path: str, body: dict[str, Any], *, mode: str = "fixed") -
     the last user message, so swapped orders can flip.
     """
     text = prompt_text(body)
+    if is_claim_check(body):
+        return "YES" if default_yes_probability(body) >= 0.5 else "NO"
+    if is_claim_extraction(body):
+        return claim_lines(body)
     pairwise = "<answer_a>" in text or "Answer A" in text
     labels = ["A", "B", "TIE"] if pairwise else ["PASS", "FAIL", "UNSURE"]
     if mode == "hash":
@@ -182,11 +238,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_raw(200, b'{"id": "broken", "choices": [{"message": {"content": "VERD')
             return
         text = owner.responder(self.path, body) if action in ("ok", "slow") else ""
+        if text and owner.responder is default_responder and is_claim_check(body):
+            text = "YES" if owner.yes_probability(body) >= 0.5 else "NO"
         if action == "truncated":
             text = (owner.responder(self.path, body) or "x" * 40)[: 12]
-        reply = (
-            _anthropic_reply(body, text, action) if anthropic else _openai_reply(body, text, action)
-        )
+        if anthropic:
+            reply = _anthropic_reply(body, text, action)
+        else:
+            reply = _openai_reply(body, text, action)
+            if body.get("logprobs") and action in ("ok", "slow", "truncated"):
+                reply["choices"][0]["logprobs"] = _logprobs(body, text, owner.yes_probability)
         self._send_json(200, reply)
 
     def _reset(self) -> None:
@@ -265,6 +326,31 @@ def _openai_reply(body: dict[str, Any], text: str, action: str) -> dict[str, Any
     }
 
 
+def _entry(token: str, probability: float) -> dict[str, Any]:
+    return {"token": token, "logprob": math.log(max(probability, 1e-12)),
+            "bytes": list(token.encode())}
+
+
+def _logprobs(body: dict[str, Any], text: str, yes_probability: YesProbability) -> dict[str, Any]:
+    """``choices[0].logprobs`` as llama.cpp sends it: per reply token, its top alternatives."""
+    top_n = int(body.get("top_logprobs") or 1)
+    tokens = re.findall(r"\s*\S+", text) or [""]
+    content = []
+    for position, token in enumerate(tokens):
+        if position == 0 and is_claim_check(body):
+            p = min(max(yes_probability(body), 0.0), 1.0)
+            # Most of the mass on the upper-case words, some on their capitalised twins, a
+            # little on an unrelated token, as small models spread it.
+            top = [_entry("YES", 0.8 * p), _entry("NO", 0.8 * (1 - p)),
+                   _entry("Yes", 0.1 * p), _entry("No", 0.1 * (1 - p)), _entry("The", 0.1)]
+        else:
+            top = [_entry(token, 0.9), _entry(" the", 0.05), _entry(".", 0.03)]
+        top = sorted(top, key=lambda e: -e["logprob"])[:top_n]
+        chosen = next((e for e in top if e["token"] == token), _entry(token, 0.5))
+        content.append({**chosen, "top_logprobs": top})
+    return {"content": content}
+
+
 def _anthropic_reply(body: dict[str, Any], text: str, action: str) -> dict[str, Any]:
     stop = {"truncated": "max_tokens", "refusal": "refusal"}.get(action, "end_turn")
     content = [] if action in ("empty", "refusal") else [{"type": "text", "text": text}]
@@ -297,6 +383,8 @@ class FakeLLMServer:
         retry_after: the ``retry-after`` header of a 429, in seconds (keep it small).
         slow_seconds: how long a ``slow`` reply takes.
         responder: ``(path, body) -> text`` for normal replies (default: :func:`default_responder`).
+        yes_probability: ``body -> P(YES)`` of a claim check's log-probabilities (default:
+            :func:`default_yes_probability`).
         log_file: an open text file; every request is also written there as one JSON line
             (for tests that watch a server in another process).
     """
@@ -307,6 +395,7 @@ class FakeLLMServer:
     retry_after: float = 0.05
     slow_seconds: float = 3.0
     responder: Responder = default_responder
+    yes_probability: YesProbability = default_yes_probability
     log_file: TextIO | None = None
     host: str = "127.0.0.1"
     port: int = 0
