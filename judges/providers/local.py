@@ -30,6 +30,8 @@ from judges.providers.openai import OpenAIProvider
 INSTALL_HINT = "pip install -e .[local]"
 GGUF_MAGIC = b"GGUF"
 DEFAULT_CONTEXT = 4096
+IDLE_TIMEOUT = 15
+"""Seconds the in-process server keeps an idle connection open (llama.cpp's read timeout)."""
 LOCAL_KEY = "local"
 """llama.cpp's server ignores the key (unless started with one); the SDK needs a non-empty one."""
 
@@ -91,6 +93,9 @@ def start_server(model_path: Path, *, threads: int, context: int) -> str:
             params.n_parallel = 1
             params.offline = True  # never fetch anything
             params.verbosity = 0  # llama.cpp logs every request to stderr otherwise
+            # Stopping the server waits for every open connection; an idle keep-alive one
+            # would hold it for the default 600 s read timeout.
+            params.timeout_read = IDLE_TIMEOUT
             params.cpuparams.n_threads = threads
             params.cpuparams_batch.n_threads = threads
             try:
@@ -106,10 +111,16 @@ def start_server(model_path: Path, *, threads: int, context: int) -> str:
 
 
 def shutdown_local_servers() -> int:
-    """Stop every in-process server (they stop when released); how many there were."""
+    """Stop every in-process server; how many there were.
+
+    A server stops when released, after its open connections close: at once when clients
+    have closed theirs (a run closes its client at the end), else within :data:`IDLE_TIMEOUT`.
+    """
     with _SERVERS_LOCK:
-        count = len(_SERVERS)
+        servers = list(_SERVERS.values())
         _SERVERS.clear()
+    count = len(servers)
+    del servers  # released outside the lock: stopping may wait for connections to close
     return count
 
 
@@ -199,6 +210,6 @@ def local_provider(
 
 
 __all__ = [
-    "DEFAULT_CONTEXT", "INSTALL_HINT", "LocalProvider", "check_model_file", "local_provider",
-    "shutdown_local_servers", "start_server", "xllamacpp_version",
+    "DEFAULT_CONTEXT", "IDLE_TIMEOUT", "INSTALL_HINT", "LocalProvider", "check_model_file",
+    "local_provider", "shutdown_local_servers", "start_server", "xllamacpp_version",
 ]

@@ -25,7 +25,7 @@ from judge_helpers import faithfulness_rows
 from judges.cli import cli
 from judges.config import load_builtin
 from judges.providers import ProviderConfigError, get_provider
-from judges.providers.local import LocalProvider, shutdown_local_servers
+from judges.providers.local import IDLE_TIMEOUT, LocalProvider, shutdown_local_servers
 from judges.runner import CallPolicy, run_judge
 from judges.settings import Settings
 from judges.store import JudgeStore
@@ -146,6 +146,7 @@ def test_in_process_server_is_started_once_and_shared(
     assert params.model.path == str(gguf.resolve()) and params.port == 0
     assert params.n_parallel == 1 and params.offline is True and params.verbosity == 0
     assert params.cpuparams.n_threads == params.cpuparams_batch.n_threads == 1
+    assert params.timeout_read == IDLE_TIMEOUT  # an idle connection cannot hold a shutdown
     # Another provider (another run) in the same process reuses the loaded model.
     again = get_provider("local/qwen", settings=settings)
     make_dataset("more", faithfulness_rows(1))
@@ -155,6 +156,7 @@ def test_in_process_server_is_started_once_and_shared(
     info = run.options["provider_info"]
     assert info["model_path"] == str(gguf.resolve()) and info["runtime"] == "xllamacpp 0.0-test"
     assert info["threads"] == 1 and info["model_bytes"] == 64
+    assert shutdown_local_servers() == 1 and shutdown_local_servers() == 0
 
 
 def test_a_model_llama_cpp_cannot_load_fails_the_calls_clearly(
