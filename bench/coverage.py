@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from judges.calibration import (
     CalibrationCounts,
     PassRateEstimate,
-    build_report,
+    build_summary,
     corrected_pass_rate_from_counts,
     counts_to_arrays,
     estimate_pass_rate,
@@ -192,10 +192,10 @@ def _report_time() -> float:
     seg_t = rng.choice(["en", "de", "fr", "es"], size=1_000_000).tolist()
     docs = rng.integers(0, 3000, size=10_000)
     # Warm-up on a tiny input so one-off import/initialisation costs are not timed.
-    build_report(["pass", "fail"], ["pass", "fail"], ["pass"], segments_labelled=["en", "de"],
+    build_summary(["pass", "fail"], ["pass", "fail"], ["pass"], segments_labelled=["en", "de"],
                  segments_target=["en"], doc_ids=[0, 1], rng=np.random.default_rng(0))
     t0 = time.perf_counter()
-    build_report(*args, design="same_run_random", segments_labelled=seg_l,
+    build_summary(*args, design="same_run_random", segments_labelled=seg_l,
                  segments_target=seg_t, doc_ids=docs, rng=np.random.default_rng(1))
     return time.perf_counter() - t0
 
@@ -304,7 +304,7 @@ def main() -> int:
               f"{_fmt(same_run_auto)}")
     elapsed_report = _report_time()
     print()
-    print(f"full report (build_report from Python lists of strings, 4 segments, "
+    print(f"full report (build_summary from Python lists of strings, 4 segments, "
           f"3,000-document clustered bootstrap x 2000) on 1,000,000 target verdicts + 10,000 "
           f"labels: {elapsed_report:.2f} s (after a tiny warm-up call)")
     if elapsed_report > 2.0:

@@ -56,7 +56,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "resolve_judge",
         "VERDICT_COLUMNS",
     ),
-    "judges.report": (
+    "judges.reporting": (
         "calibration_report",
         "judge_leaderboard",
         "load_human_labels",

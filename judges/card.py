@@ -28,8 +28,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from judges.calibration import format_interval
 from judges.config import JudgeConfig, parse_config
-from judges.report import JudgeReport, calibration_report
+from judges.reporting import JudgeReport, calibration_report
 from judges.store import JudgeStore, external_config_id
 from labels.errors import ImportFileError
 from labels.store import LabelStore
@@ -56,6 +57,10 @@ class CardInterval(_Model):
     high: float | None
     n: int = 0
     reason: str | None = None
+
+    def format(self, *, digits: int = 3) -> str:
+        """``0.812 [0.771, 0.848]``; ``—`` when refused."""
+        return format_interval(self.model_dump(), digits=digits)
 
 
 class Confusion(_Model):
@@ -222,7 +227,7 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
 
     Args:
         store: The label store the report came from (for the dataset hash and the runs).
-        report: A :func:`~judges.report.calibration_report` on the calibration dataset.
+        report: A :func:`~judges.reporting.calibration_report` on the calibration dataset.
         now: Creation time (default: now, UTC).
 
     Returns:

@@ -25,9 +25,10 @@ from judges.calibration import (
     CalibrationCounts,
     PassRateEstimate,
     estimate_pass_rate,
+    interval_json,
 )
 from judges.card import JudgeCard
-from judges.report import aggregate_calls, interval
+from judges.reporting import aggregate_calls
 from labels.errors import ImportFileError
 from labels.reading import read_table
 
@@ -199,8 +200,8 @@ class Score:
             "specificity": m.specificity.model_dump(),
             "fpr": m.fpr.model_dump(),
             "kappa": m.kappa.model_dump(),
-            "observed_pass_rate": interval(self.observed),
-            "corrected_pass_rate": interval(self.corrected),
+            "observed_pass_rate": self.observed.to_interval(),
+            "corrected_pass_rate": self.corrected.to_interval(),
             "method": self.corrected.method,
             "assumption": self.corrected.assumption,
             "unscored": self.unscored,
@@ -280,8 +281,8 @@ def score_verdicts(card: JudgeCard, verdicts: VerdictsFile) -> Score:
         warnings.append("corrected pass rate uninformative: the card's judge is not shown to "
                         "be better than chance")
     warnings.extend(w for w in corrected.warnings if w not in warnings)
-    swap = interval(consistency.flip_rate_order if consistency is not None else None)
-    repeat = interval(consistency.flip_rate_repeat if consistency is not None else None)
+    swap = interval_json(consistency.flip_rate_order if consistency is not None else None)
+    repeat = interval_json(consistency.flip_rate_repeat if consistency is not None else None)
     return Score(card, verdicts, items, n, k, unscored, unsure, observed, corrected, swap,
                  repeat, tuple(warnings))
 

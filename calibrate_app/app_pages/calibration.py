@@ -1,6 +1,6 @@
 """Calibration page: how far to trust a judge, and what the true pass rate is.
 
-Every number comes from :func:`judges.report.calibration_report`, the function behind
+Every number comes from :func:`judges.reporting.calibration_report`, the function behind
 ``calibrate report``, so the page and the CLI agree. Row text (questions, answers, the judge's
 reasoning, annotators' notes) is untrusted: it goes through ``st.text`` only, never markdown or a
 widget label; charts and tables get it as data.
@@ -15,13 +15,12 @@ import pandas as pd
 import streamlit as st
 
 from calibrate_app import resources, state, widgets
-from judges.report import (
+from judges.calibration import format_interval, format_point
+from judges.reporting import (
     AGGREGATION_RULES,
     JudgeRef,
     JudgeReport,
     calibration_report,
-    format_interval,
-    format_number,
     judge_leaderboard,
     judges_on,
 )
@@ -107,7 +106,7 @@ def _metric(col: Any, title: str, value: dict[str, Any], help_text: str) -> None
             st.metric(title, "—", help=help_text)
             st.caption(f"Not computed: {value['reason']}")
             return
-        st.metric(title, format_number(value), help=help_text)
+        st.metric(title, format_point(value), help=help_text)
         st.caption(f"CI {value['low']:.3f}–{value['high']:.3f} · n={value['n']}")
 
 
@@ -138,9 +137,9 @@ def _headline(data: dict[str, Any]) -> None:
                      help="Labelled rows / target rows with no usable judge verdict (refusal, "
                           "parse failure, error): excluded, never counted as fails.")
     swap, repeat = data["swap_flip_rate"], data["repeat_flip_rate"]
-    counts[3].metric("Swap flip rate", format_number(swap),
+    counts[3].metric("Swap flip rate", format_point(swap),
                      help=swap["reason"] or f"{swap['n']} items judged in both orders.")
-    counts[4].metric("Repeat flip rate", format_number(repeat),
+    counts[4].metric("Repeat flip rate", format_point(repeat),
                      help=repeat["reason"] or f"{repeat['n']} items judged more than once.")
 
 
@@ -228,7 +227,7 @@ def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
                 st.markdown(f"**{title}**")
                 st.warning(f"No number: {value['reason']}", icon=":material/block:")
             else:
-                st.metric(title, format_number(value))
+                st.metric(title, format_point(value))
                 st.caption(f"CI {value['low']:.3f}–{value['high']:.3f}")
             st.caption(explain)
     st.caption(f"Design: {report.design} — {report.design_reason}.")
@@ -380,7 +379,7 @@ def _page() -> None:
                        "document fail together.")
             st.dataframe(
                 pd.DataFrame([
-                    {"measure": name, "estimate": format_number(value),
+                    {"measure": name, "estimate": format_point(value),
                      "interval": format_interval(value), "documents": value["n"]}
                     for name, value in data["clustered"].items()
                 ]),

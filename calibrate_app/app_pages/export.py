@@ -14,7 +14,7 @@ import streamlit as st
 
 from calibrate_app import resources
 from judges.card import card_from_report, dumps_card
-from judges.report import calibration_report, format_interval, judges_on
+from judges.reporting import calibration_report, judges_on
 from judges.verdicts import judge_verdicts
 from labels import LabelStore
 from labels.errors import CalibrateError
@@ -63,8 +63,8 @@ def _card_section(store: LabelStore, dataset: str) -> None:
                    if m.specificity.estimate is not None else "—")
     cols[2].metric("Labelled rows", m.n)
     st.caption(
-        f"Sensitivity {format_interval(m.sensitivity.model_dump())}, specificity "
-        f"{format_interval(m.specificity.model_dump())}; m1={m.m1}, m0={m.m0}."
+        f"Sensitivity {m.sensitivity.format()}, specificity "
+        f"{m.specificity.format()}; m1={m.m1}, m0={m.m0}."
     )
     suffix = ".json" if fmt == "JSON" else ".yaml"
     text = dumps_card(card, format="json" if fmt == "JSON" else "yaml")

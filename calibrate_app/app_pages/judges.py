@@ -7,7 +7,7 @@ survives page changes: the job lives in the server process), browse per-row resu
 the revisions' agreement with the experts side by side.
 
 Everything here calls the same library functions as the CLI (``judges.config``,
-``judges.runner``, ``judges.verdicts``, ``judges.report``). Row text, rendered prompts, judge
+``judges.runner``, ``judges.verdicts``, ``judges.reporting``). Row text, rendered prompts, judge
 reasoning and raw replies are untrusted: they go through ``st.code``/``st.text`` only, never
 markdown or a widget label.
 """
@@ -249,7 +249,7 @@ def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
 
 def _revisions(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     try:
-        from judges.report import judge_leaderboard, judges_on
+        from judges.reporting import judge_leaderboard, judges_on
     except ImportError:  # pragma: no cover - the report module ships with the statistics
         return
     same_name = [j for j in judges_on(store, dataset) if j.name == config.name]

@@ -17,7 +17,15 @@ Conventions:
 * Randomness only through an explicit ``numpy.random.Generator``.
 """
 
-from ._results import CalibrationInputError, Estimate, PassRateEstimate, json_safe
+from ._results import (
+    CalibrationInputError,
+    Estimate,
+    PassRateEstimate,
+    format_interval,
+    format_point,
+    interval_json,
+    json_safe,
+)
 from ._verdicts import normalize_verdicts, verdict_names
 from .agreement import (
     MultiRaterAgreement,
@@ -64,7 +72,6 @@ from .rates import (
     wilson_interval,
     youden_interval,
 )
-from .report import CalibrationReport, build_report
 from .resampling import (
     bootstrap_weights,
     cluster_bootstrap,
@@ -79,6 +86,7 @@ from .simulation import (
     simulate_counts,
     simulate_verdicts,
 )
+from .summary import CalibrationSummary, build_summary
 
 __all__ = [
     "ASSUMPTIONS",
@@ -87,7 +95,7 @@ __all__ = [
     "AllocationGap",
     "CalibrationCounts",
     "CalibrationInputError",
-    "CalibrationReport",
+    "CalibrationSummary",
     "ConfusionMatrix",
     "ConsistencyResult",
     "CoverageResult",
@@ -102,7 +110,7 @@ __all__ = [
     "SegmentResult",
     "allocation_gap",
     "bootstrap_weights",
-    "build_report",
+    "build_summary",
     "calibration_counts",
     "choose_method",
     "cluster_bootstrap",
@@ -115,6 +123,9 @@ __all__ = [
     "coverage_study",
     "estimate_pass_rate",
     "fleiss_kappa",
+    "format_interval",
+    "format_point",
+    "interval_json",
     "json_safe",
     "judge_rates",
     "kappa_from_table",

@@ -28,6 +28,9 @@ __all__ = [
     "CalibrationInputError",
     "Estimate",
     "PassRateEstimate",
+    "format_interval",
+    "format_point",
+    "interval_json",
     "json_safe",
 ]
 
@@ -69,6 +72,79 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
+def _finite(x: float | None) -> float | None:
+    if x is None or not math.isfinite(float(x)):
+        return None
+    return float(x)
+
+
+def format_interval(value: Mapping[str, Any], *, digits: int = 3) -> str:
+    """``0.812 [0.771, 0.848]`` from an interval mapping (``{estimate, low, high, ...}``).
+
+    The mapping is the JSON form of any interval (:meth:`Estimate.to_interval`, a report's or a
+    card's interval); a refused value (``estimate`` ``None``) gives ``—``.
+    """
+    est = value.get("estimate")
+    if est is None:
+        return "—"
+    low, high = value.get("low"), value.get("high")
+    if low is None or high is None:
+        return f"{est:.{digits}f}"
+    return f"{est:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def format_point(value: Mapping[str, Any], *, digits: int = 3) -> str:
+    """The point estimate of an interval mapping as text (``—`` when refused)."""
+    est = value.get("estimate")
+    return "—" if est is None else f"{est:.{digits}f}"
+
+
+def interval_json(value: Estimate | PassRateEstimate | None) -> dict[str, Any]:
+    """``{estimate, low, high, n, reason}`` of an estimate, or of a statistic not computed.
+
+    ``None`` (e.g. no flip rate without repeated calls) gives numbers ``None``, ``n`` 0 and the
+    reason ``"not computed"``; otherwise :meth:`Estimate.to_interval` /
+    :meth:`PassRateEstimate.to_interval`.
+    """
+    if value is None:
+        return {"estimate": None, "low": None, "high": None, "n": 0, "reason": "not computed"}
+    return value.to_interval()
+
+
+class _Interval:
+    """Mixin: the stable ``{estimate, low, high, n, reason}`` form and its text."""
+
+    estimate: float | None
+    low: float | None
+    high: float | None
+
+    def _interval_n_reason(self) -> tuple[int, str | None]:
+        raise NotImplementedError
+
+    def to_interval(self) -> dict[str, Any]:
+        """``{estimate, low, high, n, reason}``, JSON-safe (the report's and card's interval).
+
+        ``reason`` is ``None`` for a usable number; for a refused statistic the numbers are
+        ``None`` and ``reason`` says why.
+        """
+        n, reason = self._interval_n_reason()
+        return {
+            "estimate": _finite(self.estimate),
+            "low": _finite(self.low),
+            "high": _finite(self.high),
+            "n": int(n),
+            "reason": reason,
+        }
+
+    def format(self, *, digits: int = 3) -> str:
+        """``0.812 [0.771, 0.848]``; ``—`` when refused."""
+        return format_interval(self.to_interval(), digits=digits)
+
+    def format_point(self, *, digits: int = 3) -> str:
+        """The point estimate as text; ``—`` when refused."""
+        return format_point(self.to_interval(), digits=digits)
+
+
 class _ToDict:
     """Mixin: ``to_dict`` over dataclass fields, JSON-safe."""
 
@@ -78,7 +154,7 @@ class _ToDict:
 
 
 @dataclass(frozen=True)
-class Estimate(_ToDict):
+class Estimate(_ToDict, _Interval):
     """A point estimate with its confidence interval.
 
     Attributes:
@@ -135,9 +211,12 @@ class Estimate(_ToDict):
             return False
         return self.low <= value <= self.high
 
+    def _interval_n_reason(self) -> tuple[int, str | None]:
+        return self.n, self.reason
+
 
 @dataclass(frozen=True)
-class PassRateEstimate(_ToDict):
+class PassRateEstimate(_ToDict, _Interval):
     """A (corrected or naive) pass rate with its interval and the assumption behind it.
 
     Attributes:
@@ -199,3 +278,15 @@ class PassRateEstimate(_ToDict):
         if self.low is None or self.high is None:
             return False
         return self.low <= value <= self.high
+
+    def _interval_n_reason(self) -> tuple[int, str | None]:
+        # An uninformative corrected pass rate keeps its numbers (interval widened to [0, 1]);
+        # the reason says why it must not be read as a claim.
+        n = self.n_target if self.method == "naive" else self.n_labelled
+        reason = self.reason
+        if reason is None and self.uninformative:
+            reason = (
+                "uninformative: the judge is not shown to be better than chance, so the true "
+                "pass rate is not identified (interval widened to [0, 1])"
+            )
+        return n, reason

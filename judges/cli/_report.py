@@ -1,6 +1,6 @@
 """Commands over the calibration: ``report``, ``card export``/``show``, ``score``, ``gate``.
 
-Each is a thin layer over :mod:`judges.report`, :mod:`judges.card` and :mod:`judges.gate`.
+Each is a thin layer over :mod:`judges.reporting`, :mod:`judges.card` and :mod:`judges.gate`.
 ``--json`` output is stable and documented in ``docs/report-json.md``.
 
 ``gate`` exit codes: 0 the bar is met; 1 it is not (the reason is printed); 2 bad input (an
@@ -14,15 +14,14 @@ from typing import Any
 
 import click
 
-from judges.calibration import DESIGNS
+from judges.calibration import DESIGNS, format_interval
 from judges.card import CardError, export_card, load_card
 from judges.cli._context import AppContext, pass_app
 from judges.gate import gate, score_file
-from judges.report import (
+from judges.reporting import (
     AGGREGATION_RULES,
     JudgeReport,
     calibration_report,
-    format_interval,
     judge_leaderboard,
 )
 
@@ -175,8 +174,8 @@ def card_export(
     m = card.metrics
     click.echo(
         f"Card for {card.judge.name} ({card.judge.config_id}) written to {output}: "
-        f"sensitivity {format_interval(m.sensitivity.model_dump())}, specificity "
-        f"{format_interval(m.specificity.model_dump())}, n={m.n} (m1={m.m1}, m0={m.m0})"
+        f"sensitivity {m.sensitivity.format()}, specificity "
+        f"{m.specificity.format()}, n={m.n} (m1={m.m1}, m0={m.m0})"
     )
 
 
@@ -195,9 +194,9 @@ def card_show(card_file: str, as_json: bool) -> None:
     click.echo(f"Judge {j.name} r{j.revision} ({j.config_id}), model {j.model}")
     click.echo(f"Calibrated on {c.dataset!r} ({c.labelled_rows} labelled of {c.rows} rows, "
                f"{c.n_annotators} annotators), {card.created_at.isoformat()}")
-    click.echo(f"  sensitivity {format_interval(m.sensitivity.model_dump())}")
-    click.echo(f"  specificity {format_interval(m.specificity.model_dump())}")
-    click.echo(f"  kappa       {format_interval(m.kappa.model_dump())}")
+    click.echo(f"  sensitivity {m.sensitivity.format()}")
+    click.echo(f"  specificity {m.specificity.format()}")
+    click.echo(f"  kappa       {m.kappa.format()}")
     click.echo(f"  policy: repeats {j.policy.repeats}, swap {j.policy.swap}, "
                f"aggregation {j.policy.aggregation}")
 

@@ -56,7 +56,7 @@ from judges.demo.layout import (
     VERDICTS_DIR,
 )
 from judges.providers import get_provider
-from judges.report import calibration_report
+from judges.reporting import calibration_report
 from judges.runner import CallPolicy, RunSummary, run_judge
 from judges.settings import Settings
 from judges.store import JudgeStore

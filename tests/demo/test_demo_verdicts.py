@@ -27,7 +27,7 @@ from judges.demo.record import (
     stratified_ids,
 )
 from judges.providers.scripted import ScriptedProvider
-from judges.report import calibration_report, judge_leaderboard
+from judges.reporting import calibration_report, judge_leaderboard
 from judges.runner import run_judge
 from judges.verdicts import import_verdicts, judge_verdicts
 from labels import LabelStore, open_store

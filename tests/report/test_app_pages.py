@@ -12,8 +12,8 @@ import pytest
 from click.testing import CliRunner
 from streamlit.testing.v1 import AppTest
 
+from judges.calibration import format_point
 from judges.cli import cli
-from judges.report import format_number
 from labels import open_store
 
 APP_SCRIPT = Path(__file__).resolve().parents[2] / "calibrate_app" / "streamlit_app.py"
@@ -81,7 +81,7 @@ def test_calibration_page_shows_the_cli_numbers(app_db: Path) -> None:
         "Human (labelled rows)": data["human_pass_rate"],
     }
     for label, value in expected.items():
-        assert shown[label] == format_number(value), label
+        assert shown[label] == format_point(value), label
     assert shown["Labelled rows used"] == str(data["n"])
     assert shown["Human unsure"] == str(data["unsure"]["human"])
     assert shown["Judge unscored"] == (f"{data['unscored']['labelled']} / "
@@ -136,7 +136,7 @@ def test_calibration_page_leaderboard_and_refusal(app_db: Path, tmp_path: Path) 
     assert not at.exception, at.exception
     shown = next(d.value for d in at.dataframe if "mcnemar_p_vs_best" in d.value.columns)
     assert shown["judge"].tolist() == ["judge-a", "judge-b"]
-    assert shown["kappa"].tolist()[0].startswith(format_number(board[0]["kappa"]))
+    assert shown["kappa"].tolist()[0].startswith(format_point(board[0]["kappa"]))
     assert shown["mcnemar_p_vs_best"].tolist()[1] == pytest.approx(board[1]["mcnemar_p_vs_best"])
 
     # Only passing labels: the corrected pass rate is refused, and the page says why.

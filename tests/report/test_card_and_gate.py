@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from judges.calibration import lee_pass_rate
+from judges.calibration import interval_json, lee_pass_rate
 from judges.card import CardError, card_from_report, dumps_card, load_card, write_card
 from judges.cli import cli
 from judges.gate import (
@@ -22,7 +22,7 @@ from judges.gate import (
     score_file,
     score_verdicts,
 )
-from judges.report import calibration_report, interval
+from judges.reporting import calibration_report
 from labels import LabelStore, open_store
 
 CANARY = "sk-canary-3f9c1e77d2b04a5c"
@@ -141,7 +141,7 @@ def test_score_is_lee_with_the_cards_counts(card_store: LabelStore, tmp_path: Pa
     human = ["pass"] * (cm.tp + cm.fn) + ["fail"] * (cm.fp + cm.tn)
     judge = ["pass"] * cm.tp + ["fail"] * cm.fn + ["pass"] * cm.fp + ["fail"] * cm.tn
     direct = lee_pass_rate(human, judge, ["pass"] * 70 + ["fail"] * 30)
-    assert interval(score.corrected) == interval(direct)
+    assert interval_json(score.corrected) == interval_json(direct)
     assert score.n == 100 and score.k == 70 and score.unscored == 1
     data = score.to_json()
     assert data["corrected_pass_rate"]["estimate"] == direct.estimate

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
-from judges.calibration import lee_pass_rate
+from judges.calibration import interval_json, lee_pass_rate
 from judges.cli import cli
-from judges.report import calibration_report, interval
+from judges.reporting import calibration_report
 from judges.verdicts import import_verdicts
 from labels import LabelStore, import_labels, import_rows
 
@@ -86,4 +86,4 @@ def test_oracle_separate_calibration_is_lee(db_path: Path) -> None:
     target = _csv("oracle_c_target_verdicts.csv")["verdict"]
     direct = lee_pass_rate(joined["label"].tolist(), joined["verdict"].tolist(), target.tolist())
     assert data["method"] == "lee"
-    assert data["corrected_pass_rate"] == interval(direct)
+    assert data["corrected_pass_rate"] == interval_json(direct)

@@ -1,7 +1,7 @@
 """The report's numbers equal direct calls of the statistics core on the same joined arrays.
 
 The expected values are computed from the *files*, joined with pandas here, independently of the
-database and of ``judges.report``'s own joining.
+database and of ``judges.reporting``'s own joining.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from judges.calibration import (
-    build_report,
+    build_summary,
+    interval_json,
     labels_needed,
     leaderboard,
     lee_pass_rate,
     self_consistency,
 )
-from judges.report import (
+from judges.reporting import (
     calibration_report,
     choose_design,
-    interval,
     judge_leaderboard,
     load_human_labels,
 )
@@ -78,7 +78,7 @@ def test_report_equals_direct_statistics(numbers_store: LabelStore, template: An
     target = _read(files.judge_a_tgt)["verdict"].replace("", "unscored")
     tgt_items = pd.read_json(files.tgt_items, lines=True, dtype={"id": str})
     report = calibration_report(numbers_store, "cal", "judge-a", target="tgt")
-    direct = build_report(
+    direct = build_summary(
         joined["human"].to_numpy(dtype=object), joined["judge"].to_numpy(dtype=object),
         target.to_numpy(dtype=object), design="separate_calibration",
         segments_labelled=joined["segment"].to_numpy(dtype=str),
@@ -98,7 +98,7 @@ def test_report_equals_direct_statistics(numbers_store: LabelStore, template: An
     assert data["fpr"]["estimate"] == pytest.approx(fp / (decided.human == "fail").sum())
     lee = lee_pass_rate(joined["human"].to_numpy(dtype=object),
                         joined["judge"].to_numpy(dtype=object), target.to_numpy(dtype=object))
-    assert data["corrected_pass_rate"] == interval(lee)
+    assert data["corrected_pass_rate"] == interval_json(lee)
     assert data["observed_pass_rate"]["estimate"] == pytest.approx(250 / 397)
     assert data["unscored"] == {"labelled": 1, "target": 3}
     cm = report.stats.counts.confusion
@@ -129,7 +129,7 @@ def test_flips_and_aggregation_rules(numbers_store: LabelStore, template: Any) -
                               repeat=calls["repeat"].astype(int))
     report = calibration_report(numbers_store, "cal", "swapper")
     data = report.to_json()
-    assert data["swap_flip_rate"] == interval(direct.flip_rate_order)
+    assert data["swap_flip_rate"] == interval_json(direct.flip_rate_order)
     assert data["swap_flip_rate"]["estimate"] == pytest.approx(10 / 120)
     assert data["repeat_flip_rate"]["estimate"] is None
     assert data["flipped_items"] == 10

@@ -9,7 +9,7 @@ import pytest
 
 from judges.calibration import (
     CalibrationInputError,
-    build_report,
+    build_summary,
     calibration_counts,
     cluster_bootstrap,
     clustered_agreement,
@@ -132,13 +132,13 @@ def test_clustered_agreement_matches_generic_cluster_bootstrap() -> None:
     assert fast["fpr"].estimate == pytest.approx(judge_rates(h, j).fpr.estimate)
 
 
-def test_build_report_contents() -> None:
+def test_build_summary_contents() -> None:
     d = _data(seed=2)
     d["h"][:5] = "unsure"
     d["jl"][5:8] = "unscored"
     d["jt"][:13] = "unscored"
     docs = np.arange(600) // 3
-    r = build_report(d["h"], d["jl"], d["jt"], design="same_run_random",
+    r = build_summary(d["h"], d["jl"], d["jt"], design="same_run_random",
                      segments_labelled=d["seg_l"], segments_target=d["seg_t"], doc_ids=docs,
                      rng=np.random.default_rng(0), n_boot=500)
     counts = calibration_counts(d["h"], d["jl"], d["jt"])
@@ -158,16 +158,16 @@ def test_build_report_contents() -> None:
     assert "NaN" not in text and '"corrected"' in text
 
 
-def test_build_report_guards() -> None:
+def test_build_summary_guards() -> None:
     with pytest.raises(CalibrationInputError, match="rng"):
-        build_report([1, 0], [1, 0], [1], doc_ids=[1, 2])
+        build_summary([1, 0], [1, 0], [1], doc_ids=[1, 2])
     with pytest.raises(CalibrationInputError, match="unknown design"):
-        build_report([1, 0], [1, 0], [1], design="random")
+        build_summary([1, 0], [1, 0], [1], design="random")
     with pytest.raises(CalibrationInputError):
-        build_report([1, 0], [1], [1])
+        build_summary([1, 0], [1], [1])
     with pytest.raises(CalibrationInputError):
-        build_report([1, 0], [1, 0], [1], segments_target=["a"])
-    r = build_report(["unsure"] * 3, ["pass"] * 3, [])
+        build_summary([1, 0], [1, 0], [1], segments_target=["a"])
+    r = build_summary(["unsure"] * 3, ["pass"] * 3, [])
     assert r.corrected.refused and r.naive.refused and r.kappa.refused
     assert any("refused" in w for w in r.warnings)
 
@@ -181,7 +181,7 @@ def test_full_report_on_a_million_verdicts() -> None:
     seg_l = rng.choice(["a", "b", "c"], size=10_000)
     seg_t = rng.choice(["a", "b", "c"], size=1_000_000)
     docs = rng.integers(0, 3000, size=10_000)
-    r = build_report(verdict_names(h), verdict_names(jl), jt_str, design="separate_calibration",
+    r = build_summary(verdict_names(h), verdict_names(jl), jt_str, design="separate_calibration",
                      segments_labelled=seg_l, segments_target=seg_t, doc_ids=docs,
                      rng=np.random.default_rng(1))
     assert r.counts.n_target == 1_000_000 and abs(r.corrected.estimate - 0.6) < 0.03

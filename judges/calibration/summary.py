@@ -1,8 +1,8 @@
 """One pure function that computes everything a calibration report shows.
 
-:func:`build_report` takes aligned arrays — human and judge verdicts on the labelled rows, judge
+:func:`build_summary` takes aligned arrays — human and judge verdicts on the labelled rows, judge
 verdicts on the target rows, and optionally segment labels and document ids — and returns a
-:class:`CalibrationReport`. No I/O: the caller joins rows by item id before calling.
+:class:`CalibrationSummary`. No I/O: the caller joins rows by item id before calling.
 
 It is vectorised end to end (verdict normalisation, counting, segment grouping); 1,000,000
 target verdicts and 10,000 labels take well under 2 s (see ``bench/coverage.py``).
@@ -32,11 +32,11 @@ from .rates import JudgeRates, check_confidence, rates_from_confusion
 from .resampling import clustered_agreement
 from .segments import SegmentResult, _as_labels, _segments_from_codes
 
-__all__ = ["CalibrationReport", "build_report"]
+__all__ = ["CalibrationSummary", "build_summary"]
 
 
 @dataclass(frozen=True)
-class CalibrationReport(_ToDict):
+class CalibrationSummary(_ToDict):
     """Everything a calibration page or ``calibrate report`` shows.
 
     Attributes:
@@ -67,7 +67,7 @@ class CalibrationReport(_ToDict):
     warnings: tuple[str, ...]
 
 
-def build_report(
+def build_summary(
     human: npt.ArrayLike | Sequence[Any],
     judge_labelled: npt.ArrayLike | Sequence[Any],
     judge_target: npt.ArrayLike | Sequence[Any],
@@ -79,7 +79,7 @@ def build_report(
     rng: np.random.Generator | None = None,
     n_boot: int = 2000,
     confidence: float = 0.95,
-) -> CalibrationReport:
+) -> CalibrationSummary:
     """Compute a full calibration report from aligned verdict arrays.
 
     Args:
@@ -101,10 +101,10 @@ def build_report(
         confidence: Two-sided confidence level of every interval.
 
     Returns:
-        A :class:`CalibrationReport`.
+        A :class:`CalibrationSummary`.
 
     Examples:
-        >>> r = build_report(["pass"] * 30 + ["fail"] * 20,
+        >>> r = build_summary(["pass"] * 30 + ["fail"] * 20,
         ...                  ["pass"] * 27 + ["fail"] * 3 + ["pass"] * 4 + ["fail"] * 16,
         ...                  ["pass"] * 600 + ["fail"] * 400)
         >>> r.corrected.method, round(r.corrected.estimate, 4), round(r.naive.estimate, 2)
@@ -184,7 +184,7 @@ def build_report(
                 f"interval is {cs.width / rs.width:.1f}x wider than the row-level one; prefer "
                 "the clustered intervals"
             )
-    return CalibrationReport(
+    return CalibrationSummary(
         confidence=conf,
         design=str(design),
         counts=counts,

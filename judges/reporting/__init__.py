@@ -1,0 +1,59 @@
+"""The calibration report: labels and verdicts from the database in, numbers out.
+
+The glue between the stores and the pure statistics of :mod:`judges.calibration`, one job per
+module:
+
+* :mod:`~judges.reporting.inputs` — which judge, the human labels and the judge's verdicts,
+  one verdict per item;
+* :mod:`~judges.reporting.design` — how the labelled rows were drawn (which decides the
+  corrected estimator) and how many more labels a wanted interval needs;
+* :mod:`~judges.reporting.assemble` — :func:`calibration_report` and :class:`JudgeReport`
+  with its stable JSON form;
+* :mod:`~judges.reporting.leaderboard` — several judges on the same labelled rows.
+"""
+
+from judges.reporting.assemble import (
+    DEFAULT_N_BOOT,
+    SCHEMA_VERSION,
+    JudgeReport,
+    calibration_report,
+)
+from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, choose_design, plan_labels
+from judges.reporting.inputs import (
+    AGGREGATION_RULES,
+    DEFAULT_SEED,
+    HumanLabels,
+    JudgeItems,
+    JudgeRef,
+    aggregate_calls,
+    find_judge,
+    judges_on,
+    load_human_labels,
+    load_judge_items,
+    normalize_rule,
+)
+from judges.reporting.leaderboard import Leaderboard, judge_leaderboard
+
+__all__ = [
+    "AGGREGATION_RULES",
+    "DEFAULT_HALF_WIDTH",
+    "DEFAULT_N_BOOT",
+    "DEFAULT_SEED",
+    "SCHEMA_VERSION",
+    "HumanLabels",
+    "JudgeItems",
+    "JudgeRef",
+    "JudgeReport",
+    "Leaderboard",
+    "Plan",
+    "aggregate_calls",
+    "calibration_report",
+    "choose_design",
+    "find_judge",
+    "judge_leaderboard",
+    "judges_on",
+    "load_human_labels",
+    "load_judge_items",
+    "normalize_rule",
+    "plan_labels",
+]

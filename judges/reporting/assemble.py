@@ -1,0 +1,408 @@
+"""The calibration report of one judge on one dataset: labels and verdicts in, numbers out.
+
+:func:`calibration_report` loads the inputs (:mod:`judges.reporting.inputs`), chooses the design
+(:mod:`judges.reporting.design`), joins labels and verdicts by item id, calls
+:func:`judges.calibration.build_summary`, and adds disagreements, a labelling plan and a stable
+JSON form (:meth:`JudgeReport.to_json`, documented in ``docs/report-json.md``).
+
+Nothing here renders anything; the CLI (``calibrate report``) and the app's Calibration page
+are thin layers over :func:`calibration_report`, so both show the same numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judges.calibration import (
+    DESIGNS,
+    CalibrationSummary,
+    build_summary,
+    format_interval,
+    interval_json,
+)
+from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, choose_design, plan_labels
+from judges.reporting.inputs import (
+    DEFAULT_SEED,
+    HumanLabels,
+    JudgeItems,
+    JudgeRef,
+    find_judge,
+    load_human_labels,
+    load_judge_items,
+    normalize_rule,
+)
+from labels.errors import CalibrateError, NotFoundError
+from labels.models import DEFAULT_CRITERION
+from labels.store import LabelStore
+
+SCHEMA_VERSION = 1
+"""Version of the JSON shape of :meth:`JudgeReport.to_json` (see ``docs/report-json.md``)."""
+
+DEFAULT_N_BOOT = 2000
+NO_SEGMENT = "(none)"
+
+
+# -- the report -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeReport:
+    """Everything the Calibration page and ``calibrate report`` show for one judge.
+
+    Attributes:
+        dataset: Dataset holding the human labels.
+        target: Dataset whose pass rate is estimated (``dataset`` unless ``--target``).
+        criterion: Label criterion.
+        judge: The judge.
+        design: Sampling design (see :func:`choose_design`).
+        design_reason: Why that design.
+        rule: Aggregation rule of repeated/swapped calls.
+        stats: The statistics (:class:`~judges.calibration.CalibrationSummary`).
+        human: Human labels and human-human agreement.
+        judge_items: The judge's verdicts on ``dataset``.
+        target_items: The judge's verdicts on ``target`` (same object when it is ``dataset``).
+        rows: The joined labelled rows: ``item_id``, ``human``, ``judge``, ``segment``,
+            ``document_id``, ``agree`` (both pass/fail and equal; ``NA`` otherwise),
+            ``flipped``, ``order_flipped``, ``repeat_flipped``, ``reasoning``, ``note``,
+            ``annotators``, ``unscored_reason``.
+        not_judged: Labelled items the judge has no verdict for yet (left out, counted).
+        plan: The labelling plan.
+        warnings: Every caveat, report-level first.
+    """
+
+    dataset: str
+    target: str
+    criterion: str
+    judge: JudgeRef
+    design: str
+    design_reason: str
+    rule: str
+    stats: CalibrationSummary
+    human: HumanLabels
+    judge_items: JudgeItems
+    target_items: JudgeItems
+    rows: pd.DataFrame
+    not_judged: int
+    plan: Plan
+    warnings: tuple[str, ...]
+
+    # -- derived views ----------------------------------------------------------------------
+
+    def disagreements(self) -> pd.DataFrame:
+        """Labelled rows where the judge and the human disagree, or the judge flipped.
+
+        Rows with both verdicts pass/fail and different come first, then flips.
+        """
+        rows = self.rows
+        disagree = rows["agree"].eq(False).fillna(False).astype(bool)
+        flipped = rows["flipped"].fillna(False).astype(bool)
+        out = rows[disagree | flipped].copy()
+        out["kind"] = np.where(disagree[disagree | flipped], "disagree", "flip")
+        return out.sort_values(["kind", "item_id"], kind="stable").reset_index(drop=True)
+
+    def segments_frame(self) -> pd.DataFrame:
+        """Per-segment table: segment, n, sensitivity, FPR, kappa, corrected pass rate."""
+        records = []
+        for seg in self.stats.segments:
+            records.append({
+                "segment": seg.segment,
+                "n_labelled": seg.n_labelled,
+                "n_target": seg.n_target,
+                "sensitivity": seg.sensitivity.format(),
+                "fpr": seg.fpr.format(),
+                "kappa": seg.kappa.format(),
+                "corrected_pass_rate": format_interval(interval_json(seg.pass_rate)),
+                "observed_pass_rate": format_interval(interval_json(seg.naive)),
+            })
+        return pd.DataFrame(records, columns=[
+            "segment", "n_labelled", "n_target", "sensitivity", "fpr", "kappa",
+            "corrected_pass_rate", "observed_pass_rate",
+        ])
+
+    def swap_flip_rate(self) -> dict[str, Any]:
+        """Share of judged items of ``dataset`` whose verdict changed when positions swapped."""
+        c = self.judge_items.consistency
+        return interval_json(c.flip_rate_order if c is not None else None)
+
+    def repeat_flip_rate(self) -> dict[str, Any]:
+        """Share of judged items of ``dataset`` whose repeated calls disagreed."""
+        c = self.judge_items.consistency
+        return interval_json(c.flip_rate_repeat if c is not None else None)
+
+    def counts(self) -> dict[str, int]:
+        """Unsure / unscored counts shown beside the rates."""
+        rows = self.rows
+        human_decided = rows["human"].isin(["pass", "fail"])
+        target = self.target_items.items
+        return {
+            "human_unsure": int((~human_decided).sum()),
+            "judge_unsure_labelled": int((human_decided & rows["judge"].eq("unsure")).sum()),
+            "judge_unscored_labelled": int((human_decided & rows["judge"].eq("unscored")).sum()),
+            "judge_unsure_target": int(target["verdict"].eq("unsure").sum()),
+            "judge_unscored_target": int(target["verdict"].eq("unscored").sum()),
+            "not_judged": self.not_judged,
+        }
+
+    # -- JSON -------------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON form documented in ``docs/report-json.md``."""
+        s = self.stats
+        cm = s.counts.confusion
+        counts = self.counts()
+        consistency = self.judge_items.consistency
+        agreement = self.human.agreement
+        human_agreement = None
+        if agreement is not None:
+            human_agreement = {
+                "annotators": len(self.human.annotators),
+                "items": self.human.n_overlap,
+                "kappa": interval_json(agreement.mean_pairwise_kappa),
+                "krippendorff_alpha": interval_json(agreement.krippendorff),
+                "pairs": [
+                    {"a": p.rater_a, "b": p.rater_b, "kappa": interval_json(p.kappa)}
+                    for p in agreement.pairwise
+                ],
+            }
+        clustered = None
+        if s.clustered is not None:
+            clustered = {name: interval_json(est) for name, est in sorted(s.clustered.items())}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "dataset": self.dataset,
+            "target": self.target,
+            "criterion": self.criterion,
+            "judge": self.judge.to_json(),
+            "design": self.design,
+            "design_reason": self.design_reason,
+            "aggregation": self.rule,
+            "confidence": s.confidence,
+            "n": cm.n,
+            "n_target": s.counts.n_target,
+            "m0": cm.m0,
+            "m1": cm.m1,
+            "confusion": {"tp": cm.tp, "fn": cm.fn, "fp": cm.fp, "tn": cm.tn},
+            "sensitivity": interval_json(s.rates.sensitivity),
+            "specificity": interval_json(s.rates.specificity),
+            "fpr": interval_json(s.rates.fpr),
+            "kappa": interval_json(s.kappa),
+            "observed_pass_rate": interval_json(s.naive),
+            "corrected_pass_rate": interval_json(s.corrected),
+            "human_pass_rate": interval_json(s.estimators["labels_only"]),
+            "method": s.corrected.method,
+            "assumption": s.corrected.assumption,
+            "estimators": {
+                name: {**interval_json(est), "assumption": est.assumption}
+                for name, est in sorted(s.estimators.items())
+            },
+            "unscored": {
+                "labelled": counts["judge_unscored_labelled"],
+                "target": counts["judge_unscored_target"],
+            },
+            "unsure": {
+                "human": counts["human_unsure"],
+                "judge_labelled": counts["judge_unsure_labelled"],
+                "judge_target": counts["judge_unsure_target"],
+            },
+            "not_judged": self.not_judged,
+            "swap_flip_rate": self.swap_flip_rate(),
+            "repeat_flip_rate": self.repeat_flip_rate(),
+            "flipped_items": 0 if consistency is None else int(consistency.any_flipped.sum()),
+            "human_agreement": human_agreement,
+            "clustered": clustered,
+            "segments": [
+                {
+                    "segment": seg.segment,
+                    "n": seg.n_labelled,
+                    "n_target": seg.n_target,
+                    "confusion": {"tp": seg.confusion.tp, "fn": seg.confusion.fn,
+                                  "fp": seg.confusion.fp, "tn": seg.confusion.tn},
+                    "sensitivity": interval_json(seg.sensitivity),
+                    "fpr": interval_json(seg.fpr),
+                    "kappa": interval_json(seg.kappa),
+                    "observed_pass_rate": interval_json(seg.naive),
+                    "corrected_pass_rate": interval_json(seg.pass_rate),
+                }
+                for seg in s.segments
+            ],
+            "disagreements": int(self.rows["agree"].eq(False).fillna(False).astype(bool).sum()),
+            "plan": self.plan.to_json(),
+            "warnings": list(self.warnings),
+        }
+
+
+def calibration_report(
+    store: LabelStore,
+    dataset: str,
+    judge: str | JudgeRef,
+    *,
+    criterion: str | None = None,
+    target: str | None = None,
+    design: str | None = None,
+    rule: str = "all_agree",
+    confidence: float = 0.95,
+    target_half_width: float = DEFAULT_HALF_WIDTH,
+    seed: int = DEFAULT_SEED,
+    n_boot: int = DEFAULT_N_BOOT,
+) -> JudgeReport:
+    """Calibrate one judge against the human labels of ``dataset``.
+
+    Args:
+        store: The label store.
+        dataset: Dataset with the human labels (and the judge's verdicts on them).
+        judge: Judge name (latest revision run on ``dataset``), config id or :class:`JudgeRef`.
+        criterion: Label criterion (default: the judge's criterion, else ``faithfulness``).
+        target: Dataset whose pass rate to estimate (default ``dataset``); another dataset
+            judged by the same config means a separate calibration set (Lee et al. 2025).
+        design: Force a sampling design (one of :data:`judges.calibration.DESIGNS`); default
+            :func:`choose_design`.
+        rule: How repeated / position-swapped calls combine per item (``all_agree`` or
+            ``majority``).
+        confidence: Level of every interval.
+        target_half_width: Half-width the labelling plan aims for.
+        seed: Seed of every bootstrap (document-clustered intervals, human agreement), so the
+            same data always give the same numbers.
+        n_boot: Bootstrap replicates of the document-clustered intervals.
+
+    Returns:
+        A :class:`JudgeReport`.
+
+    Raises:
+        NotFoundError: unknown dataset, target or judge.
+        CalibrateError: a pairwise dataset, or a design name that does not exist.
+    """
+    info = store.dataset(dataset)
+    if info.kind != "pointwise":
+        raise CalibrateError(
+            f"dataset {dataset!r} is {info.kind}: the calibration report covers pass/fail "
+            "(pointwise) judges"
+        )
+    target_name = target or dataset
+    if target_name != dataset:
+        store.dataset(target_name)
+    ref = judge if isinstance(judge, JudgeRef) else find_judge(store, judge, dataset=dataset)
+    crit = criterion or ref.criterion or DEFAULT_CRITERION
+    rule_name = normalize_rule(rule)
+
+    human = load_human_labels(store, dataset, crit, seed=seed, confidence=confidence)
+    if human.items.empty:
+        raise NotFoundError(
+            f"dataset {dataset!r} has no human labels for criterion {crit!r}: label some rows "
+            "(Label page) or import them (calibrate labels import)"
+        )
+    judged = load_judge_items(store, dataset, ref, rule=rule_name, confidence=confidence)
+    if judged.items.empty:
+        raise NotFoundError(
+            f"judge {ref.name!r} ({ref.config_id}) has no verdicts on dataset {dataset!r}: run "
+            "it or import its verdicts first"
+        )
+    target_items = (
+        judged if target_name == dataset
+        else load_judge_items(store, target_name, ref, rule=rule_name, confidence=confidence)
+    )
+    if target_items.items.empty:
+        raise NotFoundError(
+            f"judge {ref.name!r} has no verdicts on target dataset {target_name!r}"
+        )
+
+    items = store.items_frame(dataset)[["item_id", "segment", "document_id"]]
+    labelled = human.items.merge(items, on="item_id", how="left")
+    labelled["judge"] = labelled["item_id"].map(judged.verdict_map())
+    not_judged = int(labelled["judge"].isna().sum())
+    rows = labelled[labelled["judge"].notna()].reset_index(drop=True)
+    rows = rows.rename(columns={"verdict": "human"})
+    extra = judged.items.set_index("item_id")
+    for column in ("flipped", "order_flipped", "repeat_flipped", "reasoning",
+                   "unscored_reason"):
+        rows[column] = rows["item_id"].map(extra[column]).astype(object)
+    decided = rows["human"].isin(["pass", "fail"]) & rows["judge"].isin(["pass", "fail"])
+    rows["agree"] = pd.array(
+        [bool(h == j) if d else pd.NA
+         for h, j, d in zip(rows["human"], rows["judge"], decided, strict=True)],
+        dtype="boolean",
+    )
+
+    if design is None:
+        n_items = store.count_items(dataset)
+        chosen, reason, design_warnings = choose_design(
+            store, dataset, crit, target=target_name, n_items=n_items,
+            n_labelled=len(human.items),
+            imported_labels=bool(human.labels["origin"].ne("app").any()),
+        )
+    else:
+        if design not in DESIGNS:
+            raise CalibrateError(f"unknown design {design!r} (designs: {', '.join(DESIGNS)})")
+        chosen, reason, design_warnings = design, "chosen explicitly", ()
+
+    target_frame = target_items.items
+    target_meta = (
+        items if target_name == dataset
+        else store.items_frame(target_name)[["item_id", "segment", "document_id"]]
+    )
+    target_segments = target_frame["item_id"].map(
+        dict(zip(target_meta["item_id"], target_meta["segment"], strict=True))
+    )
+    has_segments = rows["segment"].notna().any() or target_segments.notna().any()
+    doc = rows["document_id"]
+    has_docs = bool(doc.notna().any() and doc.dropna().duplicated().any())
+
+    stats = build_summary(
+        rows["human"].to_numpy(dtype=object),
+        rows["judge"].to_numpy(dtype=object),
+        target_frame["verdict"].to_numpy(dtype=object),
+        design=chosen,
+        segments_labelled=(
+            rows["segment"].fillna(NO_SEGMENT).astype(str).to_numpy() if has_segments else None
+        ),
+        segments_target=(
+            target_segments.fillna(NO_SEGMENT).astype(str).to_numpy() if has_segments else None
+        ),
+        doc_ids=(
+            doc.where(doc.notna(), "item:" + rows["item_id"].astype(str)).astype(str).to_numpy()
+            if has_docs else None
+        ),
+        rng=np.random.default_rng(seed) if has_docs else None,
+        n_boot=n_boot,
+        confidence=confidence,
+    )
+    warnings = list(stats.warnings) + list(design_warnings)
+    if not_judged:
+        warnings.append(
+            f"{not_judged} labelled rows have no verdict from this judge yet and are left out"
+        )
+    consistency = judged.consistency
+    if consistency is not None and int(consistency.any_flipped.sum()):
+        n_flip = int(consistency.any_flipped.sum())
+        fate = "excluded as unsure" if rule_name == "all_agree" else "settled by majority"
+        warnings.append(f"{n_flip} items flipped across repeats/orders ({fate})")
+    for name, est in (("sensitivity", stats.rates.sensitivity),
+                      ("specificity", stats.rates.specificity), ("kappa", stats.kappa)):
+        if est.refused:
+            warnings.append(f"{name} refused: {est.reason}")
+    all_labelled = target_name == dataset and len(human.items) >= store.count_items(dataset)
+    plan = plan_labels(stats, target_half_width=target_half_width, all_labelled=all_labelled)
+    return JudgeReport(
+        dataset=dataset,
+        target=target_name,
+        criterion=crit,
+        judge=ref,
+        design=chosen,
+        design_reason=reason,
+        rule=rule_name,
+        stats=stats,
+        human=human,
+        judge_items=judged,
+        target_items=target_items,
+        rows=rows[[
+            "item_id", "human", "judge", "segment", "document_id", "agree", "flipped",
+            "order_flipped", "repeat_flipped", "reasoning", "note", "annotators",
+            "unscored_reason",
+        ]],
+        not_judged=not_judged,
+        plan=plan,
+        warnings=tuple(dict.fromkeys(warnings)),
+    )

@@ -1,0 +1,370 @@
+"""The report's inputs: which judge, the human labels and the judge's verdicts, per item.
+
+1. **The judge** (:func:`find_judge`, :func:`judges_on`): a name or config id resolved to a
+   :class:`JudgeRef`.
+2. **Human labels** (:func:`load_human_labels`): the current label of every annotator for the
+   criterion, reduced to one verdict per item by majority over pass/fail (a tie, or only
+   ``unsure`` labels, gives ``unsure``, which every rate excludes and counts). When two or more
+   annotators labelled the same items, their agreement (Cohen's / Light's kappa, Krippendorff's
+   alpha) is the ceiling a judge is compared against.
+3. **Judge verdicts** (:func:`load_judge_items`): every (item, repeat, order) call of the judge
+   (:func:`judges.verdicts.judge_verdicts`), reduced to one verdict per item by
+   :func:`judges.calibration.self_consistency`. The default rule is MT-Bench's ``all_agree``: a
+   verdict counts only if every scored call agrees, so a row that flips across orders or repeats
+   becomes ``unsure``; ``majority`` is the alternative. Flip rates come from the same call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from judges.calibration import (
+    ConsistencyResult,
+    MultiRaterAgreement,
+    multi_rater_agreement,
+    self_consistency,
+)
+from judges.store import JudgeStore, StoredConfig
+from judges.verdicts import judge_verdicts, resolve_judge
+from labels.errors import CalibrateError
+from labels.store import LabelStore
+
+AggregationRule = Literal["all_agree", "majority"]
+AGGREGATION_RULES: dict[str, str] = {
+    "all_agree": (
+        "MT-Bench rule: a verdict counts only if every scored call (all repeats, both orders) "
+        "agrees; a row that flips is 'unsure' and is excluded"
+    ),
+    "majority": "the most frequent scored verdict; equal top counts give 'unsure'",
+}
+_RULE_ALIASES = {"unanimous": "all_agree", "mt-bench": "all_agree", "mtbench": "all_agree"}
+
+DEFAULT_SEED = 0
+
+
+def normalize_rule(rule: str) -> AggregationRule:
+    """Map a rule name (or alias such as ``unanimous``) to ``all_agree`` or ``majority``.
+
+    Raises:
+        CalibrateError: for an unknown rule.
+    """
+    name = _RULE_ALIASES.get(rule, rule)
+    if name not in AGGREGATION_RULES:
+        raise CalibrateError(
+            f"unknown aggregation rule {rule!r} (rules: {', '.join(AGGREGATION_RULES)})"
+        )
+    return name  # type: ignore[return-value]
+
+
+# -- the judge ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeRef:
+    """Which judge config a report is about.
+
+    Attributes:
+        config_id: Content hash of the config (``b2:…``), or ``ext:…`` for imported verdicts.
+        name: Human-readable name.
+        revision: Config revision.
+        model: ``provider/model`` (``external`` for imported verdicts).
+        origin: ``config`` or ``external``.
+        kind: ``pointwise`` or ``pairwise``.
+        criterion: The human-label criterion the judge is calibrated against.
+        stored: The stored config row (with the full config when it has one).
+    """
+
+    config_id: str
+    name: str
+    revision: int
+    model: str
+    origin: str
+    kind: str
+    criterion: str
+    stored: StoredConfig | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_stored(cls, stored: StoredConfig) -> JudgeRef:
+        """The reference to a stored config row."""
+        return cls(
+            config_id=stored.config_id,
+            name=stored.name,
+            revision=int(stored.revision),
+            model=stored.model,
+            origin=stored.origin,
+            kind=stored.kind,
+            criterion=stored.criterion,
+            stored=stored,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-safe identity of the judge."""
+        return {
+            "name": self.name,
+            "config_id": self.config_id,
+            "revision": self.revision,
+            "model": self.model,
+            "origin": self.origin,
+        }
+
+
+def find_judge(store: LabelStore, judge: str, *, dataset: str | None = None) -> JudgeRef:
+    """Resolve a judge name (latest revision run on ``dataset``) or config id.
+
+    Raises:
+        NotFoundError: no such judge (the message lists the known names).
+    """
+    judge_store = JudgeStore(store.db)
+    return JudgeRef.from_stored(
+        judge_store.stored_config(resolve_judge(judge_store, judge, dataset=dataset))
+    )
+
+
+def judges_on(store: LabelStore, dataset: str) -> list[JudgeRef]:
+    """Judge configs with at least one run (or import) on ``dataset``, most recent first."""
+    judge_store = JudgeStore(store.db)
+    seen: dict[str, JudgeRef] = {}
+    for run in judge_store.runs(dataset=dataset):
+        if run.config_id not in seen:
+            seen[run.config_id] = JudgeRef.from_stored(judge_store.stored_config(run.config_id))
+    return list(seen.values())
+
+
+# -- human labels ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HumanLabels:
+    """Human labels of one dataset and criterion, one consensus verdict per item.
+
+    Attributes:
+        dataset: Dataset name.
+        criterion: Criterion name.
+        items: One row per labelled item: ``item_id``, ``verdict`` (consensus: majority of
+            pass/fail; a tie or only ``unsure`` gives ``unsure``), ``n_annotators``,
+            ``n_pass``, ``n_fail``, ``n_unsure``, ``annotators`` (comma-separated),
+            ``note`` (every annotator's non-empty note as ``name: note`` lines).
+        labels: The current labels as returned by :meth:`LabelStore.current_labels`.
+        annotators: Names of everyone with a current label.
+        agreement: Human-human agreement on items labelled by two or more annotators, or
+            ``None`` when no two annotators overlap.
+        n_overlap: Items labelled by two or more annotators.
+        first_labelled_at: Oldest current label (UTC), or ``None``.
+        last_labelled_at: Newest current label (UTC), or ``None``.
+    """
+
+    dataset: str
+    criterion: str
+    items: pd.DataFrame
+    labels: pd.DataFrame
+    annotators: tuple[str, ...]
+    agreement: MultiRaterAgreement | None
+    n_overlap: int
+    first_labelled_at: datetime | None
+    last_labelled_at: datetime | None
+
+
+def _consensus(labels: pd.DataFrame) -> pd.DataFrame:
+    """One row per item: majority of pass/fail, counts, annotators and notes (vectorised)."""
+    verdict = labels["verdict"].astype(str)
+    frame = labels.assign(
+        item_id=labels["item_id"].astype(str),
+        annotator=labels["annotator"].astype(str),
+        is_pass=verdict.eq("pass"),
+        is_fail=verdict.eq("fail"),
+    )
+    grouped = frame.groupby("item_id", sort=True)
+    out = grouped.agg(
+        n_annotators=("verdict", "size"),
+        n_pass=("is_pass", "sum"),
+        n_fail=("is_fail", "sum"),
+        annotators=("annotator", ", ".join),
+    ).reset_index()
+    out["n_unsure"] = out["n_annotators"] - out["n_pass"] - out["n_fail"]
+    out["verdict"] = np.where(out["n_pass"] > out["n_fail"], "pass",
+                              np.where(out["n_fail"] > out["n_pass"], "fail", "unsure"))
+    note = frame["note"].astype(object)
+    has_note = note.map(lambda n: isinstance(n, str) and bool(n.strip())).astype(bool)
+    noted = frame[has_note]
+    notes = (noted["annotator"] + ": " + noted["note"].astype(str)).groupby(
+        noted["item_id"]).agg("\n".join)
+    out["note"] = [notes.get(i, "") for i in out["item_id"]]
+    return out
+
+
+def load_human_labels(
+    store: LabelStore,
+    dataset: str,
+    criterion: str,
+    *,
+    seed: int = DEFAULT_SEED,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+) -> HumanLabels:
+    """Current human labels of ``dataset`` for ``criterion``, one consensus verdict per item.
+
+    Args:
+        store: The label store.
+        dataset: Dataset name.
+        criterion: Criterion name.
+        seed: Seed of the item bootstrap behind the human-human agreement intervals.
+        n_boot: Bootstrap replicates for those intervals.
+        confidence: Interval level.
+
+    Returns:
+        A :class:`HumanLabels`.
+    """
+    labels = store.current_labels(dataset, criterion=criterion)
+    columns = ["item_id", "verdict", "n_annotators", "n_pass", "n_fail", "n_unsure",
+               "annotators", "note"]
+    if labels.empty:
+        return HumanLabels(dataset, criterion, pd.DataFrame(columns=columns), labels, (), None,
+                           0, None, None)
+    items = _consensus(labels)[columns]
+    annotators = tuple(sorted(labels["annotator"].astype(str).unique()))
+    agreement, n_overlap = None, 0
+    if len(annotators) >= 2:
+        wide = labels.pivot(index="item_id", columns="annotator", values="verdict")
+        wide = wide[wide.notna().sum(axis=1) >= 2]
+        n_overlap = len(wide)
+        if n_overlap:
+            ratings = wide.astype(object).where(wide.notna(), None).to_numpy()
+            agreement = multi_rater_agreement(
+                ratings, raters=[str(c) for c in wide.columns], rng=np.random.default_rng(seed),
+                n_boot=n_boot, confidence=confidence,
+            )
+    stamps = pd.to_datetime(labels["labelled_at"], utc=True)
+    return HumanLabels(
+        dataset=dataset,
+        criterion=criterion,
+        items=items,
+        labels=labels,
+        annotators=annotators,
+        agreement=agreement,
+        n_overlap=n_overlap,
+        first_labelled_at=stamps.min().to_pydatetime(),
+        last_labelled_at=stamps.max().to_pydatetime(),
+    )
+
+
+# -- judge verdicts -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JudgeItems:
+    """A judge's verdicts on one dataset, one aggregated verdict per item.
+
+    Attributes:
+        judge: The judge.
+        dataset: Dataset name.
+        rule: Aggregation rule (``all_agree`` or ``majority``).
+        calls: One row per (item, repeat, order), columns of
+            :data:`judges.verdicts.VERDICT_COLUMNS`.
+        items: One row per judged item: ``item_id``, ``verdict`` (aggregated; ``unscored`` when
+            no call gave a verdict), ``n_calls``, ``n_scored``, ``order_flipped``,
+            ``repeat_flipped``, ``flipped``, ``reasoning`` (of the first scored call),
+            ``unscored_reason`` (of the first unscored call).
+        consistency: Flip rates and per-item aggregation (``None`` when there are no calls).
+    """
+
+    judge: JudgeRef
+    dataset: str
+    rule: str
+    calls: pd.DataFrame
+    items: pd.DataFrame
+    consistency: ConsistencyResult | None
+
+    def verdict_map(self) -> dict[str, str]:
+        """Item id → aggregated verdict."""
+        return dict(zip(self.items["item_id"], self.items["verdict"], strict=True))
+
+
+_ITEM_COLUMNS = ["item_id", "verdict", "n_calls", "n_scored", "order_flipped",
+                 "repeat_flipped", "flipped", "reasoning", "unscored_reason"]
+
+
+def aggregate_calls(
+    calls: pd.DataFrame, *, rule: str = "all_agree", confidence: float = 0.95
+) -> tuple[pd.DataFrame, ConsistencyResult | None]:
+    """One verdict per item from per-call rows, with flip flags (self-consistency).
+
+    Args:
+        calls: Rows with ``item_id``, ``verdict`` and optionally ``repeat``, ``order``,
+            ``reasoning``, ``unscored_reason``.
+        rule: ``all_agree`` (MT-Bench, default) or ``majority`` (aliases: ``unanimous``).
+        confidence: Level of the flip-rate intervals.
+
+    Returns:
+        ``(items, consistency)``: the per-item frame (columns as :attr:`JudgeItems.items`, in
+        first-appearance order) and the :class:`~judges.calibration.ConsistencyResult`
+        (``None`` for no calls).
+    """
+    name = normalize_rule(rule)
+    if calls.empty:
+        return pd.DataFrame(columns=_ITEM_COLUMNS), None
+    ids = calls["item_id"].astype(str).to_numpy()
+    verdicts = calls["verdict"].astype(object).where(calls["verdict"].notna(), None)
+    consistency = self_consistency(
+        ids,
+        verdicts.to_numpy(dtype=object),
+        order=calls["order"].astype(str).to_numpy() if "order" in calls else None,
+        repeat=calls["repeat"].to_numpy() if "repeat" in calls else None,
+        rule=name,
+        confidence=confidence,
+    )
+    per_item = pd.DataFrame({
+        "item_id": consistency.item_ids.astype(str),
+        "verdict": consistency.verdicts.astype(str),
+        "n_calls": consistency.n_calls,
+        "n_scored": consistency.n_scored,
+        "order_flipped": consistency.order_flipped,
+        "repeat_flipped": consistency.repeat_flipped,
+        "flipped": consistency.any_flipped,
+    })
+    frame = calls.assign(item_id=ids)
+    scored = frame[frame["verdict"].isin(["pass", "fail", "unsure"])]
+    reasoning = (
+        scored.groupby("item_id", sort=False)["reasoning"].first()
+        if "reasoning" in frame else pd.Series(dtype=object)
+    )
+    unscored = frame[~frame["verdict"].isin(["pass", "fail", "unsure"])]
+    reasons = (
+        unscored.groupby("item_id", sort=False)["unscored_reason"].first()
+        if "unscored_reason" in frame else pd.Series(dtype=object)
+    )
+    per_item["reasoning"] = per_item["item_id"].map(reasoning).astype(object)
+    per_item["unscored_reason"] = per_item["item_id"].map(reasons).astype(object)
+    order = pd.Index(pd.unique(ids))
+    per_item = per_item.set_index("item_id").loc[order].reset_index()
+    return per_item[_ITEM_COLUMNS], consistency
+
+
+def load_judge_items(
+    store: LabelStore,
+    dataset: str,
+    judge: str | JudgeRef,
+    *,
+    rule: str = "all_agree",
+    confidence: float = 0.95,
+) -> JudgeItems:
+    """A judge's verdicts on ``dataset``, aggregated per item.
+
+    Args:
+        store: The label store (the judge tables live in the same file).
+        dataset: Dataset name.
+        judge: Judge name, config id or :class:`JudgeRef`.
+        rule: Aggregation rule (see :func:`aggregate_calls`).
+        confidence: Level of the flip-rate intervals.
+
+    Returns:
+        A :class:`JudgeItems`.
+    """
+    ref = judge if isinstance(judge, JudgeRef) else find_judge(store, judge, dataset=dataset)
+    calls = judge_verdicts(store, dataset, ref.config_id)
+    items, consistency = aggregate_calls(calls, rule=rule, confidence=confidence)
+    return JudgeItems(ref, dataset, normalize_rule(rule), calls, items, consistency)

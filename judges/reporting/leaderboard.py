@@ -1,0 +1,126 @@
+"""Several judges on the same labelled rows, ranked by kappa with McNemar's test vs the best."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from judges.calibration import (
+    LeaderboardRow,
+    interval_json,
+    leaderboard,
+)
+from judges.reporting.inputs import (
+    JudgeRef,
+    find_judge,
+    judges_on,
+    load_human_labels,
+    load_judge_items,
+)
+from labels.errors import NotFoundError
+from labels.models import DEFAULT_CRITERION
+from labels.store import LabelStore
+
+# -- several judges -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Several judges on the same labelled rows, best kappa first.
+
+    Attributes:
+        dataset: Dataset with the labels.
+        criterion: Label criterion.
+        judges: The judges, in leaderboard order.
+        rows: :class:`~judges.calibration.LeaderboardRow` per judge.
+        n_items: Labelled items compared (a judge without a verdict on one counts it unscored).
+    """
+
+    dataset: str
+    criterion: str
+    judges: tuple[JudgeRef, ...]
+    rows: tuple[LeaderboardRow, ...]
+    n_items: int
+
+    def frame(self) -> pd.DataFrame:
+        """One display row per judge."""
+        records = []
+        for ref, row in zip(self.judges, self.rows, strict=True):
+            p = row.mcnemar_p_vs_best
+            records.append({
+                "rank": row.rank,
+                "judge": row.judge,
+                "config_id": ref.config_id,
+                "n": row.n,
+                "unscored": row.n_judge_unscored,
+                "kappa": row.kappa.format(),
+                "sensitivity": row.sensitivity.format(),
+                "fpr": row.fpr.format(),
+                "accuracy": row.accuracy.format(),
+                "mcnemar_p_vs_best": None if p is None else float(p),
+            })
+        return pd.DataFrame(records)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        """JSON-safe rows."""
+        return [
+            {
+                "rank": row.rank,
+                "judge": ref.to_json(),
+                "n": row.n,
+                "unscored": row.n_judge_unscored,
+                "kappa": interval_json(row.kappa),
+                "sensitivity": interval_json(row.sensitivity),
+                "specificity": interval_json(row.specificity),
+                "fpr": interval_json(row.fpr),
+                "accuracy": interval_json(row.accuracy),
+                "mcnemar_p_vs_best": row.mcnemar_p_vs_best,
+            }
+            for ref, row in zip(self.judges, self.rows, strict=True)
+        ]
+
+
+def judge_leaderboard(
+    store: LabelStore,
+    dataset: str,
+    judges: Sequence[str | JudgeRef] | None = None,
+    *,
+    criterion: str | None = None,
+    rule: str = "all_agree",
+    confidence: float = 0.95,
+) -> Leaderboard:
+    """Rank judges on the labelled rows of ``dataset`` by kappa, McNemar p vs the best.
+
+    Args:
+        store: The label store.
+        dataset: Dataset with labels and the judges' verdicts.
+        judges: Judge names / config ids (default: every judge run on ``dataset``).
+        criterion: Label criterion (default: the first judge's criterion).
+        rule: Aggregation rule of repeated / swapped calls.
+        confidence: Level of every interval.
+
+    Returns:
+        A :class:`Leaderboard`.
+    """
+    refs = [
+        j if isinstance(j, JudgeRef) else find_judge(store, j, dataset=dataset)
+        for j in (judges if judges is not None else judges_on(store, dataset))
+    ]
+    if not refs:
+        raise NotFoundError(f"no judge has verdicts on dataset {dataset!r}")
+    names = [r.name if [x.name for x in refs].count(r.name) == 1 else f"{r.name} r{r.revision}"
+             for r in refs]
+    crit = criterion or refs[0].criterion or DEFAULT_CRITERION
+    human = load_human_labels(store, dataset, crit)
+    ids = human.items["item_id"]
+    columns = {}
+    for name, ref in zip(names, refs, strict=True):
+        judged = load_judge_items(store, dataset, ref, rule=rule, confidence=confidence)
+        columns[name] = ids.map(judged.verdict_map()).fillna("unscored").to_numpy(dtype=object)
+    rows = leaderboard(human.items["verdict"].to_numpy(dtype=object), columns,
+                       confidence=confidence)
+    by_name = dict(zip(names, refs, strict=True))
+    return Leaderboard(dataset, crit, tuple(by_name[r.judge] for r in rows), rows, len(ids))
