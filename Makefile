@@ -9,20 +9,21 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/calibrate --db demo.duckdb demo
 
-test: $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/mypy
+test: lint
 	$(BIN)/python -m pytest
 
+# The gates (also the pre-commit hooks): ruff with docstring rules, mypy --strict, and the
+# import contracts in pyproject.toml (layers, pure statistics, Streamlit and DuckDB confined).
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -189,6 +189,7 @@ class JobRegistry:
     """
 
     def __init__(self) -> None:
+        """Start with no jobs."""
         self._lock = threading.Lock()
         self._jobs: dict[str, BackgroundJob] = {}
 

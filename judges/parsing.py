@@ -80,6 +80,7 @@ class Unscored:
     detail: str = ""
 
     def __post_init__(self) -> None:
+        """Reject a reason that is not one of :data:`UNSCORED_REASONS`."""
         if self.reason not in UNSCORED_REASONS:
             raise ValueError(f"unknown unscored reason {self.reason!r}")
 

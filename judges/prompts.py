@@ -68,6 +68,12 @@ class Neutraliser:
     """Rewrites untrusted text so it cannot imitate the prompt's delimiters or verdict marker."""
 
     def __init__(self, config: JudgeConfig) -> None:
+        """Collect the tag names of ``config``'s own texts, which item text must not imitate.
+
+        Args:
+            config: the judge whose system prompt, template, few-shot examples and claim-split
+                prompts are trusted.
+        """
         trusted = [config.system, config.template]
         trusted += [t for shot in config.few_shot for t in (shot.user, shot.assistant)]
         if config.claim_split is not None:

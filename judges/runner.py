@@ -204,6 +204,9 @@ def select_items(
     """The items a run covers, in file order.
 
     Args:
+        store: the label store holding ``dataset``.
+        dataset: the dataset name; its kind (pointwise/pairwise) must match ``config.kind``.
+        config: the judge; its criterion decides what counts as labelled.
         item_ids: only these items (unknown ids raise :class:`NotFoundError`).
         labelled_only: only items with at least one human label for ``config.criterion``.
         limit: the first ``limit`` items after the other filters.
@@ -770,7 +773,7 @@ def _give_up_reason(error: ProviderError, attempt: int, policy: CallPolicy) -> s
 def _delay(error: ProviderError, attempt: int, policy: CallPolicy, rng: random.Random) -> float:
     if error.retry_after is not None:
         return error.retry_after
-    return min(policy.backoff * 2**attempt, policy.max_backoff) * (1 - 0.25 * rng.random())
+    return min(policy.backoff * 2.0**attempt, policy.max_backoff) * (1 - 0.25 * rng.random())
 
 
 async def _execute(
@@ -832,7 +835,9 @@ def run_judge(
         settings: keys and base URLs for the default provider.
         repeats: samples per item and order (default ``config.repeats``); each is its own call.
         swap: also run the swapped order (default ``config.swap``).
-        item_ids / labelled_only / limit: which items (see :func:`select_items`).
+        item_ids: only these items (see :func:`select_items`).
+        labelled_only: only items with a human label (see :func:`select_items`).
+        limit: at most this many items (see :func:`select_items`).
         concurrency: calls in flight at once.
         policy: timeout and retries (:class:`CallPolicy`).
         dry_run: plan and estimate only; nothing is sent or written.

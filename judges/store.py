@@ -237,6 +237,7 @@ class JudgeStore:
     """
 
     def __init__(self, db: Database) -> None:
+        """Use ``db``, applying the ``judges`` migrations it lacks."""
         self.db = db
         db.ensure_migrated("judges", JUDGE_MIGRATIONS)
 

@@ -67,6 +67,11 @@ class Database:
     """
 
     def __init__(self, path: str | Path, *, lock_timeout: float = 0.0) -> None:
+        """Open (or create) the file, taking DuckDB's one-process lock on it.
+
+        Raises:
+            DatabaseLockedError: another process still holds the file after ``lock_timeout``.
+        """
         self.path = str(path)
         self._con = self._connect(lock_timeout)
         self._lock = threading.Lock()
@@ -125,7 +130,9 @@ class Database:
         self._con.close()
 
     def __enter__(self) -> Database:
+        """Use the open database in a ``with`` block."""
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close it when the block ends, however it ends."""
         self.close()

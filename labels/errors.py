@@ -22,6 +22,14 @@ class ImportFileError(CalibrateError):
         row: int | None = None,
         column: str | None = None,
     ) -> None:
+        """Prefix ``message`` with where it happened.
+
+        Args:
+            message: what is wrong.
+            path: the file.
+            row: the 1-based data row.
+            column: the column name.
+        """
         where = []
         if path is not None:
             where.append(str(path))

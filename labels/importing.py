@@ -279,7 +279,7 @@ def _metadata(
     for name in extra:
         if name in record and not _is_missing(record[name]):
             meta[name] = record[name]
-    return _json_safe(meta)
+    return {str(key): _json_safe(value) for key, value in meta.items()}
 
 
 def normalise(table: Table, mapping: Mapping[str, str] | None = None) -> tuple[pa.Table, Kind]:
@@ -343,7 +343,9 @@ def normalise(table: Table, mapping: Mapping[str, str] | None = None) -> tuple[p
             )
             for i in range(n)
         ]
-    arrays = {name: pa.array(values, type=pa.string()) for name, values in out.items()}
+    arrays: dict[str, pa.Array[Any]] = {
+        name: pa.array(values, type=pa.string()) for name, values in out.items()
+    }
     arrays["row"] = pa.array(range(1, n + 1), type=pa.int64())
     return pa.table(arrays), ("pairwise" if pairwise else "pointwise")
 

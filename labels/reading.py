@@ -135,15 +135,16 @@ def _read_csv_fast(path: str, data: bytes) -> Table | None:
 
     delimiter = "\t" if path.lower().endswith(".tsv") else ","
     try:
+        # pyarrow-stubs types input_file as a path or IO; Arrow also takes a Buffer (zero-copy).
         first = pacsv.open_csv(
-            pa.py_buffer(data),
+            pa.py_buffer(data),  # type: ignore[arg-type]
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
         )
         names = [n.strip() for n in first.schema.names]
         first.close()
         _check_header(path, names)
         table = pacsv.read_csv(
-            pa.py_buffer(data),
+            pa.py_buffer(data),  # type: ignore[arg-type]  # a Buffer, as above
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(
                 column_types={n: pa.string() for n in first.schema.names},

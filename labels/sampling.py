@@ -69,6 +69,7 @@ class QueueSettings:
     overlap: int = 1
 
     def __post_init__(self) -> None:
+        """Reject an unknown order or an overlap below 1."""
         if self.order not in QUEUE_ORDERS:
             raise ValueError(
                 f"unknown queue order {self.order!r} (orders: {', '.join(QUEUE_ORDERS)})"
@@ -265,6 +266,7 @@ class Holds:
     """
 
     def __init__(self, ttl: float = 600.0, clock: Callable[[], float] = time.monotonic) -> None:
+        """Start with no holds."""
         self._ttl = ttl
         self._clock = clock
         self._lock = threading.Lock()

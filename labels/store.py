@@ -75,6 +75,7 @@ class LabelStore:
     """
 
     def __init__(self, db: Database) -> None:
+        """Use ``db``, applying the ``labels`` migrations it lacks."""
         self.db = db
         db.ensure_migrated("labels", LABEL_MIGRATIONS)
 
@@ -485,8 +486,11 @@ class LabelStore:
     def queue_snapshot(
         self, dataset: str, annotator: str, criterion: str
     ) -> tuple[int, set[str], dict[str, int]]:
-        """One query for a labelling page: (items in the dataset, items ``annotator`` labelled,
-        item id → number of annotators with a label for ``criterion``).
+        """Count what a labelling page needs, in one query.
+
+        Returns:
+            (items in the dataset, items ``annotator`` labelled, item id → number of
+            annotators with a label for ``criterion``).
         """
         with self.db.cursor() as cur:
             rows = cur.execute(

@@ -143,7 +143,7 @@ def _headline(data: dict[str, Any]) -> None:
                      help=repeat["reason"] or f"{repeat['n']} items judged more than once.")
 
 
-def _confusion_chart(data: dict[str, Any]) -> alt.Chart:
+def _confusion_chart(data: dict[str, Any]) -> alt.LayerChart:
     c = data["confusion"]
     frame = pd.DataFrame([
         {"human": "pass", "judge": "pass", "count": c["tp"], "cell": f"TP {c['tp']}"},
@@ -165,7 +165,10 @@ def _confusion_chart(data: dict[str, Any]) -> alt.Chart:
         text="cell:N",
         color=alt.condition("datum.dark", alt.value("white"), alt.value("black")),
     )
-    return (rect + text).properties(height=260, title="Confusion matrix (labelled rows)")
+    # The constructor rather than `rect + text`: altair types `+` as LayerChart | FacetChart.
+    return alt.LayerChart(layer=[rect, text]).properties(
+        height=260, title="Confusion matrix (labelled rows)"
+    )
 
 
 FOREST = [
@@ -179,7 +182,7 @@ FOREST = [
 ]
 
 
-def _forest_chart(data: dict[str, Any]) -> alt.Chart | None:
+def _forest_chart(data: dict[str, Any]) -> alt.LayerChart | None:
     rows = [
         {"measure": title, "group": group, "estimate": data[key]["estimate"],
          "low": data[key]["low"], "high": data[key]["high"]}
@@ -203,7 +206,9 @@ def _forest_chart(data: dict[str, Any]) -> alt.Chart | None:
     points = base.mark_point(filled=True, size=80).encode(
         x="estimate:Q", tooltip=["measure", "estimate", "low", "high"],
     )
-    return (rules + points).properties(height=alt.Step(34), title="Estimates with intervals")
+    return alt.LayerChart(layer=[rules, points]).properties(
+        height=alt.Step(34), title="Estimates with intervals"
+    )
 
 
 def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:

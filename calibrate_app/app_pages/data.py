@@ -162,7 +162,7 @@ def _preview(table: Table, mapping: dict[str, str], is_ragas: bool) -> bool:
     except CalibrateError as error:
         st.error(str(error))
         return False
-    frame = normalised.to_pandas() if hasattr(normalised, "to_pandas") else pd.DataFrame(normalised)
+    frame = normalised.to_pandas()
     shown = frame.drop(columns=["metadata"]).rename(columns={"id": "item id"})
     shown["sources"] = shown["sources"].map(lambda s: s.count('"text"'))
     if kind == "pairwise":

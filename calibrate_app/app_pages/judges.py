@@ -71,8 +71,12 @@ def _config_choices(judge_store: JudgeStore) -> dict[str, JudgeConfig]:
 
 
 def _as_revision(judge_store: JudgeStore, edited: JudgeConfig, base: JudgeConfig) -> JudgeConfig:
-    """The edited config with its revision number: the saved revision with the same content
-    (whatever revision the YAML says), or the next free one after ``base``."""
+    """Give the edited config its revision number.
+
+    Returns:
+        The saved revision with the same content (whatever revision the YAML says), or the
+        edited config renumbered to the next free revision after ``base``.
+    """
     same_name = [c.config for c in judge_store.configs(name=edited.name) if c.config]
     content = edited.model_dump(mode="json", exclude={"revision"})
     for saved in same_name:

@@ -42,6 +42,7 @@ class Row:
 
     @property
     def note_key(self) -> str:
+        """The session-state key of this row's note box."""
         return f"note_{self.token}"
 
     def key(self, name: str) -> str:
@@ -57,10 +58,12 @@ class Row:
 
     @property
     def scope(self) -> state.Scope:
+        """The (dataset, criterion, annotator) this annotator's queue state is kept under."""
         return (self.dataset, self.criterion, self.annotator)
 
     @property
     def hold_scope(self) -> tuple[str, str, str]:
+        """The scope of the row holds shared by every annotator of this dataset and criterion."""
         return (self.store.db.path, self.dataset, self.criterion)
 
 

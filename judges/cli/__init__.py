@@ -38,6 +38,7 @@ class CalibrateGroup(click.Group):
     """A click group that turns `calibrate`'s own errors into messages and exit codes."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; bad input exits 2, any other `CalibrateError` exits 1 (with message)."""
         try:
             return super().invoke(ctx)
         except BAD_INPUT as error:

@@ -115,8 +115,10 @@ def labels_import(
     criterion: str,
     as_json: bool,
 ) -> None:
-    """Import human labels from FILE: columns id, label (pass/fail/unsure, 1/0, true/false),
-    optional note and annotator."""
+    """Import human labels from FILE.
+
+    Columns: id, label (pass/fail/unsure, 1/0, true/false), optional note and annotator.
+    """
     from judges.cli import echo_json
 
     summary = import_labels(app.store, file, dataset, annotator=annotator, criterion=criterion)

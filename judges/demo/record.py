@@ -1,4 +1,4 @@
-"""Record the demo's judge verdicts with a real local model, through the project's own runner.
+r"""Record the demo's judge verdicts with a real local model, through the project's own runner.
 
 Not part of the product and not run by the tests: it needs the optional ``local`` extra
 (``xllamacpp``) and a GGUF file, and takes about an hour on two CPU cores. It

@@ -42,6 +42,7 @@ class AnthropicProvider(Provider):
     supports_seed = False
 
     def __init__(self, model: str, *, api_key: str, base_url: str | None = None) -> None:
+        """Keep the settings; the SDK client is made on first use, one per event loop."""
         super().__init__(model)
         self._api_key = api_key
         self.base_url = base_url
@@ -49,6 +50,7 @@ class AnthropicProvider(Provider):
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
+        """Model and endpoint only: the API key never appears in a repr, log or traceback."""
         return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
 
     def _client_for_loop(self) -> anthropic.AsyncAnthropic:

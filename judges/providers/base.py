@@ -108,6 +108,7 @@ class ProviderError(CalibrateError):
         self, message: str, *, kind: str = "error", retryable: bool = False,
         retry_after: float | None = None, status: int | None = None,
     ) -> None:
+        """Keep the message and the classification (see the class docstring for the fields)."""
         super().__init__(message)
         self.kind = kind
         self.retryable = retryable
@@ -135,6 +136,7 @@ class Provider(ABC):
     """Shown wherever this provider's verdicts are run (e.g. that it is a small local model)."""
 
     def __init__(self, model: str) -> None:
+        """Address ``model`` (the part after ``provider/`` in a judge config's ``model``)."""
         self.model = model
 
     @property

@@ -142,6 +142,11 @@ class LocalProvider(OpenAIProvider):
         self, model: str, *, model_path: Path | None = None, base_url: str | None = None,
         threads: int = 2, context: int = DEFAULT_CONTEXT,
     ) -> None:
+        """Check that exactly one of a model file or a server URL is given; nothing starts yet.
+
+        Raises:
+            ProviderConfigError: both or neither of ``model_path`` and ``base_url`` were given.
+        """
         if (model_path is None) == (base_url is None):
             raise ProviderConfigError("the local provider needs a model file or a base URL")
         super().__init__(model, api_key=LOCAL_KEY, base_url=base_url)
@@ -158,6 +163,7 @@ class LocalProvider(OpenAIProvider):
         )
 
     def __repr__(self) -> str:
+        """Model, file and endpoint (the local provider has no real key to hide)."""
         return (f"LocalProvider(model={self.model!r}, model_path={self.model_path!r}, "
                 f"base_url={self.base_url!r})")
 

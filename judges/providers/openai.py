@@ -39,6 +39,7 @@ class OpenAIProvider(Provider):
     supports_seed = True
 
     def __init__(self, model: str, *, api_key: str, base_url: str | None = None) -> None:
+        """Keep the settings; the SDK client is made on first use, one per event loop."""
         super().__init__(model)
         self._api_key = api_key
         self.base_url = base_url
@@ -46,6 +47,7 @@ class OpenAIProvider(Provider):
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:
+        """Model and endpoint only: the API key never appears in a repr, log or traceback."""
         return f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r})"
 
     def _client_for_loop(self) -> openai.AsyncOpenAI:

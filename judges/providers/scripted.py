@@ -97,6 +97,7 @@ class ScriptedProvider(Provider):
         self, model: str = "demo", steps: Iterable[Step] = (), *,
         responder: Responder = demo_reply, latency: float = 0.0,
     ) -> None:
+        """Queue ``steps`` for the calls to come, in order; ``responder`` answers the rest."""
         super().__init__(model)
         self._steps: deque[Step] = deque(steps)
         self._targeted: list[tuple[str, deque[Step]]] = []

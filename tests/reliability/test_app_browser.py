@@ -1,5 +1,7 @@
-"""The app under stress in a real browser: kill -9 while labels are saved; a CLI judge run
-handed to the app while two experts label."""
+"""The app under stress in a real browser.
+
+kill -9 while labels are saved; a CLI judge run handed to the app while two experts label.
+"""
 
 from __future__ import annotations
 
