@@ -43,7 +43,7 @@ def main() -> None:
     try:
         resources.get_store(settings)
     except DatabaseLockedError as error:
-        st.error(str(error))
+        widgets.message("error", str(error))
         if st.button("Retry", icon=":material/refresh:"):
             st.rerun()
         st.stop()

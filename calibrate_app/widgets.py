@@ -1,15 +1,25 @@
 """Render helpers shared by the pages.
 
-Row text (questions, answers, sources, references, source ids) comes from files nobody here
-controls. ``st.markdown`` and widget labels would render its markdown: fetch images from any URL
-(leaking the annotator's address), make links clickable, typeset LaTeX. So row text goes only
-through :func:`literal` (``st.text``), never into ``st.markdown``, ``st.write``, a caption, a
-widget label or a help tooltip. Owner-written guidelines are trusted and rendered as markdown.
+Nothing stored in the database or read from a file is trusted: row text (questions, answers,
+sources, references), ids, notes, guidelines, judge replies, and the names of datasets, judges,
+annotators, criteria and failure tags can all be written by someone other than the person looking
+at the page (an uploaded file, a CLI import, a judge, a browser user with the access code, a row
+written before names were validated). Streamlit renders markdown in ``st.markdown``, captions,
+alerts, toasts, widget labels, button labels, expander and tab titles, metric labels and values,
+progress text, help tooltips and radio / pills / segmented-control options: an image there is
+fetched from any URL (leaking the viewer's address), a link is clickable, LaTeX is typeset.
+
+So: long text goes through :func:`literal` (``st.text``) or ``st.code``; a value inside a message
+or a label goes through :func:`escape_markdown`; selectbox and multiselect options and dataframe
+cells and headers are plain text already (checked in Chromium) and need nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 
@@ -25,6 +35,50 @@ _CSS = """
 [data-testid="stText"] { white-space: pre-wrap; overflow-wrap: anywhere; }
 </style>
 """
+
+
+# Markdown syntax lives in ASCII punctuation; a backslash before any of it is always a literal
+# (CommonMark 2.4). This stops links, images, emphasis, code, HTML, headings, lists, tables,
+# ``$`` math and ``:color[...]`` directives, which are recognised while the text is parsed.
+_MARKDOWN_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+# Some Streamlit markdown plugins rewrite the *parsed* text, after the backslashes are gone:
+# emoji / ``:streamlit:`` / ``:material/…:`` shortcodes, GFM autolinks (``http://``, ``www.``,
+# e-mail addresses) and typographic arrows (``->``, ``<=``, ``--``). An invisible word joiner
+# between the characters they match keeps each pattern from matching.
+_PARSED_TEXT_PATTERNS = re.compile(
+    r"(?<=:)(?=[\w+-]+:)|(?<=https)(?=:)|(?<=http)(?=:)|(?<=www)(?=\.)|(?<=@)"
+    r"|(?<=[<-])(?=-)|(?<=-)(?=>)|(?<=[<>~])(?==)",
+    re.IGNORECASE,
+)
+WORD_JOINER = "\u2060"
+
+
+def escape_markdown(text: object) -> str:
+    """``text`` (any value, as ``str``) made safe to put inside Streamlit markdown.
+
+    The result renders as the same characters (plus invisible word joiners where a shortcode,
+    autolink or arrow would start), never as an element: no image, link, HTML, LaTeX, emoji,
+    icon, colour or emphasis. Line breaks stay line breaks. Use it for every data value put into
+    a message, caption, label, toast, title or tooltip.
+    """
+    joined = _PARSED_TEXT_PATTERNS.sub(WORD_JOINER, str(text))
+    escaped = _MARKDOWN_PUNCTUATION.sub(r"\\\1", joined)
+    return re.sub(r"\r\n?|\n", "  \n", escaped)  # a hard line break, not a new paragraph
+
+
+def message(kind: str, text: str, **options: Any) -> None:
+    """Show ``text`` escaped as an ``st.success/info/warning/error`` box or as a ``toast``."""
+    shows: dict[str, Callable[..., object]] = {
+        "success": st.success, "info": st.info, "warning": st.warning, "error": st.error,
+        "toast": st.toast,
+    }
+    show = shows.get(kind, st.info)
+    show(escape_markdown(text), **options)
+
+
+def file_name(text: str) -> str:
+    """``text`` as a download file name: letters, digits, ``.``, ``-`` and ``_`` only."""
+    return re.sub(r"[^\w.-]+", "_", text, flags=re.ASCII).strip("._") or "download"
 
 
 def page_style() -> None:
@@ -92,10 +146,15 @@ def item_card(item: Item, criterion: Criterion, *, height: int = 360) -> None:
 
 
 def guidelines(criterion: Criterion) -> None:
-    """The criterion's guidelines (owner-written markdown) in a collapsed expander."""
-    with st.expander(f"Guidelines: {criterion.name}", icon=":material/menu_book:"):
+    """The criterion's guidelines in a collapsed expander, as written (plain text).
+
+    Anyone with the access code can edit them on the Data page, and the CLI imports them, so
+    they are shown literally like row text rather than rendered as markdown.
+    """
+    with st.expander(f"Guidelines: {escape_markdown(criterion.name)}",
+                     icon=":material/menu_book:"):
         if criterion.guidelines.strip():
-            st.markdown(criterion.guidelines)
+            literal(criterion.guidelines)
         else:
             st.caption("No guidelines written yet (the Data page edits them).")
 

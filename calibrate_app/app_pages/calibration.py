@@ -104,7 +104,7 @@ def _metric(col: Any, title: str, value: dict[str, Any], help_text: str) -> None
     with col:
         if value["estimate"] is None:
             st.metric(title, "—", help=help_text)
-            st.caption(f"Not computed: {value['reason']}")
+            st.caption(f"Not computed: {widgets.escape_markdown(value['reason'])}")
             return
         st.metric(title, format_point(value), help=help_text)
         st.caption(f"CI {value['low']:.3f}–{value['high']:.3f} · n={value['n']}")
@@ -137,10 +137,10 @@ def _headline(data: dict[str, Any]) -> None:
                      help="Labelled rows / target rows with no usable judge verdict (refusal, "
                           "parse failure, error): excluded, never counted as fails.")
     swap, repeat = data["swap_flip_rate"], data["repeat_flip_rate"]
-    counts[3].metric("Swap flip rate", format_point(swap),
-                     help=swap["reason"] or f"{swap['n']} items judged in both orders.")
-    counts[4].metric("Repeat flip rate", format_point(repeat),
-                     help=repeat["reason"] or f"{repeat['n']} items judged more than once.")
+    counts[3].metric("Swap flip rate", format_point(swap), help=widgets.escape_markdown(
+        swap["reason"] or f"{swap['n']} items judged in both orders."))
+    counts[4].metric("Repeat flip rate", format_point(repeat), help=widgets.escape_markdown(
+        repeat["reason"] or f"{repeat['n']} items judged more than once."))
 
 
 def _confusion_chart(data: dict[str, Any]) -> alt.LayerChart:
@@ -214,7 +214,8 @@ def _forest_chart(data: dict[str, Any]) -> alt.LayerChart | None:
 def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
     st.subheader("Pass rate")
     st.caption(
-        f"Target: {report.target!r}. The judge's own pass rate is biased by its errors; the "
+        f"Target: {widgets.escape_markdown(repr(report.target))}. The judge's own pass rate is "
+        "biased by its errors; the "
         "corrected one removes that bias; the human pass rate covers the labelled rows only."
     )
     cols = st.columns(3)
@@ -222,7 +223,8 @@ def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
         ("Observed (judge)", data["observed_pass_rate"],
          f"Judge pass rate on {data['n_target']} target rows, uncorrected."),
         ("Corrected", data["corrected_pass_rate"],
-         f"Estimator: {data['method']}. Valid when {data['assumption']}."),
+         widgets.escape_markdown(
+             f"Estimator: {data['method']}. Valid when {data['assumption']}.")),
         ("Human (labelled rows)", data["human_pass_rate"],
          f"Human pass rate of the {data['n']} labelled rows (Wilson)."),
     ]
@@ -230,12 +232,13 @@ def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
         with col, st.container(border=True):
             if value["estimate"] is None or value["reason"]:
                 st.markdown(f"**{title}**")
-                st.warning(f"No number: {value['reason']}", icon=":material/block:")
+                widgets.message("warning", f"No number: {value['reason']}",
+                                icon=":material/block:")
             else:
                 st.metric(title, format_point(value))
                 st.caption(f"CI {value['low']:.3f}–{value['high']:.3f}")
             st.caption(explain)
-    st.caption(f"Design: {report.design} — {report.design_reason}.")
+    st.caption(widgets.escape_markdown(f"Design: {report.design} — {report.design_reason}."))
 
 
 def _segments(report: JudgeReport) -> None:
@@ -253,8 +256,8 @@ def _open_row(store: LabelStore, report: JudgeReport, row: pd.Series) -> None:
         st.caption("Item id")
         widgets.literal(item_id)
         cols = st.columns(3)
-        cols[0].metric("Human", str(row["human"]))
-        cols[1].metric("Judge", str(row["judge"]))
+        cols[0].metric("Human", widgets.escape_markdown(row["human"]))
+        cols[1].metric("Judge", widgets.escape_markdown(row["judge"]))
         cols[2].metric("Flipped", "yes" if bool(row["flipped"]) else "no")
         try:
             item = store.item(report.dataset, item_id)
@@ -270,7 +273,8 @@ def _open_row(store: LabelStore, report: JudgeReport, row: pd.Series) -> None:
         calls = calls[calls["item_id"].astype(str) == item_id]
         st.caption(f"Judge calls ({len(calls)})")
         for _, call in calls.iterrows():
-            st.caption(f"repeat {int(call['repeat'])} · {call['order']} · verdict")
+            st.caption(f"repeat {int(call['repeat'])} · "
+                       f"{widgets.escape_markdown(call['order'])} · verdict")
             widgets.literal(str(call["verdict"]))
             reasoning = call["reasoning"] if isinstance(call["reasoning"], str) else None
             reason = call["unscored_reason"]
@@ -347,7 +351,7 @@ def _page() -> None:
     store = resources.get_store()
     message = state.pop_flash()
     if message is not None:
-        getattr(st, message[0] if message[0] != "toast" else "success")(message[1])
+        widgets.message("success" if message[0] == "toast" else message[0], message[1])
     picked = _pick_inputs(store)
     if picked is None:
         return
@@ -358,14 +362,14 @@ def _page() -> None:
             target_half_width=picked["half_width"],
         )
     except CalibrateError as error:
-        st.warning(str(error))
+        widgets.message("warning", str(error))
         return
     data = report.to_json()
-    st.caption(
+    st.caption(widgets.escape_markdown(
         f"{report.judge.name} r{report.judge.revision} ({report.judge.config_id}) vs "
         f"{len(report.human.annotators)} annotator(s), criterion {report.criterion!r}, "
         f"{int(data['confidence'] * 100)}% intervals."
-    )
+    ))
     _headline(data)
     left, right = st.columns(2)
     left.altair_chart(_confusion_chart(data), key="cal_confusion")

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from calibrate_app import judge_info, resources, state
+from calibrate_app import judge_info, resources, state, widgets
 from labels import LabelStore
 from labels.errors import CalibrateError
 from labels.importing import (
@@ -109,8 +109,9 @@ def _picked_path() -> str | None:
         # so the app cannot be used to read arbitrary files of the server into a dataset.
         root = Path.cwd().resolve()
         if not (root / typed).resolve().is_relative_to(root):
-            st.error(f"{typed}: only files under the app's directory ({root}) can be picked "
-                     "here; upload the file instead, or use `calibrate import` on the server.")
+            st.error(f"{widgets.escape_markdown(typed)}: only files under the app's directory "
+                     f"({widgets.escape_markdown(root)}) can be picked here; upload the file "
+                     "instead, or use `calibrate import` on the server.")
             return None
         return str(root / typed)
     return choice
@@ -160,7 +161,7 @@ def _preview(table: Table, mapping: dict[str, str], is_ragas: bool) -> bool:
     try:
         normalised, kind = normalise(head, full)
     except CalibrateError as error:
-        st.error(str(error))
+        widgets.message("error", str(error))
         return False
     frame = normalised.to_pandas()
     shown = frame.drop(columns=["metadata"]).rename(columns={"id": "item id"})
@@ -213,10 +214,10 @@ def _import_section(store: LabelStore) -> None:
     try:
         table = _read(path, Path(path).stat().st_mtime, file_format, encoding)
     except FileNotFoundError:
-        st.error(f"{path}: no such file")
+        widgets.message("error", f"{path}: no such file")
         return
     except (CalibrateError, OSError) as error:
-        st.error(str(error))
+        widgets.message("error", str(error))
         return
     with st.expander("Map columns", expanded=False):
         mapping = _mapping_inputs(table, is_ragas)
@@ -268,7 +269,7 @@ def _criteria_section(store: LabelStore) -> None:
             kind = current.kind
         key = f"crit_{name}"
         guidelines = st.text_area(
-            "Guidelines (markdown, shown to annotators)", value=current.guidelines,
+            "Guidelines (shown to annotators as written)", value=current.guidelines,
             key=f"{key}_guidelines", height=150,
         )
         tags = st.text_input(
@@ -289,7 +290,7 @@ def _criteria_section(store: LabelStore) -> None:
 store = resources.get_store()
 st.header("Data")
 if (message := state.pop_flash()) is not None:
-    getattr(st, message[0])(message[1])
+    widgets.message(*message)
 _datasets(store)
 _import_section(store)
 _criteria_section(store)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from calibrate_app import resources
+from calibrate_app import resources, widgets
 from judges.card import card_from_report, dumps_card
 from judges.reporting import calibration_report, judges_on
 from judges.verdicts import judge_verdicts
@@ -53,7 +53,7 @@ def _card_section(store: LabelStore, dataset: str) -> None:
         report = calibration_report(store, dataset, by_id[config_id])
         card = card_from_report(store, report)
     except CalibrateError as error:
-        st.warning(str(error))
+        widgets.message("warning", str(error))
         return
     m = card.metrics
     cols = st.columns(3)
@@ -70,7 +70,7 @@ def _card_section(store: LabelStore, dataset: str) -> None:
     text = dumps_card(card, format="json" if fmt == "JSON" else "yaml")
     st.download_button(
         "Download judge card", data=text.encode("utf-8"),
-        file_name=f"{card.judge.name}-card{suffix}",
+        file_name=widgets.file_name(f"{card.judge.name}-card{suffix}"),
         mime="application/json" if suffix == ".json" else "application/yaml",
         key="export_card", icon=":material/download:", type="primary",
     )
@@ -83,15 +83,17 @@ def _files_section(store: LabelStore, dataset: str) -> None:
     labels = store.current_labels(dataset)
     st.download_button(
         f"Download current labels ({len(labels)})", data=_file_bytes(labels, suffix),
-        file_name=f"{dataset}-labels{suffix}", mime=MIME[suffix], key="export_labels",
+        file_name=widgets.file_name(f"{dataset}-labels{suffix}"), mime=MIME[suffix],
+        key="export_labels",
         disabled=labels.empty, icon=":material/download:",
     )
     for ref in judges_on(store, dataset):
         frame = judge_verdicts(store, dataset, ref.config_id)
         st.download_button(
-            f"Download verdicts of {ref.name} r{ref.revision} ({len(frame)} calls)",
+            f"Download verdicts of {widgets.escape_markdown(ref.name)} r{ref.revision} "
+            f"({len(frame)} calls)",
             data=_file_bytes(frame, suffix),
-            file_name=f"{dataset}-{ref.name}-r{ref.revision}-verdicts{suffix}",
+            file_name=widgets.file_name(f"{dataset}-{ref.name}-r{ref.revision}-verdicts{suffix}"),
             mime=MIME[suffix], key=f"export_verdicts_{ref.config_id}",
             icon=":material/download:",
         )

@@ -167,7 +167,7 @@ def _start(store: LabelStore, dataset: str, config: JudgeConfig,
     try:
         provider = get_provider(config.model, settings=settings)
     except ProviderConfigError as error:
-        st.error(str(error), icon=":material/key_off:")
+        widgets.message("error", str(error), icon=":material/key_off:")
         return False
     JudgeStore(store.db).save_config(config)
 
@@ -192,10 +192,11 @@ def _progress() -> None:
         total = job.total or 0
         fraction = min(job.done / total, 1.0) if total else 0.0
         with st.container(border=True):
-            st.progress(fraction, text=f"{job.title}: {job.done}/{total} — {job.status}")
+            st.progress(fraction, text=widgets.escape_markdown(
+                f"{job.title}: {job.done}/{total} — {job.status}"))
             widgets.literal("dataset: " + _job_dataset(job.key))
             if job.message:
-                st.caption(job.message)
+                st.caption(widgets.escape_markdown(job.message))
             if job.error:
                 st.code(job.error, language=None, wrap_lines=True)
             summary = job.result if isinstance(job.result, RunSummary) else None
@@ -224,7 +225,8 @@ def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     cols[3].metric("Swap flip rate", f"{flips['flipped'].mean():.0%}" if len(flips) else "—")
     reasons = frame["unscored_reason"].dropna().value_counts()
     if len(reasons):
-        st.caption("Unscored: " + ", ".join(f"{k} {v}" for k, v in reasons.items()))
+        st.caption(widgets.escape_markdown(
+            "Unscored: " + ", ".join(f"{k} {v}" for k, v in reasons.items())))
     st.dataframe(frame.drop(columns=["config_id"]), hide_index=True, height=280)
     ids = list(dict.fromkeys(frame["item_id"]))
     index = st.selectbox("Row details", range(len(ids)), format_func=lambda i: f"row {i + 1}",
@@ -235,9 +237,10 @@ def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     for call in calls[calls["item_id"] == item_id].itertuples(index=False):
         with st.container(border=True):
             verdict = call.verdict if call.status == "scored" else call.status
-            st.caption(f"repeat {call.repeat}, {call.ordering} order — {verdict}"
-                       + (f" ({call.unscored_reason})" if call.unscored_reason else "")
-                       + f" — {call.retries} retries")
+            st.caption(widgets.escape_markdown(
+                f"repeat {call.repeat}, {call.ordering} order — {verdict}"
+                + (f" ({call.unscored_reason})" if call.unscored_reason else "")
+                + f" — {call.retries} retries"))
             if call.reasoning:
                 widgets.literal(call.reasoning)
             if call.detail:
@@ -284,7 +287,7 @@ def main() -> None:
     kind = next(d.kind for d in datasets if d.name == dataset)
     choices = {label: c for label, c in _config_choices(judge_store).items() if c.kind == kind}
     if not choices:
-        st.info(f"No {kind} judge config exists yet.")
+        st.info(f"No {widgets.escape_markdown(kind)} judge config exists yet.")
         return
     label = top[1].selectbox("Judge config", list(choices), key="judge_config")
     base = choices[label]
@@ -298,14 +301,14 @@ def main() -> None:
     if config.config_id != base.config_id:
         config = _as_revision(judge_store, config, base)
         if config.config_id in {c.config_id for c in judge_store.configs()}:
-            st.caption(f"Edited: this is the saved {config.label}.")
+            st.caption(f"Edited: this is the saved {widgets.escape_markdown(config.label)}.")
         else:
-            st.caption(f"Edited: this would be {config.label} (not saved yet; running it "
-                       "saves it).")
+            st.caption(f"Edited: this would be {widgets.escape_markdown(config.label)} "
+                       "(not saved yet; running it saves it).")
             if st.button(f"Save as revision {config.revision}", icon=":material/save:",
                          key="judge_save"):
                 judge_store.save_config(config)
-                st.success(f"Saved {config.label}.")
+                widgets.message("success", f"Saved {config.label}.")
     st.subheader("Run")
     options = _run_options(config)
     runnable = _estimate(store, judge_store, dataset, config, options)

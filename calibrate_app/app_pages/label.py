@@ -248,12 +248,6 @@ Letter keys do nothing while the cursor is in the note box; click outside it or 
     show()
 
 
-def _markdown_escape(name: str) -> str:
-    # Annotator names are limited to NAME_PATTERN; escaping the punctuation it allows keeps a
-    # name like "_x_" from turning italic in the button label.
-    return "".join(f"\\{c}" if not (c.isalnum() or c == " ") else c for c in name)
-
-
 def _top_bar(store: LabelStore, annotator: str) -> tuple[str, Kind, Criterion] | None:
     kinds = store.dataset_kinds()
     if not kinds:
@@ -266,14 +260,15 @@ def _top_bar(store: LabelStore, annotator: str) -> tuple[str, Kind, Criterion] |
     kind = kinds[dataset]
     criteria = {c.name: c for c in store.criteria() if c.kind == kind}
     if not criteria:
-        st.error(f"There is no {kind} criterion to label against; add one on the Data page.")
+        st.error(f"There is no {widgets.escape_markdown(kind)} criterion to label against; add "
+                 "one on the Data page.")
         return None
     default = DEFAULT_CRITERION if kind == "pointwise" else None
     with cols[1]:
         criterion = _pick("Criterion", list(criteria), "criterion", default)
     with cols[2]:
-        if st.button(f"Not {_markdown_escape(annotator)}?", key="switch_user", type="tertiary",
-                     icon=":material/person:"):
+        if st.button(f"Not {widgets.escape_markdown(annotator)}?", key="switch_user",
+                     type="tertiary", icon=":material/person:"):
             st.query_params.pop("user", None)
             state.remember("user", None)
             st.rerun()
@@ -285,7 +280,7 @@ def _queue_settings(store: LabelStore, dataset: str, criterion: str,
     with st.expander("Queue settings (eval owner: applies to everyone labelling this "
                      "dataset and criterion)", icon=":material/settings:"):
         if note:
-            st.info(note)
+            widgets.message("info", note)
         cols = st.columns(3)
         orders = list(QUEUE_ORDERS)
         cols[0].selectbox("Order", orders, index=orders.index(current.order),
@@ -347,7 +342,8 @@ def _verdict_bar(row: Row, kind: Kind, criterion: Criterion, pending: str | None
             tag_cols = st.columns(3)
             for n, tag in enumerate(criterion.failure_tags[:9]):
                 tag_cols[n % 3].button(
-                    tag, key=f"tag_{n}", shortcut=str(n + 1), width="stretch",
+                    widgets.escape_markdown(tag), key=f"tag_{n}", shortcut=str(n + 1),
+                    width="stretch",
                     type="primary" if tag in chosen_tags else "secondary",
                     on_click=_toggle_tag, args=(row, tag),
                 )
@@ -407,7 +403,8 @@ def _editing_banner(store: LabelStore, row: Row) -> None:
     latest = history[-1]
     versions = f" ({len(history)} versions)" if len(history) > 1 else ""
     st.warning(
-        f"Revisiting your earlier label: {latest.verdict.upper()}{versions}. A verdict key saves "
+        f"Revisiting your earlier label: {widgets.escape_markdown(latest.verdict.upper())}"
+        f"{versions}. A verdict key saves "
         "a new version; Next (S) goes forward without changing it.", icon=":material/history:",
     )
     if latest.note:
@@ -429,10 +426,7 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     queue.showing = item_id
     message = state.pop_flash()
     if message is not None:
-        if message[0] == "toast":
-            st.toast(message[1], duration="short")
-        else:
-            getattr(st, message[0])(message[1])
+        widgets.message(*message, **({"duration": "short"} if message[0] == "toast" else {}))
     with st.container(key="progress"):
         st.markdown(f"**{done.describe()}**")
     if item_id is None and done.remaining > 0:

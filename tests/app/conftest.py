@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +11,9 @@ import pytest
 
 from labels import LabelStore
 from labels.importing import import_rows
+
+# tests/support holds helpers shared across test folders (markup.shown, the fake LLM server).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
 REPO = Path(__file__).resolve().parents[2]
 APP_SCRIPT = REPO / "calibrate_app" / "streamlit_app.py"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from markup import shown
 from streamlit.testing.v1 import AppTest
 
 from labels import LabelStore
@@ -168,7 +169,7 @@ def test_data_page_imports_a_picked_file_with_preview(
     )
     at = _pick_server_file(app(page="app_pages/data.py"), "rows.csv")
     # Without a mapping the importer finds no question column, and says so.
-    assert "missing required column 'question'" in at.error[0].value
+    assert "missing required column 'question'" in shown(at.error[0].value)
     at.selectbox(key="map_question").set_value("prompt")
     at.selectbox(key="map_answer").set_value("response")
     at.multiselect(key="map_sources").set_value(["ctx1", "ctx2"]).run()
@@ -179,7 +180,7 @@ def test_data_page_imports_a_picked_file_with_preview(
     assert set(preview["sources"]) == {2}
     at.text_input(key="import_dataset").input("csvset").run()
     press(at, "import_button")
-    assert "30 rows read: 30 added" in at.success[0].value
+    assert "30 rows read: 30 added" in shown(at.success[0].value)
     assert store.count_items("csvset") == 30
     assert store.item("csvset", store.item_ids("csvset")[0]).sources[1].text == "second 0"
     frame = at.dataframe[0].value  # the datasets table comes first
@@ -195,7 +196,7 @@ def test_data_page_shows_the_importer_error_with_row_and_column(
     at = _pick_server_file(app(page="app_pages/data.py"), "bad.csv")
     assert not at.error  # the preview rows are fine
     press(at, "import_button")
-    message = at.error[0].value
+    message = shown(at.error[0].value)
     assert "row 23" in message and "'question'" in message and "bad.csv" in message
     assert store.dataset_kinds() == {}  # all or nothing
 
@@ -383,7 +384,8 @@ def test_pairwise_rows_get_a_b_tie(store: LabelStore, app_env: Path, tmp_path: P
         "A is better", "B is better", "Tie",
     ]
     assert at.selectbox(key="pick_criterion").value == "preference"
-    assert [t.value for t in at.text][:3] == ["Which is better?", "left", "right"]
+    texts = [t.value for t in at.text]  # the guidelines (plain text) come first
+    assert texts[texts.index("Which is better?"):][:3] == ["Which is better?", "left", "right"]
     press(at, "verdict_b")
     assert store.current_labels("pairs")["verdict"].tolist() == ["b"]
 

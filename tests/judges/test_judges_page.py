@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from judge_helpers import faithfulness_rows
+from markup import shown
 from streamlit.testing.v1 import AppTest
 
 from judges.config import load_builtin
@@ -90,7 +91,7 @@ def test_missing_key_is_named_when_running(page_store: LabelStore) -> None:
     at = choose_config(open_page(), "faithfulness-oneshot")
     at.checkbox(key="judge_labelled_only").uncheck().run()
     at.button(key="judge_run").click().run()
-    assert any("ANTHROPIC_API_KEY" in str(e.value) for e in at.error)
+    assert any("ANTHROPIC_API_KEY" in shown(e.value) for e in at.error)
 
 
 def test_background_run_and_results(page_store: LabelStore) -> None:

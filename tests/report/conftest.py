@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,9 @@ import pytest
 
 from judges.verdicts import import_verdicts
 from labels import LabelStore, import_labels, import_rows, open_store
+
+# tests/support: helpers shared across test folders (markup.shown).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
 N_CAL, N_PASS, N_TGT = 120, 70, 400
 SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from markup import shown as rendered
 from streamlit.testing.v1 import AppTest
 
 from judges.calibration import format_point
@@ -101,7 +102,7 @@ def test_calibration_page_shows_the_cli_numbers(app_db: Path) -> None:
     # Planning: the button sets the Label page's queue to the stratified order.
     at.button(key="cal_stratify").click().run()
     assert not at.exception, at.exception
-    assert any("alternates judge-pass and judge-fail" in s.value for s in at.success)
+    assert any("alternates judge-pass and judge-fail" in rendered(s.value) for s in at.success)
     from calibrate_app import resources
 
     resources.release_store()
