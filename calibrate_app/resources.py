@@ -19,6 +19,7 @@ from typing import Literal
 import streamlit as st
 
 from calibrate_app import judge_info
+from calibrate_app.uploads import UploadFolder
 from judges.cli._delegate import CommandServer
 from judges.settings import Settings
 from labels import LabelStore, open_store
@@ -280,3 +281,13 @@ def queue_plan(
     return _cached_plan(
         store.db.path, dataset, item_count, settings.order, settings.seed, fingerprint, store
     )
+
+
+def _discard_upload(folder: UploadFolder) -> None:
+    folder.discard()
+
+
+@st.cache_resource(show_spinner=False, scope="session", on_release=_discard_upload)
+def session_uploads() -> UploadFolder:
+    """This browser session's private upload folder; deleted when the session ends."""
+    return UploadFolder()

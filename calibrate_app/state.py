@@ -17,6 +17,7 @@ _ACCESS = "_calibrate_access_ok"
 _QUEUES = "_calibrate_queues"
 _FLASH = "_calibrate_flash"
 _REMEMBERED = "_calibrate_remembered"
+_UPLOADS = "_calibrate_upload_generation"
 
 Scope = tuple[str, str, str]
 """(dataset, criterion, annotator): one annotator's queue."""
@@ -121,3 +122,13 @@ def remembered(name: str) -> str | None:
     """The value :func:`remember` kept for ``name``, if any."""
     value = st.session_state.get(_REMEMBERED, {}).get(name)
     return value if isinstance(value, str) else None
+
+
+def upload_key() -> str:
+    """The file uploader's widget key; :func:`reset_upload` changes it to empty the widget."""
+    return f"upload_{int(st.session_state.get(_UPLOADS, 0))}"
+
+
+def reset_upload() -> None:
+    """Empty the file uploader on the next run (after its file was imported and deleted)."""
+    st.session_state[_UPLOADS] = int(st.session_state.get(_UPLOADS, 0)) + 1

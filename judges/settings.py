@@ -41,6 +41,11 @@ class Settings(BaseSettings):
     )
     app_host: str = "127.0.0.1"
     app_port: int = 8501
+    max_upload_mb: int = Field(
+        default=200, ge=1,
+        description="largest file the app accepts as an upload (also Streamlit's "
+        "server.maxUploadSize when started by `calibrate app`)",
+    )
     local_model_path: Path | None = Field(
         default=None, description="a GGUF file for the optional local judge provider"
     )

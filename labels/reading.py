@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from labels.errors import ImportFileError
+from labels.limits import ReadLimits
 
 FILE_FORMATS = ("csv", "jsonl", "json", "parquet")
 MAX_CELL_CHARS = 2_000_000
@@ -251,10 +252,42 @@ def _read_json(path: str, text: str) -> Table:
     return Table.from_records(path, value)
 
 
+def check_parquet_size(path: str, limits: ReadLimits | None = None) -> None:
+    """Refuse a Parquet file whose footer promises more rows or bytes than ``limits`` allow.
+
+    Only the footer (the file's metadata) is read, so a file that would inflate to gigabytes
+    is refused in milliseconds. The uncompressed size is what Parquet records per row group
+    (the column data after decompression, before decoding).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    limits = limits if limits is not None else ReadLimits()
+    try:
+        with pq.ParquetFile(path) as parquet:
+            meta = parquet.metadata
+            rows = meta.num_rows
+            size = sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
+    except (pa.ArrowException, OSError) as error:
+        raise ImportFileError(f"not a readable Parquet file ({error})", path=path) from None
+    if rows > limits.max_rows:
+        raise ImportFileError(
+            f"holds {rows:,} rows, more than the limit of {limits.max_rows:,} "
+            "(CALIBRATE_MAX_ROWS); nothing was read", path=path,
+        )
+    if size > limits.max_uncompressed_mb * 1024 * 1024:
+        raise ImportFileError(
+            f"its column data takes {size / 1024 / 1024:,.1f} MB uncompressed, more than the "
+            f"limit of {limits.max_uncompressed_mb:,.0f} MB (CALIBRATE_MAX_UNCOMPRESSED_MB); "
+            "nothing was read", path=path,
+        )
+
+
 def _read_parquet(path: str) -> Table:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    check_parquet_size(path)
     try:
         table = pq.read_table(path)
     except (pa.ArrowException, OSError) as error:

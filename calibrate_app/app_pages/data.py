@@ -7,7 +7,6 @@ the app and the CLI accept the same files and report the same errors (file, row,
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from calibrate_app import judge_info, resources, state, widgets
+from calibrate_app.uploads import UploadError, check_upload_size
 from labels import LabelStore
 from labels.errors import CalibrateError
 from labels.importing import (
@@ -32,7 +32,6 @@ AUTO = "(automatic)"
 FORMATS = ["(from extension)", *FILE_FORMATS, "ragas"]
 _EXTENSIONS = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
 _SKIP_DIRS = {"node_modules", "__pycache__", "venv", "site-packages", "test-artifacts"}
-UPLOAD_DIR = Path(tempfile.gettempdir()) / "calibrate-uploads"
 
 
 def _datasets(store: LabelStore) -> None:
@@ -78,20 +77,25 @@ def _local_files() -> list[str]:
 
 
 def _uploaded_path() -> str | None:
+    max_mb = resources.get_settings().max_upload_mb
     upload = st.file_uploader(
-        "Upload a CSV, JSONL, JSON or Parquet file",
-        type=[e.lstrip(".") for e in _EXTENSIONS],
-        key="upload",
+        f"Upload a CSV, JSONL, JSON or Parquet file (at most {max_mb} MB)",
+        type=[e.lstrip(".") for e in _EXTENSIONS], key=state.upload_key(),
+        max_upload_size=max_mb,
     )
+    uploads = resources.session_uploads()
     if upload is None:
+        uploads.discard()  # the file was removed from the uploader: delete our copy too
         return None
-    # Kept under the original name: the importer records it as the dataset's source file.
-    folder = UPLOAD_DIR / upload.file_id.replace("/", "_")
-    path = folder / Path(upload.name).name
-    if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(upload.getvalue())
-    return str(path)
+    try:
+        # Checked here too: the app may run under plain `streamlit run` without the cap.
+        check_upload_size(upload.name, upload.size, max_mb)
+        # Kept under the original name: the importer records it as the dataset's source file.
+        return str(uploads.hold(upload.file_id, upload.name, upload.getvalue()))
+    except UploadError as error:
+        uploads.discard()
+        widgets.message("error", str(error))
+        return None
 
 
 def _picked_path() -> str | None:
@@ -190,6 +194,13 @@ def _do_import(
     except CalibrateError as error:
         state.flash("error", str(error))
         return
+    finally:
+        # An uploaded file is deleted once imported, whatever the outcome; the emptied
+        # uploader takes the next file.
+        uploads = resources.session_uploads()
+        if uploads.holds(path):
+            uploads.discard()
+            state.reset_upload()
     message = (
         f"{summary.rows_read:,} rows read: {summary.added:,} added, {summary.unchanged:,} "
         f"already present" + (f", {summary.changed:,} changed rows kept as stored"

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from judges.cli._context import AppContext, pass_app
+from judges.settings import Settings
 
 APP_SCRIPT = Path(__file__).resolve().parents[2] / "calibrate_app" / "streamlit_app.py"
 
@@ -24,8 +25,16 @@ def exec_app(command: list[str], env: dict[str, str]) -> None:
     os.execve(command[0], command, env)
 
 
-def streamlit_command(db_path: str, host: str, port: int) -> tuple[list[str], dict[str, str]]:
-    """The command line and environment that start the app on ``db_path``."""
+def streamlit_command(
+    db_path: str, host: str, port: int, *, max_upload_mb: int | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The command line and environment that start the app on ``db_path``.
+
+    ``max_upload_mb`` (default: the settings' default) also caps uploads in Streamlit's own
+    upload handler, which refuses a bigger request body before the page ever sees it.
+    """
+    if max_upload_mb is None:
+        max_upload_mb = int(Settings.model_fields["max_upload_mb"].default)
     command = [
         sys.executable,
         "-m",
@@ -42,6 +51,8 @@ def streamlit_command(db_path: str, host: str, port: int) -> tuple[list[str], di
         "false",
         "--server.fileWatcherType",
         "none",
+        "--server.maxUploadSize",
+        str(max_upload_mb),
     ]
     env = {**os.environ, "CALIBRATE_DB_PATH": str(Path(db_path).resolve())}
     return command, env
@@ -59,7 +70,8 @@ def app_command(app: AppContext, port: int | None, host: str | None) -> None:
     """Start the labelling and calibration app in the browser (binds 127.0.0.1)."""
     app.close()  # the app process must own the database file
     command, env = streamlit_command(
-        str(app.settings.db_path), host or app.settings.app_host, port or app.settings.app_port
+        str(app.settings.db_path), host or app.settings.app_host, port or app.settings.app_port,
+        max_upload_mb=app.settings.max_upload_mb,
     )
     click.echo(
         f"Starting the app on http://{host or app.settings.app_host}:"

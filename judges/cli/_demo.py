@@ -36,7 +36,8 @@ def demo_command(app: AppContext, no_app: bool, port: int | None, keep: bool) ->
     if no_app:
         return
     host, chosen_port = app.settings.app_host, port or app.settings.app_port
-    command, env = streamlit_command(str(app.settings.db_path), host, chosen_port)
+    command, env = streamlit_command(str(app.settings.db_path), host, chosen_port,
+                                     max_upload_mb=app.settings.max_upload_mb)
     click.echo(f"Starting the app on http://{host}:{chosen_port}; Ctrl+C stops it.")
     exec_app(command, env)
 

@@ -12,8 +12,10 @@ import pytest
 from labels import LabelStore
 from labels.importing import import_rows
 
-# tests/support holds helpers shared across test folders (markup.shown, the fake LLM server).
+# tests/support holds helpers shared across test folders (markup.shown, the fake LLM server);
+# this folder's test_browser.py holds the browser fixtures other browser tests import.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 REPO = Path(__file__).resolve().parents[2]
 APP_SCRIPT = REPO / "calibrate_app" / "streamlit_app.py"
