@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -125,3 +126,24 @@ def test_an_upload_over_the_cap_is_refused_in_the_browser(
     page.wait_for_timeout(500)
     assert _folders(tmp_path) == []
     context.close()
+
+
+def test_an_upload_left_unimported_is_deleted_when_the_session_ends(
+    browser: Any, make_server: Any, tmp_path: Path
+) -> None:
+    server = make_server(lambda store: None)
+    upload = tmp_path / "files" / "left.csv"
+    upload.parent.mkdir()
+    upload.write_text("id,question,answer\n1,q,a\n")
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(server.url)
+    shows(page, "No datasets yet", timeout=30_000)
+    page.locator("input[type=file]").set_input_files(str(upload))
+    shows(page, "The first 1 of 1 rows", timeout=30_000)
+    assert len(_folders(tmp_path)) == 1
+    context.close()  # the tab goes away: its session ends, and its upload with it
+    deadline = time.monotonic() + 30
+    while _folders(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _folders(tmp_path) == []
