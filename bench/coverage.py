@@ -3,6 +3,11 @@
 Usage::
 
     python bench/coverage.py [--reps N] [--judgy-reps J] [--judgy-iterations B] [--seed S]
+                             [--block all|pass-rate|paired] [--paired-reps R]
+
+``--block paired`` runs only the paired-difference block (two versions compared through one
+calibrated judge; see ``bench/coverage_paired.py``); ``all`` (the default) runs it after the
+pass-rate blocks.
 
 For every cell it simulates ``N`` seeded data sets (the same data sets for every method:
 common random numbers) and reports, for the nominal-95 % interval of each method:
@@ -43,6 +48,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from coverage_paired import paired_block
 
 from judges.calibration import (
     CalibrationCounts,
@@ -209,7 +217,15 @@ def main() -> int:
                         help="judgy bootstrap_iterations (package default 20000)")
     parser.add_argument("--seed", type=int, default=20251121)
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
+    parser.add_argument("--block", choices=("all", "pass-rate", "paired"), default="all",
+                        help="which blocks to run (paired: the paired-difference block only)")
+    parser.add_argument("--paired-reps", type=int, default=2000,
+                        help="replicates per cell of the paired-difference block")
     ns = parser.parse_args()
+    if ns.block == "paired":
+        lines, _ = paired_block(reps=ns.paired_reps, seed=ns.seed, workers=ns.workers)
+        print("\n".join(lines))
+        return 0
     t_start = time.perf_counter()
     try:
         import judgy  # noqa: F401
@@ -322,6 +338,10 @@ def main() -> int:
     else:
         print("all bars met (lee and auto coverage >= 0.94 where claimed; auto width <= 1.05x; "
               "degenerate judge: no confident wrong interval; report <= 2 s)")
+    if ns.block == "all":
+        print()
+        lines, _ = paired_block(reps=ns.paired_reps, seed=ns.seed, workers=ns.workers)
+        print("\n".join(lines))
     return 0
 
 

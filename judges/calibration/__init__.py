@@ -38,6 +38,16 @@ from .agreement import (
 )
 from .comparison import LeaderboardRow, McNemarResult, leaderboard, mcnemar_test
 from .consistency import ConsistencyResult, self_consistency, self_consistency_matrix
+from .paired import (
+    DifferenceEstimate,
+    JudgeErrorRates,
+    PairAlignment,
+    PairedComparison,
+    PairedTable,
+    align_pairs,
+    paired_difference,
+    paired_table,
+)
 from .pass_rate import (
     ASSUMPTIONS,
     DESIGNS,
@@ -84,6 +94,7 @@ from .simulation import (
     counts_to_arrays,
     coverage_study,
     simulate_counts,
+    simulate_paired,
     simulate_verdicts,
 )
 from .summary import CalibrationSummary, build_summary
@@ -99,15 +110,21 @@ __all__ = [
     "ConfusionMatrix",
     "ConsistencyResult",
     "CoverageResult",
+    "DifferenceEstimate",
     "Estimate",
+    "JudgeErrorRates",
     "JudgeRates",
     "LabelsNeeded",
     "LeaderboardRow",
     "McNemarResult",
     "MultiRaterAgreement",
+    "PairAlignment",
+    "PairedComparison",
+    "PairedTable",
     "PairwiseKappa",
     "PassRateEstimate",
     "SegmentResult",
+    "align_pairs",
     "allocation_gap",
     "bootstrap_weights",
     "build_summary",
@@ -141,6 +158,8 @@ __all__ = [
     "naive_pass_rate",
     "normalize_verdicts",
     "optimal_allocation_ratio",
+    "paired_difference",
+    "paired_table",
     "percentile_interval",
     "ppi_pass_rate",
     "rates_from_confusion",
@@ -148,6 +167,7 @@ __all__ = [
     "self_consistency",
     "self_consistency_matrix",
     "simulate_counts",
+    "simulate_paired",
     "simulate_verdicts",
     "stratified_pass_rate",
     "verdict_names",

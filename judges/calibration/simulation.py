@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +29,7 @@ __all__ = [
     "counts_to_arrays",
     "coverage_study",
     "simulate_counts",
+    "simulate_paired",
     "simulate_verdicts",
 ]
 
@@ -214,3 +216,78 @@ def coverage_study(
         no_claim_rate=(reps - claims) / reps if reps else 0.0,
         wrong_claim_rate=(claims - covered) / reps if reps else 0.0,
     )
+
+
+def simulate_paired(
+    rng: np.random.Generator,
+    *,
+    n_rows: int,
+    theta_baseline: float,
+    theta_candidate: float,
+    sensitivity: float,
+    specificity: float,
+    unchanged: float = 0.5,
+    n_documents: int | None = None,
+    concentration: float = 4.0,
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8], npt.NDArray[np.int64] | None]:
+    """Draw judge verdicts of two versions of a system on the same rows.
+
+    Each row's baseline answer truly passes with probability ``theta_baseline``. With
+    probability ``unchanged`` the candidate gives the same answer (same truth, and the judge
+    gives it the same verdict: a deterministic judge on identical text); otherwise a new answer
+    passes with the probability that makes the candidate's pass rate ``theta_candidate``. The
+    judge passes a passing answer with probability ``sensitivity`` and a failing one with
+    ``1 - specificity``. With ``n_documents``, rows belong to documents whose pass
+    probabilities vary (Beta with mean the version's rate and the given ``concentration``), so
+    rows of one document fail together; the marginal pass rates stay as given.
+
+    Args:
+        rng: Explicit random generator.
+        n_rows: Paired rows.
+        theta_baseline: True pass rate of the baseline.
+        theta_candidate: True pass rate of the candidate.
+        sensitivity: Judge sensitivity.
+        specificity: Judge specificity.
+        unchanged: Share of rows whose answer the candidate leaves unchanged.
+        n_documents: Documents the rows are spread over (``None``: independent rows).
+        concentration: Beta concentration of the per-document pass probabilities (smaller =
+            stronger clustering).
+
+    Returns:
+        ``(baseline_verdicts, candidate_verdicts, documents)`` as 1/0 arrays and document ids
+        (``None`` without documents).
+
+    Raises:
+        CalibrationInputError: a probability outside [0, 1] or unreachable rates.
+    """
+    for name, x in (("theta_baseline", theta_baseline), ("theta_candidate", theta_candidate),
+                    ("sensitivity", sensitivity), ("specificity", specificity),
+                    ("unchanged", unchanged)):
+        _check_prob(name, x)
+    new_rate = theta_candidate if unchanged >= 1.0 else (
+        (theta_candidate - unchanged * theta_baseline) / (1.0 - unchanged))
+    if not 0.0 <= new_rate <= 1.0:
+        raise CalibrationInputError(
+            f"a candidate pass rate of {theta_candidate} cannot be reached when "
+            f"{unchanged:.0%} of the baseline's answers (pass rate {theta_baseline}) stay"
+        )
+
+    def pass_probability(rate: float, docs: npt.NDArray[np.int64] | None) -> Any:
+        if docs is None or n_documents is None or rate in (0.0, 1.0):
+            return rate
+        per_doc = rng.beta(concentration * rate, concentration * (1.0 - rate), size=n_documents)
+        return per_doc[docs]
+
+    docs = None if n_documents is None else rng.integers(0, n_documents, size=n_rows)
+    truth_b = rng.random(n_rows) < pass_probability(theta_baseline, docs)
+    truth_new = rng.random(n_rows) < pass_probability(new_rate, docs)
+    keep = rng.random(n_rows) < unchanged
+
+    def judge(truth: npt.NDArray[np.bool_]) -> npt.NDArray[np.int8]:
+        u = rng.random(truth.shape[0])
+        return np.where(truth, u < sensitivity, u >= specificity).astype(np.int8)
+
+    verdict_b = judge(truth_b)
+    verdict_new = judge(truth_new)
+    verdict_c = np.where(keep, verdict_b, verdict_new).astype(np.int8)
+    return verdict_b, verdict_c, docs
