@@ -121,6 +121,19 @@ class _Interval:
     def _interval_n_reason(self) -> tuple[int, str | None]:
         raise NotImplementedError
 
+    @property
+    def width(self) -> float | None:
+        """Interval width ``high - low`` (``None`` when refused)."""
+        if self.low is None or self.high is None:
+            return None
+        return self.high - self.low
+
+    def covers(self, value: float) -> bool:
+        """Return whether ``low <= value <= high`` (``False`` when refused)."""
+        if self.low is None or self.high is None:
+            return False
+        return self.low <= value <= self.high
+
     def to_interval(self) -> dict[str, Any]:
         """``{estimate, low, high, n, reason}``, JSON-safe (the report's and card's interval).
 
@@ -198,19 +211,6 @@ class Estimate(_ToDict, _Interval):
             reason=reason,
         )
 
-    @property
-    def width(self) -> float | None:
-        """Interval width ``high - low`` (``None`` when refused)."""
-        if self.low is None or self.high is None:
-            return None
-        return self.high - self.low
-
-    def covers(self, value: float) -> bool:
-        """Return whether ``low <= value <= high`` (``False`` when refused)."""
-        if self.low is None or self.high is None:
-            return False
-        return self.low <= value <= self.high
-
     def _interval_n_reason(self) -> tuple[int, str | None]:
         return self.n, self.reason
 
@@ -262,22 +262,9 @@ class PassRateEstimate(_ToDict, _Interval):
     params: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
 
     @property
-    def width(self) -> float | None:
-        """Interval width ``high - low`` (``None`` when refused)."""
-        if self.low is None or self.high is None:
-            return None
-        return self.high - self.low
-
-    @property
     def claims(self) -> bool:
         """``True`` when the result makes a claim: neither refused nor uninformative."""
         return not (self.refused or self.uninformative)
-
-    def covers(self, value: float) -> bool:
-        """Return whether ``low <= value <= high`` (``False`` when refused)."""
-        if self.low is None or self.high is None:
-            return False
-        return self.low <= value <= self.high
 
     def _interval_n_reason(self) -> tuple[int, str | None]:
         # An uninformative corrected pass rate keeps its numbers (interval widened to [0, 1]);

@@ -60,7 +60,7 @@ import numpy.typing as npt
 from scipy.stats import chi2
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
 
-from ._results import CalibrationInputError, PassRateEstimate, _ToDict
+from ._results import CalibrationInputError, PassRateEstimate, _Interval, _ToDict
 from ._verdicts import FAIL, PASS, normalize_verdicts
 from .pass_rate import CalibrationCounts, estimate_pass_rate
 from .rates import ConfusionMatrix, check_confidence, z_value
@@ -204,7 +204,7 @@ class PairedTable(_ToDict):
 
 
 @dataclass(frozen=True)
-class DifferenceEstimate(_ToDict):
+class DifferenceEstimate(_ToDict, _Interval):
     """The corrected pass-rate difference ``candidate - baseline`` with its interval.
 
     Attributes:
@@ -248,11 +248,14 @@ class DifferenceEstimate(_ToDict):
         """``True`` when the result makes a claim: neither refused nor uninformative."""
         return not (self.refused or self.uninformative)
 
-    def covers(self, value: float) -> bool:
-        """Return whether ``low <= value <= high`` (``False`` when refused)."""
-        if self.low is None or self.high is None:
-            return False
-        return self.low <= value <= self.high
+    def _interval_n_reason(self) -> tuple[int, str | None]:
+        # As for pass rates: an uninformative difference keeps its numbers (widened to
+        # [-1, 1]) and the reason says why it must not be read as a claim.
+        reason = self.reason
+        if reason is None and self.uninformative:
+            reason = ("uninformative: the judge is not shown to be better than chance, so the "
+                      "size of the change is not identified (interval widened to [-1, 1])")
+        return self.n, reason
 
 
 @dataclass(frozen=True)
