@@ -1,15 +1,32 @@
-"""Fixtures shared by the whole suite: a temporary database, isolated settings."""
+"""Fixtures shared by the whole suite.
+
+A temporary database and isolated settings for every test; the judge fixtures (datasets, the
+local fake LLM server, SDK providers, the one-shot judge); the calibration report's data files;
+the real app server in Chromium. Helper modules live in ``tests/support`` (on pytest's
+``pythonpath``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from app_browser import CHROMIUM, Server, require_browser, start_server
+from fake_llm_server import FakeLLMServer
+from judge_helpers import DUMMY_KEY, with_changes
+from report_data import ReportFiles, build_store, write_report_files
 
-from labels import LabelStore, open_store
+from judges.config import JudgeConfig, load_builtin
+from judges.providers.anthropic import AnthropicProvider
+from judges.providers.openai import OpenAIProvider
+from judges.runner import CallPolicy
+from labels import LabelStore, import_rows, open_store
 
 ENV_PREFIXES = ("CALIBRATE_", "ANTHROPIC_", "OPENAI_")
+DatasetFactory = Callable[..., str]
 
 
 @pytest.fixture(autouse=True)
@@ -35,3 +52,116 @@ def store(db_path: Path) -> Iterator[LabelStore]:
     s = open_store(str(db_path))
     yield s
     s.db.close()
+
+
+# -- judges ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def make_dataset(store: LabelStore, tmp_path: Path) -> DatasetFactory:
+    """Import rows (a list of dicts) into a dataset through the real importer."""
+
+    def make(name: str, rows: list[dict[str, Any]]) -> str:
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+        import_rows(store, path, name)
+        return name
+
+    return make
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeLLMServer]:
+    """A fake OpenAI + Anthropic server on 127.0.0.1 (fast: 50 ms retry-after, 1 s slow reply)."""
+    with FakeLLMServer(retry_after=0.05, slow_seconds=1.0) as server:
+        yield server
+
+
+@pytest.fixture
+def openai_provider(fake_server: FakeLLMServer) -> OpenAIProvider:
+    """The real OpenAI SDK pointed at the fake server."""
+    return OpenAIProvider("fake-judge", api_key=DUMMY_KEY, base_url=fake_server.openai_base_url)
+
+
+@pytest.fixture
+def anthropic_provider(fake_server: FakeLLMServer) -> AnthropicProvider:
+    """The real Anthropic SDK pointed at the fake server."""
+    return AnthropicProvider(
+        "fake-claude", api_key=DUMMY_KEY, base_url=fake_server.anthropic_base_url
+    )
+
+
+@pytest.fixture
+def fast_policy() -> CallPolicy:
+    """Short timeouts and backoff, so fault tests take milliseconds."""
+    return CallPolicy(timeout=0.4, max_retries=3, backoff=0.01, max_backoff=0.05)
+
+
+@pytest.fixture
+def oneshot() -> JudgeConfig:
+    """The built-in one-shot faithfulness judge (marker contract) on an OpenAI model, seed 7."""
+    return with_changes(
+        load_builtin("faithfulness-oneshot"), model="openai/gpt-4o-mini",
+        generation={"temperature": 0.0, "max_tokens": 600, "seed": 7, "json_mode": False},
+    )
+
+
+# -- the calibration report's data (see report_data) ----------------------------------------
+
+
+@pytest.fixture(scope="session")
+def file_writer() -> Callable[[Path], ReportFiles]:
+    """:func:`report_data.write_report_files`, for fixtures of a wider scope than a test."""
+    return write_report_files
+
+
+@pytest.fixture(scope="session")
+def store_builder() -> Callable[[LabelStore, ReportFiles], None]:
+    """:func:`report_data.build_store`, for fixtures of a wider scope than a test."""
+    return build_store
+
+
+@pytest.fixture
+def report_files(tmp_path: Path) -> ReportFiles:
+    """The generated files, in ``tmp_path/files``."""
+    return write_report_files(tmp_path / "files")
+
+
+# -- the app in a real browser (see app_browser) --------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium through Playwright (skipped, or failed in CI, when it is missing)."""
+    sync_api = require_browser()
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def make_server(tmp_path: Path) -> Iterator[Callable[[Callable[[LabelStore], None]], Server]]:
+    """Start app servers on a database seeded by a callback; stop them and check their logs."""
+    servers: list[Server] = []
+
+    def make(seed: Callable[[LabelStore], None]) -> Server:
+        db_path = tmp_path / "app.duckdb"
+        store = open_store(str(db_path))
+        try:
+            seed(store)
+        finally:
+            store.db.close()
+        server = start_server(db_path, tmp_path)
+        servers.append(server)
+        return server
+
+    yield make
+    for server in servers:
+        server.stop()
+        log = server.log.read_text(errors="replace")
+        assert "Traceback" not in log, log[-3000:]

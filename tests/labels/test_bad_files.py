@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from repo_paths import BAD_FILES
 
 from labels import CalibrateError, ImportFileError, LabelStore, import_rows
 
-BAD = Path(__file__).parents[1] / "data" / "bad"
+BAD = BAD_FILES
 EXPECTED: dict[str, list[str]] = json.loads((BAD / "EXPECTED.json").read_text())
 
 

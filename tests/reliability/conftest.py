@@ -1,9 +1,60 @@
-"""Reliability tests reuse the judge tests' fake server and helpers."""
+"""The setup the kill -9 tests share.
+
+Rows in a real DuckDB file, the fake LLM server in its own process, and the `calibrate judge run`
+command pointed at it.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judges"))
+import pytest
+from cli_judge_run import CliJudgeRun, CliJudgeRunFactory
+from judge_helpers import DUMMY_KEY, faithfulness_rows
+from repo_paths import FAKE_SERVER_SCRIPT
+
+from labels import import_rows, open_store
+
+
+@pytest.fixture
+def cli_judge_run(tmp_path: Path) -> Iterator[CliJudgeRunFactory]:
+    """Make a :class:`CliJudgeRun`: ``make(items=…, repeats=…, latency=…)`` (swap on, 4 at once)."""
+    made: list[CliJudgeRun] = []
+
+    def make(*, items: int, repeats: int, latency: float) -> CliJudgeRun:
+        db = tmp_path / "kill.duckdb"
+        rows = tmp_path / "rows.jsonl"
+        rows.write_text("\n".join(json.dumps(r) for r in faithfulness_rows(items, sources=3)),
+                        encoding="utf-8")
+        store = open_store(str(db))
+        import_rows(store, rows, "docs")
+        store.db.close()
+        log = tmp_path / "calls.jsonl"
+        server = subprocess.Popen(
+            [sys.executable, str(FAKE_SERVER_SCRIPT), "--port", "0", "--latency", str(latency),
+             "--verdicts", "hash", "--log", str(log)],
+            stdout=subprocess.PIPE, text=True,
+        )
+        assert server.stdout is not None
+        port = int(server.stdout.readline().split()[1])
+        env = {
+            **{k: v for k, v in os.environ.items()
+               if not k.startswith(("CALIBRATE_", "ANTHROPIC_", "OPENAI_"))},
+            "CALIBRATE_ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+            "ANTHROPIC_API_KEY": DUMMY_KEY,
+        }
+        command = [sys.executable, "-m", "judges.cli", "--db", str(db), "judge", "run",
+                   "faithfulness", "--dataset", "docs", "--swap", "--repeats", str(repeats),
+                   "--concurrency", "4"]
+        run = CliJudgeRun(db, log, server, command, env)
+        made.append(run)
+        return run
+
+    yield make
+    for run in made:
+        run.stop_server()

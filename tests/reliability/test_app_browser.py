@@ -15,25 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "app"))
-
+from app_browser import question, question_is, ready, shows, start_server
 from judge_helpers import DUMMY_KEY
-from test_browser import (  # the app tests' browser fixtures and helpers
-    browser,
-    make_server,
-    question,
-    question_is,
-    ready,
-    shows,
-    start_server,
-)
+from repo_paths import FAKE_SERVER_SCRIPT
 
 from judges.store import JudgeStore
 from labels import LabelStore, import_rows, open_store
-
-SERVER = Path(__file__).resolve().parents[1] / "support" / "fake_llm_server.py"
-__all__ = ["browser", "make_server"]
 
 
 def _rows(path: Path, n: int) -> Path:
@@ -104,7 +91,8 @@ def test_cli_judge_run_while_two_experts_label(
 ) -> None:
     total = 16
     fake = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", "0", "--latency", "0.05", "--verdicts", "hash"],
+        [sys.executable, str(FAKE_SERVER_SCRIPT), "--port", "0", "--latency", "0.05",
+         "--verdicts", "hash"],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -7,19 +7,17 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from cli_judge_run import CliJudgeRunFactory
 from fake_llm_server import read_log
-from judge_helpers import DUMMY_KEY, faithfulness_rows
 
 from judges.store import JudgeStore
-from labels import import_rows, open_store
+from labels import open_store
 
-SERVER = Path(__file__).resolve().parents[1] / "support" / "fake_llm_server.py"
 REPEATS = 2
 
 
@@ -37,59 +35,12 @@ def _stored_prompts(db: Path) -> Counter[str]:
     return Counter(_prompt(json.loads(r)) for r in ok["request"])
 
 
-def _kill_and_resume(tmp_path: Path, *, items: int, kills: int, seed: int) -> int:
+def _kill_and_resume(
+    tmp_path: Path, cli_judge_run: CliJudgeRunFactory, *, items: int, kills: int, seed: int
+) -> int:
     rng = random.Random(seed)
-    db = tmp_path / "kill.duckdb"
-    rows = tmp_path / "rows.jsonl"
-    rows.write_text("\n".join(json.dumps(r) for r in faithfulness_rows(items, sources=3)))
-    store = open_store(str(db))
-    import_rows(store, rows, "docs")
-    store.db.close()
-    log = tmp_path / "calls.jsonl"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            str(SERVER),
-            "--port",
-            "0",
-            "--latency",
-            "0.05",
-            "--verdicts",
-            "hash",
-            "--log",
-            str(log),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    port = int(server.stdout.readline().split()[1])
-    env = {
-        **{
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("CALIBRATE_", "ANTHROPIC_", "OPENAI_"))
-        },
-        "CALIBRATE_ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
-        "ANTHROPIC_API_KEY": DUMMY_KEY,
-    }
-    command = [
-        sys.executable,
-        "-m",
-        "judges.cli",
-        "--db",
-        str(db),
-        "judge",
-        "run",
-        "faithfulness",
-        "--dataset",
-        "docs",
-        "--swap",
-        "--repeats",
-        str(REPEATS),
-        "--concurrency",
-        "4",
-    ]
+    setup = cli_judge_run(items=items, repeats=REPEATS, latency=0.05)
+    db, log, command, env = setup.db, setup.log, setup.command, setup.env
     planned = items * 2 * REPEATS
     kills_done = 0
     try:
@@ -119,8 +70,7 @@ def _kill_and_resume(tmp_path: Path, *, items: int, kills: int, seed: int) -> in
         final = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
         assert final.returncode == 0, final.stdout + final.stderr
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=10)
+        setup.stop_server()
 
     store = open_store(str(db))
     calls = JudgeStore(store.db).calls_frame()
@@ -133,10 +83,14 @@ def _kill_and_resume(tmp_path: Path, *, items: int, kills: int, seed: int) -> in
     return kills_done
 
 
-def test_kill_nine_at_random_points_then_resume(tmp_path: Path) -> None:
-    assert _kill_and_resume(tmp_path, items=12, kills=3, seed=1) == 3
+def test_kill_nine_at_random_points_then_resume(
+    tmp_path: Path, cli_judge_run: CliJudgeRunFactory
+) -> None:
+    assert _kill_and_resume(tmp_path, cli_judge_run, items=12, kills=3, seed=1) == 3
 
 
 @pytest.mark.slow
-def test_kill_nine_at_twenty_random_points_then_resume(tmp_path: Path) -> None:
-    assert _kill_and_resume(tmp_path, items=40, kills=20, seed=2) == 20
+def test_kill_nine_at_twenty_random_points_then_resume(
+    tmp_path: Path, cli_judge_run: CliJudgeRunFactory
+) -> None:
+    assert _kill_and_resume(tmp_path, cli_judge_run, items=40, kills=20, seed=2) == 20

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 from judge_helpers import DUMMY_KEY, faithfulness_rows
+from repo_paths import FAKE_SERVER_SCRIPT
 
 from judges.cli._delegate import CommandServer
 from judges.store import JudgeStore
 from labels import import_rows, open_store
 
-SERVER = Path(__file__).resolve().parents[1] / "support" / "fake_llm_server.py"
 ANNOTATORS = 8
 ITEMS = 120
 REPEATS = 2
@@ -38,7 +38,8 @@ def _load(tmp_path: Path, seconds: float, monkeypatch: pytest.MonkeyPatch) -> di
     import_rows(store, rows, "docs")
     commands = CommandServer(db).start()
     fake = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", "0", "--latency", "0.02", "--verdicts", "hash"],
+        [sys.executable, str(FAKE_SERVER_SCRIPT), "--port", "0", "--latency", "0.02",
+         "--verdicts", "hash"],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from judge_helpers import faithfulness_rows
+from repo_paths import FAKE_SERVER_SCRIPT
 
-SERVER = Path(__file__).resolve().parents[1] / "support" / "fake_llm_server.py"
 CANARY = "sk-ant-CANARY-7f3a9c1e5b2d4a6f8e0c"
 
 
@@ -26,7 +26,7 @@ def test_canary_key_never_written(tmp_path: Path) -> None:
     server = subprocess.Popen(
         [
             sys.executable,
-            str(SERVER),
+            str(FAKE_SERVER_SCRIPT),
             "--port",
             "0",
             "--verdicts",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_browser import browser, make_server, shows  # the browser fixtures and helpers
+from app_browser import shows
 
 from calibrate_app.uploads import (
     FOLDER_PREFIX,
@@ -19,8 +19,6 @@ from calibrate_app.uploads import (
     safe_upload_name,
 )
 from labels import LabelStore
-
-__all__ = ["browser", "make_server"]
 
 
 def _mode(path: Path) -> int:

@@ -6,18 +6,16 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+from cli_judge_run import CliJudgeRunFactory
 from fake_llm_server import read_log
-from judge_helpers import DUMMY_KEY, faithfulness_rows
 
 from judges.store import JudgeStore
-from labels import import_rows, open_store
+from labels import open_store
 
-SERVER = Path(__file__).resolve().parents[1] / "support" / "fake_llm_server.py"
 REPEATS = 3
 ITEMS = 20
 
@@ -34,42 +32,12 @@ def _wait_for(predicate: object, timeout: float, what: str) -> None:
         time.sleep(0.02)
 
 
-def _setup(tmp_path: Path, latency: float) -> tuple[Path, Path, subprocess.Popen[str], int]:
-    db = tmp_path / "kill.duckdb"
-    rows = tmp_path / "rows.jsonl"
-    rows.write_text("\n".join(json.dumps(r) for r in faithfulness_rows(ITEMS, sources=3)),
-                    encoding="utf-8")
-    store = open_store(str(db))
-    import_rows(store, rows, "docs")
-    store.db.close()
-    log = tmp_path / "calls.jsonl"
-    server = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", "0", "--latency", str(latency),
-         "--verdicts", "hash", "--log", str(log)],
-        stdout=subprocess.PIPE, text=True,
-    )
-    assert server.stdout is not None
-    port = int(server.stdout.readline().split()[1])
-    return db, log, server, port
-
-
-def _cli(db: Path, port: int) -> tuple[list[str], dict[str, str]]:
-    env = {
-        **{k: v for k, v in os.environ.items()
-           if not k.startswith(("CALIBRATE_", "ANTHROPIC_", "OPENAI_"))},
-        "CALIBRATE_ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
-        "ANTHROPIC_API_KEY": DUMMY_KEY,
-    }
-    command = [sys.executable, "-m", "judges.cli", "--db", str(db), "judge", "run",
-               "faithfulness", "--dataset", "docs", "--swap", "--repeats", str(REPEATS),
-               "--concurrency", "4"]
-    return command, env
-
-
-def test_kill_9_then_resume_pays_for_nothing_twice(tmp_path: Path) -> None:
-    db, log, server, port = _setup(tmp_path, 0.05)
+def test_kill_9_then_resume_pays_for_nothing_twice(
+    tmp_path: Path, cli_judge_run: CliJudgeRunFactory
+) -> None:
+    setup = cli_judge_run(items=ITEMS, repeats=REPEATS, latency=0.05)
+    db, log, command, env = setup.db, setup.log, setup.command, setup.env
     try:
-        command, env = _cli(db, port)
         with open(tmp_path / "first.log", "w") as out:
             first = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
         _wait_for(lambda: log.exists() and len(log.read_text().splitlines()) >= 40, 60,
@@ -93,19 +61,18 @@ def test_kill_9_then_resume_pays_for_nothing_twice(tmp_path: Path) -> None:
         assert second.returncode == 0, second.stdout + second.stderr
         assert f"{sum(stored_at_kill.values())} cached" in second.stdout
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=10)
+        setup.stop_server()
 
     calls = read_log(str(log))
     resumed = Counter(_user_text(c.body["messages"]) for c in calls[sent_before:])
-    everything = Counter(_user_text(c.body["messages"]) for c in calls)
+    # A request cut off by the kill reaches the log without a body: sent, never answered.
+    everything = Counter(_user_text(c.body["messages"]) for c in calls if "messages" in c.body)
     assert len(everything) == ITEMS * 2  # one prompt per item and order
     for prompt in everything:
         # The resumed run sent each prompt exactly as often as calls were still missing.
         assert resumed[prompt] == REPEATS - stored_at_kill[prompt]
     # Only calls in flight at the kill (sent, never stored) could be sent twice overall.
-    assert sum(everything.values()) - ITEMS * 2 * REPEATS == sent_before - sum(
-        stored_at_kill.values())
+    assert len(calls) - ITEMS * 2 * REPEATS == sent_before - sum(stored_at_kill.values())
 
     store = open_store(str(db))
     final = JudgeStore(store.db).calls_frame()
@@ -115,10 +82,10 @@ def test_kill_9_then_resume_pays_for_nothing_twice(tmp_path: Path) -> None:
     assert len(keys) == ITEMS * 2 * REPEATS and keys.max() == 1
 
 
-def test_ctrl_c_stores_every_call_in_flight(tmp_path: Path) -> None:
-    db, log, server, port = _setup(tmp_path, 0.3)
+def test_ctrl_c_stores_every_call_in_flight(cli_judge_run: CliJudgeRunFactory) -> None:
+    setup = cli_judge_run(items=ITEMS, repeats=REPEATS, latency=0.3)
+    db, log, command, env = setup.db, setup.log, setup.command, setup.env
     try:
-        command, env = _cli(db, port)
         run = subprocess.Popen(command, env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
         _wait_for(lambda: log.exists() and len(log.read_text().splitlines()) >= 6, 60,
@@ -129,8 +96,7 @@ def test_ctrl_c_stores_every_call_in_flight(tmp_path: Path) -> None:
         assert "Run the same command again to resume" in err
         sent = len(read_log(str(log)))
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=10)
+        setup.stop_server()
     store = open_store(str(db))
     judges = JudgeStore(store.db)
     stored = judges.calls_frame()

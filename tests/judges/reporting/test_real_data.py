@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from repo_paths import SHARED_DATA
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from judges.calibration import interval_json, lee_pass_rate
@@ -20,7 +21,7 @@ from judges.reporting import calibration_report
 from judges.verdicts import import_verdicts
 from labels import LabelStore, import_labels, import_rows
 
-E2E = Path(__file__).resolve().parents[3] / "shared" / "data" / "e2e"
+E2E = SHARED_DATA / "e2e"
 
 needs_data = pytest.mark.skipif(
     not (E2E / "faithbench_items.jsonl").is_file(),

@@ -11,13 +11,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from markup import shown as rendered
+from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
 from judges.calibration import format_point
 from judges.cli import cli
 from labels import open_store
-
-APP_SCRIPT = Path(__file__).resolve().parents[2] / "calibrate_app" / "streamlit_app.py"
 
 
 @pytest.fixture(scope="module")

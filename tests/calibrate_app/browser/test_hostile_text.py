@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from test_browser import browser, make_server, shows  # the browser fixtures and helpers
+from app_browser import shows
 
 from judges.config import builtin_names, load_builtin
 from judges.providers.scripted import ScriptedProvider
@@ -30,8 +30,6 @@ from judges.verdicts import import_verdicts
 from labels import LabelStore, import_rows
 from labels.models import Criterion
 from labels.sampling import QueueSettings
-
-__all__ = ["browser", "make_server"]
 
 MARK = "hx7"  # in every hostile string, so any element made from one can be recognised
 ROWS = 12

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,14 +10,6 @@ import pytest
 
 from labels import LabelStore
 from labels.importing import import_rows
-
-# tests/support holds helpers shared across test folders (markup.shown, the fake LLM server);
-# this folder's test_browser.py holds the browser fixtures other browser tests import.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-REPO = Path(__file__).resolve().parents[2]
-APP_SCRIPT = REPO / "calibrate_app" / "streamlit_app.py"
 
 # Rows whose text would do something if it were rendered as markdown, HTML or LaTeX.
 INJECTIONS = (

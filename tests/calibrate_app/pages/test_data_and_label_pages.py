@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from markup import shown
+from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
 from labels import LabelStore
@@ -19,7 +20,6 @@ from labels.importing import import_rows
 from labels.models import Criterion
 from labels.sampling import QueueSettings
 
-APP_SCRIPT = Path(__file__).resolve().parents[2] / "calibrate_app" / "streamlit_app.py"
 QUESTION = re.compile(r"^(Question number \d+\?|Injection \d)")
 
 
@@ -458,14 +458,29 @@ def test_no_dataset_yet_points_to_the_data_page(store: LabelStore, app_env: Path
     assert "No datasets yet" in at.info[0].value
 
 
-def test_a_big_dataset_reruns_quickly(
-    store: LabelStore, app_env: Path, tmp_path: Path, make_rows: Any
-) -> None:
+def _label_ten_of_a_big_dataset(store: LabelStore, tmp_path: Path, make_rows: Any) -> float:
+    """Label 10 rows of a 5,000-row dataset; check they are stored; return seconds per label."""
     import_rows(store, make_rows(tmp_path / "big.jsonl", 5000), "big")
     at = app(dataset="big")
     started = time.perf_counter()
     for _ in range(10):
         press(at, "verdict_pass")
     per_label = (time.perf_counter() - started) / 10
-    assert per_label < 0.5, per_label
     assert len(store.current_labels("big")) == 10
+    return per_label
+
+
+def test_a_big_dataset_takes_labels(
+    store: LabelStore, app_env: Path, tmp_path: Path, make_rows: Any
+) -> None:
+    _label_ten_of_a_big_dataset(store, tmp_path, make_rows)
+
+
+# A wall-clock bound: shared machines make it flaky in the default run (bench/label_latency.py
+# measures the browser's key-to-paint latency as well).
+@pytest.mark.slow
+def test_a_big_dataset_reruns_quickly(
+    store: LabelStore, app_env: Path, tmp_path: Path, make_rows: Any
+) -> None:
+    per_label = _label_ten_of_a_big_dataset(store, tmp_path, make_rows)
+    assert per_label < 0.5, per_label

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import click
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -103,23 +102,3 @@ def test_exit_codes_and_messages(tmp_path: Path, rows_file: Path) -> None:
     code, out = _run(db, "labels", "import", str(bad_labels), "--dataset", "x", "--annotator", "a")
     assert code == 2 and "has no item 'zzz'" in out
     assert open_store(str(db)).current_labels("x").empty, "nothing half-imported"
-
-
-def _all_commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
-    found = []
-    for name, command in group.commands.items():
-        found.append((f"{prefix}{name}", command))
-        if isinstance(command, click.Group):
-            found.extend(_all_commands(command, f"{prefix}{name} "))
-    return found
-
-
-def test_every_command_has_help() -> None:
-    commands = _all_commands(cli)
-    assert {"import", "datasets", "labels import", "labels export", "app"} <= {
-        n for n, _ in commands
-    }
-    for name, command in commands:
-        assert command.help, f"'calibrate {name}' has no help text"
-        result = CliRunner().invoke(cli, [*name.split(), "--help"])
-        assert result.exit_code == 0, name

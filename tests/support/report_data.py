@@ -16,22 +16,15 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from judges.verdicts import import_verdicts
-from labels import LabelStore, import_labels, import_rows, open_store
-
-# tests/support: helpers shared across test folders (markup.shown).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
+from labels import LabelStore, import_labels, import_rows
 
 N_CAL, N_PASS, N_TGT = 120, 70, 400
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 
 @dataclass(frozen=True)
@@ -141,30 +134,3 @@ def build_store(store: LabelStore, files: ReportFiles) -> None:
     import_verdicts(store, files.judge_a_tgt, dataset="tgt", judge="judge-a")
     import_verdicts(store, files.judge_b_cal, dataset="cal", judge="judge-b")
     import_verdicts(store, files.swapper_cal, dataset="cal", judge="swapper")
-
-
-@pytest.fixture(scope="session")
-def file_writer() -> Callable[[Path], ReportFiles]:
-    """:func:`write_report_files`, for fixtures of a wider scope than a test."""
-    return write_report_files
-
-
-@pytest.fixture(scope="session")
-def store_builder() -> Callable[[LabelStore, ReportFiles], None]:
-    """:func:`build_store`, for fixtures of a wider scope than a test."""
-    return build_store
-
-
-@pytest.fixture
-def report_files(tmp_path: Path) -> ReportFiles:
-    """The generated files, in ``tmp_path/files``."""
-    return write_report_files(tmp_path / "files")
-
-
-@pytest.fixture
-def filled_store(db_path: Path, report_files: ReportFiles) -> Iterator[LabelStore]:
-    """A store with every file imported."""
-    s = open_store(str(db_path))
-    build_store(s, report_files)
-    yield s
-    s.db.close()

@@ -8,8 +8,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
-
-NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+from repo_paths import NOTEBOOKS
 
 
 @pytest.mark.parametrize("name", ["01_quickstart.ipynb", "02_judge_error_analysis.ipynb"])

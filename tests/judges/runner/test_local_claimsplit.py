@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from fake_llm_server import FakeLLMServer, is_claim_check
 from judge_helpers import DUMMY_KEY, with_changes
+from repo_paths import REPO
 
 from judges.claimsplit import ClaimScore, claim_verdict, p_yes, parse_claim_lines, score_check
 from judges.config import (
@@ -69,7 +70,7 @@ def test_local_builtin_is_claim_split_and_threshold_is_hashed() -> None:
 def test_demo_claim_split_judge_is_the_builtin_renamed() -> None:
     demo = load_config(Path("judges/demo/judges/qwen1.5b-claimsplit.yaml").resolve()
                        if Path("judges").exists() else
-                       Path(__file__).resolve().parents[2] / "judges/demo/judges/"
+                       REPO / "judges/demo/judges/"
                        "qwen1.5b-claimsplit.yaml")
     builtin = load_builtin("faithfulness-local")
     assert with_changes(demo, name=builtin.name, swap=builtin.swap) == builtin
@@ -282,7 +283,7 @@ def test_claim_split_without_logprobs_reads_the_word(
 def test_label_contract_reads_the_first_word() -> None:
     from judges.parsing import parse_reply
 
-    config = load_config(Path(__file__).resolve().parents[2]
+    config = load_config(REPO
                          / "judges/demo/judges/qwen1.5b-oneshot.yaml")
     assert config.output.format == "label"
     assert parse_reply(config, "**FAIL**.") == Verdict("fail", "FAIL", "")

@@ -1,4 +1,4 @@
-"""Helpers shared by the judge tests (importable: conftest puts this folder on sys.path)."""
+"""Helpers shared by the judge tests: rows, a dummy key, config edits (on pytest's pythonpath)."""
 
 from __future__ import annotations
 

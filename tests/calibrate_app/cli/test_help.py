@@ -1,0 +1,37 @@
+"""Every `calibrate` command has help text and a working ``--help``, one test per command."""
+
+from __future__ import annotations
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from judges.cli import cli
+
+
+def _all_commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
+    found = []
+    for name, command in group.commands.items():
+        found.append((f"{prefix}{name}", command))
+        if isinstance(command, click.Group):
+            found.extend(_all_commands(command, f"{prefix}{name} "))
+    return found
+
+
+COMMANDS = _all_commands(cli)
+
+
+def test_the_command_tree_holds_the_documented_commands() -> None:
+    names = {name for name, _ in COMMANDS}
+    assert {"import", "datasets", "labels import", "labels export", "app", "report", "card",
+            "card export", "card show", "score", "gate"} <= names
+    for group in ("judges", "judge", "verdicts"):
+        assert isinstance(cli.commands[group], click.Group)
+        assert any(name.startswith(f"{group} ") for name in names), group
+
+
+@pytest.mark.parametrize(("name", "command"), COMMANDS, ids=[name for name, _ in COMMANDS])
+def test_every_command_has_help(name: str, command: click.Command) -> None:
+    assert command.help, f"'calibrate {name}' has no help text"
+    result = CliRunner().invoke(cli, [*name.split(), "--help"])
+    assert result.exit_code == 0 and len(result.output) > 100, (name, result.output)
