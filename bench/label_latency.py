@@ -47,7 +47,7 @@ from typing import Any
 
 import duckdb
 
-from judges.cli._app import APP_SCRIPT, streamlit_command
+from calibrate_app.cli._app import APP_SCRIPT, streamlit_command
 from labels import open_store
 
 CHROMIUM = "/usr/bin/chromium"

@@ -1,5 +1,5 @@
 """The Streamlit app: import rows, label them, run judges, calibrate, export.
 
-Start it with ``calibrate app`` (see :mod:`judges.cli._app`); the entry point is
+Start it with ``calibrate app`` (see :mod:`calibrate_app.cli._app`); the entry point is
 ``calibrate_app/streamlit_app.py``.
 """

@@ -19,24 +19,24 @@ from typing import Literal
 import streamlit as st
 
 from calibrate_app import judge_info
+from calibrate_app.command_server import CommandServer
+from calibrate_app.settings import AppSettings
 from calibrate_app.uploads import UploadFolder
-from judges.cli._delegate import CommandServer
-from judges.settings import Settings
 from labels import LabelStore, open_store
 from labels.sampling import Holds, QueueOrder, QueuePlan, QueueSettings, plan_queue
 
 _SETTINGS_KEY = "_calibrate_settings"
 
 
-def get_settings() -> Settings:
+def get_settings() -> AppSettings:
     """The settings of this browser session, built once from the environment and ``.env``.
 
     ``calibrate app`` passes the database path as ``CALIBRATE_DB_PATH``. Kept per session
     rather than per process so tests can point each app run at its own database.
     """
     settings = st.session_state.get(_SETTINGS_KEY)
-    if not isinstance(settings, Settings):
-        settings = Settings()
+    if not isinstance(settings, AppSettings):
+        settings = AppSettings()
         st.session_state[_SETTINGS_KEY] = settings
     return settings
 
@@ -59,14 +59,15 @@ def _stop_command_server(server: CommandServer) -> None:
 def _command_server(path: str) -> CommandServer:
     # While the app holds the file no other process can open it, so `calibrate ...` commands
     # run in another terminal hand their command line to this thread, which runs them here
-    # on the same open database (see judges.cli._delegate).
+    # on the same open database (see calibrate_app.command_server).
     return CommandServer(path).start()
 
 
-def get_store(settings: Settings | None = None) -> LabelStore:
+def get_store(settings: AppSettings | None = None) -> LabelStore:
     """The label store on the settings' database file: one per server process per path.
 
-    Opening it also starts serving CLI commands for that file (:mod:`judges.cli._delegate`).
+    Opening it also starts serving CLI commands for that file
+    (:mod:`calibrate_app.command_server`).
 
     Raises:
         labels.errors.DatabaseLockedError: another process holds the file.

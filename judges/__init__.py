@@ -4,7 +4,8 @@ Everything a notebook or CI script needs is importable from here, e.g.::
 
     from judges import calibration_report, export_card, gate, run_judge
 
-Names load on first use (PEP 562), so ``import judges.cli`` stays light.
+Names load on first use (PEP 562), so importing ``judges`` (e.g. from the CLI) stays light.
+This package is a plain library: it never imports a front end (``calibrate_app``).
 """
 
 from __future__ import annotations

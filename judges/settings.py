@@ -1,4 +1,8 @@
-"""One typed settings object, read from the environment and ``.env`` once at each entry point."""
+"""Provider settings (API keys, base URLs, the local model), read from the environment and ``.env``.
+
+The front ends (CLI and app) extend this class with their own entry-point settings (database
+file, host, port, access code); the judges library never needs those.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    """Settings for the CLI and the app.
+    """Settings of the judge providers.
 
     Every field reads ``CALIBRATE_<FIELD>`` from the environment or a ``.env`` file in the
     working directory; API keys also read the providers' usual variables
@@ -21,12 +25,6 @@ class Settings(BaseSettings):
         env_prefix="CALIBRATE_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
     )
 
-    db_path: Path = Field(default=Path("calibrate.duckdb"), description="the DuckDB file")
-    lock_timeout: float = Field(
-        default=5.0,
-        ge=0,
-        description="seconds a command waits for a database file another process holds",
-    )
     anthropic_api_key: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("CALIBRATE_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"),
@@ -36,16 +34,6 @@ class Settings(BaseSettings):
     )
     anthropic_base_url: str | None = None
     openai_base_url: str | None = None
-    access_code: SecretStr | None = Field(
-        default=None, description="if set, the app asks for this code before showing anything"
-    )
-    app_host: str = "127.0.0.1"
-    app_port: int = 8501
-    max_upload_mb: int = Field(
-        default=200, ge=1,
-        description="largest file the app accepts as an upload (also Streamlit's "
-        "server.maxUploadSize when started by `calibrate app`)",
-    )
     local_model_path: Path | None = Field(
         default=None, description="a GGUF file for the optional local judge provider"
     )

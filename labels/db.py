@@ -57,6 +57,16 @@ def is_lock_error(error: BaseException) -> bool:
     return isinstance(error, duckdb.IOException) and "lock" in str(error).lower()
 
 
+def held_by_another_process(path: str | Path) -> bool:
+    """True when another process holds the DuckDB file ``path`` open (a probe: open, close)."""
+    try:
+        con = duckdb.connect(str(path), config=dict(_CONFIG))
+    except duckdb.Error as error:
+        return is_lock_error(error)
+    con.close()
+    return False
+
+
 class Database:
     """A DuckDB file opened once for this process.
 

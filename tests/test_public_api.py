@@ -15,6 +15,9 @@ def test_every_exported_name_resolves() -> None:
 
 
 def test_importing_the_cli_loads_no_provider_sdk() -> None:
-    code = "import sys, judges.cli; print('openai' in sys.modules, 'anthropic' in sys.modules)"
+    code = (
+        "import sys, calibrate_app.cli; "
+        "print('openai' in sys.modules, 'anthropic' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

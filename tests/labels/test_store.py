@@ -367,7 +367,7 @@ def test_file_held_by_another_process_is_explained(db_path: Path) -> None:
 
         from click.testing import CliRunner
 
-        from judges.cli import cli
+        from calibrate_app.cli import cli
 
         result = CliRunner().invoke(
             cli, ["--db", str(db_path), "datasets"], env={"CALIBRATE_LOCK_TIMEOUT": "0"}

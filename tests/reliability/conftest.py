@@ -48,7 +48,7 @@ def cli_judge_run(tmp_path: Path) -> Iterator[CliJudgeRunFactory]:
             "CALIBRATE_ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
             "ANTHROPIC_API_KEY": DUMMY_KEY,
         }
-        command = [sys.executable, "-m", "judges.cli", "--db", str(db), "judge", "run",
+        command = [sys.executable, "-m", "calibrate_app.cli", "--db", str(db), "judge", "run",
                    "faithfulness", "--dataset", "docs", "--swap", "--repeats", str(repeats),
                    "--concurrency", "4"]
         run = CliJudgeRun(db, log, server, command, env)

@@ -122,7 +122,7 @@ def test_cli_judge_run_while_two_experts_label(
             [
                 sys.executable,
                 "-m",
-                "judges.cli",
+                "calibrate_app.cli",
                 "--db",
                 str(server.db_path),
                 "judge",

@@ -1,8 +1,9 @@
 """Load: 8 annotators label through the store while a judge run from another process writes.
 
 The test process plays the app: it holds the database and runs a
-:class:`~judges.cli._delegate.CommandServer`, so ``calibrate judge run`` started in a separate
-process is handed over and writes its verdicts here, beside the annotators' threads.
+:class:`~calibrate_app.command_server.CommandServer`, so ``calibrate judge run``
+started in a separate process is handed over and writes its verdicts here, beside the
+annotators' threads.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 from judge_helpers import DUMMY_KEY, faithfulness_rows
 from repo_paths import FAKE_SERVER_SCRIPT
 
-from judges.cli._delegate import CommandServer
+from calibrate_app.command_server import CommandServer
 from judges.store import JudgeStore
 from labels import import_rows, open_store
 
@@ -84,7 +85,7 @@ def _load(tmp_path: Path, seconds: float, monkeypatch: pytest.MonkeyPatch) -> di
     command = [
         sys.executable,
         "-m",
-        "judges.cli",
+        "calibrate_app.cli",
         "--db",
         str(db),
         "judge",

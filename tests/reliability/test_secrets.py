@@ -73,7 +73,7 @@ def test_canary_key_never_written(tmp_path: Path) -> None:
     try:
         for step in steps:
             done = subprocess.run(
-                [sys.executable, "-m", "judges.cli", *step],
+                [sys.executable, "-m", "calibrate_app.cli", *step],
                 cwd=work,
                 env=env,
                 capture_output=True,

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from repo_paths import REPO
 
-from judges.cli._app import streamlit_command
+from calibrate_app.cli._app import streamlit_command
 from labels import LabelStore, open_store
 
 ARTIFACTS = REPO / "test-artifacts"

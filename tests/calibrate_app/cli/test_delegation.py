@@ -15,7 +15,7 @@ from labels import open_store
 APP_STANDIN = """
 import sys, time
 from labels import open_store
-from judges.cli._delegate import CommandServer
+from calibrate_app.command_server import CommandServer
 store = open_store(sys.argv[1])
 CommandServer(sys.argv[1]).start()
 print("ready", flush=True)
@@ -25,7 +25,7 @@ time.sleep(120)
 
 def _calibrate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "judges.cli", *args],
+        [sys.executable, "-m", "calibrate_app.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -121,7 +121,7 @@ def test_without_an_app_the_lock_is_explained(db_path: Path, tmp_path: Path) -> 
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
         done = subprocess.run(
-            [sys.executable, "-m", "judges.cli", "--db", str(db_path), "datasets"],
+            [sys.executable, "-m", "calibrate_app.cli", "--db", str(db_path), "datasets"],
             cwd=tmp_path,
             capture_output=True,
             text=True,

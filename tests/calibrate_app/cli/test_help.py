@@ -6,7 +6,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from judges.cli import cli
+from calibrate_app.cli import cli
 
 
 def _all_commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:

@@ -10,7 +10,7 @@ from click.testing import CliRunner, Result
 from fake_llm_server import FakeLLMServer
 from judge_helpers import DUMMY_KEY, faithfulness_rows
 
-from judges.cli import cli
+from calibrate_app.cli import cli
 
 
 def invoke(db: Path, *args: str) -> Result:

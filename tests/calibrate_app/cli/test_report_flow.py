@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from judges.cli import cli
+from calibrate_app.cli import cli
 
 INTERVAL_KEYS = {"estimate", "low", "high", "n", "reason"}
 REQUIRED = {

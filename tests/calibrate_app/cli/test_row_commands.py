@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from judges.cli import cli
+from calibrate_app.cli import cli
 from labels import open_store
 
 

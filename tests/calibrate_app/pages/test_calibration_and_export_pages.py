@@ -14,8 +14,8 @@ from markup import shown as rendered
 from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
+from calibrate_app.cli import cli
 from judges.calibration import format_point
-from judges.cli import cli
 from labels import open_store
 
 

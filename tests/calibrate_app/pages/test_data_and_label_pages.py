@@ -111,7 +111,7 @@ def test_cli_commands_run_inside_the_app_process(seeded: LabelStore, tmp_path: P
     # This process now holds the file, as the app server would: a CLI command in another
     # process cannot open it, so it is handed to the app and runs here.
     done = subprocess.run(
-        [sys.executable, "-m", "judges.cli", "--db", str(seeded.db.path), "datasets"],
+        [sys.executable, "-m", "calibrate_app.cli", "--db", str(seeded.db.path), "datasets"],
         capture_output=True, text=True, timeout=60, cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr

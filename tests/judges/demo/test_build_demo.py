@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-import judges.cli._demo as demo_cli
-from judges.cli import cli
+import calibrate_app.cli._demo as demo_cli
+from calibrate_app.cli import cli
 from judges.demo import DEMO_DATASETS, LABELLED_DATASET, PRODUCTION_DATASET, build_demo
 from judges.demo.layout import DATA_DIR
 from labels import open_store

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from fake_llm_server import FakeLLMServer
 from judge_helpers import faithfulness_rows
 
-from judges.cli import cli
+from calibrate_app.cli import cli
 from judges.config import load_builtin
 from judges.providers import ProviderConfigError, get_provider
 from judges.providers.local import IDLE_TIMEOUT, LocalProvider, shutdown_local_servers

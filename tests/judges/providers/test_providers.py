@@ -199,7 +199,7 @@ def test_register_a_provider_kind() -> None:
 
 def test_sdks_are_imported_lazily() -> None:
     code = (
-        "import sys, judges.providers, judges.runner, judges.verdicts, judges.cli; "
+        "import sys, judges.providers, judges.runner, judges.verdicts, calibrate_app.cli; "
         "print(sorted(m for m in ('openai', 'anthropic') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from calibrate_app.cli import cli
 from judges.calibration import interval_json, lee_pass_rate
 from judges.card import CardError, card_from_report, dumps_card, load_card, write_card
-from judges.cli import cli
 from judges.gate import (
     VerdictsFileError,
     gate,

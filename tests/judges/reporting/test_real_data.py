@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from repo_paths import SHARED_DATA
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
+from calibrate_app.cli import cli
 from judges.calibration import interval_json, lee_pass_rate
-from judges.cli import cli
 from judges.reporting import calibration_report
 from judges.verdicts import import_verdicts
 from labels import LabelStore, import_labels, import_rows

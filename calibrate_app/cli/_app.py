@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
-from judges.cli._context import AppContext, pass_app
-from judges.settings import Settings
+from calibrate_app.cli._context import AppContext, pass_app
+from calibrate_app.settings import AppSettings
 
-APP_SCRIPT = Path(__file__).resolve().parents[2] / "calibrate_app" / "streamlit_app.py"
+APP_SCRIPT = Path(__file__).resolve().parents[1] / "streamlit_app.py"
 
 
 def exec_app(command: list[str], env: dict[str, str]) -> None:
@@ -34,7 +34,7 @@ def streamlit_command(
     upload handler, which refuses a bigger request body before the page ever sees it.
     """
     if max_upload_mb is None:
-        max_upload_mb = int(Settings.model_fields["max_upload_mb"].default)
+        max_upload_mb = int(AppSettings.model_fields["max_upload_mb"].default)
     command = [
         sys.executable,
         "-m",

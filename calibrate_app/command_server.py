@@ -29,9 +29,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-import duckdb
-
-from labels.db import is_lock_error
+from labels.db import held_by_another_process
 
 POLL_SECONDS = 0.1
 SERVER_FILE = "server.json"
@@ -114,6 +112,7 @@ class CommandServer:
     """
 
     def __init__(self, db_path: str | Path) -> None:
+        """Prepare a server for ``db_path``; nothing runs until :meth:`start`."""
         self.db_path = Path(db_path).resolve()
         self.folder = commands_dir(self.db_path)
         self._stop = threading.Event()
@@ -188,7 +187,7 @@ def run_in_process(args: Sequence[str], db_path: Path) -> int:
     """Run one ``calibrate`` command line in this process against ``db_path``; its exit code."""
     import click
 
-    from judges.cli import cli
+    from calibrate_app.cli import cli
 
     try:
         result = cli.main(
@@ -269,18 +268,6 @@ def _app_server(db_path: Path) -> dict[str, Any] | None:
     return info
 
 
-def _held_by_another_process(db_path: Path) -> bool:
-    try:
-        con = duckdb.connect(
-            str(db_path),
-            config={"autoinstall_known_extensions": False, "autoload_known_extensions": False},
-        )
-    except duckdb.IOException as error:
-        return is_lock_error(error)
-    con.close()
-    return False
-
-
 def delegate_if_app_holds_db(argv: Sequence[str], default_db: str | Path) -> int | None:
     """Hand the command to the app when the app holds the database; ``None`` to run here.
 
@@ -291,7 +278,7 @@ def delegate_if_app_holds_db(argv: Sequence[str], default_db: str | Path) -> int
     if command is None or command in _NOT_DELEGATED or {"--help", "-h", "--version"} & set(rest):
         return None
     db_path = Path(db or default_db).resolve()
-    if not db_path.exists() or not _held_by_another_process(db_path):
+    if not db_path.exists() or not held_by_another_process(db_path):
         return None
     server = _app_server(db_path)
     if server is None:

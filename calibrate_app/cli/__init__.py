@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from judges.cli._context import AppContext, pass_app
-from judges.settings import Settings
+from calibrate_app.cli._context import AppContext, pass_app
+from calibrate_app.settings import AppSettings
 from labels.errors import (
     CalibrateError,
     ConflictError,
@@ -63,7 +63,7 @@ def cli(ctx: click.Context, db_path: str | None) -> None:
     The data flow: import rows, label them, judge them, calibrate, export a judge card,
     and gate new verdicts in CI.
     """
-    settings = Settings()
+    settings = AppSettings()
     if db_path is not None:
         settings = settings.model_copy(update={"db_path": db_path})
     ctx.obj = AppContext(settings)
@@ -76,15 +76,15 @@ def echo_json(value: Any) -> None:
 
 
 def _register() -> None:
-    from judges.cli import _app, _rows
+    from calibrate_app.cli import _app, _rows
 
     for module in (_rows, _app):
         module.register(cli)
     for name in ("_judges", "_report", "_demo"):
         try:
-            module = __import__(f"judges.cli.{name}", fromlist=["register"])
+            module = __import__(f"calibrate_app.cli.{name}", fromlist=["register"])
         except ModuleNotFoundError as error:
-            if error.name != f"judges.cli.{name}":
+            if error.name != f"calibrate_app.cli.{name}":
                 raise
             continue
         module.register(cli)
@@ -97,12 +97,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``calibrate`` console script.
 
     When the app holds the database file, the command runs inside the app process instead
-    (see :mod:`judges.cli._delegate`).
+    (see :mod:`calibrate_app.command_server`).
     """
-    from judges.cli._delegate import delegate_if_app_holds_db
+    from calibrate_app.command_server import delegate_if_app_holds_db
 
     args = list(sys.argv[1:] if argv is None else argv)
-    code = delegate_if_app_holds_db(args, Settings().db_path)
+    code = delegate_if_app_holds_db(args, AppSettings().db_path)
     if code is not None:
         sys.exit(code)
     cli.main(args=args, prog_name="calibrate")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from judges.cli._context import AppContext, pass_app
+from calibrate_app.cli._context import AppContext, pass_app
 from labels.exporting import write_table
 from labels.importing import ROW_FORMATS, import_labels, import_rows, parse_mapping
 from labels.models import DEFAULT_CRITERION
@@ -54,7 +54,7 @@ def import_command(
     CSV, JSONL, JSON (a list of records), Parquet, or the ragas format. The import is all or
     nothing; re-importing the same file adds nothing.
     """
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     summary = import_rows(
         app.store,
@@ -81,7 +81,7 @@ def import_command(
 @pass_app
 def datasets_command(app: AppContext, as_json: bool) -> None:
     """List datasets with their item, label and annotator counts."""
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     rows = app.store.datasets()
     if as_json:
@@ -119,7 +119,7 @@ def labels_import(
 
     Columns: id, label (pass/fail/unsure, 1/0, true/false), optional note and annotator.
     """
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     summary = import_labels(app.store, file, dataset, annotator=annotator, criterion=criterion)
     if as_json:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import click
 
-from judges.settings import Settings
+from calibrate_app.settings import AppSettings
 from labels import LabelStore, open_store
 
 
 class AppContext:
     """Settings built once at the entry point, and the label store opened lazily."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: AppSettings) -> None:
         self.settings = settings
         self._store: LabelStore | None = None
 

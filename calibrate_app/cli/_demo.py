@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from judges.cli._app import exec_app, streamlit_command
-from judges.cli._context import AppContext, pass_app
+from calibrate_app.cli._app import exec_app, streamlit_command
+from calibrate_app.cli._context import AppContext, pass_app
 
 
 @click.command("demo")

@@ -14,9 +14,9 @@ from typing import Any
 
 import click
 
+from calibrate_app.cli._context import AppContext, pass_app
 from judges.calibration import DESIGNS, format_interval
 from judges.card import CardError, export_card, load_card
-from judges.cli._context import AppContext, pass_app
 from judges.gate import gate, score_file
 from judges.reporting import (
     AGGREGATION_RULES,
@@ -116,7 +116,7 @@ def report_command(
     target: str | None, design: str, aggregation: str, half_width: float, as_json: bool,
 ) -> None:
     """Calibrate a judge against the human labels: error rates, kappa, corrected pass rate."""
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     report = calibration_report(
         app.store, dataset, judges[0], criterion=criterion, target=target,
@@ -184,7 +184,7 @@ def card_export(
 @click.option("--json", "as_json", is_flag=True, help="Print the whole card as JSON.")
 def card_show(card_file: str, as_json: bool) -> None:
     """Check a card (schema, config hash) and print what it says."""
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     card = load_card(card_file)
     if as_json:
@@ -224,7 +224,7 @@ def _score_text(data: dict[str, Any]) -> list[str]:
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def score_command(card_file: str, verdicts_file: str, as_json: bool) -> None:
     """Corrected pass rate + interval of new verdicts (VERDICTS_FILE) of the card's judge."""
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     card = load_card(card_file)
     data = score_file(card, verdicts_file).to_json()
@@ -254,7 +254,7 @@ def gate_command(
     Exit 2 on bad input: an unreadable or edited card, verdicts of another judge config, no
     scored verdict, or a card that cannot correct a pass rate.
     """
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     card = load_card(card_file)
     score = score_file(card, verdicts_file)

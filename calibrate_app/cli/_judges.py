@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from judges.cli._context import AppContext, pass_app
+from calibrate_app.cli._context import AppContext, pass_app
 from judges.config import (
     JudgeConfig,
     builtin_names,
@@ -70,7 +70,7 @@ def judges_group() -> None:
 @pass_app
 def judges_list(app: AppContext, as_json: bool) -> None:
     """List the built-in judges and the configs stored in the database."""
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     rows: list[dict[str, Any]] = []
     for name in builtin_names():
@@ -110,7 +110,7 @@ def judges_list(app: AppContext, as_json: bool) -> None:
 @pass_app
 def judges_show(app: AppContext, name: str, as_json: bool) -> None:
     """Print a judge config (built-in name, file, or stored name/id) with its id."""
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     config = _find_config(app, name)
     if as_json:
@@ -136,7 +136,7 @@ def judge_group() -> None:
 def _cancel_event() -> threading.Event:
     """The app's cancel event when this command runs inside the app, else a fresh one."""
     try:
-        from judges.cli._delegate import current_cancel_event
+        from calibrate_app.command_server import current_cancel_event
     except ImportError:  # pragma: no cover - the delegate module is optional
         return threading.Event()
     return current_cancel_event() or threading.Event()
@@ -198,7 +198,7 @@ def judge_run(
     Exit code 1 when some calls failed after their retries (run again to retry them), 130
     when stopped.
     """
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     config = _find_config(app, config_name)
     if model is not None:
@@ -266,7 +266,7 @@ def judge_run(
 @pass_app
 def judge_runs(app: AppContext, dataset: str | None, judge: str | None, as_json: bool) -> None:
     """List judge runs, newest first (a run that died reads 'interrupted')."""
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     judge_store = JudgeStore(app.store.db)
     runs = judge_store.runs(dataset=dataset, name=judge)
@@ -310,7 +310,7 @@ def verdicts_import(
     Verdicts: pass/fail/unsure (or 1/0, true/false), a/b/tie for pairwise datasets; an empty
     cell or 'unscored' is an unscored row. All or nothing; re-importing adds nothing.
     """
-    from judges.cli import echo_json
+    from calibrate_app.cli import echo_json
 
     summary = import_verdicts(app.store, file, dataset=dataset, judge=judge,
                               criterion=criterion)
