@@ -15,7 +15,8 @@ card's, no scored verdict, or a card whose counts cannot correct anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,11 +57,18 @@ class VerdictsFile:
             ``unsure``/``unscored``).
         config_ids: Distinct non-empty ``config_id`` values in the file (empty when the file
             has no such column, e.g. a plain ``id,verdict`` CSV).
+        rows_without_config_id: Rows with an empty ``config_id`` (all rows without the column).
+        segments: Item id -> ``segment`` when the file has that column (``verdicts export``
+            writes it), else empty.
+        documents: Item id -> ``document_id`` when the file has that column, else empty.
     """
 
     path: str
     calls: pd.DataFrame
     config_ids: tuple[str, ...]
+    rows_without_config_id: int = 0
+    segments: Mapping[str, str] = field(default_factory=dict)
+    documents: Mapping[str, str] = field(default_factory=dict)
 
 
 def _cell_text(value: Any) -> str:
@@ -78,8 +86,9 @@ def read_verdicts_file(path: str | Path, *, format: str | None = None) -> Verdic
 
     Columns: ``id`` or ``item_id``; ``verdict`` (``pass``/``fail``/``unsure``, ``1``/``0``,
     ``true``/``false``; empty or ``unscored`` for no verdict); optionally ``repeat``, ``order``
-    (``original``/``swapped``) and ``config_id`` (written by ``calibrate verdicts export``; checked
-    against the card). Extra columns are ignored.
+    (``original``/``swapped``), ``config_id`` (written by ``calibrate verdicts export``; checked
+    against the card), ``segment`` and ``document_id`` (per item, for ``calibrate compare``).
+    Extra columns are ignored.
 
     Raises:
         VerdictsFileError: a missing column, an unknown verdict, a bad repeat/order, or a
@@ -102,6 +111,8 @@ def read_verdicts_file(path: str | Path, *, format: str | None = None) -> Verdic
     repeats: list[int] = []
     orders: list[str] = []
     config_ids: dict[str, None] = {}
+    without_config_id = 0
+    per_item: dict[str, dict[str, str]] = {"segment": {}, "document_id": {}}
     seen: dict[tuple[str, int, str], int] = {}
     col = table.data
     for i in range(table.n_rows):
@@ -133,17 +144,23 @@ def read_verdicts_file(path: str | Path, *, format: str | None = None) -> Verdic
                 f"order {order})", path=name, row=i + 1, column=id_col,
             )
         seen[key] = i
-        if "config_id" in col:
-            cid = _cell_text(col["config_id"][i])
-            if cid:
-                config_ids[cid] = None
+        cid = _cell_text(col["config_id"][i]) if "config_id" in col else ""
+        if cid:
+            config_ids[cid] = None
+        else:
+            without_config_id += 1
+        for column, values in per_item.items():
+            text = _cell_text(col[column][i]) if column in col else ""
+            if text:
+                values.setdefault(item_id, text)
         ids.append(item_id)
         verdicts.append(verdict)
         repeats.append(repeat)
         orders.append(order)
     calls = pd.DataFrame({"item_id": ids, "repeat": repeats, "order": orders,
                           "verdict": verdicts})
-    return VerdictsFile(name, calls, tuple(config_ids))
+    return VerdictsFile(name, calls, tuple(config_ids), without_config_id,
+                        per_item["segment"], per_item["document_id"])
 
 
 @dataclass(frozen=True)
@@ -163,6 +180,8 @@ class Score:
         swap_flip_rate: Flip rate of the new verdicts across orders (``interval`` dict).
         repeat_flip_rate: Flip rate across repeats (``interval`` dict).
         warnings: Caveats.
+        verified: ``False`` when rows without a ``config_id`` were let in by
+            ``allow_unverified``.
     """
 
     card: JudgeCard
@@ -177,6 +196,7 @@ class Score:
     swap_flip_rate: dict[str, Any]
     repeat_flip_rate: dict[str, Any]
     warnings: tuple[str, ...]
+    verified: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form (``docs/report-json.md``, section ``calibrate score``)."""
@@ -208,50 +228,79 @@ class Score:
             "unsure": self.unsure,
             "swap_flip_rate": self.swap_flip_rate,
             "repeat_flip_rate": self.repeat_flip_rate,
+            "verified": self.verified,
             "warnings": list(self.warnings),
         }
 
 
-def check_config(card: JudgeCard, verdicts: VerdictsFile) -> list[str]:
-    """Refuse verdicts of another judge config than the card's; warn when unknown.
+JUDGE_CHANGED = (
+    "the judge (its config or rubric) changed, and a card's error rates only hold for its own "
+    "config: rerun the baseline under the new judge and recalibrate (calibrate card export) "
+    "before scoring, gating or comparing"
+)
+
+
+def check_config(
+    card: JudgeCard, verdicts: VerdictsFile, *, allow_unverified: bool = False
+) -> list[str]:
+    """Refuse verdicts of another judge config than the card's, and unverifiable ones.
+
+    Args:
+        card: The card.
+        verdicts: The verdicts file.
+        allow_unverified: Accept rows without a ``config_id`` (a plain ``id,verdict`` file);
+            the returned warning says the file is unverified.
 
     Returns:
-        Warnings (empty when the file names the card's config).
+        Warnings (empty when every row names the card's config).
 
     Raises:
-        VerdictsFileError: the file's ``config_id`` differs from the card's.
+        VerdictsFileError: the file's ``config_id`` differs from the card's, or rows have none
+            and ``allow_unverified`` is false.
     """
     expected = card.judge.config_id
     others = [c for c in verdicts.config_ids if c != expected]
     if others:
         raise VerdictsFileError(
             f"verdicts come from judge config {', '.join(others)} but the card calibrates "
-            f"{card.judge.name!r} ({expected}): a card's error rates only hold for its own "
-            "config; calibrate the new config and export its card",
+            f"{card.judge.name!r} ({expected}): {JUDGE_CHANGED}",
             path=verdicts.path, column="config_id",
         )
-    if not verdicts.config_ids:
-        return [
-            "the verdicts file has no config_id column, so it cannot be checked against the "
-            f"card's judge config ({expected}); export them with calibrate verdicts export"
-        ]
-    return []
+    missing = verdicts.rows_without_config_id
+    if not missing:
+        return []
+    what = ("the file has no config_id" if not verdicts.config_ids
+            else f"{missing} rows have no config_id")
+    if not allow_unverified:
+        raise VerdictsFileError(
+            f"{what}, so these verdicts cannot be checked against the card's judge config "
+            f"({expected}): export them with calibrate verdicts export, or pass "
+            "--allow-unverified to use them anyway", path=verdicts.path, column="config_id",
+        )
+    return [
+        f"UNVERIFIED: {what}, so it was not checked that these verdicts come from the card's "
+        f"judge config ({expected}); used anyway because of --allow-unverified"
+    ]
 
 
-def score_verdicts(card: JudgeCard, verdicts: VerdictsFile) -> Score:
+def score_verdicts(
+    card: JudgeCard, verdicts: VerdictsFile, *, allow_unverified: bool = False
+) -> Score:
     """Corrected pass rate of ``verdicts`` with the card's confusion counts (Lee et al. 2025).
 
     Args:
         card: A loaded, verified card.
         verdicts: New verdicts of the card's judge config.
+        allow_unverified: Accept rows without a ``config_id`` (see :func:`check_config`).
 
     Returns:
         A :class:`Score`.
 
     Raises:
-        VerdictsFileError: the verdicts belong to another config, or none is pass/fail.
+        VerdictsFileError: the verdicts belong to another config, have no config id (unless
+            ``allow_unverified``), or none is pass/fail.
     """
-    warnings = check_config(card, verdicts)
+    warnings = check_config(card, verdicts, allow_unverified=allow_unverified)
     items, consistency = aggregate_calls(
         verdicts.calls, rule=card.judge.policy.aggregation, confidence=card.metrics.confidence
     )
@@ -284,7 +333,7 @@ def score_verdicts(card: JudgeCard, verdicts: VerdictsFile) -> Score:
     swap = interval_json(consistency.flip_rate_order if consistency is not None else None)
     repeat = interval_json(consistency.flip_rate_repeat if consistency is not None else None)
     return Score(card, verdicts, items, n, k, unscored, unsure, observed, corrected, swap,
-                 repeat, tuple(warnings))
+                 repeat, tuple(warnings), verified=verdicts.rows_without_config_id == 0)
 
 
 @dataclass(frozen=True)
@@ -346,12 +395,13 @@ def gate(score: Score, *, min_pass_rate: float, on: GateOn = "lower") -> GateRes
                       f"{what} {value:.3f} < {min_pass_rate:g}: {detail}")
 
 
-def score_file(card: JudgeCard, path: str | Path) -> Score:
+def score_file(card: JudgeCard, path: str | Path, *, allow_unverified: bool = False) -> Score:
     """:func:`read_verdicts_file` then :func:`score_verdicts`."""
-    return score_verdicts(card, read_verdicts_file(path))
+    return score_verdicts(card, read_verdicts_file(path), allow_unverified=allow_unverified)
 
 
 __all__ = [
+    "JUDGE_CHANGED",
     "GateResult",
     "Score",
     "VerdictsFile",

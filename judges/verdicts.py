@@ -45,7 +45,7 @@ from labels.errors import CalibrateError, ConflictError, ImportFileError, NotFou
 from labels.exporting import write_table
 from labels.importing import _LABEL_WORDS
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
-from labels.reading import read_table
+from labels.reading import Table, read_table
 from labels.store import LabelStore
 
 VERDICT_COLUMNS = (
@@ -257,6 +257,45 @@ def _int_cell(value: Any) -> int | None:
     return int(number)
 
 
+def _file_config(
+    judge_store: JudgeStore, table: Table, path: str, judge: str, external_id: str
+) -> str:
+    """The config id the file's verdicts belong to (``external_id`` without a column)."""
+    if "config_id" not in table.columns:
+        return external_id
+    found: dict[str, int] = {}
+    for index in range(table.n_rows):
+        value = table.record(index).get("config_id")
+        text = "" if value is None else str(value).strip()
+        if text and text not in found:
+            found[text] = index + 1
+            if len(found) > 1:
+                first, first_row = next(iter(found.items()))
+                raise ImportFileError(
+                    f"{text!r} is a second judge config in one file (row {first_row} has "
+                    f"{first!r}): import one judge's verdicts at a time",
+                    path=path, row=index + 1, column="config_id",
+                )
+    if not found or external_id in found:
+        return external_id
+    file_id, row = next(iter(found.items()))
+    known = {c.config_id: c for c in judge_store.configs()}
+    if file_id not in known:
+        raise ImportFileError(
+            f"the verdicts come from judge config {file_id}, which is not in this database: "
+            f"import them into the database that ran that judge, or drop the config_id column "
+            f"to import them as an external judge named {judge!r}",
+            path=path, row=row, column="config_id",
+        )
+    if known[file_id].name != judge:
+        raise ImportFileError(
+            f"the verdicts come from judge {known[file_id].name!r} ({file_id}), not {judge!r}: "
+            f"import them with --judge {known[file_id].name}",
+            path=path, row=row, column="config_id",
+        )
+    return file_id
+
+
 def import_verdicts(
     store: LabelStore, path: str | Path, *, dataset: str, judge: str,
     criterion: str | None = None, format: str | None = None, encoding: str = "utf-8",
@@ -271,6 +310,11 @@ def import_verdicts(
     ``preference`` for a pairwise dataset). All rows are written in one transaction, or none;
     a re-import of the same file adds nothing, and a row that changes a stored verdict is a
     :class:`ConflictError`.
+
+    A ``config_id`` column (``verdicts export`` writes one) names the judge config that made
+    the verdicts: it must be ``judge``'s own (the external id of that name, or a config of that
+    name stored in this database), and the verdicts are stored under it. Verdicts of another
+    judge, or of a config this database does not know, are refused.
     """
     name = str(path)
     info = store.dataset(dataset)
@@ -285,7 +329,8 @@ def import_verdicts(
     allowed = PAIRWISE_VERDICTS if info.kind == "pairwise" else POINTWISE_VERDICTS
     items = {i.item_id: i for i in store.items(dataset)}
     judge_store = JudgeStore(store.db)
-    config_id = external_config_id(judge, info.kind)
+    config_id = _file_config(judge_store, table, name, judge,
+                             external_config_id(judge, info.kind))
     stored = judge_store.stored_outcomes(config_id)
     run_id = new_run_id()
     records: list[CallRecord] = []
@@ -354,7 +399,8 @@ def import_verdicts(
         ))
     if records:
         criterion = criterion or ("preference" if info.kind == "pairwise" else "faithfulness")
-        judge_store.save_external(judge, info.kind, criterion)
+        if config_id == external_config_id(judge, info.kind):
+            judge_store.save_external(judge, info.kind, criterion)
         options = {"imported_from": name, "rows": table.n_rows}
         judge_store.create_run(config_id, dataset, options=options, planned=len(records),
                                origin="import", run_id=run_id)
@@ -377,10 +423,18 @@ def import_verdicts(
 def export_verdicts(store: LabelStore, dataset: str, judge: str, path: str | Path) -> Path:
     """Write :func:`judge_verdicts` to CSV, Parquet or JSONL (by extension), atomically.
 
-    The file re-imports with :func:`import_verdicts` (its ``item_id`` column is accepted as
-    ``id``).
+    Besides :data:`VERDICT_COLUMNS`, the file carries the items' ``segment`` and
+    ``document_id`` when the dataset has them. The file re-imports with :func:`import_verdicts`
+    (its ``item_id`` column is accepted as ``id``).
     """
     frame = judge_verdicts(store, dataset, judge)
+    # Segment and source document travel with the verdicts, so `calibrate compare` can break a
+    # comparison down by segment and cluster it by document without the database.
+    items = store.items(dataset)
+    for column in ("segment", "document_id"):
+        values = {i.item_id: getattr(i, column) for i in items}
+        if any(v is not None for v in values.values()):
+            frame[column] = frame["item_id"].map(values)
     return write_table(frame, path)
 
 

@@ -80,7 +80,7 @@ def _register() -> None:
 
     for module in (_rows, _app):
         module.register(cli)
-    for name in ("_judges", "_report", "_demo"):
+    for name in ("_judges", "_report", "_gate", "_demo"):
         try:
             module = __import__(f"calibrate_app.cli.{name}", fromlist=["register"])
         except ModuleNotFoundError as error:

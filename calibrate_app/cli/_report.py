@@ -1,11 +1,8 @@
-"""Commands over the calibration: ``report``, ``card export``/``show``, ``score``, ``gate``.
+"""Commands over the calibration: ``report`` and ``card export``/``show``.
 
-Each is a thin layer over :mod:`judges.reporting`, :mod:`judges.card` and :mod:`judges.gate`.
-``--json`` output is stable and documented in ``docs/report-json.md``.
-
-``gate`` exit codes: 0 the bar is met; 1 it is not (the reason is printed); 2 bad input (an
-unreadable or edited card, an unreadable verdicts file, verdicts of another judge config, no
-scored verdict, or a card whose counts cannot correct a pass rate).
+Each is a thin layer over :mod:`judges.reporting` and :mod:`judges.card`. ``--json`` output is
+stable and documented in ``docs/report-json.md``. The commands that use a card in CI
+(``score``, ``gate``, ``compare``) are in :mod:`calibrate_app.cli._gate`.
 """
 
 from __future__ import annotations
@@ -16,8 +13,7 @@ import click
 
 from calibrate_app.cli._context import AppContext, pass_app
 from judges.calibration import DESIGNS, format_interval
-from judges.card import CardError, export_card, load_card
-from judges.gate import gate, score_file
+from judges.card import export_card, load_card
 from judges.reporting import (
     AGGREGATION_RULES,
     JudgeReport,
@@ -201,81 +197,7 @@ def card_show(card_file: str, as_json: bool) -> None:
                f"aggregation {j.policy.aggregation}")
 
 
-def _score_text(data: dict[str, Any]) -> list[str]:
-    lines = [
-        f"Verdicts {data['verdicts_file']} scored with the card of {data['card']['judge']} "
-        f"({data['card']['config_id']})",
-        f"  scored items         {data['n']} (unscored {data['unscored']}, "
-        f"unsure {data['unsure']})",
-        f"  observed pass rate   {format_interval(data['observed_pass_rate'])}",
-        f"  corrected pass rate  {format_interval(data['corrected_pass_rate'])}   "
-        f"(method {data['method']})",
-    ]
-    if data["corrected_pass_rate"]["reason"]:
-        lines.append(f"  corrected pass rate: {data['corrected_pass_rate']['reason']}")
-    lines += [f"  warning: {w}" for w in data["warnings"]]
-    return lines
-
-
-@click.command("score")
-@click.option("--card", "card_file", required=True, type=click.Path(dir_okay=False),
-              help="Judge card file (calibrate card export).")
-@click.argument("verdicts_file", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def score_command(card_file: str, verdicts_file: str, as_json: bool) -> None:
-    """Corrected pass rate + interval of new verdicts (VERDICTS_FILE) of the card's judge."""
-    from calibrate_app.cli import echo_json
-
-    card = load_card(card_file)
-    data = score_file(card, verdicts_file).to_json()
-    if as_json:
-        echo_json(data)
-    else:
-        click.echo("\n".join(_score_text(data)))
-
-
-@click.command("gate")
-@click.option("--card", "card_file", required=True, type=click.Path(dir_okay=False),
-              help="Judge card file (calibrate card export).")
-@click.argument("verdicts_file", type=click.Path(dir_okay=False))
-@click.option("--min-pass-rate", required=True, type=click.FloatRange(0, 1),
-              help="The bar the corrected pass rate must clear.")
-@click.option("--on", "on", type=click.Choice(["lower", "estimate"]), default="lower",
-              show_default=True,
-              help="Compare the interval's lower bound (safe) or the point estimate.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.pass_context
-def gate_command(
-    ctx: click.Context, card_file: str, verdicts_file: str, min_pass_rate: float, on: str,
-    as_json: bool,
-) -> None:
-    """Exit 1 when the corrected pass rate of VERDICTS_FILE is below the bar (0 otherwise).
-
-    Exit 2 on bad input: an unreadable or edited card, verdicts of another judge config, no
-    scored verdict, or a card that cannot correct a pass rate.
-    """
-    from calibrate_app.cli import echo_json
-
-    card = load_card(card_file)
-    score = score_file(card, verdicts_file)
-    if score.corrected.refused:
-        raise CardError(
-            f"this card cannot correct a pass rate: {score.corrected.reason}", path=card_file
-        )
-    result = gate(score, min_pass_rate=min_pass_rate, on=on)  # type: ignore[arg-type]
-    data = score.to_json()
-    data["gate"] = result.to_json()
-    if as_json:
-        echo_json(data)
-    else:
-        click.echo("\n".join(_score_text(data)))
-        click.echo(("PASS: " if result.passed else "FAIL: ") + result.reason)
-    ctx.exit(0 if result.passed else 1)
-
-
 def register(cli: click.Group) -> None:
     """Add these commands to the top-level group."""
     cli.add_command(report_command)
     cli.add_command(card_group)
-    cli.add_command(score_command)
-    cli.add_command(gate_command)

@@ -98,6 +98,16 @@ def test_import_export_round_trip(
     run_judge(oneshot, "docs", store=store, provider=ScriptedProvider("x"), repeats=2,
               swap=True)
     out = export_verdicts(store, "docs", "faithfulness-oneshot", tmp_path / "v.csv")
+    # The file names the config that made the verdicts: it re-imports under that config only.
+    config_id = judge_verdicts(store, "docs", "faithfulness-oneshot")["config_id"].iloc[0]
+    same = import_verdicts(store, out, dataset="docs", judge="faithfulness-oneshot")
+    assert same.config_id == config_id and same.added == 0 and same.unchanged == 12
+    with pytest.raises(ImportFileError, match="come from judge 'faithfulness-oneshot'"):
+        import_verdicts(store, out, dataset="docs", judge="copy")
+    # Without the config_id column they are an external judge's verdicts, as any other file.
+    frame = pd.read_csv(out).drop(columns=["config_id"])
+    out = tmp_path / "plain.csv"
+    frame.to_csv(out, index=False)
     summary = import_verdicts(store, out, dataset="docs", judge="copy")
     assert summary.added == 12 and summary.unchanged == 0 and summary.config_id.startswith("ext:")
     original = judge_verdicts(store, "docs", "faithfulness-oneshot")

@@ -124,10 +124,15 @@ def test_card_score_and_gate_exit_codes(cli_db: Path, tmp_path: Path, report_fil
     assert as_json.exit_code == 1
     assert json.loads(as_json.output)["gate"]["passed"] is False
 
-    # A plain id,verdict file scores too, with a warning that its config is unchecked.
+    # A plain id,verdict file cannot be checked against the card's judge: refused, unless
+    # --allow-unverified, and then the output says it is unverified.
+    refused = run(cli_db, "score", "--card", str(card), str(report_files.new_verdicts))
+    assert refused.exit_code == 2 and "--allow-unverified" in refused.output
     plain = json.loads(ok(cli_db, "score", "--card", str(card), str(report_files.new_verdicts),
-                          "--json"))
-    assert plain["n"] == 200 and any("config_id" in w for w in plain["warnings"])
+                          "--allow-unverified", "--json"))
+    assert plain["n"] == 200 and plain["verified"] is False
+    assert any(w.startswith("UNVERIFIED") and "config_id" in w for w in plain["warnings"])
+    assert scored["verified"] is True
 
 
 def test_gate_bad_input_exits_2(cli_db: Path, tmp_path: Path) -> None:

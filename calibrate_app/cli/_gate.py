@@ -1,0 +1,241 @@
+"""Commands that use a judge card in CI: ``score``, ``gate`` and ``compare``.
+
+Thin layers over :mod:`judges.gate` and :mod:`judges.compare`; ``--json`` output is stable
+and documented in ``docs/report-json.md``.
+
+``gate`` exit codes: 0 every bar is met; 1 one is not (the reason is printed); 2 bad input (an
+unreadable or edited card, an unreadable verdicts file, verdicts of another judge config or
+without one, no scored verdict, a card whose counts cannot correct a pass rate, or options that
+do not fit together).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from judges.calibration import format_interval
+from judges.card import CardError, load_card
+from judges.compare import baseline_bar, compare_verdicts, drop_gate
+from judges.gate import gate, read_verdicts_file, score_file
+
+FROM_BASELINE = "from-baseline"
+
+_ALLOW_UNVERIFIED = click.option(
+    "--allow-unverified", is_flag=True,
+    help="Accept verdicts without a config_id (not checked against the card's judge); the "
+    "output says they are unverified.",
+)
+
+
+class _Bar(click.ParamType[float | str, Any]):
+    """A pass rate in [0, 1], or ``from-baseline``."""
+
+    name = "RATE|from-baseline"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> float | str:
+        if value == FROM_BASELINE:
+            return FROM_BASELINE
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is neither a number in [0, 1] nor {FROM_BASELINE}", param, ctx)
+        if not 0.0 <= number <= 1.0:
+            self.fail(f"{number} is not in [0, 1]", param, ctx)
+        return number
+
+
+def _score_text(data: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Verdicts {data['verdicts_file']} scored with the card of {data['card']['judge']} "
+        f"({data['card']['config_id']})",
+        f"  scored items         {data['n']} (unscored {data['unscored']}, "
+        f"unsure {data['unsure']})",
+        f"  observed pass rate   {format_interval(data['observed_pass_rate'])}",
+        f"  corrected pass rate  {format_interval(data['corrected_pass_rate'])}   "
+        f"(method {data['method']})",
+    ]
+    if data["corrected_pass_rate"]["reason"]:
+        lines.append(f"  corrected pass rate: {data['corrected_pass_rate']['reason']}")
+    lines += [f"  warning: {w}" for w in data["warnings"]]
+    return lines
+
+
+def _signed(value: dict[str, Any]) -> str:
+    est, low, high = value["estimate"], value["low"], value["high"]
+    if est is None or low is None or high is None:
+        return "—"
+    return f"{est:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def compare_text(data: dict[str, Any]) -> list[str]:
+    """The terminal summary of a ``compare`` result (its JSON form)."""
+    t, x = data["table"], data["excluded"]
+    p = data["mcnemar_p"]
+    lines = [
+        f"Baseline {data['baseline_file']} vs candidate {data['candidate_file']}, judged by "
+        f"{data['card']['judge']} ({data['card']['config_id']})",
+        f"  {data['n_paired']} paired items (left out: {x['baseline_only']} only in the "
+        f"baseline, {x['candidate_only']} only in the candidate, {x['not_pass_fail']} not "
+        "pass/fail in both)",
+        f"  baseline   corrected pass rate  {format_interval(data['baseline'])}",
+        f"  candidate  corrected pass rate  {format_interval(data['candidate'])}",
+        f"  difference (candidate - baseline)  {_signed(data['difference'])}   (judge pass "
+        f"rates differ by {data['observed_difference']:+.3f})"
+        if data["observed_difference"] is not None
+        else f"  difference (candidate - baseline)  {_signed(data['difference'])}",
+        f"  McNemar p = {'—' if p is None else f'{p:.4g}'} ({data['mcnemar_method']}; "
+        f"{t['candidate_only']} items gained a pass, {t['baseline_only']} lost one)",
+    ]
+    if data["difference"]["reason"]:
+        lines.append(f"  difference: {data['difference']['reason']}")
+    if data["documents"]:
+        lines.append(f"  clustered by {data['documents']} documents (design effect "
+                     f"{data['design_effect']:.2f})")
+    if data["segments"]:
+        lines.append(f"  {'segment':<24} {'n':>5}  {'difference':<26} McNemar p")
+        for s in data["segments"]:
+            sp = s["mcnemar_p"]
+            lines.append(f"  {s['segment'][:24]:<24} {s['n_paired']:>5}  "
+                         f"{_signed(s['difference']):<26} {'—' if sp is None else f'{sp:.3g}'}")
+    lines += [f"  warning: {w}" for w in data["warnings"]]
+    return lines
+
+
+@click.command("score")
+@click.option("--card", "card_file", required=True, type=click.Path(dir_okay=False),
+              help="Judge card file (calibrate card export).")
+@click.argument("verdicts_file", type=click.Path(dir_okay=False))
+@_ALLOW_UNVERIFIED
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
+                  as_json: bool) -> None:
+    """Corrected pass rate + interval of new verdicts (VERDICTS_FILE) of the card's judge."""
+    from calibrate_app.cli import echo_json
+
+    card = load_card(card_file)
+    data = score_file(card, verdicts_file, allow_unverified=allow_unverified).to_json()
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo("\n".join(_score_text(data)))
+
+
+@click.command("compare")
+@click.option("--card", "card_file", required=True, type=click.Path(dir_okay=False),
+              help="Judge card file (calibrate card export).")
+@click.argument("baseline_file", type=click.Path(dir_okay=False))
+@click.argument("candidate_file", type=click.Path(dir_okay=False))
+@_ALLOW_UNVERIFIED
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def compare_command(card_file: str, baseline_file: str, candidate_file: str,
+                    allow_unverified: bool, as_json: bool) -> None:
+    """Corrected pass rates of two versions judged on the same rows, and their difference.
+
+    BASELINE_FILE and CANDIDATE_FILE are verdicts of the card's judge config, matched by id;
+    items in one file only are counted and left out.
+    """
+    from calibrate_app.cli import echo_json
+
+    card = load_card(card_file)
+    comparison = compare_verdicts(card, read_verdicts_file(baseline_file),
+                                  read_verdicts_file(candidate_file),
+                                  allow_unverified=allow_unverified)
+    data = comparison.to_json()
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo("\n".join(compare_text(data)))
+
+
+@click.command("gate")
+@click.option("--card", "card_file", required=True, type=click.Path(dir_okay=False),
+              help="Judge card file (calibrate card export).")
+@click.argument("verdicts_file", type=click.Path(dir_okay=False))
+@click.option("--min-pass-rate", type=_Bar(), default=None,
+              help="The bar the corrected pass rate must clear, or from-baseline: the "
+              "baseline's lower bound (needs --baseline).")
+@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False), default=None,
+              help="Verdicts of the previous version on the same rows (for --max-drop and "
+              "--min-pass-rate from-baseline).")
+@click.option("--max-drop", type=click.FloatRange(0, 1), default=None,
+              help="Fail when the paired difference's lower bound is below -MAX_DROP (needs "
+              "--baseline).")
+@click.option("--on", "on", type=click.Choice(["lower", "estimate"]), default="lower",
+              show_default=True,
+              help="Compare the interval's lower bound (safe) or the point estimate.")
+@_ALLOW_UNVERIFIED
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.pass_context
+def gate_command(
+    ctx: click.Context, card_file: str, verdicts_file: str, min_pass_rate: float | str | None,
+    baseline_file: str | None, max_drop: float | None, on: str, allow_unverified: bool,
+    as_json: bool,
+) -> None:
+    """Exit 1 when VERDICTS_FILE misses a bar (0 otherwise).
+
+    Bars: --min-pass-rate (the corrected pass rate's lower bound, or estimate with --on
+    estimate) and, with --baseline, --max-drop (non-inferiority: the paired difference's lower
+    bound must be at least -MAX_DROP). Exit 2 on bad input: an unreadable or edited card,
+    verdicts of another judge config or without one, no scored verdict, a card that cannot
+    correct a pass rate, or no bar.
+    """
+    from calibrate_app.cli import echo_json
+
+    if min_pass_rate is None and max_drop is None:
+        raise click.UsageError("give a bar: --min-pass-rate and/or --baseline with --max-drop")
+    if baseline_file is None and (max_drop is not None or min_pass_rate == FROM_BASELINE):
+        raise click.UsageError(
+            "--max-drop and --min-pass-rate from-baseline compare against the previous "
+            "version: give its verdicts with --baseline"
+        )
+    card = load_card(card_file)
+    score = score_file(card, verdicts_file, allow_unverified=allow_unverified)
+    if score.corrected.refused:
+        raise CardError(
+            f"this card cannot correct a pass rate: {score.corrected.reason}", path=card_file
+        )
+    data = score.to_json()
+    decision: dict[str, Any] = {"passed": True, "on": on, "min_pass_rate": None,
+                                "min_pass_rate_from": None, "value": None, "max_drop": None,
+                                "difference_low": None}
+    reasons: list[str] = []
+    comparison = None
+    if baseline_file is not None:
+        comparison = compare_verdicts(card, read_verdicts_file(baseline_file), score.verdicts,
+                                      allow_unverified=allow_unverified)
+        data["comparison"] = comparison.to_json()
+    if min_pass_rate is not None:
+        if min_pass_rate == FROM_BASELINE and baseline_file is not None:
+            bar = baseline_bar(score_file(card, baseline_file,
+                                          allow_unverified=allow_unverified))
+        else:
+            bar = float(min_pass_rate)
+        result = gate(score, min_pass_rate=bar, on=on)  # type: ignore[arg-type]
+        decision.update(result.to_json(), min_pass_rate_from=(
+            "baseline" if min_pass_rate == FROM_BASELINE else "option"))
+        reasons.append(result.reason)
+    if max_drop is not None and comparison is not None:
+        drop = drop_gate(comparison, max_drop=max_drop)
+        decision.update(passed=decision["passed"] and drop.passed, max_drop=max_drop,
+                        difference_low=drop.value)
+        reasons.append(drop.reason)
+    decision["reason"] = "; ".join(reasons)
+    data["gate"] = decision
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo("\n".join(_score_text(data)))
+        if "comparison" in data:
+            click.echo("\n".join(compare_text(data["comparison"])))
+        click.echo(("PASS: " if decision["passed"] else "FAIL: ") + decision["reason"])
+    ctx.exit(0 if decision["passed"] else 1)
+
+
+def register(cli: click.Group) -> None:
+    """Add these commands to the top-level group."""
+    cli.add_command(score_command)
+    cli.add_command(gate_command)
+    cli.add_command(compare_command)
