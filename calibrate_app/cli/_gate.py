@@ -11,6 +11,7 @@ do not fit together).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -22,6 +23,8 @@ from judges.gate import gate, read_verdicts_file, score_file
 
 FROM_BASELINE = "from-baseline"
 
+_CARD = click.option("--card", "card_file", required=True, type=click.Path(dir_okay=False),
+                     help="Judge card file (calibrate card export).")
 _ALLOW_UNVERIFIED = click.option(
     "--allow-unverified", is_flag=True,
     help="Accept verdicts without a config_id (not checked against the card's judge); the "
@@ -104,28 +107,31 @@ def compare_text(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _emit(data: dict[str, Any], as_json: bool,
+          text: Callable[[dict[str, Any]], list[str]]) -> None:
+    from calibrate_app.cli import echo_json
+
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo("\n".join(text(data)))
+
+
 @click.command("score")
-@click.option("--card", "card_file", required=True, type=click.Path(dir_okay=False),
-              help="Judge card file (calibrate card export).")
+@_CARD
 @click.argument("verdicts_file", type=click.Path(dir_okay=False))
 @_ALLOW_UNVERIFIED
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
                   as_json: bool) -> None:
     """Corrected pass rate + interval of new verdicts (VERDICTS_FILE) of the card's judge."""
-    from calibrate_app.cli import echo_json
-
     card = load_card(card_file)
     data = score_file(card, verdicts_file, allow_unverified=allow_unverified).to_json()
-    if as_json:
-        echo_json(data)
-    else:
-        click.echo("\n".join(_score_text(data)))
+    _emit(data, as_json, _score_text)
 
 
 @click.command("compare")
-@click.option("--card", "card_file", required=True, type=click.Path(dir_okay=False),
-              help="Judge card file (calibrate card export).")
+@_CARD
 @click.argument("baseline_file", type=click.Path(dir_okay=False))
 @click.argument("candidate_file", type=click.Path(dir_okay=False))
 @_ALLOW_UNVERIFIED
@@ -137,22 +143,15 @@ def compare_command(card_file: str, baseline_file: str, candidate_file: str,
     BASELINE_FILE and CANDIDATE_FILE are verdicts of the card's judge config, matched by id;
     items in one file only are counted and left out.
     """
-    from calibrate_app.cli import echo_json
-
     card = load_card(card_file)
     comparison = compare_verdicts(card, read_verdicts_file(baseline_file),
                                   read_verdicts_file(candidate_file),
                                   allow_unverified=allow_unverified)
-    data = comparison.to_json()
-    if as_json:
-        echo_json(data)
-    else:
-        click.echo("\n".join(compare_text(data)))
+    _emit(comparison.to_json(), as_json, compare_text)
 
 
 @click.command("gate")
-@click.option("--card", "card_file", required=True, type=click.Path(dir_okay=False),
-              help="Judge card file (calibrate card export).")
+@_CARD
 @click.argument("verdicts_file", type=click.Path(dir_okay=False))
 @click.option("--min-pass-rate", type=_Bar(), default=None,
               help="The bar the corrected pass rate must clear, or from-baseline: the "
