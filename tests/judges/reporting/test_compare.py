@@ -1,10 +1,10 @@
 """`calibrate compare`, the regression gate and the judge-change guard, through the CLI.
 
-The card calibrates ``judge-a`` on ``cal`` (see ``conftest``). The baseline is judge-a's
-exported verdicts on ``tgt`` (t000-t249 pass, t250-t396 fail, t397-t399 unscored). The
-candidate answers the same questions: it loses t000-t029 (pass -> fail), gains t250-t309
-(fail -> pass), lacks t395-t399 and has two new rows. Paired: 395 rows, table 220 / 30 lost /
-60 gained / 85.
+The card calibrates ``judge-a`` on ``cal`` (``tests/support/report_data.py``). The baseline
+is judge-a's exported verdicts on ``tgt`` (t000-t249 pass, t250-t396 fail, t397-t399
+unscored). The candidate answers the same questions: it loses t000-t029 (pass -> fail), gains
+t250-t309 (fail -> pass), lacks t395-t399 and has two new rows. Paired: 395 rows, table
+220 / 30 lost / 60 gained / 85.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from report_data import ReportFiles, build_store
 from scipy.stats import binomtest, norm
 
 from judges.calibration import CalibrationCounts, ConfusionMatrix, estimate_pass_rate
@@ -26,6 +27,15 @@ from judges.verdicts import export_verdicts
 from labels import LabelStore, open_store
 
 INTERVAL_KEYS = {"estimate", "low", "high", "n", "reason"}
+
+
+@pytest.fixture
+def filled_store(db_path: Path, report_files: ReportFiles) -> Iterator[LabelStore]:
+    """A store with every generated file imported."""
+    s = open_store(str(db_path))
+    build_store(s, report_files)
+    yield s
+    s.db.close()
 
 
 @pytest.fixture
