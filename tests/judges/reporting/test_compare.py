@@ -19,9 +19,9 @@ from click.testing import CliRunner, Result
 from report_data import ReportFiles, build_store
 from scipy.stats import binomtest, norm
 
+from calibrate_app.cli import cli
 from judges.calibration import CalibrationCounts, ConfusionMatrix, estimate_pass_rate
 from judges.card import JudgeCard, card_from_report, write_card
-from judges.cli import cli
 from judges.reporting import calibration_report
 from judges.verdicts import export_verdicts
 from labels import LabelStore, open_store
