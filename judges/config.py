@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from labels.errors import ImportFileError, NotFoundError
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
+from labels.validation import NAME_MAX_CHARS
 
 HASH_PREFIX = "b2:"
 """Config ids are tagged with the digest that made them, so a future change is detectable."""
@@ -205,8 +206,12 @@ class JudgeConfig(_Strict):
     @field_validator("name")
     @classmethod
     def _name_slug(cls, value: str) -> str:
-        if not _NAME.match(value):
-            raise ValueError("use lowercase letters, digits, '.', '_' or '-' (e.g. faithfulness)")
+        # Stricter than labels.validation.NAME_RULE (a config name is also a file name).
+        if not _NAME.match(value) or len(value) > NAME_MAX_CHARS:
+            raise ValueError(
+                f"use at most {NAME_MAX_CHARS} lowercase letters, digits, '.', '_' or '-' "
+                "(e.g. faithfulness)"
+            )
         return value
 
     @field_validator("model")

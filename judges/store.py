@@ -37,6 +37,7 @@ from labels.db import Database
 from labels.errors import NotFoundError
 from labels.migrations import Migration
 from labels.models import Item
+from labels.validation import check_name
 
 M001_CORE = """
 CREATE TABLE judge_configs (
@@ -226,6 +227,29 @@ def new_run_id() -> str:
     return f"r{stamp}-{uuid.uuid4().hex[:6]}"
 
 
+def _insert_calls(cur: Any, calls: Sequence[CallRecord]) -> None:
+    """Insert ``calls`` with ``cur`` (inside the caller's transaction)."""
+    if not calls:
+        return
+    columns = ", ".join(CALL_COLUMNS)
+    if len(calls) <= _SMALL_BATCH:
+        placeholders = ", ".join("?" for _ in CALL_COLUMNS)
+        cur.executemany(f"INSERT INTO judge_calls ({columns}) VALUES ({placeholders})",
+                        [c.row() for c in calls])
+        return
+    # executemany costs ~1 ms a row; a registered frame inserts 200 rows in ~10 ms.
+    # dtype=object keeps None as NULL (a float column would turn it into NaN).
+    frame = pd.DataFrame([c.row() for c in calls], columns=list(CALL_COLUMNS), dtype=object)
+    cur.register("judge_call_batch", frame)
+    try:
+        cur.execute(f"INSERT INTO judge_calls ({columns}) SELECT * FROM judge_call_batch")
+    finally:
+        # After a failed insert the transaction is aborted and unregister fails too;
+        # the cursor is discarded anyway, and the insert's error is the one to report.
+        with contextlib.suppress(duckdb.Error):
+            cur.unregister("judge_call_batch")
+
+
 class JudgeStore:
     """Judge configs, runs and calls in the label store's DuckDB file.
 
@@ -255,16 +279,52 @@ class JudgeStore:
         return config.config_id
 
     def save_external(self, name: str, kind: str, criterion: str) -> str:
-        """Register an external judge (verdicts imported from a file) and return its id."""
+        """Register an external judge (verdicts imported from a file) and return its id.
+
+        Raises:
+            InvalidNameError: ``name`` breaks :data:`labels.validation.NAME_RULE`.
+        """
+        with self.db.cursor() as cur:
+            return self._insert_external(cur, name, kind, criterion)
+
+    @staticmethod
+    def _insert_external(cur: Any, name: str, kind: str, criterion: str) -> str:
+        name = check_name(name, "judge")
         body = {"external": True, "name": name, "kind": kind}
         config_id = external_config_id(name, kind)
-        with self.db.cursor() as cur:
+        cur.execute(
+            "INSERT INTO judge_configs (config_id, name, revision, kind, criterion, model, "
+            "origin, config) VALUES (?, ?, 1, ?, ?, 'external', 'external', ?) "
+            "ON CONFLICT DO NOTHING",
+            [config_id, name, kind, criterion, canonical_json(body)],
+        )
+        return config_id
+
+    def save_imported_run(
+        self, *, judge: str, kind: str, criterion: str, dataset: str, run_id: str,
+        options: dict[str, Any], calls: Sequence[CallRecord], summary: dict[str, Any],
+        config_id: str | None = None, register_external: bool = True,
+    ) -> str:
+        """Store verdicts imported from a file in one transaction: the external judge's config
+        row, a completed run and its calls. A failure leaves none of them behind.
+
+        Returns:
+            The external judge's config id.
+        """
+        with self.db.transaction() as cur:
+            if register_external:
+                external = self._insert_external(cur, judge, kind, criterion)
+                config_id = config_id or external
+            elif config_id is None:
+                raise ValueError("a config_id is needed when no external judge is registered")
             cur.execute(
-                "INSERT INTO judge_configs (config_id, name, revision, kind, criterion, model, "
-                "origin, config) VALUES (?, ?, 1, ?, ?, 'external', 'external', ?) "
-                "ON CONFLICT DO NOTHING",
-                [config_id, name, kind, criterion, canonical_json(body)],
+                "INSERT INTO judge_runs (run_id, config_id, dataset, origin, status, options, "
+                "planned, pid, summary, finished_at) VALUES (?, ?, ?, 'import', 'completed', ?, "
+                "?, ?, ?, current_timestamp)",
+                [run_id, config_id, dataset, canonical_json(options), len(calls), os.getpid(),
+                 json.dumps(summary, default=str)],
             )
+            _insert_calls(cur, calls)
         return config_id
 
     def configs(self, *, name: str | None = None) -> list[StoredConfig]:
@@ -387,25 +447,8 @@ class JudgeStore:
         """Insert ``calls`` in one transaction (all or none)."""
         if not calls:
             return
-        columns = ", ".join(CALL_COLUMNS)
         with self.db.transaction() as cur:
-            if len(calls) <= _SMALL_BATCH:
-                placeholders = ", ".join("?" for _ in CALL_COLUMNS)
-                cur.executemany(f"INSERT INTO judge_calls ({columns}) VALUES ({placeholders})",
-                                [c.row() for c in calls])
-                return
-            # executemany costs ~1 ms a row; a registered frame inserts 200 rows in ~10 ms.
-            # dtype=object keeps None as NULL (a float column would turn it into NaN).
-            frame = pd.DataFrame([c.row() for c in calls], columns=list(CALL_COLUMNS),
-                                 dtype=object)
-            cur.register("judge_call_batch", frame)
-            try:
-                cur.execute(f"INSERT INTO judge_calls ({columns}) SELECT * FROM judge_call_batch")
-            finally:
-                # After a failed insert the transaction is aborted and unregister fails too;
-                # the cursor is discarded anyway, and the insert's error is the one to report.
-                with contextlib.suppress(duckdb.Error):
-                    cur.unregister("judge_call_batch")
+            _insert_calls(cur, calls)
 
     def calls_frame(
         self, *, run_id: str | None = None, config_id: str | None = None,

@@ -41,12 +41,14 @@ from typing import Any
 import pandas as pd
 
 from judges.store import CallRecord, JudgeStore, external_config_id, item_hash, new_run_id
+from labels.cells import text_cell
 from labels.errors import CalibrateError, ConflictError, ImportFileError, NotFoundError
 from labels.exporting import write_table
-from labels.importing import _LABEL_WORDS
+from labels.label_import import LABEL_WORDS as _LABEL_WORDS
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import Table, read_table
 from labels.store import LabelStore
+from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 
 VERDICT_COLUMNS = (
     "item_id", "repeat", "order", "verdict", "reasoning", "unscored_reason", "run_id",
@@ -246,13 +248,21 @@ def _verdict_word(value: Any, allowed: tuple[str, ...]) -> str | None:
     return verdict
 
 
-def _int_cell(value: Any) -> int | None:
+MAX_REPEAT = 1000
+"""The largest repeat index an imported verdict may carry (a judge config allows 50 repeats)."""
+
+
+def _repeat_cell(value: Any) -> int | None:
+    """A repeat index ``0 … MAX_REPEAT``; ``None`` for an empty cell; else ``ValueError``."""
     if value is None or value == "" or (isinstance(value, float) and value != value):
         return None
     if isinstance(value, bool):
         raise ValueError(value)
-    number = float(str(value))
-    if not number.is_integer() or number < 0:
+    text = str(value).strip()
+    if len(text) > 24:  # float() of a 5,000-digit string is slow and means nothing here
+        raise ValueError(value)
+    number = float(text)
+    if not number.is_integer() or not 0 <= number <= MAX_REPEAT:
         raise ValueError(value)
     return int(number)
 
@@ -299,6 +309,7 @@ def _file_config(
 def import_verdicts(
     store: LabelStore, path: str | Path, *, dataset: str, judge: str,
     criterion: str | None = None, format: str | None = None, encoding: str = "utf-8",
+    display_name: str | None = None,
 ) -> VerdictImportSummary:
     """Import verdicts produced elsewhere as a judge run of an *external* judge named ``judge``.
 
@@ -307,23 +318,32 @@ def import_verdicts(
     Verdicts: ``pass``/``fail``/``unsure`` (also ``1``/``0``/``true``/``false``) or
     ``a``/``b``/``tie`` for a pairwise dataset; an empty cell or ``unscored`` imports an
     unscored row. ``criterion`` is what the verdicts judge (default ``faithfulness``, or
-    ``preference`` for a pairwise dataset). All rows are written in one transaction, or none;
-    a re-import of the same file adds nothing, and a row that changes a stored verdict is a
-    :class:`ConflictError`.
+    ``preference`` for a pairwise dataset). The judge's config row, the run and every verdict
+    are written in one transaction, or nothing is; a re-import of the same file adds nothing,
+    and a row that changes a stored verdict is a :class:`ConflictError`. Ids are normalised as
+    for rows and labels (:func:`labels.validation.normalise_id`); ids that only look alike
+    are refused naming both rows. ``display_name`` names the file in messages (default
+    ``path``).
 
     A ``config_id`` column (``verdicts export`` writes one) names the judge config that made
     the verdicts: it must be ``judge``'s own (the external id of that name, or a config of that
     name stored in this database), and the verdicts are stored under it. Verdicts of another
     judge, or of a config this database does not know, are refused.
+
+    Raises:
+        ImportFileError: a problem in the file, naming the file, row and column.
+        ConflictError: a row would change a stored verdict.
+        InvalidNameError: ``judge`` breaks :data:`labels.validation.NAME_RULE`.
     """
-    name = str(path)
+    judge = check_name(judge, "judge")
+    name = display_name or str(path)
     info = store.dataset(dataset)
-    table = read_table(name, format=format, encoding=encoding)
+    table = read_table(path, format=format, encoding=encoding, display_name=name)
     id_col = "id" if "id" in table.columns else ("item_id" if "item_id" in table.columns else None)
     if id_col is None or "verdict" not in table.columns:
         missing = "id" if id_col is None else "verdict"
         raise ImportFileError(
-            f"missing required column {missing!r} (columns: {', '.join(table.columns)})",
+            f"missing required column {missing!r} (columns: {table.shown_columns()})",
             path=name,
         )
     allowed = PAIRWISE_VERDICTS if info.kind == "pairwise" else POINTWISE_VERDICTS
@@ -335,6 +355,7 @@ def import_verdicts(
     run_id = new_run_id()
     records: list[CallRecord] = []
     seen: dict[tuple[str, int, str], int] = {}
+    ids = LookalikeIds()
     unchanged = unscored = 0
     for index in range(table.n_rows):
         row = table.record(index)
@@ -342,37 +363,41 @@ def import_verdicts(
         def fail(message: str, column: str, row: int = index + 1) -> ImportFileError:
             return ImportFileError(message, path=name, row=row, column=column)
 
-        raw_id = row.get(id_col)
-        item_id = "" if raw_id is None else str(raw_id).strip()
-        if isinstance(raw_id, float) and raw_id.is_integer():
-            item_id = str(int(raw_id))
-        if not item_id:
+        raw_id = text_cell(table, index, id_col, row.get(id_col), required=True) or ""
+        if not raw_id.strip():
             raise fail("is empty but is required", id_col)
+        try:
+            item_id = ids.add(raw_id, index + 1)
+        except LookalikeIdError as error:
+            raise fail(str(error), id_col) from None
         item = items.get(item_id)
         if item is None:
-            raise fail(f"dataset {dataset!r} has no item {item_id!r}", id_col)
+            raise fail(f"dataset {dataset!r} has no item {shown(item_id, 24)}", id_col)
         try:
             verdict = _verdict_word(row.get("verdict"), allowed)
         except ValueError:
             words = ", ".join(allowed) + (", 1, 0, true, false" if info.kind == "pointwise" else "")
             raise fail(
-                f"{row.get('verdict')!r} is not a verdict (use {words}, or leave it empty "
+                f"{shown(row.get('verdict'))} is not a verdict (use {words}, or leave it empty "
                 "for unscored)", "verdict",
             ) from None
         try:
-            repeat = _int_cell(row.get("repeat")) or 0
-        except (TypeError, ValueError):
-            raise fail(f"{row.get('repeat')!r} is not a repeat index (0, 1, 2, ...)",
-                       "repeat") from None
+            repeat = _repeat_cell(row.get("repeat")) or 0
+        except (TypeError, ValueError, OverflowError):
+            raise fail(
+                f"{shown(row.get('repeat'))} is not a repeat index (a whole number from 0 to "
+                f"{MAX_REPEAT})", "repeat",
+            ) from None
         order = str(row.get("order") or "original").strip().lower()
         if order not in ("original", "swapped"):
-            raise fail(f"{row.get('order')!r} is not an order (original or swapped)", "order")
+            raise fail(f"{shown(row.get('order'))} is not an order (original or swapped)",
+                       "order")
         reasoning = row.get("reasoning")
         reasoning = None if reasoning is None or reasoning == "" else str(reasoning)
         key = (item_hash(item), repeat, order)
         if key in seen:
             raise fail(
-                f"duplicates row {seen[key] + 1} (same id {item_id!r}, repeat {repeat}, "
+                f"duplicates row {seen[key] + 1} (same id {shown(item_id, 24)}, repeat {repeat}, "
                 f"order {order})", id_col,
             )
         seen[key] = index
@@ -383,7 +408,7 @@ def import_verdicts(
                 continue
             raise ConflictError(
                 f"{name}: {where}: judge {judge!r} already has verdict "
-                f"{stored[key][1] or 'unscored'!r} for item {item_id!r} (repeat {repeat}, "
+                f"{stored[key][1] or 'unscored'!r} for item {shown(item_id, 24)} (repeat {repeat}, "
                 f"{order}); this file says {verdict or 'unscored'!r}. Nothing was imported. "
                 "Import it under another --judge name."
             )
@@ -399,20 +424,14 @@ def import_verdicts(
         ))
     if records:
         criterion = criterion or ("preference" if info.kind == "pairwise" else "faithfulness")
-        if config_id == external_config_id(judge, info.kind):
-            judge_store.save_external(judge, info.kind, criterion)
-        options = {"imported_from": name, "rows": table.n_rows}
-        judge_store.create_run(config_id, dataset, options=options, planned=len(records),
-                               origin="import", run_id=run_id)
-        try:
-            judge_store.write_calls(records)
-        except BaseException:
-            judge_store.finish_run(run_id, "failed", {})
-            raise
-        judge_store.finish_run(run_id, "completed", {
-            "planned": len(records), "scored": len(records) - unscored, "unscored": unscored,
-            "cached": 0, "failed": 0,
-        })
+        judge_store.save_imported_run(
+            judge=judge, kind=info.kind, criterion=criterion, dataset=dataset, run_id=run_id,
+            config_id=config_id,
+            register_external=config_id == external_config_id(judge, info.kind),
+            options={"imported_from": name, "rows": table.n_rows}, calls=records,
+            summary={"planned": len(records), "scored": len(records) - unscored,
+                     "unscored": unscored, "cached": 0, "failed": 0},
+        )
     return VerdictImportSummary(
         path=name, dataset=dataset, judge=judge, config_id=config_id,
         run_id=run_id if records else None, rows_read=table.n_rows, added=len(records),

@@ -4,8 +4,10 @@ from labels.db import Database
 from labels.errors import (
     CalibrateError,
     ConflictError,
+    DatabaseAccessError,
     DatabaseLockedError,
     ImportFileError,
+    InvalidNameError,
     NotFoundError,
 )
 from labels.importing import ImportSummary, LabelImportSummary, import_labels, import_rows
@@ -23,10 +25,12 @@ __all__ = [
     "ConflictError",
     "Criterion",
     "Database",
+    "DatabaseAccessError",
     "DatabaseLockedError",
     "Dataset",
     "ImportFileError",
     "ImportSummary",
+    "InvalidNameError",
     "Item",
     "Label",
     "LabelImportSummary",

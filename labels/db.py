@@ -9,6 +9,7 @@ cursor per operation; every store method uses :meth:`Database.cursor` or
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from labels.errors import DatabaseLockedError
+from labels.errors import DatabaseAccessError, DatabaseLockedError
 from labels.migrations import Migration, migrate
 
 _PID = re.compile(r"\(PID (\d+)\)")
@@ -49,6 +50,26 @@ def lock_message(path: str | Path, error: BaseException) -> str:
         f"The database {path} is open in {holder}. DuckDB lets only one process use a database "
         f"file at a time. If that is the calibrate app, {stop}, or run this command against "
         "another file with --db PATH (or CALIBRATE_DB_PATH)."
+    )
+
+
+def access_message(path: str | Path) -> str:
+    """Say in plain words that this user may not open ``path``, whose it is, and what to do."""
+    target = Path(path)
+    what, owner = "the database", "not readable by this user"
+    for candidate, name in ((target, "the database"), (target.parent, "its folder")):
+        try:
+            info = candidate.stat()
+        except FileNotFoundError:
+            continue
+        except OSError:  # a folder on the way cannot even be searched
+            break
+        what, owner = name, f"owned by uid {info.st_uid}, mode {info.st_mode & 0o777:04o}"
+        break
+    return (
+        f"Cannot open the database {path}: permission denied for this user (uid {os.getuid()}); "
+        f"{what} is {owner}. Run calibrate as the user who owns it, or use another file with "
+        "--db PATH (or CALIBRATE_DB_PATH)."
     )
 
 
@@ -89,13 +110,18 @@ class Database:
 
     def _connect(self, lock_timeout: float) -> duckdb.DuckDBPyConnection:
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            except PermissionError:
+                raise DatabaseAccessError(access_message(self.path)) from None
         deadline = time.monotonic() + lock_timeout
         delay = 0.02
         while True:
             try:
                 return duckdb.connect(self.path, config=dict(_CONFIG))
             except duckdb.IOException as error:
+                if "permission denied" in str(error).lower():
+                    raise DatabaseAccessError(access_message(self.path)) from None
                 if not is_lock_error(error):
                     raise
                 if time.monotonic() >= deadline:

@@ -11,6 +11,10 @@ class DatabaseLockedError(CalibrateError):
     """The DuckDB file is held by another process (DuckDB allows one process per file)."""
 
 
+class DatabaseAccessError(CalibrateError):
+    """This user may not open the DuckDB file (or create it in its folder)."""
+
+
 class ImportFileError(CalibrateError):
     """A file could not be imported. The message names the file, row and column."""
 
@@ -51,3 +55,7 @@ class NotFoundError(CalibrateError):
 
 class ConflictError(CalibrateError):
     """An import would change rows that already exist under the same id."""
+
+
+class InvalidNameError(CalibrateError):
+    """A dataset, judge, annotator or criterion name breaks the naming rule."""

@@ -11,7 +11,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from json.encoder import encode_basestring as _encode
 from pathlib import Path
@@ -19,10 +19,24 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
+from labels.cells import is_missing as _is_missing
+from labels.cells import text_cell as _text
+from labels.cells import type_name as _type_name
 from labels.errors import ConflictError, ImportFileError
-from labels.models import DEFAULT_CRITERION, ID_SEPARATOR, PAIRWISE_VERDICTS, Kind
+from labels.label_import import LabelImportSummary, import_labels  # noqa: F401 (re-exported)
+from labels.models import ID_SEPARATOR, Kind
 from labels.reading import MAX_CELL_CHARS, Table, read_table
-from labels.store import LabelStore, NewLabel
+from labels.store import LabelStore
+from labels.strict_json import JsonValueError, strict_json_loads
+from labels.validation import (
+    PLAIN_ID_PATTERN,
+    LookalikeIdError,
+    LookalikeIds,
+    all_plain,
+    check_name,
+    lookalike_key,
+    shown,
+)
 
 ITEM_FIELDS = (
     "id",
@@ -107,7 +121,7 @@ def _resolve_columns(table: Table, mapping: Mapping[str, str]) -> dict[str, list
                 if column not in present:
                     raise ImportFileError(
                         f"--map {fld}={mapping[fld]}: the file has no column {column!r} "
-                        f"(columns: {', '.join(table.columns)})",
+                        f"(columns: {table.shown_columns()})",
                         path=table.path,
                     )
             resolved[fld] = columns
@@ -123,48 +137,6 @@ def _resolve_columns(table: Table, mapping: Mapping[str, str]) -> dict[str, list
         if numbered:
             resolved["sources"] = [c for _, c in numbered]
     return resolved
-
-
-def _is_missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
-
-
-def _text(table: Table, index: int, column: str, value: Any, *, required: bool) -> str | None:
-    if _is_missing(value):
-        if required:
-            raise ImportFileError(
-                "is empty but is required", path=table.path, row=index + 1, column=column
-            )
-        return None
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ImportFileError(
-            f"must be text, got {_type_name(value)}", path=table.path, row=index + 1, column=column
-        )
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ImportFileError(
-            f"must be text, got the number {value}", path=table.path, row=index + 1, column=column
-        )
-    text = value if isinstance(value, str) else _number_text(value)
-    if len(text) > MAX_CELL_CHARS:
-        raise ImportFileError(
-            f"holds {len(text):,} characters; the limit is {MAX_CELL_CHARS:,} per cell",
-            path=table.path,
-            row=index + 1,
-            column=column,
-        )
-    return text
-
-
-def _number_text(value: int | float) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def _type_name(value: Any) -> str:
-    return {dict: "an object", list: "a list", bool: "true/false", str: "text"}.get(
-        type(value), f"a {type(value).__name__}"
-    )
 
 
 def _passage(table: Table, index: int, column: str, element: Any, k: int) -> dict[str, Any]:
@@ -190,7 +162,8 @@ def _passage(table: Table, index: int, column: str, element: Any, k: int) -> dic
 
 
 def _sources(
-    table: Table, index: int, columns: list[str], record: Mapping[str, Any]
+    table: Table, index: int, columns: list[str], record: Mapping[str, Any],
+    plain_text_rows: list[int] | None = None,
 ) -> list[dict[str, Any]]:
     if len(columns) > 1:  # one passage per column
         out: list[dict[str, Any]] = []
@@ -210,11 +183,15 @@ def _sources(
         if not stripped.startswith("["):
             return [{"text": value, "source_id": None}]
         try:
-            value = json.loads(stripped)
-        except json.JSONDecodeError as error:
+            value = strict_json_loads(stripped)
+        except json.JSONDecodeError:
+            # "[1] See the manual": a citation, not a broken list. Keep the text, say so.
+            if plain_text_rows is not None:
+                plain_text_rows.append(index + 1)
+            return [{"text": value, "source_id": None}]
+        except JsonValueError as error:
             raise ImportFileError(
-                f"looks like a JSON list but is not valid JSON ({error.msg} at character "
-                f"{error.colno}); write sources as a JSON list of strings",
+                f"holds a JSON list that cannot be imported: {error}",
                 path=table.path,
                 row=index + 1,
                 column=column,
@@ -262,10 +239,15 @@ def _metadata(
         value = record.get(column)
         if isinstance(value, str) and value.strip():
             try:
-                value = json.loads(value)
+                value = strict_json_loads(value)
             except json.JSONDecodeError:
                 raise ImportFileError(
                     "must be a JSON object", path=table.path, row=index + 1, column=column
+                ) from None
+            except JsonValueError as error:
+                raise ImportFileError(
+                    f"must be a JSON object we can import: it {error}", path=table.path,
+                    row=index + 1, column=column,
                 ) from None
         if not _is_missing(value):
             if not isinstance(value, dict):
@@ -282,13 +264,26 @@ def _metadata(
     return {str(key): _json_safe(value) for key, value in meta.items()}
 
 
-def normalise(table: Table, mapping: Mapping[str, str] | None = None) -> tuple[pa.Table, Kind]:
-    """Map and validate every record; returns one row per item with canonical columns."""
+def normalise(
+    table: Table, mapping: Mapping[str, str] | None = None, *,
+    warnings: list[str] | None = None,
+) -> tuple[pa.Table, Kind]:
+    """Map and validate every record; returns one row per item with canonical columns.
+
+    Args:
+        table: the file as read by :func:`labels.reading.read_table`.
+        mapping: item field → file column(s), as for :func:`import_rows`.
+        warnings: if given, what was imported but deserves a word is appended here (e.g.
+            sources that start with ``[`` but are not JSON, kept as plain text).
+
+    Raises:
+        ImportFileError: naming the file, row and column of the first problem.
+    """
     columns = _resolve_columns(table, mapping or {})
     if "question" not in columns:
         raise ImportFileError(
             "missing required column 'question' (columns: "
-            f"{', '.join(table.columns)}); map one with --map question=COLUMN",
+            f"{table.shown_columns()}); map one with --map question=COLUMN",
             path=table.path,
         )
     pairwise = "answer_a" in columns or "answer_b" in columns
@@ -301,7 +296,7 @@ def normalise(table: Table, mapping: Mapping[str, str] | None = None) -> tuple[p
     if not pairwise and "answer" not in columns:
         raise ImportFileError(
             "missing required column 'answer' (columns: "
-            f"{', '.join(table.columns)}); map one with --map answer=COLUMN",
+            f"{table.shown_columns()}); map one with --map answer=COLUMN",
             path=table.path,
         )
     used = {c for cols in columns.values() for c in cols}
@@ -320,7 +315,7 @@ def normalise(table: Table, mapping: Mapping[str, str] | None = None) -> tuple[p
     answer_cols = ["answer_a", "answer_b"] if pairwise else ["answer"]
     n = table.n_rows
     out: dict[str, list[Any]] = {
-        "id": _text_column(table, id_col, required=False) if id_col else [None] * n,
+        "id": _id_column(table, id_col) if id_col else [None] * n,
         "question": _text_column(table, q_col, required=True),  # type: ignore[arg-type]
     }
     for fld in ("answer", "answer_a", "answer_b"):
@@ -329,7 +324,15 @@ def normalise(table: Table, mapping: Mapping[str, str] | None = None) -> tuple[p
             if fld in answer_cols
             else [None] * n
         )
-    out["sources"] = _sources_column(table, columns.get("sources"), sid_col)
+    plain_text_rows: list[int] = []
+    out["sources"] = _sources_column(table, columns.get("sources"), sid_col, plain_text_rows)
+    if plain_text_rows and warnings is not None:
+        shown_rows = ", ".join(map(str, plain_text_rows[:5]))
+        more = f" and {len(plain_text_rows) - 5} more" if len(plain_text_rows) > 5 else ""
+        warnings.append(
+            f"{table.path}, column {columns['sources'][0]!r}: rows {shown_rows}{more} start "
+            "with '[' but are not a JSON list; each was kept as plain text (one passage)"
+        )
     out["reference"] = _text_column(table, ref_col, required=False) if ref_col else [None] * n
     out["segment"] = _text_column(table, seg_col, required=False) if seg_col else [None] * n
     out["document_id"] = _text_column(table, doc_col, required=False) if doc_col else [None] * n
@@ -373,7 +376,30 @@ def _passages_json(texts: list[str]) -> str:
     return "[" + ",".join('{"source_id":null,"text":' + _encode(t) + "}" for t in texts) + "]"
 
 
-def _sources_column(table: Table, columns: list[str] | None, sid_col: str | None) -> list[str]:
+def _id_column(table: Table, column: str) -> list[str | None]:
+    """The id column, normalised (:func:`labels.validation.normalise_id`); look-alikes refused."""
+    values = _text_column(table, column, required=False)
+    present = [v for v in values if v is not None]
+    if len(present) == len(values) and all_plain(present):
+        return values  # already normalised, and no two can look alike
+    ids = LookalikeIds()
+    out: list[str | None] = []
+    for index, value in enumerate(values):
+        if value is None or not value.strip():
+            out.append(None)  # no id: a content id is generated
+            continue
+        try:
+            out.append(ids.add(value, index + 1))
+        except LookalikeIdError as error:
+            raise ImportFileError(str(error), path=table.path, row=index + 1,
+                                  column=column) from None
+    return out
+
+
+def _sources_column(
+    table: Table, columns: list[str] | None, sid_col: str | None,
+    plain_text_rows: list[int] | None = None,
+) -> list[str]:
     """Canonical JSON of each row's passages."""
     if columns is None:
         return ["[]"] * table.n_rows
@@ -386,7 +412,7 @@ def _sources_column(table: Table, columns: list[str] | None, sid_col: str | None
             if type(value) is str and value.startswith("["):
                 try:
                     parsed = json.loads(value)
-                except json.JSONDecodeError:
+                except (ValueError, RecursionError):  # the careful path below explains it
                     parsed = None
                 if (
                     type(parsed) is list
@@ -396,7 +422,7 @@ def _sources_column(table: Table, columns: list[str] | None, sid_col: str | None
                     out.append(_passages_json(parsed))
                     continue
         record = {c: table.data[c][index] for c in columns}
-        passages = _sources(table, index, columns, record)
+        passages = _sources(table, index, columns, record, plain_text_rows)
         if sid_col is not None:
             _attach_source_ids(table, index, sid_col, passages)
         out.append(_canonical_json(passages))
@@ -411,8 +437,8 @@ def _attach_source_ids(
         ids = ids.tolist()
     if isinstance(ids, str) and ids.strip().startswith("["):
         try:
-            ids = json.loads(ids)
-        except json.JSONDecodeError:
+            ids = strict_json_loads(ids)
+        except ValueError:  # JSONDecodeError or JsonValueError: not a list of ids either way
             ids = None
     if not isinstance(ids, list) or len(ids) != len(passages):
         raise ImportFileError(
@@ -446,6 +472,7 @@ def import_rows(
     mapping: Mapping[str, str] | None = None,
     encoding: str = "utf-8",
     on_changed: OnChanged = "error",
+    display_name: str | None = None,
 ) -> ImportSummary:
     """Import the rows of ``path`` into ``dataset`` (created if needed), all or nothing.
 
@@ -461,25 +488,31 @@ def import_rows(
         encoding: text encoding of CSV/JSON files (a UTF-8 or UTF-16 byte-order mark wins).
         on_changed: what to do when a row's content differs from the stored row with the same
             id: ``"error"`` (default; nothing is written) or ``"skip"`` (keep the stored row).
+        display_name: how messages and the dataset's ``source_file`` name the file (default
+            ``path``): an upload's own name, never the server's temporary path.
+
+    Returns:
+        What was done; ``warnings`` lists what was imported but deserves a look.
 
     Raises:
         ImportFileError: a problem in the file, naming the file, row and column.
         ConflictError: changed rows with ``on_changed="error"``.
+        InvalidNameError: ``dataset`` breaks :data:`labels.validation.NAME_RULE`.
     """
-    name = str(path)
+    dataset = check_name(dataset, "dataset")
+    name = display_name or str(path)
     file_format = format
     full_mapping = dict(mapping or {})
     if format == "ragas":
         file_format = None
         full_mapping = {**RAGAS_MAPPING, **full_mapping}
-    table = read_table(name, format=file_format, encoding=encoding)
+    table = read_table(path, format=file_format, encoding=encoding, display_name=name)
     if format == "ragas":
         full_mapping = {
             k: v for k, v in full_mapping.items() if v in table.columns or k in (mapping or {})
         }
-    frame, kind = normalise(table, full_mapping)
-    if not dataset.strip():
-        raise ImportFileError("a dataset needs a non-empty name", path=name)
+    warnings: list[str] = []
+    frame, kind = normalise(table, full_mapping, warnings=warnings)
     with store.db.transaction() as cur:
         cur.execute(
             "INSERT INTO datasets (name, kind, source_file) VALUES (?, ?, ?) "
@@ -500,9 +533,40 @@ def import_rows(
         )
         cur.unregister("incoming_raw")
         try:
-            return _write_incoming(cur, table, dataset, name, on_changed)
+            summary = _write_incoming(cur, table, dataset, name, on_changed)
         finally:
             cur.execute("DROP TABLE IF EXISTS incoming")
+    return replace(summary, warnings=tuple(warnings))
+
+
+def _refuse_stored_lookalikes(cur: Any, dataset: str, name: str) -> None:
+    """A new id that only looks like one already in the dataset would be a second item no
+    one can tell from the first: refuse it, naming the row and both ids."""
+    # Two plain ids (printable ASCII, single spaces) look alike only if equal: compare only
+    # when one side has an id that is not plain.
+    odd = cur.execute(
+        "SELECT (SELECT count(*) FROM incoming WHERE NOT generated AND NOT "
+        "regexp_full_match(item_id, $p)) + (SELECT count(*) FROM items WHERE dataset = $d "
+        "AND NOT regexp_full_match(item_id, $p))",
+        {"p": PLAIN_ID_PATTERN, "d": dataset},
+    ).fetchone()
+    if not odd or not odd[0]:
+        return
+    incoming: dict[str, tuple[str, int]] = {}
+    for item_id, row in cur.execute(
+        "SELECT item_id, row FROM incoming WHERE NOT generated"
+    ).fetchall():
+        incoming.setdefault(lookalike_key(item_id), (item_id, row))
+    stored = cur.execute("SELECT item_id FROM items WHERE dataset = ?", [dataset]).fetchall()
+    for (stored_id,) in stored:
+        match = incoming.get(lookalike_key(stored_id))
+        if match is not None and match[0] != stored_id:
+            raise ImportFileError(
+                f"the id {shown(match[0], 24)} looks the same as the stored item "
+                f"{shown(stored_id, 24)} of dataset {dataset!r} but is written differently "
+                "(spaces, Unicode normalisation or an invisible character)",
+                path=name, row=match[1], column="id",
+            )
 
 
 def _write_incoming(
@@ -517,7 +581,7 @@ def _write_incoming(
         what = (
             "are identical rows (same question, answer and sources)"
             if generated
-            else f"share the id {item_id!r}"
+            else f"share the id {shown(item_id, 24)}"
         )
         raise ImportFileError(
             f"rows {', '.join(str(r) for r in rows[:5])} {what}; ids must be unique in a file",
@@ -525,17 +589,18 @@ def _write_incoming(
             row=rows[1],
             column=None if generated else "id",
         )
+    _refuse_stored_lookalikes(cur, dataset, name)
     changed = cur.execute(
         "SELECT n.item_id, n.row FROM incoming n JOIN items i ON i.dataset = ? "
         "AND i.item_id = n.item_id WHERE i.content_hash <> n.content_hash ORDER BY n.row",
         [dataset],
     ).fetchall()
     if changed and on_changed == "error":
-        shown = ", ".join(f"{r[0]!r} (row {r[1]})" for r in changed[:5])
+        listed = ", ".join(f"{shown(r[0], 24)} (row {r[1]})" for r in changed[:5])
         more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
         raise ConflictError(
             f"{name}: {len(changed)} row(s) differ from the stored rows with the same id: "
-            f"{shown}{more}. Nothing was imported. Give changed rows new ids, import them into "
+            f"{listed}{more}. Nothing was imported. Give changed rows new ids, import them into "
             "a new dataset, or pass --on-changed skip to keep the stored rows."
         )
     unchanged_row = cur.execute(
@@ -567,162 +632,4 @@ def _write_incoming(
         changed=len(changed),
         changed_ids=tuple(r[0] for r in changed),
         generated_ids=int(generated_row[0]) if generated_row else 0,
-    )
-
-
-# -- human labels from a spreadsheet ---------------------------------------------------------
-
-_LABEL_WORDS = {
-    "pass": "pass",
-    "fail": "fail",
-    "unsure": "unsure",
-    "1": "pass",
-    "0": "fail",
-    "true": "pass",
-    "false": "fail",
-    "a": "a",
-    "b": "b",
-    "tie": "tie",
-}
-
-
-@dataclass(frozen=True)
-class LabelImportSummary:
-    """What a label import did."""
-
-    dataset: str
-    path: str
-    rows_read: int
-    added: int
-    unchanged: int
-    annotators: tuple[str, ...]
-
-
-def _label_word(table: Table, index: int, column: str, value: Any, pairwise: bool) -> str:
-    if isinstance(value, bool):
-        key = "true" if value else "false"
-    elif isinstance(value, (int, float)) and not isinstance(value, bool) and value in (0, 1):
-        key = str(int(value))
-    elif isinstance(value, str):
-        key = value.strip().lower()
-    else:
-        key = ""
-    verdict = _LABEL_WORDS.get(key)
-    allowed = PAIRWISE_VERDICTS if pairwise else ("pass", "fail", "unsure")
-    if verdict not in allowed:
-        words = "a, b, tie" if pairwise else "pass, fail, unsure, 1, 0, true, false"
-        raise ImportFileError(
-            f"{value!r} is not a label (use {words})",
-            path=table.path,
-            row=index + 1,
-            column=column,
-        )
-    return verdict
-
-
-def import_labels(
-    store: LabelStore,
-    path: str | Path,
-    dataset: str,
-    *,
-    annotator: str | None = None,
-    criterion: str = DEFAULT_CRITERION,
-    format: str | None = None,
-    encoding: str = "utf-8",
-    id_column: str = "id",
-    label_column: str = "label",
-) -> LabelImportSummary:
-    """Import existing human labels (``id``, ``label``, optional ``note`` and ``annotator``).
-
-    Labels equal to the annotator's current label for the item are skipped, so re-importing
-    the same file adds nothing. All labels are written in one transaction.
-    """
-    name = str(path)
-    table = read_table(name, format=format, encoding=encoding)
-    id_col = (
-        id_column
-        if id_column in table.columns
-        else ("item_id" if "item_id" in table.columns else None)
-    )
-    label_col = (
-        label_column
-        if label_column in table.columns
-        else ("verdict" if "verdict" in table.columns else None)
-    )
-    if id_col is None or label_col is None:
-        missing = "id" if id_col is None else "label"
-        raise ImportFileError(
-            f"missing required column {missing!r} (columns: {', '.join(table.columns)})",
-            path=name,
-        )
-    has_annotator = "annotator" in table.columns
-    if annotator is None and not has_annotator:
-        raise ImportFileError(
-            "no annotator: pass --annotator NAME or add an 'annotator' column", path=name
-        )
-    pairwise = store.criterion(criterion).kind == "pairwise"
-    current = store.current_labels(dataset, criterion=criterion)
-    latest = {
-        (r.item_id, r.annotator): (r.verdict, r.note) for r in current.itertuples(index=False)
-    }
-    known_ids = set(store.items_frame(dataset)["item_id"]) if store.count_items(dataset) else set()
-    store.dataset(dataset)
-    new: list[NewLabel] = []
-    skipped = 0
-    seen: dict[tuple[str, str], int] = {}
-    for index in range(table.n_rows):
-        record = table.record(index)
-        item_id = _text(table, index, id_col, record.get(id_col), required=True)
-        assert item_id is not None  # required=True never returns None
-        if item_id not in known_ids:
-            raise ImportFileError(
-                f"dataset {dataset!r} has no item {item_id!r}",
-                path=name,
-                row=index + 1,
-                column=id_col,
-            )
-        verdict = _label_word(table, index, label_col, record.get(label_col), pairwise)
-        who = annotator
-        if has_annotator:
-            who = _text(table, index, "annotator", record.get("annotator"), required=False) or who
-        if not who:
-            raise ImportFileError(
-                "is empty and no --annotator was given",
-                path=name,
-                row=index + 1,
-                column="annotator",
-            )
-        key = (item_id, who)
-        if key in seen:
-            raise ImportFileError(
-                f"labels item {item_id!r} for {who!r} again (first at row {seen[key]})",
-                path=name,
-                row=index + 1,
-                column=id_col,
-            )
-        seen[key] = index + 1
-        note = ""
-        if "note" in table.columns:
-            note = _text(table, index, "note", record.get("note"), required=False) or ""
-        if latest.get(key) == (verdict, note):
-            skipped += 1
-            continue
-        new.append(
-            NewLabel(
-                item_id=item_id,
-                annotator=who,
-                verdict=verdict,
-                criterion=criterion,
-                note=note,
-                origin="import",
-            )
-        )
-    store.add_labels(dataset, new)
-    return LabelImportSummary(
-        dataset=dataset,
-        path=name,
-        rows_read=table.n_rows,
-        added=len(new),
-        unchanged=skipped,
-        annotators=tuple(sorted({n.annotator for n in new})),
     )

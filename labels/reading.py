@@ -15,6 +15,8 @@ from typing import Any
 
 from labels.errors import ImportFileError
 from labels.limits import ReadLimits
+from labels.strict_json import JsonValueError, decode_record, locate_column, strict_json_loads
+from labels.validation import shown
 
 FILE_FORMATS = ("csv", "jsonl", "json", "parquet")
 MAX_CELL_CHARS = 2_000_000
@@ -62,6 +64,13 @@ class Table:
         """Record ``index`` as a dict."""
         return {name: values[index] for name, values in self.data.items()}
 
+    def shown_columns(self, limit: int = 20) -> str:
+        """The column names for a message, each cut short: a header line is file content too
+        (a ``.env`` read as CSV has a key in its header)."""
+        names = [name if len(name) <= 24 else shown(name) for name in self.columns[:limit]]
+        more = f", … ({len(self.columns) - limit} more)" if len(self.columns) > limit else ""
+        return ", ".join(names) + more
+
     def where(self, index: int) -> str:
         """``row 3 (line 4)``: how a message points at record ``index``."""
         if self.lines is not None and self.lines[index] != index + 1:
@@ -87,9 +96,28 @@ def detect_format(path: str | Path, format: str | None = None) -> str:
     return _EXTENSIONS[suffix]
 
 
-def _decode(path: str, data: bytes, encoding: str) -> str:
+_UTF32_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
+
+
+def _nul_pattern(data: bytes) -> str | None:
+    """``UTF-32`` or ``UTF-16`` when NUL bytes fall where those encodings put them."""
+    head = data[: 4096 - 4096 % 4]
+    quads = [head[i : i + 4] for i in range(0, len(head) - len(head) % 4, 4)]
+    # Every character below U+10000 in UTF-32 has two zero bytes at the same end of its quad.
+    if len(quads) >= 2 and (
+        all(q[2:] == b"\0\0" for q in quads) or all(q[:2] == b"\0\0" for q in quads)
+    ):
+        return "UTF-32"
+    return "UTF-16" if b"\0" in head else None
+
+
+def _decode(path: str, data: bytes, encoding: str) -> tuple[str, str]:
+    """The file's text and the encoding it was decoded with (a byte-order mark wins)."""
+    # The UTF-32-LE mark starts with the UTF-16-LE one (FF FE), so test UTF-32 first.
     if data.startswith(codecs.BOM_UTF8):
         data, encoding = data[len(codecs.BOM_UTF8) :], "utf-8"
+    elif data.startswith(_UTF32_BOMS):
+        encoding = "utf-32"
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         encoding = "utf-16"
     try:
@@ -97,21 +125,26 @@ def _decode(path: str, data: bytes, encoding: str) -> str:
     except UnicodeDecodeError as error:
         line = data[: error.start].count(b"\n") + 1
         bad = data[error.start : error.start + 1].hex()
+        guess = _nul_pattern(data)
+        hint = (
+            f"it looks like {guess} without a byte-order mark: pass --encoding "
+            f"{guess.lower()}-le (or -be)" if guess else "save it as UTF-8 or pass --encoding"
+        )
         raise ImportFileError(
-            f"the file is not valid {encoding} text (byte 0x{bad} at line {line}); save it as "
-            "UTF-8 or pass --encoding",
+            f"the file is not valid {encoding} text (byte 0x{bad} at line {line}); {hint}",
             path=path,
         ) from None
     except LookupError:
-        raise ImportFileError(f"unknown encoding {encoding!r}", path=path) from None
+        raise ImportFileError(f"unknown encoding {shown(encoding)}", path=path) from None
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
+        guess = _nul_pattern(data) or "UTF-16"
         raise ImportFileError(
             f"the file contains a NUL character at line {line}: is it a binary file, or "
-            "UTF-16 without a byte-order mark?",
+            f"{guess} without a byte-order mark? (pass --encoding {guess.lower()}-le or -be)",
             path=path,
         )
-    return text
+    return text, encoding
 
 
 def _check_header(path: str, names: list[str]) -> None:
@@ -121,7 +154,7 @@ def _check_header(path: str, names: list[str]) -> None:
     seen: set[str] = set()
     for name in names:
         if name in seen:
-            raise ImportFileError(f"the header names column {name!r} twice", path=path)
+            raise ImportFileError(f"the header names column {shown(name)} twice", path=path)
         seen.add(name)
 
 
@@ -205,6 +238,14 @@ def _json_kind(value: Any) -> str:
     return kinds.get(type(value), "a JSON number" if isinstance(value, (int, float)) else "null")
 
 
+def _refused(path: str, row: int, error: JsonValueError, text: str, position: int,
+             line: int | None = None) -> ImportFileError:
+    where = f"line {line} " if line is not None else ""
+    return ImportFileError(
+        f"{where}{error}", path=path, row=row, column=locate_column(text, position)
+    )
+
+
 def _read_jsonl(path: str, text: str) -> Table:
     rows: list[dict[str, Any]] = []
     lines: list[int] = []
@@ -212,13 +253,16 @@ def _read_jsonl(path: str, text: str) -> Table:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = strict_json_loads(line)
         except json.JSONDecodeError as error:
             raise ImportFileError(
                 f"line {number} is not valid JSON ({error.msg} at character {error.colno})",
                 path=path,
                 row=len(rows) + 1,
             ) from None
+        except JsonValueError as error:
+            start = len(line) - len(line.lstrip())
+            raise _refused(path, len(rows) + 1, error, line, start, number) from None
         if not isinstance(value, dict):
             raise ImportFileError(
                 f"line {number} is {_json_kind(value)}, not an object",
@@ -230,14 +274,61 @@ def _read_jsonl(path: str, text: str) -> Table:
     return Table.from_records(path, rows, lines)
 
 
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def _json_syntax(path: str, error: json.JSONDecodeError, row: int | None = None) -> ImportFileError:
+    return ImportFileError(
+        f"not valid JSON ({error.msg} at line {error.lineno}, character {error.colno})",
+        path=path,
+        row=row,
+    )
+
+
+def _decode_records(path: str, text: str, position: int) -> list[Any]:
+    """The elements of the JSON list at ``text[position]``, decoded one record at a time so
+    every refusal names its row."""
+    records: list[Any] = []
+    position = _skip_space(text, position + 1)
+    if position < len(text) and text[position] == "]":
+        return records
+    while True:
+        row = len(records) + 1
+        try:
+            value, position = decode_record(text, position)
+        except json.JSONDecodeError as error:
+            raise _json_syntax(path, error, row) from None
+        except JsonValueError as error:
+            raise _refused(path, row, error, text, position) from None
+        records.append(value)
+        position = _skip_space(text, position)
+        if position < len(text) and text[position] == ",":
+            position = _skip_space(text, position + 1)
+            continue
+        if position < len(text) and text[position] == "]":
+            break
+        expected = "Expecting ',' delimiter" if position < len(text) else "Unterminated list"
+        raise _json_syntax(path, json.JSONDecodeError(expected, text, position), row)
+    rest = _skip_space(text, position + 1)
+    if rest < len(text):
+        raise _json_syntax(path, json.JSONDecodeError("Extra data", text, rest))
+    return records
+
+
 def _read_json(path: str, text: str) -> Table:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ImportFileError(
-            f"not valid JSON ({error.msg} at line {error.lineno}, character {error.colno})",
-            path=path,
-        ) from None
+    start = _skip_space(text, 0)
+    if text.startswith("[", start):
+        value: Any = _decode_records(path, text, start)
+    else:
+        try:
+            value = strict_json_loads(text)
+        except json.JSONDecodeError as error:
+            raise _json_syntax(path, error) from None
+        except JsonValueError as error:
+            raise ImportFileError(str(error), path=path) from None
     if isinstance(value, dict) and isinstance(value.get("data"), list):
         value = value["data"]
     if not isinstance(value, list):
@@ -252,13 +343,17 @@ def _read_json(path: str, text: str) -> Table:
     return Table.from_records(path, value)
 
 
-def check_parquet_size(path: str, limits: ReadLimits | None = None) -> None:
+def check_parquet_size(
+    path: str, limits: ReadLimits | None = None, *, name: str | None = None
+) -> None:
     """Refuse a Parquet file whose footer promises more rows or bytes than ``limits`` allow.
 
     Only the footer (the file's metadata) is read, so a file that would inflate to gigabytes
     is refused in milliseconds. The uncompressed size is what Parquet records per row group
-    (the column data after decompression, before decoding).
+    (the column data after decompression, before decoding). ``name`` is how messages name
+    the file (default ``path``).
     """
+    shown_path = name or path
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -269,47 +364,63 @@ def check_parquet_size(path: str, limits: ReadLimits | None = None) -> None:
             rows = meta.num_rows
             size = sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
     except (pa.ArrowException, OSError) as error:
-        raise ImportFileError(f"not a readable Parquet file ({error})", path=path) from None
+        reason = str(error).replace(path, shown_path)  # never the server's own path
+        raise ImportFileError(f"not a readable Parquet file ({reason})", path=shown_path) from None
     if rows > limits.max_rows:
         raise ImportFileError(
             f"holds {rows:,} rows, more than the limit of {limits.max_rows:,} "
-            "(CALIBRATE_MAX_ROWS); nothing was read", path=path,
+            "(CALIBRATE_MAX_ROWS); nothing was read", path=shown_path,
         )
     if size > limits.max_uncompressed_mb * 1024 * 1024:
         raise ImportFileError(
             f"its column data takes {size / 1024 / 1024:,.1f} MB uncompressed, more than the "
             f"limit of {limits.max_uncompressed_mb:,.0f} MB (CALIBRATE_MAX_UNCOMPRESSED_MB); "
-            "nothing was read", path=path,
+            "nothing was read", path=shown_path,
         )
 
 
-def _read_parquet(path: str) -> Table:
+def _read_parquet(path: str, name: str) -> Table:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    check_parquet_size(path)
+    check_parquet_size(path, name=name)
     try:
         table = pq.read_table(path)
+    except FileNotFoundError:
+        raise
     except (pa.ArrowException, OSError) as error:
-        raise ImportFileError(f"not a readable Parquet file ({error})", path=path) from None
-    columns = {name: table.column(name).to_pylist() for name in table.column_names}
-    return Table(path, table.column_names, columns, table.num_rows)
+        reason = str(error).replace(path, name)  # never the server's own path
+        raise ImportFileError(f"not a readable Parquet file ({reason})", path=name) from None
+    columns = {column: table.column(column).to_pylist() for column in table.column_names}
+    return Table(name, table.column_names, columns, table.num_rows)
 
 
-def read_table(path: str | Path, *, format: str | None = None, encoding: str = "utf-8") -> Table:
-    """Read ``path`` into a :class:`Table`; any problem raises :class:`ImportFileError`."""
-    name = str(path)
+def read_table(
+    path: str | Path, *, format: str | None = None, encoding: str = "utf-8",
+    display_name: str | None = None,
+) -> Table:
+    """Read ``path`` into a :class:`Table`; any problem raises :class:`ImportFileError`.
+
+    Args:
+        path: the file.
+        format: ``csv``, ``jsonl``, ``json`` or ``parquet`` (default from the extension).
+        encoding: the text encoding of CSV/JSON files (a byte-order mark wins).
+        display_name: how messages (and :attr:`Table.path`) name the file; an upload's own
+            name, so a message never shows the server's temporary path. Default: ``path``.
+    """
+    real = str(path)
+    name = display_name or real
     fmt = detect_format(name, format)
     try:
         if fmt == "parquet":
-            table = _read_parquet(name)
+            table = _read_parquet(real, name)
         else:
-            data = Path(name).read_bytes()
-            text = _decode(name, data, encoding)
+            data = Path(real).read_bytes()
+            text, used = _decode(name, data, encoding)
             if not text.strip():
                 raise ImportFileError("the file is empty", path=name)
             fast = None
-            if fmt == "csv" and encoding.lower().replace("-", "") == "utf8":
+            if fmt == "csv" and used.lower().replace("-", "") in ("utf8", "utf8sig"):
                 fast = _read_csv_fast(name, data[3:] if data.startswith(codecs.BOM_UTF8) else data)
             if fast is not None:
                 table = fast

@@ -25,6 +25,7 @@ from labels.models import (
 )
 from labels.sampling import QUEUE_MIGRATIONS, QueueSettings
 from labels.schema import LABEL_MIGRATIONS
+from labels.validation import check_name, normalise_id
 
 _ITEM_COLUMNS = (
     "item_id, question, answer, answer_a, answer_b, sources, reference, segment, document_id, "
@@ -84,9 +85,12 @@ class LabelStore:
     def create_dataset(
         self, name: str, *, kind: Kind = "pointwise", source_file: str | None = None
     ) -> None:
-        """Create an empty dataset; an existing one with the same name is left as it is."""
-        if not name.strip():
-            raise CalibrateError("a dataset needs a non-empty name")
+        """Create an empty dataset; an existing one with the same name is left as it is.
+
+        Raises:
+            InvalidNameError: ``name`` breaks :data:`labels.validation.NAME_RULE`.
+        """
+        name = check_name(name, "dataset")
         with self.db.cursor() as cur:
             cur.execute(
                 "INSERT INTO datasets (name, kind, source_file) VALUES (?, ?, ?) "
@@ -185,10 +189,12 @@ class LabelStore:
     # -- annotators and criteria ------------------------------------------------------------
 
     def add_annotator(self, name: str) -> None:
-        """Register an annotator (idempotent)."""
-        name = name.strip()
-        if not name:
-            raise CalibrateError("an annotator needs a non-empty name")
+        """Register an annotator (idempotent); surrounding spaces are dropped.
+
+        Raises:
+            InvalidNameError: the name breaks :data:`labels.validation.NAME_RULE`.
+        """
+        name = check_name(name.strip(), "annotator")
         with self.db.cursor() as cur:
             cur.execute("INSERT INTO annotators (name) VALUES (?) ON CONFLICT DO NOTHING", [name])
 
@@ -226,7 +232,12 @@ class LabelStore:
         raise NotFoundError(f"no criterion named {name!r} (criteria: {known})")
 
     def save_criterion(self, criterion: Criterion) -> None:
-        """Create or update a criterion (guidelines, tags, reference visibility)."""
+        """Create or update a criterion (guidelines, tags, reference visibility).
+
+        Raises:
+            InvalidNameError: the criterion's name breaks :data:`labels.validation.NAME_RULE`.
+        """
+        criterion = criterion.model_copy(update={"name": check_name(criterion.name, "criterion")})
         with self.db.cursor() as cur:
             cur.execute(
                 """
@@ -298,16 +309,15 @@ class LabelStore:
                         f"verdict {new.verdict!r} is not one of {', '.join(allowed)} "
                         f"(criterion {new.criterion!r})"
                     )
-                if not new.annotator.strip():
-                    raise CalibrateError("a label needs an annotator name")
+                annotator = check_name(new.annotator.strip(), "annotator")
                 at = new.labelled_at or now
                 if at.tzinfo is None:
                     raise CalibrateError("labelled_at must be timezone-aware")
                 rows.append(
                     [
                         dataset,
-                        new.item_id,
-                        new.annotator.strip(),
+                        normalise_id(new.item_id),
+                        annotator,
                         new.criterion,
                         new.verdict,
                         new.note,

@@ -18,10 +18,11 @@ from labels.errors import (
     CalibrateError,
     ConflictError,
     ImportFileError,
+    InvalidNameError,
     NotFoundError,
 )
 
-BAD_INPUT = (ImportFileError, ConflictError, NotFoundError)
+BAD_INPUT = (ImportFileError, ConflictError, NotFoundError, InvalidNameError)
 
 
 class UserError(click.ClickException):

@@ -65,6 +65,8 @@ def import_command(
         encoding=encoding,
         on_changed=on_changed,  # type: ignore[arg-type]
     )
+    for warning in summary.warnings:
+        click.echo(f"warning: {warning}", err=True)
     if as_json:
         echo_json(summary.__dict__)
         return

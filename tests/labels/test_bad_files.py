@@ -1,4 +1,10 @@
-"""Every malformed file in tests/data/bad gets its clear message, and changes nothing."""
+"""Every malformed file in tests/data/bad gets its clear message, and changes nothing.
+
+``tests/data/bad/*`` are row files (``import_rows``), ``bad/labels/*`` label files
+(``import_labels``) and ``bad/verdicts/*`` verdict files (``import_verdicts``); each folder's
+``EXPECTED.json`` lists the fragments its message must contain (file, row, column, reason).
+No message may echo the canary key some of the files hold.
+"""
 
 from __future__ import annotations
 
@@ -10,35 +16,93 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from repo_paths import BAD_FILES
 
-from labels import CalibrateError, ImportFileError, LabelStore, import_rows
+from judges.store import JudgeStore
+from judges.verdicts import import_verdicts
+from labels import CalibrateError, ImportFileError, LabelStore, import_labels, import_rows
 
 BAD = BAD_FILES
-EXPECTED: dict[str, list[str]] = json.loads((BAD / "EXPECTED.json").read_text())
+SECRET = "5f1c2d9e8b7a6c4d3e2f1a0b"  # the secret part of the canary key in some bad files
 
 
-def test_the_corpus_is_complete() -> None:
-    files = {p.name for p in BAD.iterdir() if p.name != "EXPECTED.json"}
-    assert files == set(EXPECTED)
-    assert len(files) >= 30
+def _expected(folder: Path) -> dict[str, list[str]]:
+    expected: dict[str, list[str]] = json.loads((folder / "EXPECTED.json").read_text())
+    return expected
 
 
-def _db_fingerprint(store: LabelStore) -> tuple[int, int]:
+EXPECTED = _expected(BAD)
+EXPECTED_LABELS = _expected(BAD / "labels")
+EXPECTED_VERDICTS = _expected(BAD / "verdicts")
+
+
+@pytest.mark.parametrize(
+    ("folder", "expected", "at_least"),
+    [(BAD, EXPECTED, 45), (BAD / "labels", EXPECTED_LABELS, 6),
+     (BAD / "verdicts", EXPECTED_VERDICTS, 9)],
+)
+def test_the_corpus_is_complete(
+    folder: Path, expected: dict[str, list[str]], at_least: int
+) -> None:
+    files = {p.name for p in folder.iterdir() if p.is_file() and p.name != "EXPECTED.json"}
+    assert files == set(expected)
+    assert len(files) >= at_least
+
+
+def _db_fingerprint(store: LabelStore) -> tuple[int, ...]:
+    JudgeStore(store.db)  # the judge tables exist, so they can be counted
+    tables = ("datasets", "items", "labels", "annotators", "criteria", "judge_configs",
+              "judge_runs", "judge_calls")
     with store.db.cursor() as cur:
-        datasets = cur.execute("SELECT count(*) FROM datasets").fetchall()[0][0]
-        items = cur.execute("SELECT count(*) FROM items").fetchall()[0][0]
-    return datasets, items
+        return tuple(
+            cur.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0] for table in tables
+        )
+
+
+def _assert_refused(store: LabelStore, path: Path, fragments: list[str], action: object) -> None:
+    before = _db_fingerprint(store)
+    with pytest.raises(ImportFileError) as caught:
+        action()  # type: ignore[operator]
+    message = str(caught.value)
+    assert str(path) in message, "the message names the file"
+    for fragment in fragments:
+        assert fragment in message
+    assert SECRET not in message, "a cell's secret was echoed"
+    assert _db_fingerprint(store) == before, "nothing half-imported"
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_bad_file_is_refused_with_its_message(store: LabelStore, name: str) -> None:
-    before = _db_fingerprint(store)
-    with pytest.raises(ImportFileError) as caught:
-        import_rows(store, BAD / name, "bad")
-    message = str(caught.value)
-    assert str(BAD / name) in message, "the message names the file"
-    for fragment in EXPECTED[name]:
-        assert fragment in message
-    assert _db_fingerprint(store) == before, "nothing half-imported"
+    path = BAD / name
+    _assert_refused(store, path, EXPECTED[name], lambda: import_rows(store, path, "bad"))
+
+
+@pytest.fixture
+def labelled_store(store: LabelStore, tmp_path: Path) -> LabelStore:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(
+        json.dumps({"id": i, "question": "q", "answer": f"a{i}"}) + "\n" for i in ("1", "2")
+    ))
+    import_rows(store, rows, "d")
+    return store
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_LABELS))
+def test_bad_label_file_is_refused_with_its_message(labelled_store: LabelStore, name: str) -> None:
+    path = BAD / "labels" / name
+    _assert_refused(
+        labelled_store, path, EXPECTED_LABELS[name],
+        lambda: import_labels(labelled_store, path, "d", annotator="dana"),
+    )
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_VERDICTS))
+def test_bad_verdict_file_is_refused_with_its_message(
+    labelled_store: LabelStore, name: str
+) -> None:
+    path = BAD / "verdicts" / name
+    _assert_refused(
+        labelled_store, path, EXPECTED_VERDICTS[name],
+        lambda: import_verdicts(labelled_store, path, dataset="d", judge="their-judge"),
+    )
 
 
 def test_bad_file_into_existing_dataset_leaves_it_untouched(

@@ -1,0 +1,213 @@
+"""Import existing human labels from a spreadsheet (``id``, ``label``, optional ``note``,
+``annotator``), all or nothing.
+
+Item ids are normalised as everywhere else (:func:`labels.validation.normalise_id`), ids that
+only look alike are refused naming both rows, and annotator names follow the naming rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from labels.cells import text_cell
+from labels.errors import ImportFileError, InvalidNameError
+from labels.models import DEFAULT_CRITERION, PAIRWISE_VERDICTS
+from labels.reading import Table, read_table
+from labels.store import LabelStore, NewLabel
+from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
+
+LABEL_WORDS = {
+    "pass": "pass",
+    "fail": "fail",
+    "unsure": "unsure",
+    "1": "pass",
+    "0": "fail",
+    "true": "pass",
+    "false": "fail",
+    "a": "a",
+    "b": "b",
+    "tie": "tie",
+}
+"""Every spelling of a verdict a label (or verdict) file may use, lower-cased → the verdict."""
+
+
+@dataclass(frozen=True)
+class LabelImportSummary:
+    """What a label import did."""
+
+    dataset: str
+    path: str
+    rows_read: int
+    added: int
+    unchanged: int
+    annotators: tuple[str, ...]
+
+
+def _label_word(table: Table, index: int, column: str, value: Any, pairwise: bool) -> str:
+    if isinstance(value, bool):
+        key = "true" if value else "false"
+    elif isinstance(value, (int, float)) and not isinstance(value, bool) and value in (0, 1):
+        key = str(int(value))
+    elif isinstance(value, str):
+        key = value.strip().lower()
+    else:
+        key = ""
+    verdict = LABEL_WORDS.get(key)
+    allowed = PAIRWISE_VERDICTS if pairwise else ("pass", "fail", "unsure")
+    if verdict not in allowed:
+        words = "a, b, tie" if pairwise else "pass, fail, unsure, 1, 0, true, false"
+        raise ImportFileError(
+            f"{shown(value)} is not a label (use {words})",
+            path=table.path,
+            row=index + 1,
+            column=column,
+        )
+    return verdict
+
+
+def _annotator(table: Table, index: int, value: str) -> str:
+    try:
+        return check_name(value.strip(), "annotator")
+    except InvalidNameError as error:
+        raise ImportFileError(str(error), path=table.path, row=index + 1,
+                              column="annotator") from None
+
+
+def import_labels(
+    store: LabelStore,
+    path: str | Path,
+    dataset: str,
+    *,
+    annotator: str | None = None,
+    criterion: str = DEFAULT_CRITERION,
+    format: str | None = None,
+    encoding: str = "utf-8",
+    id_column: str = "id",
+    label_column: str = "label",
+    display_name: str | None = None,
+) -> LabelImportSummary:
+    """Import existing human labels (``id``, ``label``, optional ``note`` and ``annotator``).
+
+    Labels equal to the annotator's current label for the item are skipped, so re-importing
+    the same file adds nothing. All labels are written in one transaction.
+
+    Args:
+        store: the label store.
+        path: the file (CSV, JSONL, JSON or Parquet).
+        dataset: the dataset whose items are labelled.
+        annotator: who labelled, unless the file has an ``annotator`` column.
+        criterion: what the labels judge.
+        format: the file format (default from the extension).
+        encoding: text encoding of CSV/JSON files.
+        id_column: the column with item ids (``item_id`` is also accepted).
+        label_column: the column with labels (``verdict`` is also accepted).
+        display_name: how messages name the file (default ``path``), e.g. an upload's own
+            name instead of the server's temporary path.
+
+    Raises:
+        ImportFileError: a problem in the file, naming the file, row and column.
+        InvalidNameError: ``annotator`` breaks the naming rule.
+    """
+    name = display_name or str(path)
+    table = read_table(path, format=format, encoding=encoding, display_name=name)
+    id_col = (
+        id_column
+        if id_column in table.columns
+        else ("item_id" if "item_id" in table.columns else None)
+    )
+    label_col = (
+        label_column
+        if label_column in table.columns
+        else ("verdict" if "verdict" in table.columns else None)
+    )
+    if id_col is None or label_col is None:
+        missing = "id" if id_col is None else "label"
+        raise ImportFileError(
+            f"missing required column {missing!r} (columns: {table.shown_columns()})",
+            path=name,
+        )
+    has_annotator = "annotator" in table.columns
+    if annotator is None and not has_annotator:
+        raise ImportFileError(
+            "no annotator: pass --annotator NAME or add an 'annotator' column", path=name
+        )
+    if annotator is not None:
+        annotator = check_name(annotator.strip(), "annotator")
+    pairwise = store.criterion(criterion).kind == "pairwise"
+    current = store.current_labels(dataset, criterion=criterion)
+    latest = {
+        (r.item_id, r.annotator): (r.verdict, r.note) for r in current.itertuples(index=False)
+    }
+    store.dataset(dataset)
+    known_ids = set(store.item_ids(dataset))
+    new: list[NewLabel] = []
+    skipped = 0
+    seen: dict[tuple[str, str], int] = {}
+    ids = LookalikeIds()
+    for index in range(table.n_rows):
+        record = table.record(index)
+        raw_id = text_cell(table, index, id_col, record.get(id_col), required=True)
+        assert raw_id is not None  # required=True never returns None
+        try:
+            item_id = ids.add(raw_id, index + 1)
+        except LookalikeIdError as error:
+            raise ImportFileError(str(error), path=name, row=index + 1, column=id_col) from None
+        if item_id not in known_ids:
+            raise ImportFileError(
+                f"dataset {dataset!r} has no item {shown(item_id, 24)}",
+                path=name,
+                row=index + 1,
+                column=id_col,
+            )
+        verdict = _label_word(table, index, label_col, record.get(label_col), pairwise)
+        who = annotator
+        if has_annotator:
+            cell = text_cell(table, index, "annotator", record.get("annotator"), required=False)
+            if cell and cell.strip():
+                who = _annotator(table, index, cell)
+        if not who:
+            raise ImportFileError(
+                "is empty and no --annotator was given",
+                path=name,
+                row=index + 1,
+                column="annotator",
+            )
+        key = (item_id, who)
+        if key in seen:
+            raise ImportFileError(
+                f"labels item {shown(item_id, 24)} for {who!r} again (first at row {seen[key]})",
+                path=name,
+                row=index + 1,
+                column=id_col,
+            )
+        seen[key] = index + 1
+        note = ""
+        if "note" in table.columns:
+            note = text_cell(table, index, "note", record.get("note"), required=False) or ""
+        if latest.get(key) == (verdict, note):
+            skipped += 1
+            continue
+        new.append(
+            NewLabel(
+                item_id=item_id,
+                annotator=who,
+                verdict=verdict,
+                criterion=criterion,
+                note=note,
+                origin="import",
+            )
+        )
+    store.add_labels(dataset, new)
+    return LabelImportSummary(
+        dataset=dataset,
+        path=name,
+        rows_read=table.n_rows,
+        added=len(new),
+        unchanged=skipped,
+        annotators=tuple(sorted({n.annotator for n in new})),
+    )
+
+
+__all__ = ["LABEL_WORDS", "LabelImportSummary", "import_labels"]
