@@ -8,10 +8,14 @@ metric instead.
 Binding rules:
 
 * ``marker`` contract: the **last** ``<MARKER>: <LABEL>`` in the reply wins, so a marker the
-  model quotes from the item (or mentions while reasoning) does not decide the verdict.
-* ``json`` contract: the reply as a whole if it is JSON; else the last fenced ```` ```json ````
-  block; else the last top-level ``{…}`` object in the text that has the verdict key (or the
-  claims key).
+  model quotes from the item (or mentions while reasoning) does not decide the verdict. The
+  marker may carry markdown emphasis (``**VERDICT**: PASS``, ``__VERDICT__:``, ``*Verdict:*``,
+  `` `VERDICT` = ``); :func:`marker_regex` is the one pattern for it, and
+  :mod:`judges.prompts` defuses exactly what it matches in item text.
+* ``json`` contract: the reply as a whole if it is JSON; else, of the fenced ```` ```json ````
+  blocks and the top-level ``{…}`` objects outside them, the **last in the reply** that has
+  the verdict key (or the claims key). A fenced block never outranks the judge's own later
+  object: a block quoted from the answer comes before the judge's verdict.
 * a truncated reply (``finish_reason == "length"``) is unscored even if it contains a marker:
   the marker found might not be the one the model meant to end with (except under the
   ``label`` contract, where the first word decides and a short ``max_tokens`` is the point).
@@ -21,6 +25,7 @@ Binding rules:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -134,12 +139,38 @@ def _label_result(config: JudgeConfig, label: str, reasoning: str) -> ParseResul
     return Verdict(verdict, label, reasoning)
 
 
-def _marker_pattern(config: JudgeConfig) -> re.Pattern[str]:
-    words = r"\s+".join(re.escape(w) for w in config.output.marker.split())
-    # Optional markdown emphasis or quotes around the label: **PASS**, "PASS", [PASS].
+MARKER_SEPARATORS = ":=\uff1a\ufe55"
+"""What may follow a marker: colon, equals sign, fullwidth and small colons."""
+
+
+def marker_head(marker: str) -> str:
+    """The regex text of ``marker`` as a reply may write it, up to and including its separator.
+
+    Emphasis and code marks may wrap the marker or its words (``**VERDICT**``,
+    ``__VERDICT__``, ``*Verdict:*``, `` `VERDICT` ``); letters or digits may not touch it
+    (``PREVERDICT`` is not a marker). Group ``sep`` is the separator, which
+    :class:`judges.prompts.Neutraliser` replaces in item text.
+    """
+    words = r"[\s*_`~]+".join(re.escape(w) for w in marker.split())
+    return rf"(?<![A-Za-z0-9]){words}(?![A-Za-z0-9])[\s*_`~]*(?P<sep>[{MARKER_SEPARATORS}])"
+
+
+@functools.lru_cache(maxsize=64)
+def marker_regex(marker: str) -> re.Pattern[str]:
+    """``<MARKER>: <LABEL>`` with the label in group ``label`` (see :func:`marker_head`).
+
+    The label may be wrapped in emphasis, quotes or brackets (``**PASS**``, ``"PASS"``,
+    ``[PASS]``); trailing ``_``/``-`` of emphasis are not part of it.
+    """
     return re.compile(
-        rf"\b{words}\b\s*[*_]*\s*[:=]\s*[*_`\"'\[(]*\s*([A-Za-z][A-Za-z0-9_-]*)", re.IGNORECASE
+        marker_head(marker)
+        + r"[\s*_`\"'\[(]*(?P<label>[A-Za-z](?:[A-Za-z0-9_-]*[A-Za-z0-9])?)",
+        re.IGNORECASE,
     )
+
+
+def _marker_pattern(config: JudgeConfig) -> re.Pattern[str]:
+    return marker_regex(config.output.marker)
 
 
 def _parse_marker(config: JudgeConfig, text: str) -> ParseResult:
@@ -148,7 +179,7 @@ def _parse_marker(config: JudgeConfig, text: str) -> ParseResult:
         return Unscored("no_verdict", f"no '{config.output.marker}: <label>' line in the reply")
     last = matches[-1]
     reasoning = text[: last.start()].strip()
-    return _label_result(config, last.group(1), reasoning)
+    return _label_result(config, last.group("label"), reasoning)
 
 
 _FIRST_WORD = re.compile(r"^[\s*_`\"'\[(]*([A-Za-z][A-Za-z0-9_-]*)")
@@ -167,31 +198,36 @@ _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 def _json_objects(text: str) -> list[Any]:
+    """Every JSON value in the reply, in the order it appears (fenced or not)."""
     stripped = text.strip()
     try:
         return [json.loads(stripped)]
     except json.JSONDecodeError:
         pass
-    fenced = []
-    for block in _FENCE.findall(text):
+    found: list[tuple[int, Any]] = []
+    fences: list[tuple[int, int]] = []
+    for match in _FENCE.finditer(text):
         try:
-            fenced.append(json.loads(block))
+            found.append((match.start(), json.loads(match.group(1))))
         except json.JSONDecodeError:
-            continue
-    if fenced:
-        return fenced
+            continue  # not JSON: objects inside it are found by the scan below
+        fences.append((match.start(), match.end()))
     decoder = json.JSONDecoder()
-    found: list[Any] = []
     position = text.find("{")
     while position != -1:
+        fence = next((f for f in fences if f[0] <= position < f[1]), None)
+        if fence is not None:
+            position = text.find("{", fence[1])
+            continue
         try:
             value, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError:
             position = text.find("{", position + 1)
             continue
-        found.append(value)
+        found.append((position, value))
         position = text.find("{", end)
-    return found
+    found.sort(key=lambda pair: pair[0])
+    return [value for _, value in found]
 
 
 def _parse_json(config: JudgeConfig, text: str) -> ParseResult:
@@ -262,5 +298,6 @@ def map_back(config: JudgeConfig, verdict: str, order: str) -> str:
 
 
 __all__ = [
-    "UNSCORED_REASONS", "Claim", "ParseResult", "Unscored", "Verdict", "map_back", "parse_reply",
+    "MARKER_SEPARATORS", "UNSCORED_REASONS", "Claim", "ParseResult", "Unscored", "Verdict",
+    "map_back", "marker_head", "marker_regex", "parse_reply",
 ]

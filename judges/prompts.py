@@ -8,8 +8,12 @@ the prompt's structure intact whatever the item says:
 * every ``<tag>`` name the config's prompts use (plus ``source``/``sources``) is neutralised in
   item text: its ``<`` becomes ``‹``, so ``</answer>`` in an answer reads ``‹/answer>`` and
   cannot close the block;
-* the output marker (``VERDICT:``) and the JSON verdict key (``"verdict":``) are neutralised
-  with a look-alike colon (``∶``), so a reply that quotes the item never parses as a verdict.
+* the output marker — every spelling the parser accepts (:func:`judges.parsing.marker_head`:
+  ``VERDICT:``, ``**VERDICT**: ``, ``__Verdict__ =`` …) — and the JSON verdict and claims keys
+  (``"verdict":``, also when written with escapes, ``"\u0076erdict":``) get a look-alike
+  colon (``∶``), so a reply that quotes the item never parses as a verdict;
+* code fences (```` ``` ````) become look-alike backticks (``ˋˋˋ``), so a block quoted from the
+  item is not a fenced block of the reply.
 
 Sources are numbered ``<source id="1">…</source>`` in the order given, or in the swapped
 order (reversed, or a seeded shuffle) for the position-swap call.
@@ -17,6 +21,7 @@ order (reversed, or a seeded shuffle) for the position-swap call.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Sequence
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from judges.config import JudgeConfig
+from judges.parsing import marker_head
 from judges.providers.base import Message
 from labels.errors import CalibrateError
 from labels.models import Item, Source
@@ -35,6 +41,10 @@ _TAG_NAME = re.compile(r"</?\s*([A-Za-z][\w-]*)[^<>]*>")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 LOOKALIKE_LT = "\u2039"  # ‹
 LOOKALIKE_COLON = "\u2236"  # ∶ (RATIO): reads as a colon, never matches the parser's ':'
+LOOKALIKE_FENCE = "\u02cb" * 3  # ˋˋˋ (MODIFIER LETTER GRAVE ACCENT): reads as a fence, is not one
+_FENCE_TICKS = re.compile(r"`{3,}")
+# A double-quoted string followed by a colon: a JSON key, possibly written with escapes.
+_QUOTED_KEY = re.compile(r'"((?:[^"\\\n]|\\.){1,200})"(\s*):')
 
 
 class RenderError(CalibrateError):
@@ -83,20 +93,40 @@ class Neutraliser:
             names.update(m.group(1).lower() for m in _TAG_NAME.finditer(text))
         alternatives = "|".join(sorted((re.escape(n) for n in names), key=len, reverse=True))
         self._tags = re.compile(rf"<(?=\s*/?\s*(?:{alternatives})\b)", re.IGNORECASE)
-        marker = r"\s+".join(re.escape(w) for w in config.output.marker.split())
         keys = {config.output.verdict_key}
         if config.output.claims_key:
             keys.add(config.output.claims_key)
+        self._keys = {k.lower() for k in keys}
         key_alternatives = "|".join(re.escape(k) for k in sorted(keys))
-        self._marker = re.compile(rf"(\b{marker}\s*)[:=]", re.IGNORECASE)
+        # The parser's own pattern: whatever it would read as a marker loses its separator.
+        self._marker = re.compile(marker_head(config.output.marker), re.IGNORECASE)
         self._json_key = re.compile(rf"""(["']?(?:{key_alternatives})["']?\s*)[:=]""",
                                     re.IGNORECASE)
 
     def __call__(self, text: str) -> str:
-        """``text`` with delimiter tags and verdict markers defused."""
+        """``text`` with delimiter tags, code fences, verdict markers and keys defused."""
         text = self._tags.sub(LOOKALIKE_LT, text)
-        text = self._marker.sub(lambda m: m.group(1) + LOOKALIKE_COLON, text)
+        text = _FENCE_TICKS.sub(LOOKALIKE_FENCE, text)
+        text = self._marker.sub(_defuse_separator, text)
+        text = _QUOTED_KEY.sub(self._defuse_escaped_key, text)
         return self._json_key.sub(lambda m: m.group(1) + LOOKALIKE_COLON, text)
+
+    def _defuse_escaped_key(self, match: re.Match[str]) -> str:
+        raw = match.group(1)
+        if "\\" not in raw:
+            return match.group(0)  # plain keys are the next pattern's job
+        try:
+            decoded = json.loads(f'"{raw}"')
+        except json.JSONDecodeError:
+            return match.group(0)
+        if decoded.strip().lower() not in self._keys:
+            return match.group(0)
+        return f'"{raw}"{match.group(2)}{LOOKALIKE_COLON}'
+
+
+def _defuse_separator(match: re.Match[str]) -> str:
+    start = match.start("sep") - match.start()
+    return match.group(0)[:start] + LOOKALIKE_COLON
 
 
 def ordered_sources(
@@ -231,7 +261,7 @@ def render_check(
 
 
 __all__ = [
-    "LOOKALIKE_COLON", "LOOKALIKE_LT", "ORDERS", "Neutraliser", "Order", "RenderError",
-    "RenderedPrompt", "format_sources", "item_values", "ordered_sources", "render",
+    "LOOKALIKE_COLON", "LOOKALIKE_FENCE", "LOOKALIKE_LT", "ORDERS", "Neutraliser", "Order",
+    "RenderError", "RenderedPrompt", "format_sources", "item_values", "ordered_sources", "render",
     "render_check",
 ]
