@@ -305,8 +305,20 @@ class JudgeStore:
         options: dict[str, Any], calls: Sequence[CallRecord], summary: dict[str, Any],
         config_id: str | None = None, register_external: bool = True,
     ) -> str:
-        """Store verdicts imported from a file in one transaction: the external judge's config
-        row, a completed run and its calls. A failure leaves none of them behind.
+        """Store verdicts imported from a file in one transaction.
+
+        The external judge's config row, a completed run and its calls are written together;
+        a failure leaves none of them behind.
+
+        Args:
+            judge: the external judge's name.
+            kind: ``pointwise`` or ``pairwise``.
+            criterion: what the verdicts judge.
+            dataset: the dataset the verdicts are about.
+            run_id: the new run's id.
+            options: the run's options (where the verdicts came from).
+            calls: the verdicts, one call record each.
+            summary: the run's summary counts.
 
         Returns:
             The external judge's config id.

@@ -10,7 +10,8 @@ from labels.errors import (
     InvalidNameError,
     NotFoundError,
 )
-from labels.importing import ImportSummary, LabelImportSummary, import_labels, import_rows
+from labels.importing import ImportSummary, import_rows
+from labels.label_import import LabelImportSummary, import_labels
 from labels.models import Criterion, Dataset, Item, Label, Source, content_id
 from labels.store import LabelStore, NewLabel
 

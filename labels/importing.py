@@ -23,7 +23,10 @@ from labels.cells import is_missing as _is_missing
 from labels.cells import text_cell as _text
 from labels.cells import type_name as _type_name
 from labels.errors import ConflictError, ImportFileError
-from labels.label_import import LabelImportSummary, import_labels  # noqa: F401 (re-exported)
+
+# Re-exported: label import lived here before it moved to its own module.
+from labels.label_import import LabelImportSummary as LabelImportSummary
+from labels.label_import import import_labels as import_labels
 from labels.models import ID_SEPARATOR, Kind
 from labels.reading import MAX_CELL_CHARS, Table, read_table
 from labels.store import LabelStore
@@ -540,8 +543,11 @@ def import_rows(
 
 
 def _refuse_stored_lookalikes(cur: Any, dataset: str, name: str) -> None:
-    """A new id that only looks like one already in the dataset would be a second item no
-    one can tell from the first: refuse it, naming the row and both ids."""
+    """Refuse a new id that only looks like one already in the dataset.
+
+    It would be a second item no one can tell from the first; the message names the row and
+    both ids.
+    """
     # Two plain ids (printable ASCII, single spaces) look alike only if equal: compare only
     # when one side has an id that is not plain.
     odd = cur.execute(

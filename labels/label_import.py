@@ -1,5 +1,6 @@
-"""Import existing human labels from a spreadsheet (``id``, ``label``, optional ``note``,
-``annotator``), all or nothing.
+"""Import existing human labels from a spreadsheet, all or nothing.
+
+The file has ``id`` and ``label`` columns, optionally ``note`` and ``annotator``.
 
 Item ids are normalised as everywhere else (:func:`labels.validation.normalise_id`), ids that
 only look alike are refused naming both rows, and annotator names follow the naming rule.

@@ -65,8 +65,10 @@ class Table:
         return {name: values[index] for name, values in self.data.items()}
 
     def shown_columns(self, limit: int = 20) -> str:
-        """The column names for a message, each cut short: a header line is file content too
-        (a ``.env`` read as CSV has a key in its header)."""
+        """The column names for a message, each cut short.
+
+        A header line is file content too: a ``.env`` read as CSV has a key in its header.
+        """
         names = [name if len(name) <= 24 else shown(name) for name in self.columns[:limit]]
         more = f", … ({len(self.columns) - limit} more)" if len(self.columns) > limit else ""
         return ", ".join(names) + more
@@ -289,8 +291,10 @@ def _json_syntax(path: str, error: json.JSONDecodeError, row: int | None = None)
 
 
 def _decode_records(path: str, text: str, position: int) -> list[Any]:
-    """The elements of the JSON list at ``text[position]``, decoded one record at a time so
-    every refusal names its row."""
+    """The elements of the JSON list at ``text[position]``.
+
+    They are decoded one record at a time, so every refusal names its row.
+    """
     records: list[Any] = []
     position = _skip_space(text, position + 1)
     if position < len(text) and text[position] == "]":

@@ -33,15 +33,15 @@ SHOWN_CHARS = 12
 
 
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
-    """``value`` quoted for an error message, cut to ``limit`` characters.
+    r"""``value`` quoted for an error message, cut to ``limit`` characters.
 
-    Invisible and control characters are escaped (``'a\\u200b1'``), so look-alikes can be told
+    Invisible and control characters are escaped (``'a\u200b1'``), so look-alikes can be told
     apart; longer values end in ``…`` with their length, never in full.
 
     >>> shown("sk-live-0123456789abcdef")
     "'sk-live-0123'… (24 characters)"
-    >>> shown("a\\u200b1")
-    "'a\\\\u200b1'"
+    >>> shown("a\u200b1")
+    "'a\\u200b1'"
     """
     text = value if isinstance(value, str) else str(value)
     if len(text) <= limit:
@@ -95,8 +95,10 @@ def normalise_id(value: str) -> str:
 
 
 def lookalike_key(item_id: str) -> str:
-    """What a person sees of an id: NFKC, without invisible (format/control) characters, and
-    with each run of spaces read as one.
+    """What a person sees of an id.
+
+    That is its NFKC form, without invisible (format/control) characters, with each run of
+    spaces read as one.
 
     Two different ids with the same key cannot be told apart on screen.
     """
@@ -112,8 +114,10 @@ PLAIN_ID_PATTERN = r"[!-~]+( [!-~]+)*"
 
 
 def all_plain(ids: list[str]) -> bool:
-    """True when every id is printable ASCII with single inner spaces and none around it (so no
-    two different ids can look alike); checked on one joined string, at C speed."""
+    """True when every id is printable ASCII with single inner spaces and none around it.
+
+    No two such ids can look alike unless equal. Checked on one joined string, at C speed.
+    """
     joined = "\n".join(ids)
     return (
         joined.isascii()
@@ -155,6 +159,7 @@ class LookalikeIdError(ValueError):
     """Two ids that look the same but are written differently (rows 1-based)."""
 
     def __init__(self, first: str, first_row: int, second: str, second_row: int) -> None:
+        """Record both ids and their rows; the message quotes both, cut short."""
         self.first, self.first_row = first, first_row
         self.second, self.second_row = second, second_row
         super().__init__(
