@@ -69,7 +69,7 @@ class Table:
 
         A header line is file content too: a ``.env`` read as CSV has a key in its header.
         """
-        names = [name if len(name) <= 24 else shown(name) for name in self.columns[:limit]]
+        names = [_shown_column(name) for name in self.columns[:limit]]
         more = f", … ({len(self.columns) - limit} more)" if len(self.columns) > limit else ""
         return ", ".join(names) + more
 
@@ -78,6 +78,18 @@ class Table:
         if self.lines is not None and self.lines[index] != index + 1:
             return f"row {index + 1} (line {self.lines[index]})"
         return f"row {index + 1}"
+
+
+def _shown_column(name: str) -> str:
+    """A header name as a message shows it.
+
+    A short name as is; else a 16-character prefix, never past an ``=`` (``KEY=value`` is a
+    ``.env`` line, not a column name).
+    """
+    if len(name) <= 24 and "=" not in name:
+        return name
+    cut = name.index("=") + 1 if "=" in name else len(name)
+    return shown(name, min(16, cut))
 
 
 def detect_format(path: str | Path, format: str | None = None) -> str:
