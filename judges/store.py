@@ -319,9 +319,13 @@ class JudgeStore:
             options: the run's options (where the verdicts came from).
             calls: the verdicts, one call record each.
             summary: the run's summary counts.
+            config_id: the config the verdicts are stored under (default: the external
+                judge's own id).
+            register_external: store the external judge's config row (not needed when the
+                verdicts belong to a config already stored).
 
         Returns:
-            The external judge's config id.
+            The config id the verdicts were stored under.
         """
         with self.db.transaction() as cur:
             if register_external:

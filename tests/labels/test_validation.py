@@ -243,7 +243,7 @@ def test_a_verdict_import_failing_while_writing_leaves_no_judge_and_no_run(
 
 
 def test_import_of_a_dotenv_never_prints_the_key(tmp_path: Path) -> None:
-    from judges.cli import cli
+    from calibrate_app.cli import cli
 
     env = tmp_path / ".env"
     env.write_text(f"CALIBRATE_OPENAI_API_KEY={CANARY}\nCALIBRATE_ACCESS_CODE=letmein-please\n")
@@ -264,7 +264,7 @@ def test_import_of_a_dotenv_never_prints_the_key(tmp_path: Path) -> None:
 def test_verdict_import_with_a_huge_repeat_exits_2_naming_row_and_column(
     tmp_path: Path
 ) -> None:
-    from judges.cli import cli
+    from calibrate_app.cli import cli
 
     db = tmp_path / "c.duckdb"
     store = open_store(str(db))
@@ -308,7 +308,7 @@ def test_a_database_this_user_cannot_open_gives_a_plain_message(tmp_path: Path) 
     assert "owned by uid 0, mode 0600" in result.stdout
     # The command line, with the path from the environment (click's own --db check would
     # answer first): the library's message, no traceback.
-    cli = [*nobody, sys.executable, "-m", "judges.cli", "datasets"]
+    cli = [*nobody, sys.executable, "-m", "calibrate_app.cli", "datasets"]
     env = {**os.environ, "CALIBRATE_DB_PATH": str(db)}
     try:
         result = subprocess.run(cli, capture_output=True, text=True, timeout=120, check=False,
