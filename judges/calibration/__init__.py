@@ -27,6 +27,12 @@ from ._results import (
     json_safe,
 )
 from ._verdicts import normalize_verdicts, verdict_names
+from .active import (
+    ACTIVE_FLOOR,
+    active_inclusion_probabilities,
+    active_pass_rate,
+    judge_uncertainty,
+)
 from .agreement import (
     MultiRaterAgreement,
     PairwiseKappa,
@@ -38,6 +44,7 @@ from .agreement import (
 )
 from .comparison import LeaderboardRow, McNemarResult, leaderboard, mcnemar_test
 from .consistency import ConsistencyResult, self_consistency, self_consistency_matrix
+from .kappa_interval import SMALL_N, kappa_interval, kappa_interval_from_table
 from .paired import (
     DifferenceEstimate,
     JudgeErrorRates,
@@ -97,11 +104,31 @@ from .simulation import (
     simulate_paired,
     simulate_verdicts,
 )
+from .strata import (
+    DESIGN_EFFECT_THRESHOLD,
+    PopulationRates,
+    StratumCounts,
+    population_rates,
+    stratified_run_pass_rate,
+    stratum_counts,
+    transported_pass_rate,
+    verdict_strata,
+)
 from .summary import CalibrationSummary, build_summary
+from .vocabulary import JUDGED, NOT_JUDGED, STRATA, UNSCORED, UNSURE, VOCABULARY
 
 __all__ = [
+    "ACTIVE_FLOOR",
     "ASSUMPTIONS",
     "DESIGNS",
+    "DESIGN_EFFECT_THRESHOLD",
+    "JUDGED",
+    "NOT_JUDGED",
+    "SMALL_N",
+    "STRATA",
+    "UNSCORED",
+    "UNSURE",
+    "VOCABULARY",
     "Allocation",
     "AllocationGap",
     "CalibrationCounts",
@@ -123,7 +150,11 @@ __all__ = [
     "PairedTable",
     "PairwiseKappa",
     "PassRateEstimate",
+    "PopulationRates",
     "SegmentResult",
+    "StratumCounts",
+    "active_inclusion_probabilities",
+    "active_pass_rate",
     "align_pairs",
     "allocation_gap",
     "bootstrap_weights",
@@ -145,7 +176,10 @@ __all__ = [
     "interval_json",
     "json_safe",
     "judge_rates",
+    "judge_uncertainty",
     "kappa_from_table",
+    "kappa_interval",
+    "kappa_interval_from_table",
     "krippendorff_alpha",
     "labels_for_proportion",
     "labels_needed",
@@ -161,6 +195,7 @@ __all__ = [
     "paired_difference",
     "paired_table",
     "percentile_interval",
+    "population_rates",
     "ppi_pass_rate",
     "rates_from_confusion",
     "segment_breakdown",
@@ -170,7 +205,11 @@ __all__ = [
     "simulate_paired",
     "simulate_verdicts",
     "stratified_pass_rate",
+    "stratified_run_pass_rate",
+    "stratum_counts",
+    "transported_pass_rate",
     "verdict_names",
+    "verdict_strata",
     "wilson_interval",
     "youden_interval",
 ]

@@ -1,0 +1,257 @@
+"""Active labelling: serve uncertain rows more often, then reweight (valid inference).
+
+Rows where the judge is uncertain (its verdicts flip across repeats or orders, judges disagree,
+its verdict log-probability is near 0.5) are where it errs, so labels there reduce the variance
+of the corrected pass rate most. Each row gets an inclusion probability tied to that
+uncertainty, with a floor above zero so every row can be drawn, and the estimator weights each
+labelled row by the inverse of its probability, which keeps it unbiased whatever the weights.
+
+Estimator (Zrnic & Candes 2024, "Active Statistical Inference", the augmented
+inverse-probability-weighted mean, here in its Hajek form so the probabilities only matter up
+to a common factor):
+
+``theta = mean_all(f) + sum_lab (y - f) / pi / sum_lab 1 / pi``
+
+with ``f`` the judge's verdict (pass 1, fail 0, not judged 1/2), over every row of the run.
+Variance from the Poisson-sampling linearisation
+``sum_lab (1 - pi) / pi^2 (e - R)^2 / (sum_lab 1/pi)^2`` (Sarndal, Swensson & Wretman 1992,
+5.7), Student t on ``n - 1`` df.
+
+References:
+    Zrnic, T. & Candes, E. J. (2024). Active statistical inference. ICML 2024, arXiv:2403.03208.
+    Gligoric, K., Zrnic, T., Lee, C., Candes, E. & Jurafsky, D. (2025). Can unconfident LLM
+    annotations be used for confident conclusions? NAACL 2025, arXiv:2408.15204.
+    Sarndal, C.-E., Swensson, B. & Wretman, J. (1992). Model Assisted Survey Sampling.
+    Ohlsson, E. (1998). Sequential Poisson sampling. J. Official Statistics 14(2), 149-162.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import t as student_t
+
+from ._results import CalibrationInputError, PassRateEstimate
+from ._verdicts import PASS, normalize_verdicts
+from .rates import check_confidence
+from .vocabulary import population_statement
+
+__all__ = [
+    "ACTIVE_FLOOR",
+    "active_inclusion_probabilities",
+    "active_pass_rate",
+    "judge_uncertainty",
+]
+
+#: Smallest relative selection weight (as the square root of an uncertainty): even a row the
+#: judge is sure about keeps a non-zero chance, which the inverse weighting needs.
+ACTIVE_FLOOR = 0.15
+
+ASSUMPTION_ACTIVE = (
+    "each labelled row was drawn from this run with the recorded inclusion probability (> 0 "
+    "for every row; active labelling); rows are weighted by its inverse"
+)
+
+
+def judge_uncertainty(
+    *,
+    n_rows: int,
+    flip_share: npt.ArrayLike | None = None,
+    disagreement_share: npt.ArrayLike | None = None,
+    pass_probability: npt.ArrayLike | None = None,
+    not_judged: npt.ArrayLike | None = None,
+) -> npt.NDArray[np.float64]:
+    """Combine the judge's uncertainty signals into one score in [0, 1] per row.
+
+    Each signal is mapped to [0, 1] (1 = as unsure as possible) and the score is the largest:
+
+    * ``flip_share``: share of repeats/orders whose verdict differs from the row's majority
+      (0 to 0.5), doubled;
+    * ``disagreement_share``: share of other judges disagreeing with this judge (0 to 0.5 is
+      the informative range), doubled and capped at 1;
+    * ``pass_probability``: the judge's probability of "pass" from verdict log-probabilities,
+      ``1 - |2p - 1|``;
+    * ``not_judged``: rows without a usable verdict (unscored/unsure) score 1.
+
+    Args:
+        n_rows: Rows in the run.
+        flip_share: Per-row flip share (``NaN`` = not measured).
+        disagreement_share: Per-row disagreement share (``NaN`` = not measured).
+        pass_probability: Per-row pass probability (``NaN`` = not available).
+        not_judged: Per-row booleans.
+
+    Returns:
+        Float array of uncertainty scores; 0 where no signal is available.
+
+    Examples:
+        >>> judge_uncertainty(n_rows=3, flip_share=[0.0, 0.25, 0.5]).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    score = np.zeros(n_rows)
+
+    def take(values: npt.ArrayLike | None, fn: Any) -> None:
+        if values is None:
+            return
+        v = np.asarray(values, dtype=float)
+        if v.shape != (n_rows,):
+            raise CalibrationInputError(f"uncertainty signals need one value per row ({n_rows})")
+        mapped = np.clip(fn(v), 0.0, 1.0)
+        np.fmax(score, np.where(np.isnan(mapped), 0.0, mapped), out=score)
+
+    take(flip_share, lambda v: 2.0 * v)
+    take(disagreement_share, lambda v: 2.0 * v)
+    take(pass_probability, lambda v: 1.0 - np.abs(2.0 * v - 1.0))
+    take(not_judged, lambda v: v)
+    return score
+
+
+def active_inclusion_probabilities(
+    uncertainty: npt.ArrayLike, *, budget: float, floor: float = ACTIVE_FLOOR
+) -> npt.NDArray[np.float64]:
+    """Inclusion probabilities proportional to ``max(sqrt(uncertainty), floor)``, summing to budget.
+
+    The square root follows the variance-optimal rule ``pi ~ sqrt(E[(y - f)^2 | x])``
+    (Zrnic & Candes 2024, Section 3) when the uncertainty score tracks the judge's error
+    probability. Probabilities above 1 are capped and the remainder redistributed.
+
+    Args:
+        uncertainty: Scores in [0, 1] (see :func:`judge_uncertainty`).
+        budget: Expected number of labelled rows (``0 < budget <= len(uncertainty)``).
+        floor: Smallest relative weight (> 0).
+
+    Returns:
+        Probabilities in ``(0, 1]``.
+
+    Examples:
+        >>> active_inclusion_probabilities([0.0, 0.0, 1.0, 1.0], budget=2, floor=0.25).round(2)
+        array([0.2, 0.2, 0.8, 0.8])
+    """
+    u = np.asarray(uncertainty, dtype=float)
+    if u.ndim != 1 or u.size == 0:
+        raise CalibrationInputError("uncertainty must be a non-empty 1-D array")
+    if not 0.0 < floor <= 1.0:
+        raise CalibrationInputError(f"floor must be in (0, 1], got {floor}")
+    if not 0.0 < budget <= u.size:
+        raise CalibrationInputError(f"budget must be in (0, {u.size}], got {budget}")
+    g = np.maximum(np.sqrt(np.clip(np.nan_to_num(u), 0.0, 1.0)), floor)
+    pi = np.zeros_like(g)
+    capped = np.zeros(g.size, dtype=bool)
+    for _ in range(g.size):
+        rest = budget - capped.sum()
+        pi[~capped] = rest * g[~capped] / g[~capped].sum()
+        over = (pi > 1.0) & ~capped
+        if not over.any():
+            break
+        capped |= over
+        pi[capped] = 1.0
+    return np.minimum(pi, 1.0)
+
+
+def _prediction(codes: npt.NDArray[np.int8]) -> npt.NDArray[np.float64]:
+    return np.where(codes == PASS, 1.0, np.where(codes >= 0, 0.0, 0.5))
+
+
+def active_pass_rate(
+    human: npt.ArrayLike | Sequence[Any],
+    judge_labelled: npt.ArrayLike | Sequence[Any],
+    inclusion_probability: npt.ArrayLike,
+    judge_population: npt.ArrayLike | Sequence[Any],
+    *,
+    confidence: float = 0.95,
+) -> PassRateEstimate:
+    """Inverse-probability-weighted (AIPW, Hajek) pass rate of the whole run.
+
+    See the module docstring for the formula. Human-unsure rows are left out (assumed like the
+    other labelled rows of the same probability) and bounded in ``params``.
+
+    Args:
+        human: Human verdicts on the labelled rows.
+        judge_labelled: Judge verdicts on the same rows.
+        inclusion_probability: Probability with which each labelled row was drawn, in (0, 1].
+        judge_population: Judge verdicts on every row of the run (labelled rows included).
+        confidence: Two-sided confidence level.
+
+    Returns:
+        A :class:`~judges.calibration.PassRateEstimate` with ``method="active_ipw"``.
+
+    Examples:
+        >>> judge = ["pass"] * 80 + ["fail"] * 20
+        >>> r = active_pass_rate(["pass", "fail", "fail", "pass"], ["pass", "pass", "fail", "fail"],
+        ...                      [0.1, 0.1, 0.5, 0.5], judge)
+        >>> round(r.estimate, 3)
+        0.467
+    """
+    conf = check_confidence(confidence)
+    h = normalize_verdicts(human)
+    f_lab = _prediction(normalize_verdicts(judge_labelled))
+    pi = np.asarray(inclusion_probability, dtype=float)
+    if not (h.shape == f_lab.shape == pi.shape):
+        raise CalibrationInputError(
+            "human, judge_labelled and inclusion_probability must be aligned: "
+            f"{h.shape[0]}, {f_lab.shape[0]}, {pi.shape[0]} rows"
+        )
+    if pi.size and (not np.all(np.isfinite(pi)) or pi.min() <= 0.0 or pi.max() > 1.0):
+        raise CalibrationInputError("inclusion probabilities must be in (0, 1]")
+    jp = normalize_verdicts(judge_population)
+    n_rows = int(jp.shape[0])
+    f_mean = float(_prediction(jp).mean()) if n_rows else 0.0
+    decided = h >= 0
+    n = int(decided.sum())
+    params: dict[str, Any] = {
+        "population": population_statement(n_rows, int((jp < 0).sum())),
+        "judge_mean": f_mean,
+    }
+    method = "active_ipw"
+    if n_rows == 0 or n < 2:
+        return PassRateEstimate(
+            estimate=None, low=None, high=None, method=method, confidence=conf, n_labelled=n,
+            n_target=n_rows, refused=True,
+            reason="the run has no rows" if n_rows == 0 else "fewer than 2 labelled rows",
+            assumption=ASSUMPTION_ACTIVE, params=MappingProxyType(params),
+        )  # fmt: skip
+
+    def hajek(y: npt.NDArray[np.float64], f: npt.NDArray[np.float64], p: npt.NDArray[np.float64]
+              ) -> tuple[float, float]:  # fmt: skip
+        w = 1.0 / p
+        e = y - f
+        r = float((w * e).sum() / w.sum())
+        var = float(((1.0 - p) * w**2 * (e - r) ** 2).sum() / w.sum() ** 2) * y.size / (y.size - 1)
+        return f_mean + r, math.sqrt(var)
+
+    y = (h[decided] == PASS).astype(float)
+    est, se = hajek(y, f_lab[decided], pi[decided])
+    q = float(student_t.ppf(0.5 + conf / 2.0, n - 1))
+    raw_low, raw_high = est - q * se, est + q * se
+    warnings: list[str] = []
+    n_unsure = int((~decided).sum())
+    if n_unsure:
+        y_all = (h == PASS).astype(float)
+        hi_e, hi_se = hajek(np.where(decided, y_all, 1.0), f_lab, pi)
+        lo_e, lo_se = hajek(np.where(decided, y_all, 0.0), f_lab, pi)
+        params["human_unsure_bounds"] = {
+            "if_all_pass": hi_e, "if_all_fail": lo_e,
+            "low": max(0.0, lo_e - q * lo_se), "high": min(1.0, hi_e + q * hi_se),
+        }  # fmt: skip
+        warnings.append(f"{n_unsure} labelled rows human-unsure: left out and bounded")
+    low, high = min(1.0, max(0.0, raw_low)), min(1.0, max(0.0, raw_high))
+    params.update(min_probability=float(pi.min()), max_probability=float(pi.max()))
+    return PassRateEstimate(
+        estimate=min(1.0, max(0.0, est)),
+        low=low,
+        high=high,
+        method=method,
+        confidence=conf,
+        n_labelled=n,
+        n_target=n_rows,
+        center=est,
+        se=se,
+        clipped=low != raw_low or high != raw_high,
+        assumption=ASSUMPTION_ACTIVE,
+        warnings=tuple(warnings),
+        params=MappingProxyType(params),
+    )

@@ -1,0 +1,60 @@
+"""Kappa at small n: BCa bootstrap (checked against scipy.stats.bootstrap), refusals, coverage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import bootstrap
+from sklearn.metrics import cohen_kappa_score
+
+from judges.calibration import kappa_from_table, kappa_interval, kappa_interval_from_table
+from judges.calibration.kappa_interval import _kappas
+
+
+def test_one_category_rater_is_refused_with_a_reason() -> None:
+    r = kappa_interval(["pass"] * 20, ["pass"] * 15 + ["fail"] * 5)
+    assert r.refused and r.estimate is None
+    assert "rater 1 used a single category" in (r.reason or "")
+    assert "rater 2" in (kappa_interval(["pass", "fail"] * 5, ["fail"] * 10).reason or "")
+
+
+def test_small_n_bca_matches_scipy_bootstrap() -> None:
+    rng = np.random.default_rng(0)
+    h = rng.integers(0, 2, 30)
+    j = np.where(rng.random(30) < 0.8, h, 1 - h)
+    ours = kappa_interval(h, j, n_boot=20000, rng=np.random.default_rng(1))
+    assert ours.method == "cohen-kappa-bca"
+    assert ours.estimate == pytest.approx(cohen_kappa_score(h, j))
+
+    def kappa(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+        po = (a == b).mean(axis=axis)
+        pa, pb = a.mean(axis=axis), b.mean(axis=axis)
+        pe = pa * pb + (1 - pa) * (1 - pb)
+        return (po - pe) / (1 - pe)
+
+    assert kappa(h, j) == pytest.approx(cohen_kappa_score(h, j))
+    ref = bootstrap(
+        (h, j), kappa, paired=True, vectorized=True, n_resamples=20000, method="BCa",
+        rng=np.random.default_rng(2),
+    )  # fmt: skip
+    assert ours.low == pytest.approx(ref.confidence_interval.low, abs=0.03)
+    assert ours.high == pytest.approx(ref.confidence_interval.high, abs=0.03)
+
+
+def test_large_n_uses_wald() -> None:
+    table = [[60, 10], [15, 45]]
+    assert kappa_interval_from_table(table) == kappa_from_table(table)
+
+
+@pytest.mark.parametrize(
+    ("n", "cells"), [(20, [0.35, 0.1, 0.1, 0.45]), (60, [0.8, 0.07, 0.05, 0.08])]
+)
+def test_seeded_coverage_at_small_n(n: int, cells: list[float]) -> None:
+    rng = np.random.default_rng(4)
+    truth = float(_kappas(np.array(cells).reshape(2, 2)))
+    covered = 0
+    for _ in range(300):
+        t = rng.multinomial(n, cells).reshape(2, 2)
+        e = kappa_interval_from_table(t, rng=rng, n_boot=1000)
+        covered += (not e.refused) and e.low <= truth <= e.high  # type: ignore[operator]
+    assert covered / 300 >= 0.93
