@@ -108,3 +108,42 @@ def flips(store: LabelStore, dataset: str) -> frozenset[str] | None:
     if not rows:
         return None
     return frozenset(str(r[0]) for r in rows if r[1] > 1)
+
+
+def uncertainty(store: LabelStore, dataset: str) -> dict[str, float] | None:
+    """Item id → the judge's uncertainty in [0, 1] for the active queue order.
+
+    Twice the share of the item's verdicts (over runs, repeats and orders) that differ from its
+    most common verdict (0 = always the same, 1 = an even split), and 1 for an item with no
+    usable verdict. None when no judge verdict exists.
+    """
+    source = _verdict_source(store)
+    if source is None:
+        return None
+    with store.db.cursor() as cur:
+        rows = cur.execute(
+            f"SELECT item_id, count(verdict), max(n) FROM (SELECT item_id, verdict, "
+            f"count(*) OVER (PARTITION BY item_id, verdict) AS n FROM ({source.select}) "
+            "WHERE dataset = ?) GROUP BY item_id",
+            [dataset],
+        ).fetchall()
+    if not rows:
+        return None
+    return {
+        str(item): (1.0 if not total else min(1.0, 2.0 * (1.0 - (top or 0) / total)))
+        for item, total, top in rows
+    }
+
+
+def latest_config(store: LabelStore, dataset: str) -> str | None:
+    """The judge config of the dataset's latest run (what a queue order is based on)."""
+    runs = _columns(store).get(RUNS_TABLE, set())
+    if not {"dataset", "config_id", "started_at"} <= runs:
+        return None
+    with store.db.cursor() as cur:
+        row = cur.execute(
+            f"SELECT config_id FROM {RUNS_TABLE} WHERE dataset = ? "
+            "ORDER BY started_at DESC LIMIT 1",
+            [dataset],
+        ).fetchone()
+    return None if row is None else str(row[0])

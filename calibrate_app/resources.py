@@ -262,14 +262,17 @@ def _cached_plan(
 ) -> QueuePlan:
     # Keyed by the item count (imports only ever add rows) and by a fingerprint of the judge
     # verdicts, so a new import or judge run gives a new plan and nothing else recomputes it.
-    verdicts = flips = None
-    if order == "stratified":
+    verdicts = flips = uncertainty = None
+    if order in ("stratified", "active"):
         verdicts = judge_info.latest_verdicts(_store, dataset)
-    elif order == "flips_first":
+    if order == "flips_first":
         flips = judge_info.flips(_store, dataset)
+    if order == "active":
+        uncertainty = judge_info.uncertainty(_store, dataset)
     return plan_queue(
-        _store.item_ids(dataset), order=order, seed=seed, verdicts=verdicts, flips=flips
-    )
+        _store.item_ids(dataset), order=order, seed=seed, verdicts=verdicts, flips=flips,
+        uncertainty=uncertainty,
+    )  # fmt: skip
 
 
 def queue_plan(
@@ -277,7 +280,7 @@ def queue_plan(
 ) -> QueuePlan:
     """The dataset's queue order, computed once per process and shared by every annotator."""
     fingerprint = ""
-    if settings.order in ("stratified", "flips_first"):
+    if settings.order in ("stratified", "flips_first", "active"):
         fingerprint = judge_info.fingerprint(store, dataset)
     return _cached_plan(
         store.db.path, dataset, item_count, settings.order, settings.seed, fingerprint, store

@@ -13,7 +13,7 @@ from labels.errors import (
 from labels.importing import ImportSummary, import_rows
 from labels.label_import import LabelImportSummary, import_labels
 from labels.models import Criterion, Dataset, Item, Label, Source, content_id
-from labels.store import LabelStore, NewLabel
+from labels.store import LabelStore, NewLabel, Provenance
 
 
 def open_store(path: str, *, lock_timeout: float = 0.0) -> LabelStore:
@@ -38,6 +38,7 @@ __all__ = [
     "LabelStore",
     "NewLabel",
     "NotFoundError",
+    "Provenance",
     "Source",
     "content_id",
     "import_labels",

@@ -16,7 +16,10 @@ from labels.cells import text_cell
 from labels.errors import ImportFileError, InvalidNameError
 from labels.models import DEFAULT_CRITERION, PAIRWISE_VERDICTS
 from labels.reading import Table, read_table
-from labels.store import LabelStore, NewLabel
+from labels.store import LabelStore, NewLabel, Provenance
+
+IMPORT_SELECTIONS = ("random", "all", "by_verdict", "unknown")
+"""How an imported label file's rows were chosen (``labels import --selection``)."""
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 
 LABEL_WORDS = {
@@ -88,6 +91,7 @@ def import_labels(
     id_column: str = "id",
     label_column: str = "label",
     display_name: str | None = None,
+    selection: str = "unknown",
 ) -> LabelImportSummary:
     """Import existing human labels (``id``, ``label``, optional ``note`` and ``annotator``).
 
@@ -106,12 +110,17 @@ def import_labels(
         label_column: the column with labels (``verdict`` is also accepted).
         display_name: how messages name the file (default ``path``), e.g. an upload's own
             name instead of the server's temporary path.
+        selection: how the file's rows were chosen (``random``, ``all``, ``by_verdict`` or
+            ``unknown``, the default); the report checks ``unknown`` against the judge verdicts.
 
     Raises:
         ImportFileError: a problem in the file, naming the file, row and column.
         InvalidNameError: ``annotator`` breaks the naming rule.
     """
     name = display_name or str(path)
+    if selection not in IMPORT_SELECTIONS:
+        choices = ", ".join(IMPORT_SELECTIONS)
+        raise ImportFileError(f"unknown selection {selection!r} (choose {choices})", path=name)
     table = read_table(path, format=format, encoding=encoding, display_name=name)
     id_col = (
         id_column
@@ -198,6 +207,7 @@ def import_labels(
                 criterion=criterion,
                 note=note,
                 origin="import",
+                provenance=Provenance(selection=selection),
             )
         )
     store.add_labels(dataset, new)

@@ -12,6 +12,7 @@ Rows they skipped in this session come after everything else, in the order they 
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import time
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
@@ -20,13 +21,14 @@ from typing import Literal
 
 from labels.migrations import Migration
 
-QueueOrder = Literal["random", "stratified", "flips_first", "file"]
+QueueOrder = Literal["random", "stratified", "flips_first", "file", "active"]
 
 QUEUE_ORDERS: dict[str, str] = {
     "random": "Random (seeded)",
     "stratified": "Stratified by judge verdict",
     "flips_first": "Judge flips first",
     "file": "File order",
+    "active": "Active (judge-uncertain rows more often)",
 }
 """The orders an eval owner can pick, with the words the app shows for them."""
 
@@ -51,6 +53,39 @@ QUEUE_MIGRATIONS = [
     )
 ]
 """The ``queue`` migration set: the owner's queue settings per (dataset, criterion)."""
+
+QUEUE_MIGRATIONS.append(
+    Migration(
+        "m002_active_order",
+        # DuckDB cannot change a CHECK constraint in place: rebuild the table with the new order.
+        """
+        CREATE TABLE queue_settings_new (
+            dataset VARCHAR NOT NULL,
+            criterion VARCHAR NOT NULL,
+            queue_order VARCHAR NOT NULL
+                CHECK (queue_order IN ('random', 'stratified', 'flips_first', 'file', 'active')),
+            seed BIGINT NOT NULL,
+            overlap INTEGER NOT NULL CHECK (overlap >= 1),
+            updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (dataset, criterion)
+        );
+        INSERT INTO queue_settings_new SELECT * FROM queue_settings;
+        DROP TABLE queue_settings;
+        ALTER TABLE queue_settings_new RENAME TO queue_settings
+        """,
+    )
+)
+
+ACTIVE_FLOOR = 0.15
+"""Smallest selection weight of the active order (uncertain rows weigh 1): no row is left out."""
+
+_SELECTION_OF_ORDER: dict[str, str] = {
+    "random": "random",
+    "stratified": "by_verdict",
+    "flips_first": "flips_first",
+    "file": "file",
+    "active": "active",
+}
 
 
 @dataclass(frozen=True)
@@ -91,6 +126,24 @@ class QueuePlan:
     item_ids: tuple[str, ...]
     order: QueueOrder
     note: str | None = None
+    strata: Mapping[str, str] | None = None
+    shares: Mapping[str, float] | None = None
+
+    def provenance(self, item_id: str, *, judge: str | None = None) -> dict[str, object]:
+        """How ``item_id`` was chosen when served from this plan (fields of ``Provenance``).
+
+        For the active order the inclusion probability is that of sequential Poisson sampling
+        (Ohlsson 1998) at the row's rank ``k`` in the queue: ``min(1, k * share)``; the report
+        rescales ``selection_share`` to the final number of labels.
+        """
+        out: dict[str, object] = {"selection": _SELECTION_OF_ORDER[self.order], "judge": judge}
+        if self.strata is not None:
+            out["stratum"] = self.strata.get(item_id, NO_VERDICT)
+        if self.order == "active" and self.shares is not None and item_id in self.shares:
+            share = self.shares[item_id]
+            rank = self.item_ids.index(item_id) + 1
+            out.update(selection_share=share, inclusion_probability=min(1.0, rank * share))
+        return out
 
 
 @dataclass(frozen=True)
@@ -131,6 +184,7 @@ def plan_queue(
     seed: int = 0,
     verdicts: Mapping[str, str] | None = None,
     flips: Collection[str] | None = None,
+    uncertainty: Mapping[str, float] | None = None,
 ) -> QueuePlan:
     """Put the items of a dataset in the order annotators should label them.
 
@@ -145,6 +199,11 @@ def plan_queue(
             means no judge has run on the dataset.
         flips: ids of items whose judge verdict differs between runs; needed by ``flips_first``.
             None means no judge run exists.
+        uncertainty: item id → the judge's uncertainty in [0, 1] (flips across repeats/orders,
+            disagreement between judges, verdict log-probabilities); needed by ``active``, which
+            serves rows in sequential Poisson order (key ``U / w`` with ``U`` the seeded uniform
+            of the row and ``w = max(sqrt(uncertainty), ACTIVE_FLOOR)``), so every prefix of
+            the queue is a sample with probability tied to the uncertainty and above zero.
 
     Returns:
         The plan. When the judge information an order needs is missing, the order falls back
@@ -170,7 +229,7 @@ def plan_queue(
             for column in columns
             if k < len(column)
         ]
-        return QueuePlan(tuple(interleaved), "stratified")
+        return QueuePlan(tuple(interleaved), "stratified", strata=dict(verdicts))
     if order == "flips_first":
         if flips is None:
             return QueuePlan(
@@ -183,6 +242,23 @@ def plan_queue(
         rest = _shuffled([i for i in ids if i not in flipped], seed)
         note = None if first else "No judge verdict has flipped between runs; random order."
         return QueuePlan(tuple(first + rest), "flips_first", note)
+    if order == "active":
+        if not uncertainty:
+            return QueuePlan(
+                tuple(_shuffled(ids, seed)),
+                "random",
+                "No judge verdicts for this dataset yet, so the queue is in random order.",
+            )
+        weight = {
+            i: max(math.sqrt(min(1.0, max(0.0, uncertainty.get(i, 1.0)))), ACTIVE_FLOOR)
+            for i in ids
+        }
+        total = sum(weight.values())
+        uniform = {i: (int.from_bytes(shuffle_key(seed, i), "big") + 0.5) / 2.0**64 for i in ids}
+        ranked = sorted(ids, key=lambda i: uniform[i] / weight[i])
+        served = {i: verdicts.get(i, NO_VERDICT) for i in ids} if verdicts else None
+        shares = {i: weight[i] / total for i in ids}
+        return QueuePlan(tuple(ranked), "active", strata=served, shares=shares)
     if order == "random":
         return QueuePlan(tuple(_shuffled(ids, seed)), "random")
     raise ValueError(f"unknown queue order {order!r} (orders: {', '.join(QUEUE_ORDERS)})")

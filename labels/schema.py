@@ -78,6 +78,33 @@ QUALIFY row_number() OVER (
 ) = 1
 """
 
-LABEL_MIGRATIONS = [Migration("m001_core", M001_CORE)]
+# How each label's row was chosen (issue 13). A table beside ``labels`` rather than new columns:
+# DuckDB refuses ALTER TABLE on a table with an index, and labels stay append-only.
+# ``selection``: random, by_verdict, flips_first, active, file, imported, all or unknown (labels
+# from before this migration, and imports that do not say); ``stratum``: the judge verdict the
+# row had when served (by-verdict and active orders); ``inclusion_probability``: the chance the
+# row had of being served (active order) and ``selection_share`` its share of the selection
+# weight (the report rescales it to the final number of labels); ``judge``: the judge config
+# the order was based on.
+M002_LABEL_PROVENANCE = """
+CREATE TABLE label_provenance (
+    label_id BIGINT PRIMARY KEY,
+    selection VARCHAR NOT NULL CHECK (selection IN ('random', 'by_verdict', 'flips_first',
+        'active', 'file', 'imported', 'all', 'unknown')),
+    stratum VARCHAR,
+    inclusion_probability DOUBLE CHECK (inclusion_probability > 0 AND inclusion_probability <= 1),
+    selection_share DOUBLE CHECK (selection_share > 0 AND selection_share <= 1),
+    judge VARCHAR
+);
+INSERT INTO label_provenance (label_id, selection) SELECT label_id, 'unknown' FROM labels
+"""
 
-EXPECTED_TABLES = ("annotators", "criteria", "datasets", "items", "labels")
+LABEL_MIGRATIONS = [
+    Migration("m001_core", M001_CORE),
+    Migration("m002_label_provenance", M002_LABEL_PROVENANCE),
+]
+
+SELECTIONS = ("random", "by_verdict", "flips_first", "active", "file", "imported", "all", "unknown")
+"""How a label's row was chosen (the ``selection`` of :data:`M002_LABEL_PROVENANCE`)."""
+
+EXPECTED_TABLES = ("annotators", "criteria", "datasets", "items", "label_provenance", "labels")

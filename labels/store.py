@@ -24,13 +24,45 @@ from labels.models import (
     Source,
 )
 from labels.sampling import QUEUE_MIGRATIONS, QueueSettings
-from labels.schema import LABEL_MIGRATIONS
+from labels.schema import LABEL_MIGRATIONS, SELECTIONS
 from labels.validation import check_name, normalise_id
 
 _ITEM_COLUMNS = (
     "item_id, question, answer, answer_a, answer_b, sources, reference, segment, document_id, "
     "metadata"
 )
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """How a label's row was chosen, recorded with the label (table ``label_provenance``).
+
+    Attributes:
+        selection: ``random``, ``by_verdict``, ``flips_first``, ``active``, ``file``,
+            ``imported``, ``all`` or ``unknown``.
+        stratum: The judge verdict the row had when it was served (by-verdict/active orders).
+        inclusion_probability: The row's chance of being served (active order), in (0, 1].
+        selection_share: The row's share of the active order's selection weight, in (0, 1];
+            the report turns it into the inclusion probability for the final number of labels.
+        judge: The judge config the order was based on.
+    """
+
+    selection: str = "unknown"
+    stratum: str | None = None
+    inclusion_probability: float | None = None
+    selection_share: float | None = None
+    judge: str | None = None
+
+    def __post_init__(self) -> None:
+        """Validate the selection and probabilities."""
+        if self.selection not in SELECTIONS:
+            raise CalibrateError(
+                f"unknown selection {self.selection!r} (selections: {', '.join(SELECTIONS)})"
+            )
+        for name in ("inclusion_probability", "selection_share"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 < value <= 1.0:
+                raise CalibrateError(f"{name} must be in (0, 1], got {value}")
 
 
 @dataclass(frozen=True)
@@ -46,6 +78,7 @@ class NewLabel:
     seconds_spent: float | None = None
     labelled_at: datetime | None = None
     origin: str = "app"
+    provenance: Provenance = Provenance()
 
 
 def _item_from_row(row: Sequence[Any]) -> Item:
@@ -271,8 +304,12 @@ class LabelStore:
         seconds_spent: float | None = None,
         labelled_at: datetime | None = None,
         origin: str = "app",
+        provenance: Provenance | None = None,
     ) -> Label:
-        """Append one label and return it as stored (committed when this returns)."""
+        """Append one label and return it as stored (committed when this returns).
+
+        ``provenance`` records how the row was chosen (default: ``unknown``).
+        """
         new = NewLabel(
             item_id=item_id,
             annotator=annotator,
@@ -283,6 +320,7 @@ class LabelStore:
             seconds_spent=seconds_spent,
             labelled_at=labelled_at,
             origin=origin,
+            provenance=provenance or Provenance(),
         )
         return self.add_labels(dataset, [new])[0]
 
@@ -346,13 +384,20 @@ class LabelStore:
                     "INSERT INTO annotators (name) VALUES (?) ON CONFLICT DO NOTHING", [annotator]
                 )
             stored = []
-            for r in rows:
+            for r, new in zip(rows, labels, strict=True):
                 out = cur.execute(
                     "INSERT INTO labels (dataset, item_id, annotator, criterion, verdict, note, "
                     "failure_tags, labelled_at, seconds_spent, origin) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING label_id, labelled_at",
                     r,
                 ).fetchall()[0]
+                p = new.provenance
+                cur.execute(
+                    "INSERT INTO label_provenance (label_id, selection, stratum, "
+                    "inclusion_probability, selection_share, judge) VALUES (?, ?, ?, ?, ?, ?)",
+                    [out[0], p.selection, p.stratum, p.inclusion_probability,
+                     p.selection_share, p.judge],
+                )  # fmt: skip
                 stored.append(
                     Label(
                         label_id=out[0],
@@ -427,6 +472,24 @@ class LabelStore:
                 "SELECT label_id, item_id, annotator, criterion, verdict, note, failure_tags, "
                 f"labelled_at, seconds_spent, origin FROM current_labels WHERE {where} "
                 "ORDER BY item_id, annotator, criterion",
+                params,
+            ).df()
+
+    def provenance_frame(self, dataset: str, *, criterion: str | None = None) -> pd.DataFrame:
+        """The current labels with how their rows were chosen (``unknown`` when not recorded).
+
+        Columns: ``label_id, item_id, annotator, criterion, verdict, origin, selection,
+        stratum, inclusion_probability, selection_share, judge``.
+        """
+        where, params = self._filters(dataset, criterion=criterion)
+        with self.db.cursor() as cur:
+            return cur.execute(
+                "SELECT c.label_id, c.item_id, c.annotator, c.criterion, c.verdict, c.origin, "
+                "coalesce(p.selection, 'unknown') AS selection, p.stratum, "
+                "p.inclusion_probability, p.selection_share, p.judge "
+                f"FROM (SELECT * FROM current_labels WHERE {where}) c "
+                "LEFT JOIN label_provenance p USING (label_id) "
+                "ORDER BY c.item_id, c.annotator, c.criterion",
                 params,
             ).df()
 

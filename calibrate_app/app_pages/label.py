@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from calibrate_app import resources, state, widgets
-from labels import LabelStore
+from calibrate_app import judge_info, resources, state, widgets
+from labels import LabelStore, Provenance
 from labels.errors import CalibrateError
 from labels.models import DEFAULT_CRITERION, Criterion, Item, Kind
 from labels.sampling import QUEUE_ORDERS, Progress, QueueSettings, next_item, progress
@@ -94,6 +94,7 @@ def _save(row: Row, verdict: str) -> None:
             row.store.add_label(
                 row.dataset, row.item_id, row.annotator, verdict, criterion=row.criterion,
                 note=note, failure_tags=tags, seconds_spent=queue.seconds_on(row.item_id),
+                provenance=_provenance(row),
             )
         except CalibrateError as error:
             state.flash("error", f"Not saved: {error}")
@@ -101,6 +102,15 @@ def _save(row: Row, verdict: str) -> None:
     word = "Edited" if row.editing else "Saved"
     state.flash("toast", f"{word}: {verdict}" + (" with a note" if note else ""))
     _leave(row)
+
+
+def _provenance(row: Row) -> Provenance:
+    """How the row on screen was chosen: the queue order it was served in (issue 13)."""
+    store = row.store
+    settings = store.queue_settings(row.dataset, row.criterion)
+    plan = resources.queue_plan(store, row.dataset, store.count_items(row.dataset), settings)
+    judge = judge_info.latest_config(store, row.dataset) if plan.strata is not None else None
+    return Provenance(**plan.provenance(row.item_id, judge=judge))  # type: ignore[arg-type]
 
 
 def _leave(row: Row) -> None:
@@ -292,9 +302,12 @@ def _queue_settings(store: LabelStore, dataset: str, criterion: str,
                              value=current.overlap, step=1,
                              key=_queue_key(dataset, criterion, "overlap"))
         st.caption(
-            "Random is the order the bias-corrected pass rate assumes for the labelled sample. "
-            "Stratified and flips-first use the judge's verdicts once a judge has run (never "
-            "shown here). Rows that already have as many annotators as the overlap leave "
+            "Every order gives a valid corrected pass rate: each label records how its row was "
+            "chosen, and the report estimates within the judge's verdict strata (or weights "
+            "active labels by their chance of being served). Stratified, flips-first and active "
+            "use the judge's verdicts once a judge has run (never shown here); active serves the "
+            "rows the judge is unsure about more often and needs fewer labels when its flips "
+            "track its errors. Rows that already have as many annotators as the overlap leave "
             "everybody's queue."
         )
         st.button("Save queue settings", key="queue_save", on_click=_save_queue_settings,

@@ -107,6 +107,14 @@ def labels_group() -> None:
 @click.option("--dataset", required=True, help="Dataset the labelled rows belong to.")
 @click.option("--annotator", default=None, help="Who labelled (unless the file has a column).")
 @click.option("--criterion", default=DEFAULT_CRITERION, show_default=True)
+@click.option(
+    "--selection",
+    type=click.Choice(["random", "all", "by-verdict", "unknown"]),
+    default="unknown",
+    show_default=True,
+    help="How the file's rows were chosen: a random sample, every row, drawn by judge verdict, "
+    "or unknown (the report then checks the rows against the judge's verdicts).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_app
 def labels_import(
@@ -115,6 +123,7 @@ def labels_import(
     dataset: str,
     annotator: str | None,
     criterion: str,
+    selection: str,
     as_json: bool,
 ) -> None:
     """Import human labels from FILE.
@@ -123,7 +132,14 @@ def labels_import(
     """
     from calibrate_app.cli import echo_json
 
-    summary = import_labels(app.store, file, dataset, annotator=annotator, criterion=criterion)
+    summary = import_labels(
+        app.store,
+        file,
+        dataset,
+        annotator=annotator,
+        criterion=criterion,
+        selection=selection.replace("-", "_"),
+    )
     if as_json:
         echo_json(summary.__dict__)
         return

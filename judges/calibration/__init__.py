@@ -44,6 +44,14 @@ from .agreement import (
 )
 from .comparison import LeaderboardRow, McNemarResult, leaderboard, mcnemar_test
 from .consistency import ConsistencyResult, self_consistency, self_consistency_matrix
+from .design_check import (
+    DESIGN_ESTIMATORS,
+    SELECTIONS,
+    DesignDecision,
+    SelectionCheck,
+    resolve_design,
+    selection_check,
+)
 from .kappa_interval import SMALL_N, kappa_interval, kappa_interval_from_table
 from .paired import (
     DifferenceEstimate,
@@ -106,15 +114,19 @@ from .simulation import (
 )
 from .strata import (
     DESIGN_EFFECT_THRESHOLD,
-    PopulationRates,
     StratumCounts,
-    population_rates,
     stratified_run_pass_rate,
+    stratified_run_pass_rate_from_counts,
     stratum_counts,
-    transported_pass_rate,
     verdict_strata,
 )
 from .summary import CalibrationSummary, build_summary
+from .transport import (
+    PopulationRates,
+    population_rates,
+    transported_pass_rate,
+    transported_pass_rate_from_counts,
+)
 from .vocabulary import JUDGED, NOT_JUDGED, STRATA, UNSCORED, UNSURE, VOCABULARY
 
 __all__ = [
@@ -122,8 +134,10 @@ __all__ = [
     "ASSUMPTIONS",
     "DESIGNS",
     "DESIGN_EFFECT_THRESHOLD",
+    "DESIGN_ESTIMATORS",
     "JUDGED",
     "NOT_JUDGED",
+    "SELECTIONS",
     "SMALL_N",
     "STRATA",
     "UNSCORED",
@@ -137,6 +151,7 @@ __all__ = [
     "ConfusionMatrix",
     "ConsistencyResult",
     "CoverageResult",
+    "DesignDecision",
     "DifferenceEstimate",
     "Estimate",
     "JudgeErrorRates",
@@ -152,6 +167,7 @@ __all__ = [
     "PassRateEstimate",
     "PopulationRates",
     "SegmentResult",
+    "SelectionCheck",
     "StratumCounts",
     "active_inclusion_probabilities",
     "active_pass_rate",
@@ -198,7 +214,9 @@ __all__ = [
     "population_rates",
     "ppi_pass_rate",
     "rates_from_confusion",
+    "resolve_design",
     "segment_breakdown",
+    "selection_check",
     "self_consistency",
     "self_consistency_matrix",
     "simulate_counts",
@@ -206,8 +224,10 @@ __all__ = [
     "simulate_verdicts",
     "stratified_pass_rate",
     "stratified_run_pass_rate",
+    "stratified_run_pass_rate_from_counts",
     "stratum_counts",
     "transported_pass_rate",
+    "transported_pass_rate_from_counts",
     "verdict_names",
     "verdict_strata",
     "wilson_interval",

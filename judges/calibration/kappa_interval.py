@@ -1,17 +1,24 @@
 """Cohen's kappa with an interval that holds at small n, and refusal when it says nothing.
 
 The asymptotic (Wald) interval of kappa under-covers below about 100 rows (0.865 at n = 20 in
-the coverage audit of issue 13), so below ``small_n`` rows the interval is a bias-corrected and
-accelerated (BCa) bootstrap over rows. Rows are exchangeable, so a row bootstrap of a K x K
-table is a multinomial draw of the table: thousands of replicates cost one vectorised draw, and
-the jackknife for the acceleration has one value per non-empty cell.
+the coverage audit of issue 13), so below ``small_n`` rows the interval is a percentile
+bootstrap over rows. Rows are exchangeable, so a row bootstrap of a K x K table is a multinomial
+draw of the table: thousands of replicates cost one vectorised draw.
+
+The bootstrap draws from the table smoothed by half a row per cell (the Jeffreys prior). The
+plain row bootstrap, and BCa built on it, fail exactly where small tables are most common: with
+no disagreement observed (12 % of 20-row samples at kappa 0.8) every replicate is a perfect
+table and the interval collapses to [1, 1]; BCa covered 0.88 there in ``bench/coverage.py``, the
+smoothed percentile bootstrap 0.95 or more in every cell tried (n 20-100, kappa 0.4-0.8,
+balanced and skewed tables).
 
 A rater who used a single category makes kappa 0 by construction (observed agreement equals
 chance agreement), which says nothing about the judge: that is refused with the reason.
 
 References:
-    Efron, B. (1987). Better bootstrap confidence intervals. JASA 82(397), 171-185 (BCa).
-    Efron, B. & Tibshirani, R. (1993). An Introduction to the Bootstrap, ch. 14.
+    Efron, B. & Tibshirani, R. (1993). An Introduction to the Bootstrap, ch. 13 (percentile).
+    Jeffreys, H. (1946). An invariant form for the prior probability in estimation problems.
+    Proc. R. Soc. A 186, 453-461 (the half-count smoothing).
     Fleiss, J. L., Cohen, J. & Everitt, B. S. (1969). Psychological Bulletin 72, 323-327.
 """
 
@@ -22,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.stats import norm
 
 from ._results import CalibrationInputError, Estimate
 from ._verdicts import normalize_verdicts
@@ -52,8 +58,9 @@ def kappa_interval_from_table(
     rng: np.random.Generator | None = None,
     n_boot: int = 4000,
     small_n: int = SMALL_N,
+    pseudo_count: float = 0.5,
 ) -> Estimate:
-    """Kappa of a K x K table (rater 1 rows, rater 2 columns): BCa below ``small_n`` rows.
+    """Kappa of a K x K table (rater 1 rows, rater 2 columns): bootstrap below ``small_n`` rows.
 
     Args:
         table: Square counts table.
@@ -62,15 +69,17 @@ def kappa_interval_from_table(
             table always gives the same interval).
         n_boot: Bootstrap replicates.
         small_n: Row count below which the bootstrap is used.
+        pseudo_count: Smoothing added to each cell of the table the bootstrap draws from
+            (0 = the plain row bootstrap).
 
     Returns:
-        An :class:`Estimate` (``method`` ``"cohen-kappa-bca"`` or ``"cohen-kappa-wald"``);
+        An :class:`Estimate` (``method`` ``"cohen-kappa-bootstrap"`` or ``"cohen-kappa-wald"``);
         refused when a rater used a single category or no rows were rated by both.
 
     Examples:
         >>> e = kappa_interval_from_table([[8, 2], [3, 7]])
         >>> e.method, round(e.estimate, 2), e.low < e.estimate < e.high
-        ('cohen-kappa-bca', 0.5, True)
+        ('cohen-kappa-bootstrap', 0.5, True)
         >>> kappa_interval_from_table([[0, 0], [5, 15]]).reason.startswith("rater 1 used")
         True
     """
@@ -79,7 +88,7 @@ def kappa_interval_from_table(
     if t.ndim != 2 or t.shape[0] != t.shape[1] or np.any(t < 0):
         raise CalibrationInputError("table must be a square table of non-negative counts")
     n = round(t.sum())
-    method = "cohen-kappa-bca" if n < small_n else "cohen-kappa-wald"
+    method = "cohen-kappa-bootstrap" if n < small_n else "cohen-kappa-wald"
     if n == 0:
         return Estimate.refusal("no rows rated by both", n=0, method=method, confidence=conf)
     for axis, who in ((1, "rater 1"), (0, "rater 2")):
@@ -96,7 +105,7 @@ def kappa_interval_from_table(
         return kappa_from_table(t, confidence=conf)
     gen = rng if rng is not None else np.random.default_rng(t.astype(np.int64).ravel().tolist())
     kappa = float(_kappas(t))
-    probs = (t / n).ravel()
+    probs = ((t + pseudo_count) / (n + pseudo_count * t.size)).ravel()
     boot = gen.multinomial(n, probs, size=n_boot).reshape(n_boot, *t.shape).astype(float)
     reps = _kappas(boot)
     ok = np.isfinite(reps)
@@ -107,31 +116,11 @@ def kappa_interval_from_table(
     if reps.size < n_boot // 2:
         return Estimate.refusal("kappa undefined in most bootstrap replicates", n=n,
                                 method=method, confidence=conf, warnings=warnings)  # fmt: skip
-    # Bias correction with mid-ranks (kappa takes few distinct values at small n).
-    share = ((reps < kappa).sum() + 0.5 * (reps == kappa).sum()) / reps.size
-    z0 = float(norm.ppf(min(max(share, 1.0 / reps.size), 1.0 - 1.0 / reps.size)))
-    # Acceleration from the jackknife: leaving out one row of cell c gives one value per cell.
-    cells = np.argwhere(t > 0)
-    jack = np.empty(len(cells))
-    for i, (r, c) in enumerate(cells):
-        loo = t.copy()
-        loo[r, c] -= 1
-        jack[i] = _kappas(loo)
-    weights = t[t > 0]
-    ok_j = np.isfinite(jack)
-    accel = 0.0
-    if ok_j.sum() > 1:
-        mean = float((weights[ok_j] * jack[ok_j]).sum() / weights[ok_j].sum())
-        d = mean - jack[ok_j]
-        den = 6.0 * float((weights[ok_j] * d**2).sum()) ** 1.5
-        accel = float((weights[ok_j] * d**3).sum()) / den if den > 0 else 0.0
     alpha = 1.0 - conf
-    qs = []
-    for za in (norm.ppf(alpha / 2.0), norm.ppf(1.0 - alpha / 2.0)):
-        qs.append(float(norm.cdf(z0 + (z0 + za) / (1.0 - accel * (z0 + za)))))
-    low, high = np.quantile(reps, qs)
+    low, high = np.quantile(reps, [alpha / 2.0, 1.0 - alpha / 2.0])
     return Estimate(
         estimate=kappa,
+        # The smoothed bootstrap is centred slightly toward chance: keep the estimate inside.
         low=float(max(-1.0, min(low, kappa))),
         high=float(min(1.0, max(high, kappa))),
         n=n,
@@ -150,6 +139,7 @@ def kappa_interval(
     rng: np.random.Generator | None = None,
     n_boot: int = 4000,
     small_n: int = SMALL_N,
+    pseudo_count: float = 0.5,
 ) -> Estimate:
     """Cohen's kappa between two pass/fail raters with a small-n-safe interval.
 
@@ -163,6 +153,7 @@ def kappa_interval(
         rng: Random generator for the bootstrap (default: seeded from the table).
         n_boot: Bootstrap replicates.
         small_n: Row count below which the bootstrap is used.
+        pseudo_count: Smoothing per cell of the table the bootstrap draws from.
 
     Returns:
         An :class:`Estimate`.
@@ -173,5 +164,10 @@ def kappa_interval(
     ok = (c1 >= 0) & (c2 >= 0)
     table = np.bincount(c1[ok] * 2 + c2[ok], minlength=4).reshape(2, 2)
     return kappa_interval_from_table(
-        table, confidence=confidence, rng=rng, n_boot=n_boot, small_n=small_n
+        table,
+        confidence=confidence,
+        rng=rng,
+        n_boot=n_boot,
+        small_n=small_n,
+        pseudo_count=pseudo_count,
     )

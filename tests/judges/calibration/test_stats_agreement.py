@@ -25,9 +25,8 @@ from judges.calibration import (
 # The statsmodels reference itself warns (sqrt of -1e-16) on zero-variance tables.
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 
-pairs = st.lists(
-    st.tuples(st.sampled_from([0, 1]), st.sampled_from([0, 1])), min_size=2, max_size=300
-)
+pairs = st.lists(st.tuples(st.sampled_from([0, 1]), st.sampled_from([0, 1])), min_size=2,
+                 max_size=300)
 
 
 @settings(max_examples=200, deadline=None)
@@ -130,10 +129,8 @@ def test_krippendorff_matches_package(rows: list[list[int | None]]) -> None:
 def test_krippendorff_pairwise_kind_and_bootstrap() -> None:
     rng = np.random.default_rng(0)
     truth = rng.choice(["a", "b", "tie"], size=80)
-    cols = [
-        np.where(rng.random(80) < 0.8, truth, rng.choice(["a", "b", "tie"], size=80))
-        for _ in range(3)
-    ]
+    cols = [np.where(rng.random(80) < 0.8, truth, rng.choice(["a", "b", "tie"], size=80))
+            for _ in range(3)]
     data = np.array(cols, dtype=object).T
     data[rng.random(data.shape) < 0.1] = None
     e = krippendorff_alpha(data, kind="pairwise", rng=np.random.default_rng(1), n_boot=500)
@@ -150,13 +147,9 @@ def test_krippendorff_pairwise_kind_and_bootstrap() -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    st.integers(2, 5).flatmap(
-        lambda r: st.lists(
-            st.lists(st.sampled_from([0, 1]), min_size=r, max_size=r), min_size=2, max_size=40
-        )
-    )
-)
+@given(st.integers(2, 5).flatmap(
+    lambda r: st.lists(st.lists(st.sampled_from([0, 1]), min_size=r, max_size=r), min_size=2,
+                       max_size=40)))
 def test_fleiss_matches_statsmodels(rows: list[list[int]]) -> None:
     arr = np.array(rows)
     e = fleiss_kappa(arr)
@@ -169,13 +162,8 @@ def test_fleiss_matches_statsmodels(rows: list[list[int]]) -> None:
 
 
 def test_fleiss_drops_incomplete_items() -> None:
-    rows = [
-        ["pass", "pass", "fail"],
-        ["fail", "fail", "fail"],
-        ["pass", None, "pass"],
-        ["pass", "pass", "pass"],
-        ["fail", "pass", "unsure"],
-    ]
+    rows = [["pass", "pass", "fail"], ["fail", "fail", "fail"], ["pass", None, "pass"],
+            ["pass", "pass", "pass"], ["fail", "pass", "unsure"]]
     e = fleiss_kappa(rows)
     complete = np.array([[1, 1, 0], [0, 0, 0], [1, 1, 1]])
     assert e.n == 3
@@ -188,14 +176,10 @@ def test_multi_rater_agreement_values_and_intervals() -> None:
     truth = rng.random(150) < 0.6
     cols = [np.where(rng.random(150) < q, truth, ~truth) for q in (0.9, 0.85, 0.8)]
     data = np.array(cols).T.astype(int)
-    out = multi_rater_agreement(
-        data, raters=["ann", "bob", "cy"], rng=np.random.default_rng(1), n_boot=800
-    )
-    assert [(p.rater_a, p.rater_b) for p in out.pairwise] == [
-        ("ann", "bob"),
-        ("ann", "cy"),
-        ("bob", "cy"),
-    ]
+    out = multi_rater_agreement(data, raters=["ann", "bob", "cy"], rng=np.random.default_rng(1),
+                                n_boot=800)
+    assert [(p.rater_a, p.rater_b) for p in out.pairwise] == [("ann", "bob"), ("ann", "cy"),
+                                                             ("bob", "cy")]
     for p, (i, j) in zip(out.pairwise, [(0, 1), (0, 2), (1, 2)], strict=True):
         assert p.kappa.estimate == pytest.approx(cohen_kappa_score(data[:, i], data[:, j]))
         assert p.kappa.low < p.kappa.estimate < p.kappa.high
@@ -204,10 +188,11 @@ def test_multi_rater_agreement_values_and_intervals() -> None:
         assert (p.kappa.high - p.kappa.low) == pytest.approx(2 * 1.96 * se, rel=0.25)
     light = np.mean([p.kappa.estimate for p in out.pairwise])
     assert out.mean_pairwise_kappa.estimate == pytest.approx(light)
-    assert out.fleiss.estimate == pytest.approx(sm_fleiss_kappa(aggregate_raters(data, n_cat=2)[0]))
+    assert out.fleiss.estimate == pytest.approx(
+        sm_fleiss_kappa(aggregate_raters(data, n_cat=2)[0]))
     assert out.krippendorff.estimate == pytest.approx(
-        krippendorff.alpha(reliability_data=data.T.astype(float), level_of_measurement="nominal")
-    )
+        krippendorff.alpha(reliability_data=data.T.astype(float),
+                           level_of_measurement="nominal"))
     for e in (out.fleiss, out.krippendorff, out.mean_pairwise_kappa):
         assert e.low < e.estimate < e.high and e.method.endswith("item-bootstrap")
     assert out.to_dict()["pairwise"][0]["rater_a"] == "ann"
@@ -225,8 +210,7 @@ def test_multi_rater_guards() -> None:
     same = multi_rater_agreement([["pass", "pass"]] * 5, rng=np.random.default_rng(0), n_boot=50)
     assert same.fleiss.refused and same.krippendorff.refused and same.pairwise[0].kappa.refused
     assert same.mean_pairwise_kappa.refused
-    missing = multi_rater_agreement(
-        [["unsure", "pass"], [None, "fail"]], rng=np.random.default_rng(0), n_boot=50
-    )
+    missing = multi_rater_agreement([["unsure", "pass"], [None, "fail"]],
+                                    rng=np.random.default_rng(0), n_boot=50)
     assert missing.krippendorff.refused and missing.pairwise[0].kappa.refused
     assert "no items rated by both" in (missing.pairwise[0].kappa.reason or "")

@@ -14,8 +14,7 @@ from judges.calibration import CalibrationInputError, leaderboard, mcnemar_test
 
 rows3 = st.lists(
     st.tuples(st.sampled_from([0, 1, -1]), st.sampled_from([0, 1, -2]), st.sampled_from([0, 1])),
-    min_size=1,
-    max_size=200,
+    min_size=1, max_size=200,
 )
 
 
@@ -29,18 +28,15 @@ def test_mcnemar_matches_statsmodels_exact(rows: list[tuple[int, int, int]]) -> 
         assert r.refused and r.pvalue is None and r.difference.refused
         return
     ar, br = a[ok] == h[ok], b[ok] == h[ok]
-    table = [
-        [int((ar & br).sum()), int((ar & ~br).sum())],
-        [int((~ar & br).sum()), int((~ar & ~br).sum())],
-    ]
+    table = [[int((ar & br).sum()), int((ar & ~br).sum())],
+             [int((~ar & br).sum()), int((~ar & ~br).sum())]]
     ref = mcnemar(table, exact=True)
     assert r.pvalue == pytest.approx(ref.pvalue, abs=1e-12)
     assert r.statistic == ref.statistic
     disc = table[0][1] + table[1][0]
     if disc:
         assert r.pvalue == pytest.approx(
-            min(1.0, binomtest(table[0][1], disc, 0.5).pvalue), abs=1e-9
-        )
+            min(1.0, binomtest(table[0][1], disc, 0.5).pvalue), abs=1e-9)
     assert r.n == int(ok.sum()) and r.n_excluded == len(rows) - r.n
     assert r.difference.estimate == pytest.approx(r.accuracy_a - r.accuracy_b)
     assert -1 <= r.difference.low <= r.difference.high <= 1
@@ -62,12 +58,8 @@ def test_leaderboard_sorted_by_kappa_with_mcnemar_vs_best() -> None:
     def noisy(acc: float) -> np.ndarray:
         return np.where(rng.random(400) < acc, human, 1 - human)
 
-    judges = {
-        "weak": noisy(0.7),
-        "strong": noisy(0.92),
-        "mid": noisy(0.82),
-        "always_pass": np.ones(400, dtype=int),
-    }
+    judges = {"weak": noisy(0.7), "strong": noisy(0.92), "mid": noisy(0.82),
+              "always_pass": np.ones(400, dtype=int)}
     board = leaderboard(human, judges)
     assert [r.judge for r in board][:3] == ["strong", "mid", "weak"]
     assert [r.rank for r in board] == [1, 2, 3, 4]

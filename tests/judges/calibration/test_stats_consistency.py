@@ -16,18 +16,12 @@ ORDERS = ["original", "swapped"]
 def test_db_rows_pairwise_mt_bench_rule() -> None:
     # Rows as a DB query returns them: (item_id, repeat, order, verdict).
     rows = [
-        ("q1", 0, "original", "a"),
-        ("q1", 0, "swapped", "a"),  # consistent -> a
-        ("q2", 0, "original", "a"),
-        ("q2", 0, "swapped", "b"),  # order flip -> tie
-        ("q3", 0, "original", "tie"),
-        ("q3", 0, "swapped", "unscored"),  # one scored -> tie
-        ("q4", 0, "original", "unscored"),
-        ("q4", 0, "swapped", "unscored"),  # -> unscored
-        ("q5", 0, "original", "b"),
-        ("q5", 0, "swapped", "b"),
-        ("q5", 1, "original", "b"),
-        ("q5", 1, "swapped", "a"),  # repeat 1 flips across orders
+        ("q1", 0, "original", "a"), ("q1", 0, "swapped", "a"),  # consistent -> a
+        ("q2", 0, "original", "a"), ("q2", 0, "swapped", "b"),  # order flip -> tie
+        ("q3", 0, "original", "tie"), ("q3", 0, "swapped", "unscored"),  # one scored -> tie
+        ("q4", 0, "original", "unscored"), ("q4", 0, "swapped", "unscored"),  # -> unscored
+        ("q5", 0, "original", "b"), ("q5", 0, "swapped", "b"),
+        ("q5", 1, "original", "b"), ("q5", 1, "swapped", "a"),  # repeat 1 flips across orders
     ]
     item, rep, order, verdict = (list(c) for c in zip(*rows, strict=True))
     r = self_consistency(item, verdict, order=order, repeat=rep, kind="pairwise")
@@ -38,10 +32,7 @@ def test_db_rows_pairwise_mt_bench_rule() -> None:
     # Items with a comparable order pair: q1, q2, q5 -> 2 of 3 flipped.
     lo, hi = proportion_confint(2, 3, alpha=0.05, method="wilson")
     assert (r.flip_rate_order.estimate, r.flip_rate_order.low, r.flip_rate_order.high) == (
-        pytest.approx(2 / 3),
-        pytest.approx(lo),
-        pytest.approx(hi),
-    )
+        pytest.approx(2 / 3), pytest.approx(lo), pytest.approx(hi))
     # Repeats: only q5 has two repeats per order; its swapped order flips (b, a).
     assert r.repeat_flipped.tolist() == [False, False, False, False, True]
     assert r.flip_rate_repeat.estimate == 1.0 and r.flip_rate_repeat.n == 1
@@ -66,17 +57,15 @@ def test_as_shown_swaps_a_and_b_back() -> None:
     item = ["q", "q"]
     verdict = ["a", "b"]  # the same answer preferred both times (shown first, then second)
     aligned = self_consistency(item, verdict, order=ORDERS, kind="pairwise")
-    shown = self_consistency(
-        item, verdict, order=ORDERS, kind="pairwise", swapped_verdicts="as_shown"
-    )
+    shown = self_consistency(item, verdict, order=ORDERS, kind="pairwise",
+                             swapped_verdicts="as_shown")
     assert aligned.verdicts.tolist() == ["tie"] and aligned.order_flipped.tolist() == [True]
     assert shown.verdicts.tolist() == ["a"] and shown.order_flipped.tolist() == [False]
 
 
 def test_unsure_is_a_verdict_unscored_is_ignored() -> None:
-    r = self_consistency(
-        ["i", "i", "j", "j"], ["pass", "unsure", "pass", "unscored"], order=ORDERS * 2
-    )
+    r = self_consistency(["i", "i", "j", "j"], ["pass", "unsure", "pass", "unscored"],
+                         order=ORDERS * 2)
     assert r.verdicts.tolist() == ["unsure", "pass"]
     assert r.order_flipped.tolist() == [True, False]
     assert r.flip_rate_order.n == 1
@@ -88,9 +77,7 @@ def test_matrix_input_matches_long_input() -> None:
     orders = ["original", "swapped", "original", "swapped"]
     a = self_consistency_matrix(mat, orders=orders)
     b = self_consistency(
-        np.repeat(np.arange(50), 4),
-        mat.ravel(),
-        order=np.tile(orders, 50),
+        np.repeat(np.arange(50), 4), mat.ravel(), order=np.tile(orders, 50),
         repeat=np.tile([0, 0, 1, 1], 50),
     )
     assert a.verdicts.tolist() == b.verdicts.tolist()
@@ -99,13 +86,8 @@ def test_matrix_input_matches_long_input() -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    st.lists(
-        st.lists(st.sampled_from(["pass", "fail", "unscored"]), min_size=2, max_size=2),
-        min_size=1,
-        max_size=30,
-    )
-)
+@given(st.lists(st.lists(st.sampled_from(["pass", "fail", "unscored"]), min_size=2,
+                         max_size=2), min_size=1, max_size=30))
 def test_order_flip_rate_against_brute_force(rows: list[list[str]]) -> None:
     r = self_consistency_matrix(rows, orders=ORDERS)
     comparable = [a != "unscored" and b != "unscored" for a, b in rows]

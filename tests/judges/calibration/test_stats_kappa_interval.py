@@ -1,4 +1,4 @@
-"""Kappa at small n: BCa bootstrap (checked against scipy.stats.bootstrap), refusals, coverage."""
+"""Kappa at small n: smoothed bootstrap (plain one checked against scipy), refusals, coverage."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ def test_one_category_rater_is_refused_with_a_reason() -> None:
     assert "rater 2" in (kappa_interval(["pass", "fail"] * 5, ["fail"] * 10).reason or "")
 
 
-def test_small_n_bca_matches_scipy_bootstrap() -> None:
+def test_small_n_plain_bootstrap_matches_scipy_percentile() -> None:
     rng = np.random.default_rng(0)
     h = rng.integers(0, 2, 30)
     j = np.where(rng.random(30) < 0.8, h, 1 - h)
-    ours = kappa_interval(h, j, n_boot=20000, rng=np.random.default_rng(1))
-    assert ours.method == "cohen-kappa-bca"
+    ours = kappa_interval(h, j, n_boot=20000, rng=np.random.default_rng(1), pseudo_count=0.0)
+    assert ours.method == "cohen-kappa-bootstrap"
     assert ours.estimate == pytest.approx(cohen_kappa_score(h, j))
 
     def kappa(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -34,11 +34,17 @@ def test_small_n_bca_matches_scipy_bootstrap() -> None:
 
     assert kappa(h, j) == pytest.approx(cohen_kappa_score(h, j))
     ref = bootstrap(
-        (h, j), kappa, paired=True, vectorized=True, n_resamples=20000, method="BCa",
+        (h, j), kappa, paired=True, vectorized=True, n_resamples=20000, method="percentile",
         rng=np.random.default_rng(2),
     )  # fmt: skip
     assert ours.low == pytest.approx(ref.confidence_interval.low, abs=0.03)
     assert ours.high == pytest.approx(ref.confidence_interval.high, abs=0.03)
+
+
+def test_perfect_agreement_at_small_n_is_not_a_zero_width_interval() -> None:
+    e = kappa_interval(["pass"] * 10 + ["fail"] * 10, ["pass"] * 10 + ["fail"] * 10)
+    assert e.estimate == 1.0 and e.high == 1.0
+    assert e.low is not None and e.low < 0.85
 
 
 def test_large_n_uses_wald() -> None:
@@ -47,7 +53,8 @@ def test_large_n_uses_wald() -> None:
 
 
 @pytest.mark.parametrize(
-    ("n", "cells"), [(20, [0.35, 0.1, 0.1, 0.45]), (60, [0.8, 0.07, 0.05, 0.08])]
+    ("n", "cells"),
+    [(20, [0.45, 0.05, 0.05, 0.45]), (20, [0.35, 0.1, 0.1, 0.45]), (60, [0.8, 0.07, 0.05, 0.08])],
 )
 def test_seeded_coverage_at_small_n(n: int, cells: list[float]) -> None:
     rng = np.random.default_rng(4)

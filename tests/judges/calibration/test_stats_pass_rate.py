@@ -49,15 +49,8 @@ def ref_point_estimator(p: float, q0: float, q1: float) -> float:
 
 
 def ref_confidence_interval(
-    p: float,
-    q0: float,
-    q1: float,
-    n: int,
-    m0: int,
-    m1: int,
-    alpha: float = 0.05,
-    *,
-    clip: bool = True,
+    p: float, q0: float, q1: float, n: int, m0: int, m1: int, alpha: float = 0.05,
+    *, clip: bool = True,
 ) -> tuple[float, float]:
     """Lee et al. eqs. 5-7, transcribed independently from STATS.md."""
     z = norm.ppf(1 - alpha / 2)
@@ -114,7 +107,8 @@ def test_lee_matches_reference_transcription(
         assert r.refused and r.estimate is None and r.low is None
         assert "chance" in (r.reason or "")
         return
-    raw_lo, raw_hi = ref_confidence_interval(p, q0, q1, c.n_target, cm.m0, cm.m1, alpha, clip=False)
+    raw_lo, raw_hi = ref_confidence_interval(p, q0, q1, c.n_target, cm.m0, cm.m1, alpha,
+                                             clip=False)
     if raw_hi < 0 or raw_lo > 1:
         # The reference would clip to a zero-width [0, 0] or [1, 1]: we refuse instead.
         assert r.refused and "do not transfer" in (r.reason or "")
@@ -135,7 +129,8 @@ def test_lee_matches_reference_transcription(
 
 def test_lee_known_value_from_readme_example() -> None:
     # Lee et al.'s README example: p=0.4, n=1000, q0=0.7, q1=0.9, m0=m1=200.
-    c = CalibrationCounts.from_counts(tp=180, fn=20, fp=60, tn=140, k_target=400, n_target=1000)
+    c = CalibrationCounts.from_counts(tp=180, fn=20, fp=60, tn=140, k_target=400,
+                                      n_target=1000)
     r = estimate_pass_rate(c, method="lee")
     assert r.estimate == pytest.approx(0.1 / 0.6)
     lo, hi = ref_confidence_interval(0.4, 0.7, 0.9, 1000, 200, 200)
@@ -319,16 +314,12 @@ def test_stratified_formula_by_hand() -> None:
     assert r.estimate == pytest.approx(p * ppv + (1 - p) * fomr, abs=1e-12)
     ppv_t, fomr_t = 35 / 42, 7 / 32
     centre = p * ppv_t + (1 - p) * fomr_t
-    var = (
-        p**2 * ppv_t * (1 - ppv_t) / 42
-        + (1 - p) ** 2 * fomr_t * (1 - fomr_t) / 32
-        + (ppv_t - fomr_t) ** 2 * p * (1 - p) / 1000
-    )
+    var = (p**2 * ppv_t * (1 - ppv_t) / 42 + (1 - p) ** 2 * fomr_t * (1 - fomr_t) / 32
+           + (ppv_t - fomr_t) ** 2 * p * (1 - p) / 1000)
     z = norm.ppf(0.975)
     assert r.center == pytest.approx(centre, abs=1e-12)
-    assert (r.low, r.high) == pytest.approx(
-        (centre - z * var**0.5, centre + z * var**0.5), abs=1e-12
-    )
+    assert (r.low, r.high) == pytest.approx((centre - z * var**0.5, centre + z * var**0.5),
+                                            abs=1e-12)
     assert r.params["npv"] == pytest.approx(24 / 30)
 
 
@@ -366,11 +357,8 @@ def test_chooser_records_design_method_and_assumption() -> None:
     human = [1] * 30 + [0] * 20
     judge = [1] * 27 + [0] * 3 + [1] * 4 + [0] * 16
     target = [1] * 600 + [0] * 400
-    expected = {
-        "same_run_random": "stratified",
-        "same_run_stratified": "stratified",
-        "separate_calibration": "lee",
-    }
+    expected = {"same_run_random": "stratified", "same_run_stratified": "stratified",
+                "separate_calibration": "lee"}
     assert set(DESIGNS) == set(expected)
     for design, method in expected.items():
         r = corrected_pass_rate(human, judge, target, design=design)

@@ -22,9 +22,8 @@ from judges.calibration import (
 )
 
 
-def ref_allocate(
-    m: int, p: float, q0_pilot: float, q1_pilot: float, m_pilot: int, eps: float = 1e-6
-) -> tuple[int, int]:
+def ref_allocate(m: int, p: float, q0_pilot: float, q1_pilot: float, m_pilot: int,
+                 eps: float = 1e-6) -> tuple[int, int]:
     """Algorithm 1 as STATS.md describes it, with the p < eps branch fixed to the limit."""
     q0 = (q0_pilot * m_pilot + 1) / (m_pilot + 2)
     q1 = (q1_pilot * m_pilot + 1) / (m_pilot + 2)
@@ -40,10 +39,10 @@ def ref_allocate(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(20, 2000), st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.integers(1, 10))
-def test_allocation_matches_algorithm_1(
-    m: int, p: float, q0: float, q1: float, m_pilot: int
-) -> None:
+@given(st.integers(20, 2000), st.floats(0, 1), st.floats(0, 1), st.floats(0, 1),
+       st.integers(1, 10))
+def test_allocation_matches_algorithm_1(m: int, p: float, q0: float, q1: float,
+                                        m_pilot: int) -> None:
     a = lee_allocation(m, judge_pass_rate=p, q0_pilot=q0, q1_pilot=q1, m_pilot=m_pilot)
     assert (a.m0, a.m1) == ref_allocate(m, p, q0, q1, m_pilot)
     assert a.m0 + a.m1 == m and a.m0 >= m_pilot and a.m1 >= m_pilot
@@ -68,17 +67,12 @@ def test_exact_ratio_minimises_calibration_variance(theta: float, q0: float, q1:
     a = (1 - theta) ** 2 * q0 * (1 - q0)
     b = theta**2 * q1 * (1 - q1)
     total = 1000.0
-    res = minimize_scalar(
-        lambda m0: a / m0 + b / (total - m0),
-        bounds=(1e-6, total - 1e-6),
-        method="bounded",
-        options={"xatol": 1e-10},
-    )
+    res = minimize_scalar(lambda m0: a / m0 + b / (total - m0), bounds=(1e-6, total - 1e-6),
+                          method="bounded", options={"xatol": 1e-10})
     ratio = optimal_allocation_ratio(theta=theta, q0=q0, q1=q1)
     assert ratio == pytest.approx(res.x / (total - res.x), rel=1e-5)
-    gap = allocation_gap(
-        round(total * ratio / (1 + ratio)), round(total / (1 + ratio)), theta=theta, q0=q0, q1=q1
-    )
+    gap = allocation_gap(round(total * ratio / (1 + ratio)), round(total / (1 + ratio)),
+                         theta=theta, q0=q0, q1=q1)
     assert gap.variance_inflation == pytest.approx(1.0, abs=1e-3)
     assert gap.optimum_m0 + gap.optimum_m1 == pytest.approx(gap.m0 + gap.m1)
 
@@ -94,42 +88,31 @@ def test_allocation_gap_reports_inflation() -> None:
         optimal_allocation_ratio(theta=1.0, q0=0.8, q1=0.8)
 
 
-def _half_width(
-    n: int, p: float, q0t: float, q1t: float, m0: Any, m1: Any, theta: float, conf: float = 0.95
-) -> Any:
+def _half_width(n: int, p: float, q0t: float, q1t: float, m0: Any, m1: Any, theta: float,
+                conf: float = 0.95) -> Any:
     """Delta-method half-width with the (already smoothed) error rates held fixed."""
     z = norm.ppf(0.5 + conf / 2)
-    var = (
-        p * (1 - p) / n + (1 - theta) ** 2 * q0t * (1 - q0t) / m0 + theta**2 * q1t * (1 - q1t) / m1
-    )
+    var = p * (1 - p) / n + (1 - theta) ** 2 * q0t * (1 - q0t) / m0 + theta**2 * q1t * (
+        1 - q1t) / m1
     return z * np.sqrt(var) / (q0t + q1t - 1)
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    st.floats(0.02, 0.1),
-    st.integers(500, 50_000),
-    st.floats(0.1, 0.9),
-    st.floats(0.6, 0.98),
-    st.floats(0.6, 0.98),
-    st.integers(5, 200),
-    st.integers(5, 200),
-)
+@given(st.floats(0.02, 0.1), st.integers(500, 50_000), st.floats(0.1, 0.9),
+       st.floats(0.6, 0.98), st.floats(0.6, 0.98), st.integers(5, 200), st.integers(5, 200))
 def test_labels_needed_reaches_target_minimally(
     h: float, n: int, p: float, q0: float, q1: float, m0: int, m1: int
 ) -> None:
     theta = 0.5
     q0t, q1t = (q0 * m0 + 1) / (m0 + 2), (q1 * m1 + 1) / (m1 + 2)  # smoothed at the current m
-    r = labels_needed(
-        target_half_width=h, n_target=n, judge_pass_rate=p, q0=q0, q1=q1, m0=m0, m1=m1, theta=theta
-    )
+    r = labels_needed(target_half_width=h, n_target=n, judge_pass_rate=p, q0=q0, q1=q1,
+                      m0=m0, m1=m1, theta=theta)
     if not r.achievable:
         assert r.reason and "target rows" in r.reason
         return
     assert r.projected_half_width is not None and r.projected_half_width <= h + 1e-12
     assert r.projected_half_width == pytest.approx(
-        _half_width(n, p, q0t, q1t, r.m0_total, r.m1_total, theta)
-    )
+        _half_width(n, p, q0t, q1t, r.m0_total, r.m1_total, theta))
     # Minimal in total: no split of one label fewer reaches the target.
     total = r.extra_m0 + r.extra_m1
     if total > 0:
@@ -139,17 +122,14 @@ def test_labels_needed_reaches_target_minimally(
 
 
 def test_labels_needed_cases_and_seed_arithmetic() -> None:
-    done = labels_needed(
-        target_half_width=0.5, n_target=1000, judge_pass_rate=0.5, q0=0.8, q1=0.8, m0=100, m1=100
-    )
+    done = labels_needed(target_half_width=0.5, n_target=1000, judge_pass_rate=0.5, q0=0.8,
+                         q1=0.8, m0=100, m1=100)
     assert done.achievable and (done.extra_m0, done.extra_m1) == (0, 0)
-    impossible = labels_needed(
-        target_half_width=0.01, n_target=100, judge_pass_rate=0.5, q0=0.8, q1=0.8, m0=10, m1=10
-    )
+    impossible = labels_needed(target_half_width=0.01, n_target=100, judge_pass_rate=0.5,
+                               q0=0.8, q1=0.8, m0=10, m1=10)
     assert not impossible.achievable and "score more target rows" in (impossible.reason or "")
-    chance = labels_needed(
-        target_half_width=0.05, n_target=1000, judge_pass_rate=0.5, q0=0.4, q1=0.5, m0=10, m1=10
-    )
+    chance = labels_needed(target_half_width=0.05, n_target=1000, judge_pass_rate=0.5, q0=0.4,
+                           q1=0.5, m0=10, m1=10)
     assert not chance.achievable and "chance" in (chance.reason or "")
     # STATS.md §6: +/-5 points at 95 % needs ~385 rows; at n=100 SE ~ 0.05.
     assert labels_for_proportion(0.05) == 385

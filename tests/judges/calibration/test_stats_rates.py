@@ -38,10 +38,7 @@ def test_normalize_strings_bools_ints_floats_and_missing() -> None:
     assert normalize_verdicts(np.array([1.0, np.nan, 0.0])).tolist() == [1, -2, 0]
     assert normalize_verdicts([1, None, 0]).tolist() == [1, -2, 0]
     assert normalize_verdicts(["A", "b", "tie", "unscored"], kind="pairwise").tolist() == [
-        0,
-        1,
-        2,
-        -2,
+        0, 1, 2, -2,
     ]
     assert verdict_names([1, 0, -1, -2]).tolist() == ["pass", "fail", "unsure", "unscored"]
     assert verdict_names([0, 1, 2], kind="pairwise").tolist() == ["a", "b", "tie"]
@@ -120,10 +117,8 @@ def _wilson_formula(k: int, n: int, z: float) -> tuple[float, float]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(
-    st.integers(1, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
-    st.sampled_from([0.8, 0.9, 0.95, 0.99]),
-)
+@given(st.integers(1, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+       st.sampled_from([0.8, 0.9, 0.95, 0.99]))
 def test_wilson_matches_statsmodels_and_formula(kn: tuple[int, int], conf: float) -> None:
     k, n = kn
     e = wilson_interval(k, n, confidence=conf)
@@ -181,7 +176,8 @@ def test_rates_match_sklearn(rows: list[tuple[int, int]]) -> None:
 def test_balanced_accuracy_interval_is_newcombe() -> None:
     cm = ConfusionMatrix(tp=40, fn=10, fp=12, tn=38)
     r = rates_from_confusion(cm, confidence=0.9)
-    lo, hi = confint_proportions_2indep(40, 50, 12, 50, method="newcomb", compare="diff", alpha=0.1)
+    lo, hi = confint_proportions_2indep(40, 50, 12, 50, method="newcomb", compare="diff",
+                                        alpha=0.1)
     assert r.youden.low == pytest.approx(lo) and r.youden.high == pytest.approx(hi)
     assert r.balanced_accuracy.low == pytest.approx((1 + lo) / 2)
     assert r.balanced_accuracy.high == pytest.approx((1 + hi) / 2)

@@ -1,0 +1,280 @@
+"""Which estimator the labels support: recorded provenance, a verdict check, checked overrides.
+
+How the labelled rows were chosen decides which interval is valid. This module turns what is
+known about the labels into a decision, and refuses an explicit ``--design`` that the evidence
+contradicts, with the reason:
+
+* **Where the labelled rows come from.** Rows of the target run -> a same-run design, estimated
+  within judge-verdict strata (valid for any allocation between strata). Rows of another run or
+  dataset -> ``separate_calibration`` (Lee-style correction with verdict-reweighted error rates).
+* **How they were chosen** (the ``selection`` recorded with each label: ``random``,
+  ``by_verdict``, ``flips_first``, ``active``, ``file``, ``imported``, ``all``, ``unknown``).
+  Labels drawn actively carry inclusion probabilities and use the inverse-probability-weighted
+  estimator.
+* **A verdict check** for labels whose selection is unknown: if the labelled rows' judge-verdict
+  mix differs from the dataset's beyond chance (chi-square goodness of fit), they are not a
+  random sample and are treated as drawn by verdict.
+
+References:
+    Pearson, K. (1900) / scipy.stats.chisquare (goodness of fit).
+    Cochran, W. G. (1977). Sampling Techniques, ch. 5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import chisquare
+
+from ._results import CalibrationInputError, _ToDict
+from .strata import verdict_strata
+from .vocabulary import STRATA
+
+__all__ = [
+    "DESIGN_ESTIMATORS",
+    "SELECTIONS",
+    "DesignDecision",
+    "SelectionCheck",
+    "resolve_design",
+    "selection_check",
+]
+
+#: How a label's row was chosen (recorded with every label; ``unknown`` for old labels).
+SELECTIONS: tuple[str, ...] = (
+    "random",
+    "by_verdict",
+    "flips_first",
+    "active",
+    "file",
+    "imported",
+    "all",
+    "unknown",
+)
+
+#: The estimator each design uses.
+DESIGN_ESTIMATORS: dict[str, str] = {
+    "same_run_random": "verdict_stratified",
+    "same_run_stratified": "verdict_stratified",
+    "separate_calibration": "lee_stratified",
+    "active": "active_ipw",
+}
+
+_RANDOM_LIKE = frozenset({"random", "all"})
+_NOT_RANDOM = frozenset({"by_verdict", "flips_first", "active"})
+
+
+@dataclass(frozen=True)
+class SelectionCheck(_ToDict):
+    """Is the labelled rows' judge-verdict mix consistent with a random sample of the dataset?
+
+    Attributes:
+        consistent_with_random: ``False`` when the mix differs beyond chance (``p < alpha``).
+        p_value: Chi-square goodness-of-fit p-value (``None`` when not testable).
+        labelled_shares: Share of labelled rows per stratum.
+        population_shares: Share of dataset rows per stratum.
+        message: One sentence for the report.
+    """
+
+    consistent_with_random: bool
+    p_value: float | None
+    labelled_shares: Mapping[str, float]
+    population_shares: Mapping[str, float]
+    message: str
+
+
+def selection_check(
+    judge_labelled: npt.ArrayLike | Sequence[Any],
+    judge_population: npt.ArrayLike | Sequence[Any],
+    *,
+    alpha: float = 0.01,
+) -> SelectionCheck:
+    """Test whether labelled rows look like a random sample of the dataset by judge verdict.
+
+    Args:
+        judge_labelled: Judge verdicts on the labelled rows.
+        judge_population: Judge verdicts on every row of the dataset.
+        alpha: Significance level of the chi-square goodness-of-fit test.
+
+    Returns:
+        A :class:`SelectionCheck`.
+
+    Examples:
+        >>> c = selection_check(["fail"] * 50 + ["pass"] * 50, ["fail"] * 200 + ["pass"] * 800)
+        >>> c.consistent_with_random, c.message.split(":")[0]
+        (False, 'not a random sample')
+    """
+    sl = np.bincount(verdict_strata(judge_labelled), minlength=3).astype(float)
+    sp = np.bincount(verdict_strata(judge_population), minlength=3).astype(float)
+    if sl.sum() == 0 or sp.sum() == 0:
+        raise CalibrationInputError("selection_check needs labelled rows and dataset rows")
+    lab_sh, pop_sh = sl / sl.sum(), sp / sp.sum()
+    shares = {name: float(v) for name, v in zip(STRATA, lab_sh, strict=True)}
+    pops = {name: float(v) for name, v in zip(STRATA, pop_sh, strict=True)}
+    used = pop_sh > 0
+    if np.any(sl[~used] > 0):
+        p_value: float | None = 0.0
+    elif used.sum() < 2:
+        p_value = None
+    else:
+        p_value = float(chisquare(sl[used], f_exp=pop_sh[used] * sl.sum()).pvalue)
+    consistent = p_value is None or p_value >= alpha
+    worst = int(np.argmax(lab_sh - pop_sh))  # the most over-sampled stratum
+    detail = (
+        f"the labelled rows are {lab_sh[worst]:.0%} {STRATA[worst]} while the dataset is "
+        f"{pop_sh[worst]:.0%}"
+    )
+    if consistent:
+        message = f"consistent with a random sample ({detail})"
+    else:
+        message = f"not a random sample: {detail} -- treated as drawn by verdict"
+    return SelectionCheck(consistent, p_value, shares, pops, message)
+
+
+@dataclass(frozen=True)
+class DesignDecision(_ToDict):
+    """The sampling design the labels support, and the estimator it implies.
+
+    Attributes:
+        design: One of :data:`DESIGN_ESTIMATORS` (``None`` when refused).
+        estimator: The estimator name (``None`` when refused).
+        reason: Why this design (or why the requested one was refused).
+        refused: ``True`` when a requested design contradicts the evidence.
+        warnings: Caveats (e.g. the verdict check's message).
+    """
+
+    design: str | None
+    estimator: str | None
+    reason: str
+    refused: bool = False
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _decision(design: str, reason: str, warnings: list[str]) -> DesignDecision:
+    return DesignDecision(design, DESIGN_ESTIMATORS[design], reason, False, tuple(warnings))
+
+
+def resolve_design(
+    requested: str | None,
+    *,
+    labelled_in_target: bool,
+    selections: Mapping[str, int],
+    has_probabilities: bool = False,
+    check: SelectionCheck | None = None,
+) -> DesignDecision:
+    """Pick the design from the evidence, or check an explicitly requested one against it.
+
+    Args:
+        requested: ``None`` for the automatic choice, or a design name from
+            :data:`DESIGN_ESTIMATORS`.
+        labelled_in_target: Whether the labelled rows are rows of the target run.
+        selections: How many labels carry each recorded selection (see :data:`SELECTIONS`).
+        has_probabilities: Whether every label drawn actively carries its inclusion probability.
+        check: The verdict check of the labelled rows (for ``unknown``/``imported`` selection).
+
+    Returns:
+        A :class:`DesignDecision`; ``refused=True`` with the reason when ``requested``
+        contradicts the recorded provenance, the verdict check or where the rows come from.
+
+    Examples:
+        >>> resolve_design("same_run_random", labelled_in_target=False,
+        ...                selections={"random": 40}).refused
+        True
+        >>> resolve_design(None, labelled_in_target=True, selections={"by_verdict": 40}).design
+        'same_run_stratified'
+    """
+    unknown = sorted(set(selections) - set(SELECTIONS))
+    if unknown:
+        raise CalibrationInputError(f"unknown selections {unknown}; known: {list(SELECTIONS)}")
+    if requested is not None and requested not in DESIGN_ESTIMATORS:
+        raise CalibrationInputError(
+            f"unknown design {requested!r} (designs: {', '.join(DESIGN_ESTIMATORS)})"
+        )
+    present = {k for k, v in selections.items() if v > 0}
+    warnings: list[str] = []
+    non_random = sorted(present & _NOT_RANDOM)
+    check_says_not_random = check is not None and not check.consistent_with_random
+    if check is not None and present - _RANDOM_LIKE - _NOT_RANDOM:
+        warnings.append(f"labels of unknown selection checked against the judge verdicts: "
+                        f"{check.message}")  # fmt: skip
+    only_active = present == {"active"}
+
+    def refuse(reason: str) -> DesignDecision:
+        return DesignDecision(None, None, reason, True, tuple(warnings))
+
+    if requested is None:
+        if not labelled_in_target:
+            return _decision(
+                "separate_calibration",
+                "the labelled rows are not rows of the target run: their judge error rates are "
+                "transferred (verdict-reweighted) to correct the target's pass rate",
+                warnings,
+            )
+        if only_active and has_probabilities:
+            return _decision(
+                "active",
+                "every label was drawn by the active queue with a recorded inclusion "
+                "probability: inverse-probability weighting",
+                warnings,
+            )
+        if "active" in present:
+            warnings.append(
+                "some labels were drawn actively but are mixed with other selections; estimated "
+                "within judge-verdict strata, which assumes random draws within each stratum"
+            )
+        if present <= _RANDOM_LIKE and not check_says_not_random:
+            return _decision(
+                "same_run_random",
+                "the labelled rows are a random sample of the target run; estimated within "
+                "judge-verdict strata (post-stratified)",
+                warnings,
+            )
+        why = (
+            f"labels chosen {', '.join(non_random)}"
+            if non_random
+            else "selection not recorded as random"
+        )
+        return _decision(
+            "same_run_stratified",
+            f"the labelled rows are rows of the target run ({why}); estimated within "
+            "judge-verdict strata, valid for any allocation between them",
+            warnings,
+        )
+    if requested == "separate_calibration":
+        return _decision(
+            requested,
+            "chosen explicitly: the judge's error rates are transferred to the target",
+            warnings,
+        )
+    if not labelled_in_target:
+        return refuse(
+            f"--design {requested} refused: the labelled rows are not rows of the target run "
+            "(labels from another run or dataset); only separate_calibration is valid"
+        )
+    if requested == "active":
+        if not ("active" in present and has_probabilities):
+            return refuse(
+                "--design active refused: the labels carry no recorded inclusion probabilities "
+                "(they were not drawn by the active queue)"
+            )
+        if not only_active:
+            return refuse("--design active refused: some labels were not drawn by the active "
+                          "queue")  # fmt: skip
+        return _decision(requested, "chosen explicitly (active queue)", warnings)
+    if "active" in present:
+        return refuse(
+            f"--design {requested} refused: labels were drawn by the active queue with unequal "
+            "probabilities; only the active (inverse-probability) design is valid"
+        )
+    if requested == "same_run_random":
+        if non_random:
+            return refuse(
+                f"--design same_run_random refused: recorded provenance says labels were chosen "
+                f"{', '.join(non_random)}, not at random"
+            )
+        if check_says_not_random and check is not None:
+            return refuse(f"--design same_run_random refused: {check.message}")
+    return _decision(requested, "chosen explicitly", warnings)
