@@ -53,8 +53,8 @@ from judges.calibration import (
     PassRateEstimate,
     StratumCounts,
     active_inclusion_probabilities,
-    build_summary,
     active_pass_rate,
+    build_summary,
     calibration_counts,
     estimate_pass_rate,
     kappa_from_table,
@@ -475,7 +475,8 @@ def main() -> int:
     else:
         print("all bars met (auto coverage >= 0.94 in every cell where it claims; auto width "
               "<= 1.05x the narrowest covering method; degenerate judge: no confident wrong "
-              "interval; forced same_run_random on another run's labels: refused every time; summary "
+              "interval; forced same_run_random on another run's labels: refused every time; "
+              "summary "
               "<= 2 s)")
     return 0
 

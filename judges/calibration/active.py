@@ -152,7 +152,8 @@ def active_inclusion_probabilities(
             break
         capped |= over
         pi[capped] = 1.0
-    return np.minimum(pi, 1.0)
+    out: npt.NDArray[np.float64] = np.minimum(pi, 1.0)
+    return out
 
 
 def _stratum_parts(y: npt.NDArray[np.float64], p: npt.NDArray[np.float64]) -> tuple[float, float]:
