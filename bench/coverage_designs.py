@@ -265,8 +265,8 @@ def _rep_kappa(rng: np.random.Generator, c: Cell) -> tuple[float, dict[str, Inte
     cells = np.array([c.p("p00"), c.p("p01"), c.p("p10"), c.p("p11")])
     table = rng.multinomial(int(c.p("n")), cells).reshape(2, 2)
     out = {"wald": _iv(kappa_from_table(table))}
-    out["bca"] = _iv(kappa_interval_from_table(table, rng=rng, n_boot=1000))
-    out["auto"] = out["bca"]
+    out["boot"] = _iv(kappa_interval_from_table(table, rng=rng, n_boot=1000))
+    out["auto"] = out["boot"]
     return float(_kappas(cells.reshape(2, 2))), out
 
 
@@ -297,7 +297,8 @@ BLOCK_NOTES = {
     "expected m labels; auto = active",
     "forced same_run_random": "labels from another run (0.7) with --design same_run_random; "
     "auto = refused",
-    "kappa": "Cohen's kappa, truth = population kappa; auto = bca below 100 rows",
+    "kappa": "Cohen's kappa, truth = population kappa; auto = boot (smoothed bootstrap) "
+    "below 100 rows",
 }
 
 
@@ -352,7 +353,7 @@ def _cells() -> list[Cell]:
                             ("n 60 skewed", 60, (0.08, 0.05, 0.07, 0.8))):  # fmt: skip
         cells.append(Cell("kappa", label, (("n", n), ("p00", probs[0]), ("p01", probs[1]),
                                            ("p10", probs[2]), ("p11", probs[3])),
-                          ("wald", "bca", "auto"), ("wald", "bca", "auto")))  # fmt: skip
+                          ("wald", "boot", "auto"), ("wald", "boot", "auto")))  # fmt: skip
     return cells
 
 
@@ -414,7 +415,7 @@ def main() -> int:
           "crossover, PPI++ when a by-verdict sample happens to be balanced)")
     print("valid per block: same run: lee ppi++ poststrat vstrat; label shift: lee lee_vw; "
           "by-verdict calibration: lee_vw; unsure rows: vstrat; documents: vstrat_cl; active: "
-          "active; kappa: wald bca")
+          "active; kappa: wald boot")
     failures: list[str] = []
     block = None
     for r in results:

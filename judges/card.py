@@ -137,6 +137,11 @@ class CardMetrics(_Model):
     swap_flip_rate: CardInterval
     repeat_flip_rate: CardInterval
     human_kappa: CardInterval | None
+    strata: dict[str, list[int]] | None = None
+    """Calibration counts per judge-verdict stratum (judge pass, judge fail, not judged):
+    ``population``, ``labelled``, ``human_pass``, ``human_unsure``. With them the gate corrects
+    with the verdict-reweighted error rates (valid for labels drawn by verdict); cards written
+    before they existed fall back to Lee et al. on the confusion counts."""
     unscored: int = Field(ge=0)
     unsure: int = Field(ge=0)
 
@@ -280,6 +285,7 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
             swap_flip_rate=_interval(data["swap_flip_rate"]),
             repeat_flip_rate=_interval(data["repeat_flip_rate"]),
             human_kappa=_interval(agreement["kappa"]) if agreement else None,
+            strata=data.get("calibration_strata"),
             unscored=counts["judge_unscored_labelled"],
             unsure=counts["human_unsure"] + counts["judge_unsure_labelled"],
         ),

@@ -25,8 +25,10 @@ import pandas as pd
 from judges.calibration import (
     CalibrationCounts,
     PassRateEstimate,
+    StratumCounts,
     estimate_pass_rate,
     interval_json,
+    transported_pass_rate_from_counts,
 )
 from judges.card import JudgeCard
 from judges.reporting import aggregate_calls
@@ -318,12 +320,21 @@ def score_verdicts(
     counts = CalibrationCounts.from_counts(tp=cm.tp, fn=cm.fn, fp=cm.fp, tn=cm.tn, k_target=k,
                                            n_target=n)
     conf = card.metrics.confidence
-    corrected = estimate_pass_rate(counts, method="lee", confidence=conf)
+    strata = card.metrics.strata
+    if strata is not None:
+        # Every scored row is in the estimand; unscored/unsure ones are the third judge outcome.
+        calibration = StratumCounts(**{k: tuple(v) for k, v in strata.items()})  # type: ignore[arg-type]
+        corrected = transported_pass_rate_from_counts(
+            calibration, (k, n - k, unscored + unsure), confidence=conf
+        )
+    else:
+        corrected = estimate_pass_rate(counts, method="lee", confidence=conf)
     observed = estimate_pass_rate(counts, method="naive", confidence=conf)
+    kept = "kept in the estimand" if strata is not None else "left out"
     if unscored:
-        warnings.append(f"{unscored} items without a verdict are left out")
+        warnings.append(f"{unscored} items unscored (no usable verdict): {kept}")
     if unsure:
-        warnings.append(f"{unsure} items with an unsure verdict (or a flip) are left out")
+        warnings.append(f"{unsure} items unsure (abstained, flipped or tied): {kept}")
     if corrected.refused:
         warnings.append(f"corrected pass rate refused: {corrected.reason}")
     elif corrected.uninformative:

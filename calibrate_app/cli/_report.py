@@ -21,7 +21,7 @@ from judges.reporting import (
     judge_leaderboard,
 )
 
-_DESIGN = click.Choice(["auto", *DESIGNS])
+_DESIGN = click.Choice(["auto", *DESIGNS, "active"])
 _RULES = click.Choice(list(AGGREGATION_RULES))
 
 
@@ -61,12 +61,27 @@ def render_report(report: JudgeReport) -> str:
     reason = d["corrected_pass_rate"]["reason"]
     if reason:
         lines.append(f"  corrected pass rate: {reason}")
+    if d.get("population"):
+        lines.append(f"  (the corrected pass rate estimates {d['population']})")
+    counts = d.get("counts", {})
+    tc, lc = counts.get("target"), counts.get("labelled")
+    lines += ["", f"Design: {d['design_reason']}"]
+    if tc and lc:
+        lines.append(
+            f"Target rows: {tc['judged']} judged, {tc['not_judged']} not judged "
+            f"({tc['unscored']} unscored, {tc['unsure']} unsure); labelled rows: {lc['judged']} "
+            f"judged, {lc['not_judged']} not judged ({lc['unscored']} unscored, "
+            f"{lc['unsure']} unsure); human unsure {d['unsure']['human']}"
+        )
+    else:
+        lines.append(
+            f"Unsure: human {d['unsure']['human']}, judge {d['unsure']['judge_labelled']} "
+            f"(labelled) / {d['unsure']['judge_target']} (target); unscored: "
+            f"{d['unscored']['labelled']} (labelled) / {d['unscored']['target']} (target)"
+        )
+    if d.get("selection", {}).get("check"):
+        lines.append(f"Selection check: {d['selection']['check']}")
     lines += [
-        "",
-        f"Design: {d['design_reason']}",
-        f"Unsure: human {d['unsure']['human']}, judge {d['unsure']['judge_labelled']} "
-        f"(labelled) / {d['unsure']['judge_target']} (target); unscored: "
-        f"{d['unscored']['labelled']} (labelled) / {d['unscored']['target']} (target)",
         f"Flip rates: swap {_pct(d['swap_flip_rate'])}, repeat {_pct(d['repeat_flip_rate'])}",
         f"Disagreements: {d['disagreements']} rows",
         f"Plan: {d['plan']['message']}",
@@ -97,7 +112,8 @@ def render_report(report: JudgeReport) -> str:
 )
 @click.option(
     "--design", type=_DESIGN, default="auto", show_default=True,
-    help="How the labelled rows were drawn (auto: from --target and the Label page's queue).",
+    help="How the labelled rows were drawn (auto: from --target and the provenance recorded "
+    "with each label). An override the provenance or the verdict check contradicts is refused.",
 )
 @click.option(
     "--aggregation", type=_RULES, default="all_agree", show_default=True,

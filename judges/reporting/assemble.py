@@ -24,7 +24,8 @@ from judges.calibration import (
     format_interval,
     interval_json,
 )
-from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, choose_design, plan_labels
+from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, plan_labels
+from judges.reporting.headline import Headline, design_headline, headline_json
 from judges.reporting.inputs import (
     DEFAULT_SEED,
     HumanLabels,
@@ -39,7 +40,7 @@ from labels.errors import CalibrateError, NotFoundError
 from labels.models import DEFAULT_CRITERION
 from labels.store import LabelStore
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Version of the JSON shape of :meth:`JudgeReport.to_json` (see ``docs/report-json.md``)."""
 
 DEFAULT_N_BOOT = 2000
@@ -72,6 +73,7 @@ class JudgeReport:
         not_judged: Labelled items the judge has no verdict for yet (left out, counted).
         plan: The labelling plan.
         warnings: Every caveat, report-level first.
+        headline: The design-based headline (whole-run corrected pass rate, population rates).
     """
 
     dataset: str
@@ -89,6 +91,7 @@ class JudgeReport:
     not_judged: int
     plan: Plan
     warnings: tuple[str, ...]
+    headline: Headline | None = None
 
     # -- derived views ----------------------------------------------------------------------
 
@@ -171,6 +174,22 @@ class JudgeReport:
         clustered = None
         if s.clustered is not None:
             clustered = {name: interval_json(est) for name, est in sorted(s.clustered.items())}
+        out = self._json(s, cm, counts, consistency, human_agreement, clustered)
+        if self.headline is not None:
+            head = headline_json(self.headline, interval_json)
+            out["estimators"][self.headline.corrected.method] = {
+                **head["corrected_pass_rate"], "assumption": head["assumption"],
+            }  # fmt: skip
+            out["sample_rates"] = {
+                name: out[name] for name in ("sensitivity", "specificity", "fpr", "kappa")
+            }
+            out.update(head)
+        return out
+
+    def _json(
+        self, s: CalibrationSummary, cm: Any, counts: dict[str, int], consistency: Any,
+        human_agreement: Any, clustered: Any,
+    ) -> dict[str, Any]:  # fmt: skip
         return {
             "schema_version": SCHEMA_VERSION,
             "dataset": self.dataset,
@@ -326,17 +345,24 @@ def calibration_report(
         dtype="boolean",
     )
 
-    if design is None:
-        n_items = store.count_items(dataset)
-        chosen, reason, design_warnings = choose_design(
-            store, dataset, crit, target=target_name, n_items=n_items,
-            n_labelled=len(human.items),
-            imported_labels=bool(human.labels["origin"].ne("app").any()),
-        )
-    else:
-        if design not in DESIGNS:
-            raise CalibrateError(f"unknown design {design!r} (designs: {', '.join(DESIGNS)})")
-        chosen, reason, design_warnings = design, "chosen explicitly", ()
+    labelled_all = labelled.rename(columns={"verdict": "human"})
+    headline = design_headline(
+        labelled=labelled_all,
+        provenance=store.provenance_frame(dataset, criterion=crit),
+        dataset_items=pd.Series(store.item_ids(dataset)),
+        dataset_verdicts=judged.verdict_map(),
+        target_items=pd.Series(store.item_ids(target_name)),
+        target_verdicts=target_items.verdict_map(),
+        same_dataset=target_name == dataset,
+        requested=design,
+        confidence=confidence,
+        seed=seed,
+        n_boot=n_boot,
+    )
+    chosen = headline.decision.design or "same_run_stratified"
+    reason, design_warnings = headline.decision.reason, headline.decision.warnings
+    # The side-by-side estimators of the summary keep the previous release's design names.
+    legacy = chosen if chosen in DESIGNS else "same_run_stratified"
 
     target_frame = target_items.items
     target_meta = (
@@ -354,7 +380,7 @@ def calibration_report(
         rows["human"].to_numpy(dtype=object),
         rows["judge"].to_numpy(dtype=object),
         target_frame["verdict"].to_numpy(dtype=object),
-        design=chosen,
+        design=legacy,
         segments_labelled=(
             rows["segment"].fillna(NO_SEGMENT).astype(str).to_numpy() if has_segments else None
         ),
@@ -369,7 +395,20 @@ def calibration_report(
         n_boot=n_boot,
         confidence=confidence,
     )
-    warnings = list(stats.warnings) + list(design_warnings)
+    # The summary's exclusion warnings called unsure rows "unscored"; the headline counts them
+    # in the one vocabulary and keeps them in the estimand.
+    warnings = [w for w in stats.warnings if "excluded (judge unscored)" not in w]
+    warnings += list(design_warnings)
+    tc = headline.counts["target"]
+    if tc["not_judged"]:
+        warnings.append(
+            f"{tc['not_judged']} target rows not judged ({tc['unscored']} unscored, "
+            f"{tc['unsure']} unsure): kept in the estimand ({headline.population})"
+        )
+    for w in headline.corrected.warnings:
+        warnings.append(f"corrected pass rate: {w}")
+    if headline.corrected.refused:
+        warnings.append(f"corrected pass rate refused: {headline.corrected.reason}")
     if not_judged:
         warnings.append(
             f"{not_judged} labelled rows have no verdict from this judge yet and are left out"
@@ -379,8 +418,8 @@ def calibration_report(
         n_flip = int(consistency.any_flipped.sum())
         fate = "excluded as unsure" if rule_name == "all_agree" else "settled by majority"
         warnings.append(f"{n_flip} items flipped across repeats/orders ({fate})")
-    for name, est in (("sensitivity", stats.rates.sensitivity),
-                      ("specificity", stats.rates.specificity), ("kappa", stats.kappa)):
+    for name, est in (("sensitivity", headline.rates.sensitivity),
+                      ("specificity", headline.rates.specificity), ("kappa", headline.kappa)):
         if est.refused:
             warnings.append(f"{name} refused: {est.reason}")
     all_labelled = target_name == dataset and len(human.items) >= store.count_items(dataset)
@@ -405,4 +444,5 @@ def calibration_report(
         not_judged=not_judged,
         plan=plan,
         warnings=tuple(dict.fromkeys(warnings)),
+        headline=headline,
     )

@@ -64,6 +64,9 @@ EXPECTED_COLUMNS = {
     "datasets": ["name", "kind", "source_file", "created_at"],
     "annotators": ["name", "created_at"],
     "criteria": ["name", "kind", "guidelines", "show_reference", "failure_tags", "created_at"],
+    "label_provenance": [
+        "label_id", "selection", "stratum", "inclusion_probability", "selection_share", "judge",
+    ],
 }
 
 
@@ -80,7 +83,7 @@ def test_blank_file_gets_the_whole_schema(db_path: Path) -> None:
     assert set(EXPECTED_TABLES) <= tables
     for table, columns in EXPECTED_COLUMNS.items():
         assert _columns(con, table) == columns
-    assert applied_migrations(con, "labels") == ["m001_core"]
+    assert applied_migrations(con, "labels") == ["m001_core", "m002_label_provenance"]
     timestamp_type = con.execute(
         "SELECT data_type FROM information_schema.columns WHERE table_name = 'labels' "
         "AND column_name = 'labelled_at'"
@@ -96,7 +99,7 @@ def test_reopening_applies_nothing_and_keeps_data(db_path: Path) -> None:
     s = open_store(str(db_path))
     assert [d.name for d in s.datasets()] == ["d"]
     with s.db.cursor() as cur:
-        assert cur.execute("SELECT count(*) FROM _migrations").fetchall()[0][0] == 1
+        assert cur.execute("SELECT count(*) FROM _migrations").fetchall()[0][0] == 2
     s.db.close()
 
 

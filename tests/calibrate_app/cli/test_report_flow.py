@@ -64,8 +64,11 @@ def test_report_json_has_the_documented_shape(cli_db: Path) -> None:
     for key in ("sensitivity", "specificity", "fpr", "kappa", "observed_pass_rate",
                 "corrected_pass_rate", "swap_flip_rate", "repeat_flip_rate"):
         assert set(data[key]) == INTERVAL_KEYS, key
-    assert data["method"] == "lee"
+    assert data["method"] == "lee_stratified"
     assert data["design"] == "separate_calibration"
+    assert data["population"].startswith("the true (human) pass rate of all 400 rows")
+    assert data["counts"]["target"] == {
+        "rows": 400, "judged": 397, "not_judged": 3, "unscored": 3, "unsure": 0}
     assert data["unscored"] == {"labelled": 1, "target": 3}
     assert data["unsure"]["human"] == 4  # alice and bob disagree on 4 rows: a tie
     assert data["human_agreement"]["annotators"] == 2
@@ -74,7 +77,8 @@ def test_report_json_has_the_documented_shape(cli_db: Path) -> None:
     assert data["swap_flip_rate"]["reason"]
     # The text form says the same thing in words.
     text = ok(cli_db, "report", "--dataset", "cal", "--judge", "judge-a", "--target", "tgt")
-    assert "corrected pass rate" in text and "method lee" in text
+    assert "corrected pass rate" in text and "method lee_stratified" in text
+    assert "estimates the true (human) pass rate of all 400 rows" in text
 
 
 def test_report_with_two_judges_adds_a_leaderboard(cli_db: Path) -> None:

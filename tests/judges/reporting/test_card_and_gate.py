@@ -13,7 +13,12 @@ import pytest
 from click.testing import CliRunner
 
 from calibrate_app.cli import cli
-from judges.calibration import interval_json, lee_pass_rate
+from judges.calibration import (
+    StratumCounts,
+    interval_json,
+    lee_pass_rate,
+    transported_pass_rate_from_counts,
+)
 from judges.card import CardError, card_from_report, dumps_card, load_card, write_card
 from judges.gate import (
     VerdictsFileError,
@@ -128,15 +133,25 @@ def test_gate_rejects_verdicts_of_another_config(card_store: LabelStore, tmp_pat
     assert card.judge.config_id in gated.output
 
 
-def test_score_is_lee_with_the_cards_counts(card_store: LabelStore, tmp_path: Path) -> None:
+def test_score_uses_the_cards_strata_and_old_cards_fall_back_to_lee(
+    card_store: LabelStore, tmp_path: Path
+) -> None:
     report = calibration_report(card_store, "cal", "judge-a")
     card = card_from_report(card_store, report)
+    assert card.metrics.strata == report.to_json()["calibration_strata"]
     new = tmp_path / "new.jsonl"
     rows = [{"item_id": f"n{i}", "verdict": "pass" if i < 70 else "fail",
              "config_id": card.judge.config_id} for i in range(100)]
     rows.append({"item_id": "n100", "verdict": None, "config_id": card.judge.config_id})
     new.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    score = score_file(card, new)
+    strata = card.metrics.strata
+    assert strata is not None
+    with_strata = score_file(card, new)
+    calibration = StratumCounts(**{k: tuple(v) for k, v in strata.items()})  # type: ignore[arg-type]
+    assert interval_json(with_strata.corrected) == interval_json(
+        transported_pass_rate_from_counts(calibration, (70, 30, 1)))  # the unscored row stays in
+    card = card.model_copy(update={"metrics": card.metrics.model_copy(update={"strata": None})})
+    score = score_file(card, new)  # a card written before strata existed: Lee
     cm = card.metrics.confusion
     human = ["pass"] * (cm.tp + cm.fn) + ["fail"] * (cm.fp + cm.tn)
     judge = ["pass"] * cm.tp + ["fail"] * cm.fn + ["pass"] * cm.fp + ["fail"] * cm.tn
@@ -161,6 +176,7 @@ def test_score_is_lee_with_the_cards_counts(card_store: LabelStore, tmp_path: Pa
 def test_uninformative_card_never_passes(card_store: LabelStore, tmp_path: Path) -> None:
     card = card_from_report(card_store, calibration_report(card_store, "cal", "judge-a"))
     weak = card.model_copy(update={"metrics": card.metrics.model_copy(update={
+        "strata": None,
         "confusion": card.metrics.confusion.model_copy(update={"tp": 3, "fn": 2, "fp": 2,
                                                                "tn": 2}),
     })})

@@ -22,7 +22,9 @@ from judges.calibration import (
     labels_needed,
     leaderboard,
     lee_pass_rate,
+    population_rates,
     self_consistency,
+    transported_pass_rate,
 )
 from judges.reporting import (
     calibration_report,
@@ -30,7 +32,7 @@ from judges.reporting import (
     judge_leaderboard,
     load_human_labels,
 )
-from labels import LabelStore, open_store
+from labels import CalibrateError, LabelStore, open_store
 from labels.sampling import QueueSettings
 
 
@@ -89,16 +91,34 @@ def test_report_equals_direct_statistics(numbers_store: LabelStore, template: An
 
     data = report.to_json()
     decided = joined[joined.human.isin(["pass", "fail"]) & joined.judge.isin(["pass", "fail"])]
-    assert data["kappa"]["estimate"] == pytest.approx(
+    sample = data["sample_rates"]  # the raw rates of the labelled sample, kept beside
+    assert sample["kappa"]["estimate"] == pytest.approx(
         cohen_kappa_score(decided.human, decided.judge), abs=1e-12)
     tp = int(((decided.human == "pass") & (decided.judge == "pass")).sum())
     fp = int(((decided.human == "fail") & (decided.judge == "pass")).sum())
     assert data["confusion"]["tp"] == tp and data["confusion"]["fp"] == fp
-    assert data["sensitivity"]["estimate"] == pytest.approx(tp / (decided.human == "pass").sum())
-    assert data["fpr"]["estimate"] == pytest.approx(fp / (decided.human == "fail").sum())
+    assert sample["sensitivity"]["estimate"] == pytest.approx(
+        tp / (decided.human == "pass").sum())
+    assert sample["fpr"]["estimate"] == pytest.approx(fp / (decided.human == "fail").sum())
     lee = lee_pass_rate(joined["human"].to_numpy(dtype=object),
                         joined["judge"].to_numpy(dtype=object), target.to_numpy(dtype=object))
-    assert data["corrected_pass_rate"] == interval_json(lee)
+    assert data["estimators"]["lee"] == {**interval_json(lee), "assumption": lee.assumption}
+    # The headline: labels from another dataset -> verdict-reweighted transport (every row of
+    # both datasets, unscored ones included), population rates of the calibration dataset.
+    cal_pop = _read(files.judge_a_cal)["verdict"].replace("", "unscored")
+    cal_pop = cal_pop.to_numpy(dtype=object)
+    human = joined["human"].to_numpy(dtype=object)
+    judge = joined["judge"].to_numpy(dtype=object)
+    headline = transported_pass_rate(human, judge, cal_pop, target.to_numpy(dtype=object))
+    assert data["corrected_pass_rate"] == interval_json(headline)
+    assert data["method"] == "lee_stratified" and data["design"] == "separate_calibration"
+    rates = population_rates(human, judge, cal_pop)
+    assert data["kappa"] == interval_json(rates.kappa)
+    assert data["sensitivity"] == interval_json(rates.sensitivity)
+    assert data["population"] == (
+        "the true (human) pass rate of all 400 rows of the target run, including the 3 rows the "
+        "judge did not judge (unscored or unsure)")
+    assert data["counts"]["target"]["unscored"] == 3
     assert data["observed_pass_rate"]["estimate"] == pytest.approx(250 / 397)
     assert data["unscored"] == {"labelled": 1, "target": 3}
     cm = report.stats.counts.confusion
@@ -165,9 +185,18 @@ def test_design_follows_target_and_queue(numbers_store: LabelStore) -> None:
     design, reason, warnings = choose_design(numbers_store, "cal", "faithfulness", n_items=120,
                                              n_labelled=100)
     assert design == "same_run_random" and "random order" in reason and not warnings
+    # The report follows the labels' recorded provenance (imported, selection unknown: checked
+    # against the judge's verdicts), not the queue setting.
     numbers_store.save_queue_settings("cal", "faithfulness", QueueSettings(order="stratified"))
-    report = calibration_report(numbers_store, "cal", "judge-a")
-    assert report.design == "same_run_stratified"
-    assert report.stats.corrected.method == "stratified"
+    data = calibration_report(numbers_store, "cal", "judge-a").to_json()
+    assert data["design"] in ("same_run_random", "same_run_stratified")
+    assert data["method"] == "verdict_stratified"
+    assert data["selection"]["labels"] == {"unknown": 160}  # alice 120 + bob 40
+    assert data["selection"]["check"].split(" (")[0].split(":")[0] in (
+        "consistent with a random sample", "not a random sample")
     forced = calibration_report(numbers_store, "cal", "judge-a", design="separate_calibration")
-    assert forced.stats.corrected.method == "lee" and forced.design_reason == "chosen explicitly"
+    assert forced.to_json()["method"] == "lee_stratified"
+    assert forced.design_reason.startswith("chosen explicitly")
+    with pytest.raises(CalibrateError, match="not rows of the target run"):
+        calibration_report(numbers_store, "cal", "judge-a", target="tgt",
+                           design="same_run_random")

@@ -1,0 +1,214 @@
+"""The report's headline numbers, conditioned on the judge's verdict, for the whole run.
+
+The headline corrected pass rate estimates the true pass rate of *every* row of the target run
+(rows the judge did not judge included), by the estimator the labels' recorded provenance
+supports (:func:`judges.calibration.resolve_design`):
+
+* labels from the target run (any queue order but active) -> verdict-stratified;
+* labels drawn by the active queue, with their probabilities -> inverse-probability weighting;
+* labels from another dataset -> the judge's verdict-reweighted error rates transferred to the
+  target (Lee et al. 2025 with three judge outcomes).
+
+Headline sensitivity, specificity, FPR and kappa are the population rates of the labelled
+dataset's judged rows (within-verdict rates reweighted by the dataset's verdict mix), not the raw
+sample rates. An explicit ``--design`` that contradicts the recorded provenance, the verdict
+check or where the rows come from is refused with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judges.calibration import (
+    NOT_JUDGED,
+    SMALL_N,
+    UNSCORED,
+    UNSURE,
+    VOCABULARY,
+    DesignDecision,
+    Estimate,
+    PassRateEstimate,
+    PopulationRates,
+    SelectionCheck,
+    active_pass_rate,
+    kappa_interval,
+    population_rates,
+    resolve_design,
+    selection_check,
+    stratified_run_pass_rate,
+    stratum_counts,
+    transported_pass_rate,
+)
+from labels.errors import CalibrateError
+
+__all__ = ["Headline", "design_headline", "headline_json", "verdict_counts"]
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The design-based headline of a report.
+
+    Attributes:
+        decision: The design and estimator, and why.
+        corrected: The whole-run corrected pass rate.
+        rates: Population sensitivity / specificity / FPR / kappa of the labelled dataset.
+        kappa: The headline kappa (bootstrap below ``SMALL_N`` rows for a random sample).
+        population: In words, what population the corrected pass rate estimates.
+        selections: How many labels carry each recorded selection.
+        check: The verdict check of labels whose selection is unknown/imported (or ``None``).
+        counts: The vocabulary counts (judged / not judged / unscored / unsure) per side.
+        strata: Per-stratum counts of the labelled dataset (what a judge card carries).
+    """
+
+    decision: DesignDecision
+    corrected: PassRateEstimate
+    rates: PopulationRates
+    kappa: Estimate
+    population: str
+    selections: dict[str, int]
+    check: SelectionCheck | None
+    counts: dict[str, dict[str, int]]
+    strata: dict[str, list[int]]
+
+
+def verdict_counts(verdicts: pd.Series) -> dict[str, int]:
+    """Judged / not judged / unscored / unsure counts of judge verdicts (one vocabulary)."""
+    unscored = int(verdicts.eq("unscored").sum() + verdicts.isna().sum())
+    unsure = int(verdicts.eq("unsure").sum())
+    return {
+        "rows": len(verdicts),
+        "judged": int(verdicts.isin(["pass", "fail"]).sum()),
+        NOT_JUDGED.replace(" ", "_"): unscored + unsure,
+        UNSCORED: unscored,
+        UNSURE: unsure,
+    }
+
+
+def _population(store_items: pd.Series, verdicts: dict[str, str]) -> np.ndarray:
+    """Judge verdict of every row of a dataset; rows it has not scored are ``unscored``."""
+    return store_items.map(verdicts).fillna("unscored").to_numpy(dtype=object)
+
+
+def design_headline(
+    *,
+    labelled: pd.DataFrame,
+    provenance: pd.DataFrame,
+    dataset_items: pd.Series,
+    dataset_verdicts: dict[str, str],
+    target_items: pd.Series,
+    target_verdicts: dict[str, str],
+    same_dataset: bool,
+    requested: str | None,
+    confidence: float,
+    seed: int,
+    n_boot: int,
+) -> Headline:
+    """Compute the headline from the labelled rows, their provenance and the judge's verdicts.
+
+    Args:
+        labelled: One row per labelled item: ``item_id``, ``human`` (consensus verdict),
+            ``judge`` (its verdict, NaN when not judged), ``document_id``.
+        provenance: :meth:`LabelStore.provenance_frame` of the labelled dataset.
+        dataset_items: Every item id of the labelled dataset.
+        dataset_verdicts: Item id -> the judge's verdict on the labelled dataset.
+        target_items: Every item id of the target dataset.
+        target_verdicts: Item id -> the judge's verdict on the target.
+        same_dataset: The target is the labelled dataset.
+        requested: An explicit ``--design``, or ``None``.
+        confidence: Level of every interval.
+        seed: Seed of the document bootstrap.
+        n_boot: Document bootstrap replicates.
+
+    Returns:
+        A :class:`Headline`.
+
+    Raises:
+        CalibrateError: ``requested`` contradicts the evidence (the reason says how).
+    """
+    selections = {str(k): int(v) for k, v in provenance["selection"].value_counts().items()}
+    human = labelled["human"].to_numpy(dtype=object)
+    judge = labelled["judge"].fillna("unscored").to_numpy(dtype=object)
+    population = _population(dataset_items, dataset_verdicts)
+    check = None
+    if set(selections) - {"random", "all", "by_verdict", "flips_first", "active", "file"}:
+        check = selection_check(judge, population)
+    active = provenance[provenance["selection"].eq("active")]
+    has_probabilities = bool(len(active) and active["selection_share"].notna().all())
+    decision = resolve_design(
+        requested, labelled_in_target=same_dataset, selections=selections,
+        has_probabilities=has_probabilities, check=check,
+    )  # fmt: skip
+    if decision.refused:
+        raise CalibrateError(decision.reason)
+    target = population if same_dataset else _population(target_items, target_verdicts)
+    corrected: PassRateEstimate
+    if decision.estimator == "active_ipw":
+        share = labelled["item_id"].map(
+            provenance.groupby("item_id")["selection_share"].max()
+        ).to_numpy(dtype=float)
+        pi = np.minimum(1.0, len(labelled) * share)
+        corrected = active_pass_rate(human, judge, pi, population, confidence=confidence)
+    elif decision.estimator == "lee_stratified":
+        corrected = transported_pass_rate(human, judge, population, target, confidence=confidence)
+    else:
+        docs = labelled["document_id"]
+        has_docs = bool(docs.notna().any() and docs.dropna().duplicated().any())
+        corrected = stratified_run_pass_rate(
+            human, judge, population, confidence=confidence, n_boot=n_boot,
+            doc_ids=(docs.where(docs.notna(), "item:" + labelled["item_id"].astype(str))
+                     .astype(str).to_numpy() if has_docs else None),
+            rng=np.random.default_rng(seed) if has_docs else None,
+        )  # fmt: skip
+    rates = population_rates(human, judge, population, confidence=confidence)
+    random_like = set(selections) <= {"random", "all"}
+    kappa = rates.kappa
+    if random_like and int(pd.Series(judge).isin(["pass", "fail"]).sum()) < SMALL_N:
+        kappa = kappa_interval(human, judge, confidence=confidence)
+    counts = {
+        "target": verdict_counts(pd.Series(target)),
+        "labelled": verdict_counts(pd.Series(judge)),
+        "human": {
+            "rows": len(human),
+            "decided": int(pd.Series(human).isin(["pass", "fail"]).sum()),
+            UNSURE: int((~pd.Series(human).isin(["pass", "fail"])).sum()),
+        },
+    }
+    statement = str(corrected.params.get("population", "")) if corrected.params else ""
+    return Headline(
+        decision=decision,
+        corrected=corrected,
+        rates=rates,
+        kappa=kappa,
+        population=statement,
+        selections=selections,
+        check=check,
+        counts=counts,
+        strata={k: list(v) for k, v in stratum_counts(human, judge, population).to_dict().items()},
+    )
+
+
+def headline_json(h: Headline, interval_json: Any) -> dict[str, Any]:
+    """The headline's entries of the report JSON (see ``docs/report-json.md``)."""
+    return {
+        "design": h.decision.design,
+        "design_reason": h.decision.reason,
+        "method": h.corrected.method,
+        "assumption": h.corrected.assumption,
+        "population": h.population,
+        "corrected_pass_rate": interval_json(h.corrected),
+        "sensitivity": interval_json(h.rates.sensitivity),
+        "specificity": interval_json(h.rates.specificity),
+        "fpr": interval_json(h.rates.fpr),
+        "kappa": interval_json(h.kappa),
+        "selection": {
+            "labels": h.selections,
+            "check": None if h.check is None else h.check.message,
+        },
+        "counts": h.counts,
+        "calibration_strata": h.strata,
+        "vocabulary": dict(VOCABULARY),
+    }
