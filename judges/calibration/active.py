@@ -14,11 +14,12 @@ Using the stratum means as the predictions removes the between-strata variation 
 0/1 prediction leaves in the residuals (with a global residual, active sampling lost to random
 sampling at pass rate 0.9 in ``bench/label_budget.py``), and the Hajek form makes only the
 relative probabilities matter, so a labeller who stops early keeps a valid sample.
-Variance from the Poisson-sampling linearisation per stratum,
-``W_s^2 sum_lab (1 - pi) / pi^2 (y - R_s)^2 / (sum_lab 1/pi)^2`` (Sarndal, Swensson & Wretman
-1992, 5.7 and 7.6), with one pseudo-pass and one pseudo-fail row at the mean weight (the
-Agresti-Caffo idea) so a stratum whose labels all agree does not claim zero variance; Student t
-on ``n - 1`` df.
+Variance from the linearisation per stratum in its with-replacement (Hansen-Hurwitz) form,
+``W_s^2 sum_lab (y - R_s)^2 / pi^2 / (sum_lab 1/pi)^2`` (Sarndal, Swensson & Wretman 1992, 5.7
+and 7.6; the finite-population factor ``1 - pi`` is left out on purpose: with it the interval
+covered 0.927 in a 300-run seeded check, without it 0.94 or more), with one pseudo-pass and
+one pseudo-fail row at the mean weight (the Agresti-Caffo idea) so a stratum whose labels all
+agree does not claim zero variance; Student t on ``n - 1`` df.
 
 References:
     Zrnic, T. & Candes, E. J. (2024). Active statistical inference. ICML 2024, arXiv:2403.03208.
@@ -167,9 +168,9 @@ def _stratum_parts(y: npt.NDArray[np.float64], p: npt.NDArray[np.float64]) -> tu
     total = float(w.sum())
     r = float((w * y).sum() / total)
     n = y.size
-    w_bar, keep_bar = float(w.mean()), float(np.mean(1.0 - p))
-    ss = float(((1.0 - p) * w**2 * (y - r) ** 2).sum()) * (n / (n - 1.0) if n > 1 else 1.0)
-    pseudo = keep_bar * w_bar**2 * ((1.0 - r) ** 2 + r**2)
+    w_bar = float(w.mean())
+    ss = float((w**2 * (y - r) ** 2).sum()) * (n / (n - 1.0) if n > 1 else 1.0)
+    pseudo = w_bar**2 * ((1.0 - r) ** 2 + r**2)
     return r, (ss + pseudo) / (total + 2.0 * w_bar) ** 2
 
 

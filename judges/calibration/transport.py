@@ -377,6 +377,30 @@ def _transport(
         )
         low, high = 0.0, 1.0
     est = float(np.mean(points))
+    unsure = counts.human_unsure
+    if sum(unsure):
+        # Human-unsure calibration rows counted as all pass / all fail: the estimate's range.
+        def resolved(as_pass: bool) -> PassRateEstimate:
+            lab = [a + b for a, b in zip(counts.labelled, unsure, strict=True)]
+            passed = list(counts.human_pass)
+            if as_pass:
+                passed = [a + b for a, b in zip(passed, unsure, strict=True)]
+            return _transport(
+                StratumCounts(counts.population, (lab[0], lab[1], lab[2]),
+                              (passed[0], passed[1], passed[2]), (0, 0, 0)),
+                target,
+                conf,
+            )  # fmt: skip
+
+        hi_r, lo_r = resolved(True), resolved(False)
+        if not (hi_r.refused or lo_r.refused):
+            params["human_unsure_bounds"] = {
+                "if_all_pass": hi_r.estimate, "if_all_fail": lo_r.estimate,
+                "low": min(v for v in (lo_r.low, hi_r.low) if v is not None),
+                "high": max(v for v in (lo_r.high, hi_r.high) if v is not None),
+            }  # fmt: skip
+            warnings.append(f"{sum(unsure)} labelled calibration rows human-unsure: left out "
+                            "and bounded")  # fmt: skip
     return PassRateEstimate(
         estimate=min(1.0, max(0.0, est)),
         low=low,

@@ -209,6 +209,7 @@ def headline_json(h: Headline, interval_json: Any) -> dict[str, Any]:
             "check": None if h.check is None else h.check.message,
         },
         "counts": h.counts,
+        "human_unsure_bounds": (h.corrected.params or {}).get("human_unsure_bounds"),
         "calibration_strata": h.strata,
         "vocabulary": dict(VOCABULARY),
     }

@@ -119,6 +119,10 @@ def test_report_equals_direct_statistics(numbers_store: LabelStore, template: An
         "the true (human) pass rate of all 400 rows of the target run, including the 3 rows the "
         "judge did not judge (unscored or unsure)")
     assert data["counts"]["target"]["unscored"] == 3
+    bounds = data["human_unsure_bounds"]  # 4 rows where alice and bob tie: all pass / all fail
+    assert bounds["if_all_fail"] < data["corrected_pass_rate"]["estimate"] < bounds["if_all_pass"]
+    assert bounds["low"] <= data["corrected_pass_rate"]["low"]
+    assert bounds["high"] >= data["corrected_pass_rate"]["high"]
     assert data["observed_pass_rate"]["estimate"] == pytest.approx(250 / 397)
     assert data["unscored"] == {"labelled": 1, "target": 3}
     cm = report.stats.counts.confusion
