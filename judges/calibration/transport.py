@@ -162,8 +162,10 @@ def _population_rates(counts: StratumCounts, conf: float) -> PopulationRates:
     w = big_n[0] / n_judged
     r_s = (k + 1.0) / (m + 2.0)
     r_hat = k / np.maximum(m, 1.0)
-    keep = np.clip(1.0 - m / np.maximum(big_n, 1.0), 0.0, 1.0)
-    cov = np.diag([*(r_s * (1.0 - r_s) / (m + 2.0) * keep), w * (1.0 - w) / n_judged])
+    # Error rates describe the judge (they are transferred to other runs), so their estimand is
+    # the population the rows come from: no finite-population correction, unlike the run's
+    # pass rate (a fully labelled dataset still leaves the judge's sensitivity uncertain).
+    cov = np.diag([*(r_s * (1.0 - r_s) / (m + 2.0)), w * (1.0 - w) / n_judged])
 
     def cells(x: npt.NDArray[np.float64]) -> tuple[float, float, float, float]:
         ppv, fomr, ww = x

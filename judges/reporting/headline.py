@@ -153,7 +153,15 @@ def design_headline(
         pi = np.minimum(1.0, len(labelled) * share)
         corrected = active_pass_rate(human, judge, pi, population, confidence=confidence)
     elif decision.estimator == "lee_stratified":
-        corrected = transported_pass_rate(human, judge, population, target, confidence=confidence)
+        # Rows the judge never ran on are not a judge outcome (unlike unscored replies): the
+        # transfer uses the rows it ran on, in the calibration set and in the target.
+        ran = labelled["judge"].notna().to_numpy()
+        corrected = transported_pass_rate(
+            human[ran], judge[ran],
+            np.array(list(dataset_verdicts.values()), dtype=object),
+            np.array(list(target_verdicts.values()), dtype=object),
+            confidence=confidence,
+        )  # fmt: skip
     else:
         docs = labelled["document_id"]
         has_docs = bool(docs.notna().any() and docs.dropna().duplicated().any())
