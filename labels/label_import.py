@@ -17,10 +17,10 @@ from labels.errors import ImportFileError, InvalidNameError
 from labels.models import DEFAULT_CRITERION, PAIRWISE_VERDICTS
 from labels.reading import Table, read_table
 from labels.store import LabelStore, NewLabel, Provenance
+from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 
 IMPORT_SELECTIONS = ("random", "all", "by_verdict", "unknown")
 """How an imported label file's rows were chosen (``labels import --selection``)."""
-from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 
 LABEL_WORDS = {
     "pass": "pass",
