@@ -2,12 +2,13 @@
 
 DuckDB lets one process open a file. While experts label in the app, the app's server process
 owns the database, so a CLI command in another process cannot even read it. Instead of failing,
-the CLI hands its command line to the app: it writes a request file into ``<db>.commands/``; the
-app's :class:`CommandServer` thread runs the very same click command in the app process (sharing
-the app's open database), streams the output into ``<id>.out``, and writes the exit code into
-``<id>.result.json``. The CLI prints the output as it arrives and exits with that code. Ctrl+C in
-the CLI writes ``<id>.cancel``, which long commands (judge runs) see through
-:func:`current_cancel_event`.
+the CLI hands its command line to the app over the private local channel of
+:mod:`calibrate_app.channel`: a :class:`CommandServer` thread in the app accepts the connection,
+checks the peer's uid and the token, checks the command against :data:`ALLOWED_COMMANDS`, runs
+the very same click command in the app process (sharing the app's open database) and streams
+its output and exit code back. Closing the connection cancels the command (long commands, i.e.
+judge runs, see it through :func:`current_cancel_event`). Nothing is queued on disk, so nothing
+is replayed after a restart.
 
 Only the app holds the file, so every write (labels from the browser, verdicts from a judge run
 the CLI asked for) goes through one process, in short transactions.
@@ -16,33 +17,99 @@ the CLI asked for) goes through one process, in short transactions.
 from __future__ import annotations
 
 import contextlib
+import hmac
 import io
-import json
 import os
-import shlex
+import queue
+import select
+import socket
 import sys
 import threading
 import time
 import traceback
-import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from labels.db import held_by_another_process
+import click
 
-POLL_SECONDS = 0.1
-SERVER_FILE = "server.json"
-_NOT_DELEGATED = {"app", "demo"}
-_PATH_OPTIONS = {"-o", "--output", "--card", "--target-file"}
+from calibrate_app.channel import (
+    HEARTBEAT_SECONDS,
+    MAX_REQUEST_BYTES,
+    PROTOCOL_VERSION,
+    REQUEST_TIMEOUT,
+    ChannelError,
+    ChannelPaths,
+    ConnectionClosed,
+    ProtocolError,
+    channel_paths,
+    close_quietly,
+    ensure_runtime_dir,
+    peer_credentials,
+    recv_frame,
+    send_frame,
+    write_token,
+)
+
+# The commands the app runs for a CLI, each with the options it accepts (click parameter
+# names). Never `app` or `demo` (they start servers), never an option that picks another
+# database or exposes anything on the network: the app's own `--db` is the only database.
+ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
+    ("import",): frozenset(
+        {"dataset", "mapping", "file_format", "encoding", "on_changed", "as_json"}
+    ),
+    ("datasets",): frozenset({"as_json"}),
+    ("labels", "import"): frozenset(
+        {"dataset", "annotator", "criterion", "selection", "as_json"}
+    ),
+    ("labels", "export"): frozenset({"dataset", "criterion", "history", "output"}),
+    ("judges", "list"): frozenset({"as_json"}),
+    ("judges", "show"): frozenset({"as_json"}),
+    ("judges", "validate"): frozenset(),
+    ("judge", "run"): frozenset(
+        {
+            "dataset", "repeats", "swap", "concurrency", "limit", "labelled_only", "dry_run",
+            "model", "timeout", "max_retries", "prices_file", "model_path", "as_json",
+        }
+    ),
+    ("judge", "runs"): frozenset({"dataset", "judge", "as_json"}),
+    ("verdicts", "import"): frozenset({"dataset", "judge", "criterion", "as_json"}),
+    ("verdicts", "export"): frozenset({"dataset", "judge", "output"}),
+    ("report",): frozenset(
+        {"dataset", "judges", "criterion", "target", "design", "aggregation", "half_width",
+         "as_json"}
+    ),
+    ("card", "export"): frozenset(
+        {"dataset", "judge", "criterion", "design", "aggregation", "output"}
+    ),
+    ("card", "show"): frozenset({"as_json"}),
+    ("score",): frozenset({"card_file", "allow_unverified", "as_json"}),
+    ("gate",): frozenset(
+        {"card_file", "min_pass_rate", "on", "baseline_file", "max_drop", "allow_unverified",
+         "as_json"}
+    ),
+    ("compare",): frozenset({"card_file", "allow_unverified", "as_json"}),
+}
+# Refused wherever they appear in a request, even as a value: cheap defence in depth.
+FORBIDDEN_TOKENS = ("--db", "--host", "--port")
+MAX_ARGS = 256
+MAX_ARG_CHARS = 4096
+MAX_CLIENTS = 8
+OUTPUT_CHUNK_CHARS = 32 * 1024
 
 
-def commands_dir(db_path: str | Path) -> Path:
-    """The folder through which CLI processes hand commands to the app for ``db_path``."""
-    return Path(str(Path(db_path).resolve()) + ".commands")
+class RequestRefused(Exception):
+    """A request the app will not run; the message goes back to the CLI."""
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        """Keep the message for the CLI and the exit code it should end with."""
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 # -- output routing inside the app process ----------------------------------------------------
+
+_Sink = TextIO | io.TextIOBase
 
 
 class _ThreadRoutedStream(io.TextIOBase):
@@ -54,13 +121,11 @@ class _ThreadRoutedStream(io.TextIOBase):
 
     def __init__(self, real: TextIO) -> None:
         self.real = real
-        self.sinks: dict[int, TextIO] = {}
+        self.sinks: dict[int, _Sink] = {}
 
     def write(self, text: str) -> int:
         sink = self.sinks.get(threading.get_ident())
         (sink or self.real).write(text)
-        if sink is not None:
-            sink.flush()
         return len(text)
 
     def flush(self) -> None:
@@ -75,6 +140,26 @@ class _ThreadRoutedStream(io.TextIOBase):
         return "utf-8"
 
 
+class _QueueSink(io.TextIOBase):
+    """Collects one stream of a delegated command as ``(stream, text)`` items on a queue."""
+
+    def __init__(self, stream: str, out: queue.Queue[tuple[str, str] | None]) -> None:
+        self.stream = stream
+        self.out = out
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            # Click probes streams with write(b""); a text stream must refuse bytes, or click
+            # wraps it as a binary one.
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if text:
+            self.out.put((self.stream, text))
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
 _route_lock = threading.Lock()
 _cancel_events: dict[int, threading.Event] = {}
 
@@ -85,112 +170,113 @@ def current_cancel_event() -> threading.Event | None:
 
 
 @contextlib.contextmanager
-def _routed_output(sink: TextIO) -> Iterator[None]:
+def _routed_output(stdout: _Sink, stderr: _Sink) -> Iterator[None]:
     with _route_lock:
         for name in ("stdout", "stderr"):
             stream = getattr(sys, name)
             if not isinstance(stream, _ThreadRoutedStream):
                 setattr(sys, name, _ThreadRoutedStream(stream))
-    streams = [s for s in (sys.stdout, sys.stderr) if isinstance(s, _ThreadRoutedStream)]
-    for stream in streams:
-        stream.sinks[threading.get_ident()] = sink
+    me = threading.get_ident()
+    routed = [(sys.stdout, stdout), (sys.stderr, stderr)]
+    for stream, sink in routed:
+        if isinstance(stream, _ThreadRoutedStream):
+            stream.sinks[me] = sink
     try:
         yield
     finally:
-        for stream in streams:
-            stream.sinks.pop(threading.get_ident(), None)
+        for stream, _ in routed:
+            if isinstance(stream, _ThreadRoutedStream):
+                stream.sinks.pop(me, None)
 
 
-# -- the server, in the app process -----------------------------------------------------------
+# -- checking a request -----------------------------------------------------------------------
 
 
-class CommandServer:
-    """Runs commands that CLI processes hand over, one at a time, in a daemon thread.
+def _root_group() -> click.Group:
+    from calibrate_app.cli import cli
 
-    Args:
-        db_path: the database file this app process holds.
+    return cli
+
+
+def check_command(argv: Sequence[str]) -> tuple[str, ...]:
+    """The command path of ``argv`` if the app may run it; :class:`RequestRefused` if not.
+
+    ``argv`` is what follows ``calibrate --db …``: a command name, maybe a subcommand, then
+    that command's arguments. Only commands in :data:`ALLOWED_COMMANDS`, with the options listed
+    there, pass; the arguments are parsed by click exactly as the command will parse them.
     """
+    for token in argv:
+        name = token.split("=", 1)[0]
+        if name in FORBIDDEN_TOKENS:
+            raise RequestRefused(
+                f"{name} is not accepted through the app: the app serves only its own "
+                "database and address."
+            )
+    group: click.Command = _root_group()
+    path: list[str] = []
+    rest = list(argv)
+    while isinstance(group, click.Group):
+        if not rest or rest[0].startswith("-"):
+            shown = rest[0] if rest else "nothing"
+            raise RequestRefused(
+                f"the app runs commands only (got {shown} where a command name belongs)"
+            )
+        name = rest.pop(0)
+        sub = group.get_command(click.Context(group), name)
+        path.append(name)
+        if sub is None:
+            raise RequestRefused(f"no such command: calibrate {' '.join(path)}")
+        group = sub
+    key = tuple(path)
+    allowed = ALLOWED_COMMANDS.get(key)
+    if allowed is None:
+        raise RequestRefused(
+            f"`calibrate {' '.join(path)}` is not run by the app for the CLI; stop the app "
+            "first to run it."
+        )
+    ctx = click.Context(group, info_name=path[-1])
+    parser = group.make_parser(ctx)
+    try:
+        _, _, order = parser.parse_args(list(rest))
+    except click.UsageError as error:
+        raise RequestRefused(error.format_message()) from None
+    for param in order:
+        if isinstance(param, click.Option) and param.name not in allowed | {"help"}:
+            raise RequestRefused(
+                f"option {param.opts[0]} of `calibrate {' '.join(path)}` is not accepted "
+                "through the app."
+            )
+    return key
 
-    def __init__(self, db_path: str | Path) -> None:
-        """Prepare a server for ``db_path``; nothing runs until :meth:`start`."""
-        self.db_path = Path(db_path).resolve()
-        self.folder = commands_dir(self.db_path)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def start(self) -> CommandServer:
-        """Announce this server and start polling (idempotent)."""
-        if self._thread is not None:
-            return self
-        self.folder.mkdir(parents=True, exist_ok=True)
-        info = {"pid": os.getpid(), "db_path": str(self.db_path), "started": time.time()}
-        _atomic_write(self.folder / SERVER_FILE, json.dumps(info))
-        # A command claimed by an app that was killed is run again: judge runs resume from
-        # their stored calls, so nothing is paid twice.
-        for running in self.folder.glob("*.running.json"):
-            running.rename(running.with_name(running.name.replace(".running.", ".request.")))
-        self._thread = threading.Thread(target=self._loop, name="calibrate-commands", daemon=True)
-        self._thread.start()
-        return self
+def _validate_request(request: dict[str, Any]) -> tuple[list[str], str]:
+    if request.get("version") != PROTOCOL_VERSION:
+        raise RequestRefused(
+            f"protocol version {request.get('version')!r} is not {PROTOCOL_VERSION}; "
+            "the CLI and the app come from different versions of calibrate"
+        )
+    argv, cwd = request.get("argv"), request.get("cwd")
+    if (
+        not isinstance(argv, list)
+        or not 0 < len(argv) <= MAX_ARGS
+        or not all(isinstance(a, str) and len(a) <= MAX_ARG_CHARS and "\0" not in a for a in argv)
+    ):
+        raise RequestRefused(
+            f"malformed request: argv must be 1 to {MAX_ARGS} strings of at most "
+            f"{MAX_ARG_CHARS} characters"
+        )
+    if not isinstance(cwd, str) or not os.path.isabs(cwd) or "\0" in cwd:
+        raise RequestRefused("malformed request: cwd must be an absolute path")
+    return argv, cwd
 
-    def stop(self) -> None:
-        """Stop polling (the current command finishes first)."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
 
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            requests = sorted(self.folder.glob("*.request.json"))
-            for request in requests:
-                claimed = request.with_name(request.name.replace(".request.", ".running."))
-                try:
-                    request.rename(claimed)
-                except FileNotFoundError:
-                    continue
-                self._run(claimed)
-            self._stop.wait(POLL_SECONDS)
-
-    def _run(self, claimed: Path) -> None:
-        job_id = claimed.name.split(".")[0]
-        out_path = self.folder / f"{job_id}.out"
-        cancel = threading.Event()
-        watcher_stop = threading.Event()
-
-        def watch_cancel() -> None:
-            while not watcher_stop.wait(POLL_SECONDS):
-                if (self.folder / f"{job_id}.cancel").exists():
-                    cancel.set()
-                    return
-
-        threading.Thread(target=watch_cancel, daemon=True).start()
-        try:
-            request = json.loads(claimed.read_text())
-            args = [*request["args"]]
-            with out_path.open("a", encoding="utf-8") as sink, _routed_output(sink):
-                _cancel_events[threading.get_ident()] = cancel
-                try:
-                    code = run_in_process(args, self.db_path)
-                finally:
-                    _cancel_events.pop(threading.get_ident(), None)
-        except Exception:  # reported to the waiting CLI, never lost
-            with out_path.open("a", encoding="utf-8") as sink:
-                sink.write(traceback.format_exc())
-            code = 1
-        finally:
-            watcher_stop.set()
-        _atomic_write(self.folder / f"{job_id}.result.json", json.dumps({"exit_code": code}))
-        claimed.unlink(missing_ok=True)
+# -- running a command ------------------------------------------------------------------------
 
 
 def run_in_process(args: Sequence[str], db_path: Path) -> int:
     """Run one ``calibrate`` command line in this process against ``db_path``; its exit code."""
-    import click
-
-    from calibrate_app.cli import cli
-
     try:
-        result = cli.main(
+        result = _root_group().main(
             args=["--db", str(db_path), *args], prog_name="calibrate", standalone_mode=False
         )
     except click.ClickException as error:
@@ -206,123 +292,259 @@ def run_in_process(args: Sequence[str], db_path: Path) -> int:
     return result if isinstance(result, int) else 0
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+class CommandServer:
+    """Serves CLI commands for one database file over the private local channel.
 
-
-# -- the client, in the CLI process -----------------------------------------------------------
-
-
-def _split_db(args: list[str]) -> tuple[str | None, list[str]]:
-    """Take ``--db PATH`` (before the command) out of ``args``."""
-    rest: list[str] = []
-    db: str | None = None
-    i = 0
-    while i < len(args):
-        token = args[i]
-        if token == "--db" and i + 1 < len(args):
-            db = args[i + 1]
-            i += 2
-            continue
-        if token.startswith("--db="):
-            db = token.split("=", 1)[1]
-        else:
-            rest.append(token)
-        i += 1
-    return db, rest
-
-
-def _absolute_paths(args: list[str]) -> list[str]:
-    """Make file arguments absolute: the app process has another working directory."""
-    out: list[str] = []
-    after_path_option = False
-    for token in args:
-        if after_path_option:
-            out.append(str(Path(token).resolve()))
-            after_path_option = False
-            continue
-        if token in _PATH_OPTIONS:
-            after_path_option = True
-            out.append(token)
-            continue
-        if "=" in token and token.split("=", 1)[0] in _PATH_OPTIONS:
-            key, value = token.split("=", 1)
-            out.append(f"{key}={Path(value).resolve()}")
-            continue
-        if not token.startswith("-") and os.path.exists(token):
-            out.append(str(Path(token).resolve()))
-            continue
-        out.append(token)
-    return out
-
-
-def _app_server(db_path: Path) -> dict[str, Any] | None:
-    info_path = commands_dir(db_path) / SERVER_FILE
-    try:
-        info: dict[str, Any] = json.loads(info_path.read_text())
-        os.kill(int(info["pid"]), 0)
-    except (OSError, ValueError, KeyError):
-        return None
-    return info
-
-
-def delegate_if_app_holds_db(argv: Sequence[str], default_db: str | Path) -> int | None:
-    """Hand the command to the app when the app holds the database; ``None`` to run here.
-
-    Returns the delegated command's exit code.
+    Args:
+        db_path: the database file this app process holds.
+        request_timeout: seconds a connection may take to send its request.
     """
-    db, rest = _split_db(list(argv))
-    command = next((t for t in rest if not t.startswith("-")), None)
-    if command is None or command in _NOT_DELEGATED or {"--help", "-h", "--version"} & set(rest):
-        return None
-    db_path = Path(db or default_db).resolve()
-    if not db_path.exists() or not held_by_another_process(db_path):
-        return None
-    server = _app_server(db_path)
-    if server is None:
-        return None
-    folder = commands_dir(db_path)
-    job_id = f"{time.time_ns()}-{uuid.uuid4().hex[:8]}"
-    print(
-        f"The app (process {server['pid']}) has the database open; running this command inside it.",
-        file=sys.stderr,
-    )
-    _atomic_write(
-        folder / f"{job_id}.request.json",
-        json.dumps(
-            {"args": _absolute_paths(rest), "cwd": os.getcwd(), "command": shlex.join(rest)}
-        ),
-    )
-    return _follow(folder, job_id)
 
+    def __init__(self, db_path: str | Path, *, request_timeout: float = REQUEST_TIMEOUT) -> None:
+        """Prepare a server for ``db_path``; nothing is created until :meth:`start`."""
+        self.db_path = Path(db_path).resolve()
+        self.request_timeout = request_timeout
+        self.paths: ChannelPaths | None = None
+        self._token = ""
+        self._listener: socket.socket | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._slots = threading.BoundedSemaphore(MAX_CLIENTS)
+        self._socket_inode: int | None = None
+        self._running: set[threading.Event] = set()
 
-def _follow(folder: Path, job_id: str) -> int:
-    out_path = folder / f"{job_id}.out"
-    result_path = folder / f"{job_id}.result.json"
-    position = 0
-    cancelled = False
-    while True:
+    def start(self) -> CommandServer:
+        """Create the private folder, the token and the socket, and start accepting.
+
+        Raises:
+            ChannelError: the runtime folder is not private (another owner, another mode, a
+                symbolic link), or another app already serves this database.
+        """
+        if self._thread is not None:
+            return self
+        paths = channel_paths(self.db_path, ensure_runtime_dir())
+        if os.path.lexists(paths.socket):
+            self._clear_stale_socket(paths.socket)
+        self._token = write_token(paths.token)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            done = result_path.exists()
-            if out_path.exists():
-                with out_path.open(encoding="utf-8") as f:
-                    f.seek(position)
-                    chunk = f.read()
-                    position = f.tell()
-                if chunk:
-                    sys.stdout.write(chunk)
-                    sys.stdout.flush()
-            if done:
-                code = int(json.loads(result_path.read_text())["exit_code"])
-                for suffix in (".out", ".result.json", ".cancel"):
-                    (folder / f"{job_id}{suffix}").unlink(missing_ok=True)
-                return code
-            time.sleep(POLL_SECONDS)
-        except KeyboardInterrupt:
-            if cancelled:
-                raise
-            cancelled = True
-            (folder / f"{job_id}.cancel").write_text("cancel")
-            print("\nCancelling inside the app (Ctrl+C again to stop waiting)...", file=sys.stderr)
+            listener.bind(str(paths.socket))
+            os.chmod(paths.socket, 0o600)
+            listener.listen(16)
+        except OSError:
+            listener.close()
+            raise
+        listener.settimeout(0.5)
+        self._socket_inode = os.lstat(paths.socket).st_ino
+        self.paths, self._listener = paths, listener
+        self._thread = threading.Thread(target=self._accept_loop, name="calibrate-commands",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    @staticmethod
+    def _clear_stale_socket(path: Path) -> None:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(1.0)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            os.unlink(path)  # left behind by an app that was killed
+            return
+        finally:
+            close_quietly(probe)
+        raise ChannelError(f"another app already serves this database on {path}")
+
+    def stop(self) -> None:
+        """Stop accepting and remove the socket and token (running commands are cancelled)."""
+        self._stop.set()
+        for cancel in list(self._running):
+            cancel.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        if self._listener is not None:
+            close_quietly(self._listener)
+        if self.paths is not None:
+            with contextlib.suppress(OSError):
+                if os.lstat(self.paths.socket).st_ino == self._socket_inode:
+                    os.unlink(self.paths.socket)
+            with contextlib.suppress(OSError):
+                os.unlink(self.paths.token)
+
+    def _accept_loop(self) -> None:
+        assert self._listener is not None  # set by start() before the thread starts
+        try:
+            _root_group()  # import the CLI now, not while the first command waits
+        except Exception:
+            self._log(f"cannot load the CLI:\n{traceback.format_exc()}")
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                if self._stop.is_set():
+                    return
+                time.sleep(0.1)  # e.g. out of file descriptors: keep serving
+                continue
+            if not self._slots.acquire(blocking=False):
+                self._refuse(conn, f"the app is already running {MAX_CLIENTS} CLI commands", 1)
+                continue
+            threading.Thread(target=self._serve, args=(conn,), name="calibrate-command",
+                             daemon=True).start()
+
+    @staticmethod
+    def _refuse(conn: socket.socket, message: str, exit_code: int) -> None:
+        with contextlib.suppress(OSError):
+            send_frame(conn, {"type": "error", "message": message, "exit_code": exit_code})
+        close_quietly(conn)
+
+    def _log(self, message: str) -> None:
+        print(f"calibrate command channel: {message}", file=sys.__stderr__, flush=True)
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            self._serve_checked(conn)
+        except Exception:  # one bad connection never stops the server
+            self._log(f"error while serving a command:\n{traceback.format_exc()}")
+            self._refuse(conn, "the app failed to run the command (see the app's log)", 1)
+        finally:
+            close_quietly(conn)
+            self._slots.release()
+
+    def _serve_checked(self, conn: socket.socket) -> None:
+        pid, uid, _ = peer_credentials(conn)
+        if uid != os.getuid():
+            self._log(f"refused a connection from uid {uid} (process {pid}): not the app's user")
+            self._refuse(conn, "refused: this app runs commands only for its own user", 1)
+            return
+        conn.settimeout(self.request_timeout)
+        try:
+            request = recv_frame(conn, limit=MAX_REQUEST_BYTES)
+        except ProtocolError as error:
+            self._refuse(conn, f"malformed request: {error}", 2)
+            return
+        except (ConnectionClosed, OSError):
+            return  # gone, or silent past the timeout
+        token = request.get("token")
+        if not isinstance(token, str) or not hmac.compare_digest(
+            token.encode("utf-8", "surrogateescape"), self._token.encode("ascii")
+        ):
+            self._log(f"refused a request with a wrong token from process {pid}")
+            self._refuse(conn, "refused: the request does not carry the app's token", 1)
+            return
+        conn.settimeout(None)  # from here on the CLI reads at its own pace (e.g. into a pager)
+        try:
+            argv, cwd = _validate_request(request)
+            with _heartbeats(conn):  # the first check may import the whole CLI: keep talking
+                check_command(argv)
+        except RequestRefused as error:
+            self._refuse(conn, str(error), error.exit_code)
+            return
+        send_frame(conn, {"type": "accepted", "pid": os.getpid()})
+        self._run_streaming(conn, argv, cwd)
+
+    def _run_streaming(self, conn: socket.socket, argv: list[str], cwd: str) -> None:
+        from calibrate_app.cli._paths import client_cwd
+
+        output: queue.Queue[tuple[str, str] | None] = queue.Queue()
+        cancel = threading.Event()
+        code = [1]
+
+        def work() -> None:
+            me = threading.get_ident()
+            try:
+                with client_cwd(cwd), _routed_output(
+                    _QueueSink("stdout", output), _QueueSink("stderr", output)
+                ):
+                    _cancel_events[me] = cancel
+                    try:
+                        code[0] = run_in_process(argv, self.db_path)
+                    except Exception:  # reported to the waiting CLI, never lost
+                        output.put(("stderr", traceback.format_exc()))
+                    finally:
+                        _cancel_events.pop(me, None)
+            finally:
+                output.put(None)
+
+        worker = threading.Thread(target=work, name="calibrate-command-run", daemon=True)
+        self._running.add(cancel)
+        worker.start()
+        connected, listening = True, True
+        last_sent = time.monotonic()
+        finished = False
+        while not finished:
+            if listening and connected:
+                # Anything readable is the CLI closing its side: that cancels the command.
+                readable, _, _ = select.select([conn], [], [], 0.1)
+                if readable and not _recv_or_empty(conn):
+                    cancel.set()
+                    listening = False
+            batch: list[tuple[str, str]] = []
+            try:
+                item = output.get(timeout=0 if listening and connected else 0.1)
+                while True:
+                    if item is None:
+                        finished = True
+                        break
+                    batch.append(item)
+                    item = output.get_nowait()
+            except queue.Empty:
+                pass
+            frames = [{"type": stream, "data": text} for stream, text in _merge(batch)]
+            if not frames and time.monotonic() - last_sent >= HEARTBEAT_SECONDS:
+                frames = [{"type": "heartbeat"}]
+            if connected and frames:
+                try:
+                    for frame in frames:
+                        send_frame(conn, frame)
+                    last_sent = time.monotonic()
+                except OSError:
+                    connected = False  # the CLI has gone: stop the command, drop its output
+                    cancel.set()
+        worker.join()
+        self._running.discard(cancel)
+        if connected:
+            with contextlib.suppress(OSError):
+                send_frame(conn, {"type": "exit", "exit_code": code[0]})
+
+
+@contextlib.contextmanager
+def _heartbeats(conn: socket.socket) -> Iterator[None]:
+    """Send heartbeat frames from a helper thread while the block runs."""
+    done = threading.Event()
+
+    def beat() -> None:
+        while not done.wait(HEARTBEAT_SECONDS):
+            try:
+                send_frame(conn, {"type": "heartbeat"})
+            except OSError:
+                return
+
+    thread = threading.Thread(target=beat, name="calibrate-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+def _recv_or_empty(conn: socket.socket) -> bytes:
+    try:
+        return conn.recv(4096)
+    except OSError:
+        return b""
+
+
+def _merge(batch: list[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+    """Join neighbouring chunks of one stream, cut into frames of bounded size."""
+    merged: list[tuple[str, str]] = []
+    for stream, text in batch:
+        if merged and merged[-1][0] == stream:
+            merged[-1] = (stream, merged[-1][1] + text)
+        else:
+            merged.append((stream, text))
+    for stream, text in merged:
+        for start in range(0, len(text), OUTPUT_CHUNK_CHARS):
+            yield stream, text[start:start + OUTPUT_CHUNK_CHARS]

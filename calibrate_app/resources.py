@@ -9,6 +9,7 @@ runs in a background thread registered in :func:`get_jobs`, writing through the 
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from typing import Literal
 import streamlit as st
 
 from calibrate_app import judge_info
+from calibrate_app.channel import ChannelError
 from calibrate_app.command_server import CommandServer
 from calibrate_app.settings import AppSettings
 from calibrate_app.uploads import UploadFolder
@@ -51,16 +53,24 @@ def _open_store(path: str, lock_timeout: float) -> LabelStore:
     return open_store(path, lock_timeout=lock_timeout)
 
 
-def _stop_command_server(server: CommandServer) -> None:
-    server.stop()
+def _stop_command_server(server: CommandServer | None) -> None:
+    if server is not None:
+        server.stop()
 
 
 @st.cache_resource(show_spinner=False, on_release=_stop_command_server)
-def _command_server(path: str) -> CommandServer:
+def _command_server(path: str) -> CommandServer | None:
     # While the app holds the file no other process can open it, so `calibrate ...` commands
-    # run in another terminal hand their command line to this thread, which runs them here
-    # on the same open database (see calibrate_app.command_server).
-    return CommandServer(path).start()
+    # run in another terminal hand their command line to this server over a private local
+    # socket, and it runs them here on the same open database (calibrate_app.command_server).
+    try:
+        return CommandServer(path).start()
+    except (ChannelError, OSError) as error:
+        # The app still serves browsers; only the CLI hand-off is off. Said once, where the
+        # person who started the app reads it.
+        print(f"calibrate: CLI commands cannot be handed to this app: {error}",
+              file=sys.stderr, flush=True)
+        return None
 
 
 def get_store(settings: AppSettings | None = None) -> LabelStore:

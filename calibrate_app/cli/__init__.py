@@ -46,6 +46,9 @@ class CalibrateGroup(click.Group):
             raise BadInputError(str(error)) from None
         except CalibrateError as error:
             raise UserError(str(error)) from None
+        except PermissionError as error:
+            # e.g. an output file in a folder that is not ours: a message, not a traceback
+            raise UserError(f"permission denied: {error.filename or error}") from None
 
 
 @click.group(cls=CalibrateGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -98,12 +101,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``calibrate`` console script.
 
     When the app holds the database file, the command runs inside the app process instead
-    (see :mod:`calibrate_app.command_server`).
+    (see :mod:`calibrate_app.cli._delegate` and :mod:`calibrate_app.command_server`).
     """
-    from calibrate_app.command_server import delegate_if_app_holds_db
+    from calibrate_app.cli._delegate import delegate_if_app_serves
 
     args = list(sys.argv[1:] if argv is None else argv)
-    code = delegate_if_app_holds_db(args, AppSettings().db_path)
+    code = delegate_if_app_serves(args, AppSettings().db_path)
     if code is not None:
         sys.exit(code)
     cli.main(args=args, prog_name="calibrate")

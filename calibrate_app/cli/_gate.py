@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from calibrate_app.cli._paths import ClientPath
 from judges.calibration import format_interval
 from judges.card import CardError, load_card
 from judges.compare import baseline_bar, compare_verdicts, drop_gate
@@ -23,7 +24,7 @@ from judges.gate import gate, read_verdicts_file, score_file
 
 FROM_BASELINE = "from-baseline"
 
-_CARD = click.option("--card", "card_file", required=True, type=click.Path(dir_okay=False),
+_CARD = click.option("--card", "card_file", required=True, type=ClientPath(dir_okay=False),
                      help="Judge card file (calibrate card export).")
 _ALLOW_UNVERIFIED = click.option(
     "--allow-unverified", is_flag=True,
@@ -119,7 +120,7 @@ def _emit(data: dict[str, Any], as_json: bool,
 
 @click.command("score")
 @_CARD
-@click.argument("verdicts_file", type=click.Path(dir_okay=False))
+@click.argument("verdicts_file", type=ClientPath(dir_okay=False))
 @_ALLOW_UNVERIFIED
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
@@ -132,8 +133,8 @@ def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
 
 @click.command("compare")
 @_CARD
-@click.argument("baseline_file", type=click.Path(dir_okay=False))
-@click.argument("candidate_file", type=click.Path(dir_okay=False))
+@click.argument("baseline_file", type=ClientPath(dir_okay=False))
+@click.argument("candidate_file", type=ClientPath(dir_okay=False))
 @_ALLOW_UNVERIFIED
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def compare_command(card_file: str, baseline_file: str, candidate_file: str,
@@ -152,11 +153,11 @@ def compare_command(card_file: str, baseline_file: str, candidate_file: str,
 
 @click.command("gate")
 @_CARD
-@click.argument("verdicts_file", type=click.Path(dir_okay=False))
+@click.argument("verdicts_file", type=ClientPath(dir_okay=False))
 @click.option("--min-pass-rate", type=_Bar(), default=None,
               help="The bar the corrected pass rate must clear, or from-baseline: the "
               "baseline's lower bound (needs --baseline).")
-@click.option("--baseline", "baseline_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--baseline", "baseline_file", type=ClientPath(dir_okay=False), default=None,
               help="Verdicts of the previous version on the same rows (for --max-drop and "
               "--min-pass-rate from-baseline).")
 @click.option("--max-drop", type=click.FloatRange(0, 1), default=None,

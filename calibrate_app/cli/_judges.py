@@ -12,7 +12,9 @@ from typing import Any
 import click
 
 from calibrate_app.cli._context import AppContext, pass_app
+from calibrate_app.cli._paths import ClientPath, client_file
 from judges.config import (
+    CONFIG_SUFFIXES,
     JudgeConfig,
     builtin_names,
     load_builtin,
@@ -39,8 +41,10 @@ def _stored_configs(app: AppContext) -> JudgeStore | None:
 
 def _find_config(app: AppContext, name: str) -> JudgeConfig:
     """A built-in name, a config file, or a config stored in the database (name or id)."""
+    looks_like_file = name.lower().endswith(CONFIG_SUFFIXES) or "/" in name or "\\" in name
     try:
-        return resolve_config(name)
+        # A config file follows the CLI's working directory when the app runs the command.
+        return resolve_config(client_file(name) if looks_like_file else name)
     except NotFoundError:
         judge_store = _stored_configs(app)
         if judge_store is None:
@@ -121,7 +125,7 @@ def judges_show(app: AppContext, name: str, as_json: bool) -> None:
 
 
 @judges_group.command("validate")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=ClientPath(dir_okay=False))
 def judges_validate(file: str) -> None:
     """Check a judge config FILE: unknown keys, labels, template variables. Prints its id."""
     config = load_config(file)
@@ -178,9 +182,9 @@ def _install_sigint(stop: threading.Event) -> Any:
               help="Seconds per attempt.")
 @click.option("--max-retries", type=click.IntRange(0, 20), default=4, show_default=True,
               help="Retries per call for rate limits, 5xx, timeouts and resets.")
-@click.option("--prices", "prices_file", type=click.Path(dir_okay=False), default=None,
+@click.option("--prices", "prices_file", type=ClientPath(dir_okay=False), default=None,
               help="Price table YAML/JSON: {provider/model: {input: USD/Mtok, output: USD/Mtok}}.")
-@click.option("--model-path", type=click.Path(dir_okay=False), default=None,
+@click.option("--model-path", type=ClientPath(dir_okay=False), default=None,
               help="GGUF file for a local/<name> judge, served in-process by llama.cpp "
               "(default: CALIBRATE_LOCAL_MODEL_PATH; needs pip install -e .[local]).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -295,7 +299,7 @@ def verdicts_group() -> None:
 
 
 @verdicts_group.command("import")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=ClientPath(dir_okay=False))
 @click.option("--dataset", required=True, help="Dataset the verdicts belong to.")
 @click.option("--judge", required=True, help="Name for the external judge (e.g. gpt4o-2025).")
 @click.option("--criterion", default=None,
@@ -327,7 +331,7 @@ def verdicts_import(
 @verdicts_group.command("export")
 @click.option("--dataset", required=True)
 @click.option("--judge", required=True, help="Judge name (latest revision run) or config id.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", required=True, type=ClientPath(dir_okay=False),
               help="Output file: .csv, .parquet or .jsonl.")
 @pass_app
 def verdicts_export(app: AppContext, dataset: str, judge: str, output: str) -> None:

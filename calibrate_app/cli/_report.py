@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from calibrate_app.cli._context import AppContext, pass_app
+from calibrate_app.cli._paths import ClientPath
 from judges.calibration import DESIGNS, format_interval
 from judges.card import export_card, load_card
 from judges.reporting import (
@@ -171,7 +172,7 @@ def card_group() -> None:
               help="How the labelled rows were drawn.")
 @click.option("--aggregation", type=_RULES, default="all_agree", show_default=True,
               help="How repeated / swapped calls combine per item (also used by the gate).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", required=True, type=ClientPath(dir_okay=False),
               help="Card file: .json, .yaml or .yml.")
 @pass_app
 def card_export(
@@ -192,7 +193,7 @@ def card_export(
 
 
 @card_group.command("show")
-@click.argument("card_file", type=click.Path(dir_okay=False))
+@click.argument("card_file", type=ClientPath(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the whole card as JSON.")
 def card_show(card_file: str, as_json: bool) -> None:
     """Check a card (schema, config hash) and print what it says."""

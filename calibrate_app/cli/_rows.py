@@ -5,13 +5,14 @@ from __future__ import annotations
 import click
 
 from calibrate_app.cli._context import AppContext, pass_app
+from calibrate_app.cli._paths import ClientPath
 from labels.exporting import write_table
 from labels.importing import ROW_FORMATS, import_labels, import_rows, parse_mapping
 from labels.models import DEFAULT_CRITERION
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=ClientPath(dir_okay=False))
 @click.option("--dataset", required=True, help="Dataset to import into (created if new).")
 @click.option(
     "--format",
@@ -103,7 +104,7 @@ def labels_group() -> None:
 
 
 @labels_group.command("import")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=ClientPath(dir_okay=False))
 @click.option("--dataset", required=True, help="Dataset the labelled rows belong to.")
 @click.option("--annotator", default=None, help="Who labelled (unless the file has a column).")
 @click.option("--criterion", default=DEFAULT_CRITERION, show_default=True)
@@ -157,7 +158,7 @@ def labels_import(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False),
+    type=ClientPath(dir_okay=False),
     help="Output file: .csv, .parquet or .jsonl.",
 )
 @pass_app

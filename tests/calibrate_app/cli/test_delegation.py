@@ -96,7 +96,7 @@ def test_commands_run_inside_the_app(
     assert json.loads(done.stdout)[0]["items"] == 3
 
     done = _calibrate("--db", str(db_path), "import", "missing.csv", "--dataset", "d", cwd=tmp_path)
-    assert done.returncode == 2 and "no such file" in done.stdout
+    assert done.returncode == 2 and "no such file" in done.stderr
 
     app_holding_db.kill()
     app_holding_db.wait()
