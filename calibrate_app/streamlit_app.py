@@ -15,6 +15,8 @@ from calibrate_app import resources, state, widgets
 from labels.errors import DatabaseLockedError
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
+# Served by the app itself: a Material icon name would make the browser fetch it from a CDN.
+FAVICON = Path(__file__).resolve().parent / "static" / "favicon.svg"
 
 
 def _access_gate(code: str) -> None:
@@ -35,7 +37,7 @@ def _access_gate(code: str) -> None:
 
 def main() -> None:
     """Build the app for one run of the script."""
-    st.set_page_config(page_title="calibrate", page_icon=":material/balance:", layout="wide")
+    st.set_page_config(page_title="calibrate", page_icon=str(FAVICON), layout="wide")
     widgets.page_style()
     settings = resources.get_settings()
     if settings.access_code is not None and settings.access_code.get_secret_value():
