@@ -28,7 +28,6 @@ class QueueState:
     """Per-tab state of one annotator's queue.
 
     Attributes:
-        skipped: rows skipped in this tab, oldest first (they go to the end of the queue).
         back: 0 while labelling new rows; k > 0 while revisiting the k-th most recent own label.
         shown_at: item id → monotonic time it was first shown (for ``seconds_spent``).
         pending: item id → verdict chosen with Shift+key, saved with the note on Ctrl+Enter.
@@ -38,7 +37,6 @@ class QueueState:
             button presses for any other row are stale and ignored.
     """
 
-    skipped: list[str] = field(default_factory=list)
     back: int = 0
     shown_at: dict[str, float] = field(default_factory=dict)
     pending: dict[str, str] = field(default_factory=dict)
@@ -102,6 +100,11 @@ def pop_flash() -> tuple[str, str] | None:
 def widget_value(key: str, default: Any = None) -> Any:
     """The current value of the widget with ``key`` (``default`` before it first renders)."""
     return st.session_state.get(key, default)
+
+
+def prefill_widget(key: str, value: Any) -> None:
+    """Give a widget ``value`` unless it already has one (the user's edits win)."""
+    st.session_state.setdefault(key, value)
 
 
 def clear_widget(key: str) -> None:

@@ -81,6 +81,26 @@ def file_name(text: str) -> str:
     return re.sub(r"[^\w.-]+", "_", text, flags=re.ASCII).strip("._") or "download"
 
 
+# The label page must show its verdict buttons, failure tags and save button without scrolling
+# on a 1366×768 laptop: the answer and source panels take what height is left (they scroll).
+_LABEL_CSS = """
+<style>
+.st-key-answer_panel, .st-key-answer_b_panel, .st-key-sources_panel,
+[data-testid="stLayoutWrapper"]:has(> .st-key-answer_panel),
+[data-testid="stLayoutWrapper"]:has(> .st-key-answer_b_panel),
+[data-testid="stLayoutWrapper"]:has(> .st-key-sources_panel) {
+  height: clamp(120px, calc(100vh - 640px), 560px) !important;
+  flex-basis: clamp(120px, calc(100vh - 640px), 560px) !important;
+}
+</style>
+"""
+
+
+def label_page_style() -> None:
+    """Fit the labelling layout to the window's height (trusted, constant CSS)."""
+    st.html(_LABEL_CSS)
+
+
 def page_style() -> None:
     """Add the app's small trusted stylesheet to the page."""
     st.html(_CSS)
@@ -194,3 +214,42 @@ def leave_note_on_save() -> None:
         "e.target.tagName === 'TEXTAREA') { setTimeout(() => e.target.blur(), 0); } "
         "}, true); }"
     )
+
+
+# Installed once per page load (the window flag); HELP is replaced by a checked CSS selector.
+_KEYBOARD_JS = """
+if (!window.__calibrateKeys) {
+  window.__calibrateKeys = true;
+  const inSelect = (el) => el && el.closest &&
+    el.closest('[data-testid="stSelectbox"], [data-testid="stMultiSelect"], [role="combobox"]');
+  const typing = (el) => el && (el.tagName === 'TEXTAREA' || el.isContentEditable ||
+    el.tagName === 'INPUT' || inSelect(el));
+  const leaveSelect = () => setTimeout(() => {
+    const el = document.activeElement;
+    if (inSelect(el)) { el.blur(); }
+  }, 150);
+  document.addEventListener('keydown', (e) => {
+    if (e.key === '?' && !typing(e.target)) {
+      const button = document.querySelector('HELP');
+      if (button) { e.preventDefault(); button.click(); }
+    }
+    if (e.key === 'Enter' && inSelect(e.target) &&
+        e.target.getAttribute('aria-expanded') === 'true') { leaveSelect(); }
+  }, true);
+  document.addEventListener('click', (e) => {
+    if (e.target && e.target.closest && e.target.closest('[role="option"]')) { leaveSelect(); }
+  }, true);
+}
+"""
+
+
+def keyboard_helpers(*, help_button: str) -> None:
+    """Two keyboard habits Streamlit's shortcuts cannot express (trusted, constant code).
+
+    - ``?`` opens the help (shortcuts take no punctuation): it clicks ``help_button``.
+    - After a choice in a dropdown (Enter on an open list, or a click on an option) the
+      focus leaves it, so the next letter key labels the row instead of typing into it.
+
+    Keys typed into text boxes are left alone.
+    """
+    _script(_KEYBOARD_JS.replace("HELP", _check_token(help_button)))

@@ -6,7 +6,8 @@ ids whose judge verdict changed between runs), so this module never needs the ``
 
 The queue of one annotator for one (dataset, criterion) is every item they have not labelled
 whose number of annotators is still below the overlap ``N``, in the order the eval owner picked.
-Rows they skipped in this session come after everything else, in the order they were skipped.
+Rows they skipped come after everything else, in the order they were skipped (the skips are
+stored, so a reload keeps them at the end).
 """
 
 from __future__ import annotations
@@ -50,9 +51,23 @@ QUEUE_MIGRATIONS = [
             PRIMARY KEY (dataset, criterion)
         )
         """,
-    )
+    ),
+    Migration(
+        "m002_queue_skips",
+        """
+        CREATE TABLE queue_skips (
+            dataset VARCHAR NOT NULL,
+            criterion VARCHAR NOT NULL,
+            annotator VARCHAR NOT NULL,
+            item_id VARCHAR NOT NULL,
+            skipped_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (dataset, criterion, annotator, item_id)
+        )
+        """,
+    ),
 ]
-"""The ``queue`` migration set: the owner's queue settings per (dataset, criterion)."""
+"""The ``queue`` migration set: the owner's queue settings per (dataset, criterion), and each
+annotator's skipped rows (kept across reloads, so a skipped row stays at the end of the queue)."""
 
 QUEUE_MIGRATIONS.append(
     Migration(
@@ -320,7 +335,7 @@ def progress(
         mine: items this annotator labelled.
         counts: item id → number of annotators with a label.
         overlap: rows wanted from this many annotators.
-        skipped: items this annotator skipped in this session.
+        skipped: items this annotator skipped.
     """
     full_by_others = sum(1 for i, n in counts.items() if n >= overlap and i not in mine)
     remaining = max(total - len(mine) - full_by_others, 0)

@@ -23,7 +23,7 @@ from labels.models import (
     Label,
     Source,
 )
-from labels.sampling import QUEUE_MIGRATIONS, QueueSettings
+from labels.sampling import QUEUE_MIGRATIONS, QueueSettings, progress
 from labels.schema import LABEL_MIGRATIONS, SELECTIONS
 from labels.validation import check_name, normalise_id
 
@@ -579,6 +579,51 @@ class LabelStore:
         mine = {r[0] for r in rows if r[0] is not None and r[2]}
         counts = {r[0]: int(r[1]) for r in rows if r[0] is not None}
         return total, mine, counts
+
+    def skip(self, dataset: str, criterion: str, annotator: str, item_id: str) -> None:
+        """Record that ``annotator`` skipped ``item_id``: it moves to the end of their queue.
+
+        Skipping the same row again moves it to the end again.
+        """
+        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
+        with self.db.cursor() as cur:
+            cur.execute(
+                """
+                INSERT INTO queue_skips (dataset, criterion, annotator, item_id, skipped_at)
+                VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (dataset, criterion, annotator, item_id)
+                DO UPDATE SET skipped_at = excluded.skipped_at
+                """,
+                [dataset, criterion, annotator, item_id, datetime.now(UTC)],
+            )
+
+    def skipped(self, dataset: str, criterion: str, annotator: str) -> list[str]:
+        """Items ``annotator`` skipped for (dataset, criterion), oldest skip first."""
+        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT item_id FROM queue_skips WHERE dataset = ? AND criterion = ? "
+                "AND annotator = ? ORDER BY skipped_at, item_id",
+                [dataset, criterion, annotator],
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def open_work(self, annotator: str) -> list[tuple[str, str, int]]:
+        """(dataset, criterion, rows still waiting for ``annotator``) wherever that is above 0.
+
+        Every dataset against every criterion of its kind, in dataset order; the count follows
+        each (dataset, criterion)'s overlap setting, as the labelling queue does.
+        """
+        criteria = self.criteria()
+        work = []
+        for dataset, kind in self.dataset_kinds().items():
+            for criterion in (c.name for c in criteria if c.kind == kind):
+                total, mine, counts = self.queue_snapshot(dataset, annotator, criterion)
+                overlap = self.queue_settings(dataset, criterion).overlap
+                remaining = progress(total, mine=mine, counts=counts, overlap=overlap).remaining
+                if remaining > 0:
+                    work.append((dataset, criterion, remaining))
+        return work
 
     def queue_settings(self, dataset: str, criterion: str) -> QueueSettings:
         """The eval owner's queue settings for (dataset, criterion); defaults when never set."""

@@ -138,9 +138,8 @@ def _skip(row: Row) -> None:
     if row.editing:
         queue.back = max(queue.back - 1, 0)
         return
-    if row.item_id in queue.skipped:
-        queue.skipped.remove(row.item_id)
-    queue.skipped.append(row.item_id)
+    # Stored, so the row stays at the end of this annotator's queue after a reload too.
+    row.store.skip(row.dataset, row.criterion, row.annotator, row.item_id)
     queue.current = None
     resources.get_holds().release(row.hold_scope, row.annotator)
 
@@ -221,6 +220,7 @@ def _who(store: LabelStore) -> str:
 
 
 def _pick(label: str, options: list[str], param: str, default: str | None) -> str:
+    """A dropdown whose value lives in the URL parameter ``param`` (``default`` when absent)."""
     wanted = st.query_params.get(param) or state.remembered(param)
     if wanted not in options:
         wanted = default if default in options else options[0]
@@ -248,7 +248,7 @@ def _help() -> None:
 | **1** … **9** | toggle failure tag 1 … 9 |
 | **S** | skip: the row goes to the end of your queue |
 | **←** (Left arrow) | back to your previous label; a verdict saves a new version |
-| **H** | this help; **Esc** closes it |
+| **?** or **H** | this help; **Esc** closes it |
 
 Letter keys do nothing while the cursor is in the note box; click outside it or press
 **Tab** to leave it. You never see the judge's verdicts or other annotators' labels here.
@@ -258,22 +258,35 @@ Letter keys do nothing while the cursor is in the note box; click outside it or 
     show()
 
 
+def _first_open(store: LabelStore, annotator: str) -> tuple[str | None, str | None]:
+    """The first (dataset, criterion) that still has rows for ``annotator``, if any.
+
+    Only when the URL and this tab name no dataset yet: a newcomer should not land on a
+    dataset that is already fully labelled.
+    """
+    if st.query_params.get("dataset") or state.remembered("dataset"):
+        return None, None
+    work = store.open_work(annotator)
+    return (work[0][0], work[0][1]) if work else (None, None)
+
+
 def _top_bar(store: LabelStore, annotator: str) -> tuple[str, Kind, Criterion] | None:
     kinds = store.dataset_kinds()
     if not kinds:
         st.info("No datasets yet: import one on the Data page.")
         st.page_link("app_pages/data.py", label="Go to Data", icon=":material/upload_file:")
         return None
+    open_dataset, open_criterion = _first_open(store, annotator)
     cols = st.columns([3, 3, 2], vertical_alignment="bottom")
     with cols[0]:
-        dataset = _pick("Dataset", list(kinds), "dataset", None)
+        dataset = _pick("Dataset", list(kinds), "dataset", open_dataset)
     kind = kinds[dataset]
     criteria = {c.name: c for c in store.criteria() if c.kind == kind}
     if not criteria:
         st.error(f"There is no {widgets.escape_markdown(kind)} criterion to label against; add "
                  "one on the Data page.")
         return None
-    default = DEFAULT_CRITERION if kind == "pointwise" else None
+    default = open_criterion or (DEFAULT_CRITERION if kind == "pointwise" else None)
     with cols[1]:
         criterion = _pick("Criterion", list(criteria), "criterion", default)
     with cols[2]:
@@ -368,8 +381,8 @@ def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotato
     scope = (dataset, criterion.name, annotator)
     queue = state.queue_state(scope)
     total, mine, counts = store.queue_snapshot(dataset, annotator, criterion.name)
-    done = progress(total, mine=mine, counts=counts, overlap=settings.overlap,
-                    skipped=queue.skipped)
+    skipped = store.skipped(dataset, criterion.name, annotator)
+    done = progress(total, mine=mine, counts=counts, overlap=settings.overlap, skipped=skipped)
     if queue.back > 0:
         seq = store.labelled_in_order(dataset, annotator, criterion.name)
         queue.back = min(queue.back, len(seq))
@@ -394,7 +407,7 @@ def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotato
             hold_scope, annotator,
             lambda held: next_item(
                 plan.item_ids, mine=mine | passed, counts=counts, overlap=settings.overlap,
-                held=held, skipped=queue.skipped,
+                held=held, skipped=skipped,
             ),
         )
         if item_id is None:
@@ -409,20 +422,58 @@ def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotato
 
 
 def _editing_banner(store: LabelStore, row: Row) -> None:
+    """Say which label is being revisited, and pre-fill its note and failure tags.
+
+    A verdict key saves a new version with whatever note and tags are on screen, so they
+    start as the earlier label's: re-labelling a row must not silently drop them.
+    """
     history = store.history(row.dataset, row.item_id, annotator=row.annotator,
                             criterion=row.criterion)
     if not history:
         return
     latest = history[-1]
+    state.prefill_widget(row.note_key, latest.note)
+    state.queue_state(row.scope).tags.setdefault(row.item_id, list(latest.failure_tags))
     versions = f" ({len(history)} versions)" if len(history) > 1 else ""
     st.warning(
         f"Revisiting your earlier label: {widgets.escape_markdown(latest.verdict.upper())}"
         f"{versions}. A verdict key saves "
         "a new version; Next (S) goes forward without changing it.", icon=":material/history:",
     )
-    if latest.note:
-        st.caption("Your note then:")
-        widgets.literal(latest.note)
+
+
+def _go_to(dataset: str, criterion: str) -> None:
+    for name, value in (("dataset", dataset), ("criterion", criterion)):
+        st.query_params[name] = value
+        state.remember(name, value)
+        state.clear_widget(f"pick_{name}")
+
+
+def _empty_queue(store: LabelStore, dataset: str, criterion: str, annotator: str,
+                 done: Progress, settings: QueueSettings) -> None:
+    """Why there is nothing to label here, and where there is."""
+    wanted = "one annotator" if settings.overlap == 1 else f"{settings.overlap} annotators"
+    st.info(
+        f"Nothing left for you here: you labelled {done.labelled:,} of these rows, and every "
+        f"other row already has labels from {wanted} (the queue settings' overlap).",
+        icon=":material/check_circle:",
+    )
+    work = [w for w in store.open_work(annotator) if (w[0], w[1]) != (dataset, criterion)]
+    if not work:
+        st.success("Every dataset and criterion is fully labelled. Thank you!",
+                   icon=":material/celebration:")
+        return
+    st.caption("These still need labels from you:")
+    # A table, not markdown: dataset names come from whoever imported the data.
+    st.dataframe(
+        {"dataset": [w[0] for w in work], "criterion": [w[1] for w in work],
+         "rows left for you": [w[2] for w in work]},
+        hide_index=True, width="content",
+    )
+    if st.button("Label the first of these", key="go_open_work", type="primary",
+                 icon=":material/arrow_forward:"):
+        _go_to(work[0][0], work[0][1])
+        st.rerun()  # the whole page: the dataset and criterion pickers are outside this fragment
 
 
 @st.fragment
@@ -441,7 +492,7 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     if message is not None:
         widgets.message(*message, **({"duration": "short"} if message[0] == "toast" else {}))
     with st.container(key="progress"):
-        st.markdown(f"**{done.describe()}**")
+        st.progress(done.labelled / done.wanted if done.wanted else 1.0, text=done.describe())
     if item_id is None and done.remaining > 0:
         st.info(
             f"The {done.remaining:,} row(s) left for you are being labelled by someone else "
@@ -450,8 +501,7 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
         )
         st.button("Check again", key="check_again", icon=":material/refresh:")
     elif item_id is None:
-        st.success("Your queue is empty: every row is labelled by you or has enough "
-                   "annotators. Thank you!", icon=":material/celebration:")
+        _empty_queue(store, dataset, criterion.name, annotator, done, settings)
     if item_id is None:
         st.button("Back", key="nav_back", shortcut=BACK_KEY, icon=":material/undo:",
                   on_click=_back, args=((dataset, criterion.name, annotator),))
@@ -463,10 +513,12 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     widgets.guidelines(criterion)
     if editing:
         _editing_banner(store, row)
+    widgets.label_page_style()
     widgets.item_card(item, criterion)
     pending = queue.pending.get(item_id)
     _verdict_bar(row, kind, criterion, pending, queue.tags.get(item_id, []))
     widgets.leave_note_on_save()
+    widgets.keyboard_helpers(help_button=".st-key-nav_help button")
     if pending is not None:
         widgets.focus_script(f".st-key-{row.note_key} textarea", row.note_key + pending)
 

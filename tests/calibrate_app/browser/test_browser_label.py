@@ -1,0 +1,202 @@
+"""The label page in real Chromium: re-labelling keeps tags and notes, an empty queue points
+elsewhere, skips survive a reload, the keyboard stays on the page, and everything needed to
+label fits a 1366×768 laptop screen.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from app_browser import question, question_is, ready, settled, shows
+
+from labels import LabelStore
+from labels.importing import import_rows
+from labels.sampling import QueueSettings
+
+pytestmark = pytest.mark.browser
+# The label page's buttons when the criterion is correctness: three failure tags, not four.
+CORRECTNESS_BUTTONS = 15
+
+
+def _file_order(store: LabelStore, dataset: str) -> None:
+    for criterion in ("faithfulness", "correctness"):
+        store.save_queue_settings(dataset, criterion, QueueSettings("file", 0, 1))
+
+
+def test_relabelling_keeps_the_tags_and_note(
+    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    def seed(store: LabelStore) -> None:
+        import_rows(store, make_rows(tmp_path / "rows.jsonl", 4), "demo")
+        _file_order(store, "demo")
+
+    server = make_server(seed)
+    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    page.goto(f"{server.url}/label?user=kim&dataset=demo&criterion=faithfulness")
+    ready(page)
+    first = question(page)
+    page.keyboard.press("2")  # contradiction
+    page.keyboard.press("3")  # missing condition
+    for tag in ("contradiction", "missing condition"):
+        expect(page.locator('[data-testid="stBaseButton-primary"]', has_text=tag)
+               ).to_be_visible(timeout=10_000)
+    page.keyboard.press("Shift+F")
+    page.wait_for_function("document.activeElement && document.activeElement.tagName === "
+                           "'TEXTAREA'", timeout=10_000)
+    page.keyboard.type("drops the weekend condition")
+    page.keyboard.press("Control+Enter")
+    shows(page, "1 / 4 labelled")
+    question_is(page, first, negate=True)
+    # Back to it: the earlier tags and note are on screen, and a verdict key keeps them.
+    page.keyboard.press("ArrowLeft")
+    shows(page, "Revisiting your earlier label: FAIL")
+    question_is(page, first)
+    for tag in ("contradiction", "missing condition"):
+        expect(page.locator('[data-testid="stBaseButton-primary"]', has_text=tag)
+               ).to_be_visible(timeout=10_000)
+    expect(page.locator("textarea")).to_have_value("drops the weekend condition")
+    page.keyboard.press("f")
+    shows(page, "1 / 4 labelled")
+    question_is(page, first, negate=True)
+    page.context.close()
+
+    store = server.open_store()
+    try:
+        history = store.label_history_frame("demo")
+        assert len(history) == 2
+        assert list(history["verdict"]) == ["fail", "fail"]
+        assert [json.loads(t) for t in history["failure_tags"]] == [
+            ["contradiction", "missing condition"]] * 2
+        assert list(history["note"]) == ["drops the weekend condition"] * 2
+    finally:
+        store.db.close()
+
+
+def test_a_newcomer_lands_on_work_and_an_empty_queue_points_to_more(
+    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    def seed(store: LabelStore) -> None:
+        import_rows(store, make_rows(tmp_path / "done.jsonl", 2), "done")
+        import_rows(store, make_rows(tmp_path / "todo.jsonl", 3), "todo")
+        for item_id in ("q0", "q1"):  # "done" is fully labelled for both pointwise criteria
+            for criterion in ("faithfulness", "correctness"):
+                store.add_label("done", item_id, "dana", "pass", criterion=criterion)
+        store.add_label("todo", "q0", "dana", "pass", criterion="faithfulness")
+
+    server = make_server(seed)
+    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    # No dataset in the address: the first dataset and criterion with rows left, not "done".
+    page.goto(f"{server.url}/label?user=newcomer")
+    ready(page, CORRECTNESS_BUTTONS)
+    assert re.search(r"[?&]dataset=todo\b", page.url)
+    assert re.search(r"[?&]criterion=correctness\b", page.url)  # criteria in name order
+    shows(page, "0 / 3 labelled")
+    # A dataset with nothing left says why and lists where labels are still needed.
+    page.goto(f"{server.url}/label?user=newcomer&dataset=done&criterion=faithfulness")
+    shows(page, "Nothing left for you here", timeout=30_000)
+    shows(page, "labels from one annotator")
+    shows(page, "These still need labels from you")
+    expect(page.get_by_test_id("stDataFrame")).to_have_count(1, timeout=10_000)
+    page.get_by_role("button", name="Label the first of these").click()
+    page.wait_for_url(re.compile(r"dataset=todo"), timeout=10_000)
+    ready(page, CORRECTNESS_BUTTONS)
+    shows(page, "0 / 3 labelled")
+    page.context.close()
+
+
+def test_skips_survive_a_reload_and_come_last(
+    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
+) -> None:
+    def seed(store: LabelStore) -> None:
+        import_rows(store, make_rows(tmp_path / "rows.jsonl", 3), "demo")
+        _file_order(store, "demo")
+
+    server = make_server(seed)
+    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    page.goto(f"{server.url}/label?user=kim&dataset=demo&criterion=faithfulness")
+    ready(page)
+    assert question(page) == "Question number 0?"
+    page.keyboard.press("s")
+    shows(page, "0 / 3 labelled, 1 skipped")
+    question_is(page, "Question number 1?")
+    page.reload()
+    ready(page)
+    shows(page, "0 / 3 labelled, 1 skipped")
+    question_is(page, "Question number 1?")  # not the skipped row
+    page.keyboard.press("p")
+    question_is(page, "Question number 2?")
+    page.keyboard.press("p")
+    question_is(page, "Question number 0?")  # the skipped row, last
+    shows(page, "2 / 3 labelled, 1 skipped")
+    page.context.close()
+
+
+def test_keys_work_after_choosing_a_dataset_and_question_mark_opens_help(
+    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    def seed(store: LabelStore) -> None:
+        import_rows(store, make_rows(tmp_path / "a.jsonl", 3), "alpha")
+        import_rows(store, make_rows(tmp_path / "b.jsonl", 4), "beta")
+
+    server = make_server(seed)
+    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    page.goto(f"{server.url}/label?user=kim&dataset=alpha&criterion=faithfulness")
+    ready(page)
+    shows(page, "0 / 3 labelled")
+    # Choose the other dataset with the keyboard only.
+    page.get_by_label("Dataset").click()
+    page.keyboard.type("beta")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"dataset=beta"), timeout=10_000)
+    shows(page, "0 / 4 labelled")
+    settled(page)
+    page.wait_for_function(
+        "!document.activeElement || "
+        "!document.activeElement.closest('[data-testid=\"stSelectbox\"]')",
+        timeout=10_000,
+    )
+    page.keyboard.press("p")  # labels the row; typed into the dropdown it would do nothing
+    shows(page, "1 / 4 labelled")
+    expect(page.get_by_label("Dataset")).not_to_have_value("p")
+    settled(page)
+    page.keyboard.press("?")
+    shows(page, "Keyboard shortcuts")
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=10_000)
+    page.context.close()
+
+
+def test_everything_needed_to_label_fits_1366_by_768(
+    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
+) -> None:
+    def seed(store: LabelStore) -> None:
+        import_rows(store, make_rows(tmp_path / "rows.jsonl", 3), "demo")
+
+    server = make_server(seed)
+    page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+    page.goto(f"{server.url}/label?user=kim&dataset=demo&criterion=faithfulness")
+    ready(page)
+    assert page.get_by_test_id("stProgress").count() == 1
+    controls = {
+        "verdicts": page.locator("[class*='st-key-verdict_'] button"),
+        "tags": page.locator("[class*='st-key-tag_'] button"),
+        "save": page.locator("[class*='st-key-save_note'] button"),
+    }
+    counts = {name: loc.count() for name, loc in controls.items()}
+    assert counts == {"verdicts": 3, "tags": 4, "save": 1}
+    for name, loc in controls.items():
+        for k in range(loc.count()):
+            box = loc.nth(k).bounding_box()
+            assert box is not None, name
+            assert box["y"] >= 0 and box["y"] + box["height"] <= 768, (name, k, box)
+    page.context.close()
