@@ -382,3 +382,25 @@ def test_file_held_by_another_process_is_explained(db_path: Path) -> None:
         proc.kill()
         proc.wait()
     Database(db_path).close()  # the OS released the lock with the process
+
+
+def test_skips_are_stored_in_order_and_open_work_follows_the_overlap(
+    store: LabelStore, tmp_path: Path
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(
+        json.dumps({"id": f"r{i}", "question": f"Q{i}", "answer": "A", "sources": ["S"]}) + "\n"
+        for i in range(3)
+    ))
+    import_rows(store, rows, "d")
+    store.skip("d", "faithfulness", "kim", "r1")
+    store.skip("d", "faithfulness", "kim", "r0")
+    store.skip("d", "faithfulness", "kim", "r1")  # skipped again: to the end again
+    assert store.skipped("d", "faithfulness", "kim") == ["r0", "r1"]
+    assert store.skipped("d", "faithfulness", "eve") == []
+    assert store.open_work("kim") == [("d", "correctness", 3), ("d", "faithfulness", 3)]
+    for item_id in ("r0", "r1"):
+        store.add_label("d", item_id, "eve", "pass", criterion="faithfulness")
+    assert store.open_work("kim") == [("d", "correctness", 3), ("d", "faithfulness", 1)]
+    store.add_label("d", "r2", "kim", "fail", criterion="faithfulness")
+    assert store.open_work("kim") == [("d", "correctness", 3)]

@@ -1,6 +1,7 @@
-"""The label page in real Chromium: re-labelling keeps tags and notes, an empty queue points
-elsewhere, skips survive a reload, the keyboard stays on the page, and everything needed to
-label fits a 1366×768 laptop screen.
+"""The label page in real Chromium.
+
+Re-labelling keeps tags and notes, an empty queue points elsewhere, skips survive a reload, the
+keyboard stays on the page, and everything needed to label fits a 1366×768 laptop screen.
 """
 
 from __future__ import annotations
