@@ -131,6 +131,24 @@ def settled(page: Any, buttons: int = LABEL_PAGE_BUTTONS) -> None:
     )
 
 
+def tags_chosen(page: Any, *tags: str) -> None:
+    """Wait until each failure tag's button shows as chosen."""
+    from playwright.sync_api import expect
+
+    for tag in tags:
+        expect(page.locator('[data-testid="stBaseButton-primary"]', has_text=tag)
+               ).to_be_visible(timeout=10_000)
+
+
+def fail_with_note(page: Any, note: str) -> None:
+    """Shift+F, type ``note`` into the note box, Ctrl+Enter: keyboard only."""
+    page.keyboard.press("Shift+F")
+    page.wait_for_function("document.activeElement && document.activeElement.tagName === "
+                           "'TEXTAREA'", timeout=10_000)
+    page.keyboard.type(note)
+    page.keyboard.press("Control+Enter")
+
+
 def question(page: Any) -> str:
     """The question of the row on screen."""
     return str(page.locator(".st-key-question").inner_text()).strip()

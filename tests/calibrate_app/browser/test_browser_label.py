@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_browser import question, question_is, ready, settled, shows
+from app_browser import (
+    fail_with_note,
+    question,
+    question_is,
+    ready,
+    settled,
+    shows,
+    tags_chosen,
+)
 
 from labels import LabelStore
 from labels.importing import import_rows
@@ -44,23 +52,15 @@ def test_relabelling_keeps_the_tags_and_note(
     first = question(page)
     page.keyboard.press("2")  # contradiction
     page.keyboard.press("3")  # missing condition
-    for tag in ("contradiction", "missing condition"):
-        expect(page.locator('[data-testid="stBaseButton-primary"]', has_text=tag)
-               ).to_be_visible(timeout=10_000)
-    page.keyboard.press("Shift+F")
-    page.wait_for_function("document.activeElement && document.activeElement.tagName === "
-                           "'TEXTAREA'", timeout=10_000)
-    page.keyboard.type("drops the weekend condition")
-    page.keyboard.press("Control+Enter")
+    tags_chosen(page, "contradiction", "missing condition")
+    fail_with_note(page, "drops the weekend condition")
     shows(page, "1 / 4 labelled")
     question_is(page, first, negate=True)
     # Back to it: the earlier tags and note are on screen, and a verdict key keeps them.
     page.keyboard.press("ArrowLeft")
     shows(page, "Revisiting your earlier label: FAIL")
     question_is(page, first)
-    for tag in ("contradiction", "missing condition"):
-        expect(page.locator('[data-testid="stBaseButton-primary"]', has_text=tag)
-               ).to_be_visible(timeout=10_000)
+    tags_chosen(page, "contradiction", "missing condition")
     expect(page.locator("textarea")).to_have_value("drops the weekend condition")
     page.keyboard.press("f")
     shows(page, "1 / 4 labelled")
