@@ -611,10 +611,11 @@ class LabelStore:
     def open_work(self, annotator: str) -> list[tuple[str, str, int]]:
         """(dataset, criterion, rows still waiting for ``annotator``) wherever that is above 0.
 
-        Every dataset against every criterion of its kind, in dataset order; the count follows
-        each (dataset, criterion)'s overlap setting, as the labelling queue does.
+        Every dataset against every criterion of its kind, in dataset order, the default
+        criterion first; the count follows each (dataset, criterion)'s overlap setting, as the
+        labelling queue does.
         """
-        criteria = self.criteria()
+        criteria = sorted(self.criteria(), key=lambda c: c.name != DEFAULT_CRITERION)
         work = []
         for dataset, kind in self.dataset_kinds().items():
             for criterion in (c.name for c in criteria if c.kind == kind):

@@ -16,11 +16,14 @@ import streamlit as st
 
 from calibrate_app import resources, state, widgets
 from judges.calibration import format_interval, format_point
+from judges.calibration.trust import SMALL_SAMPLE, CertificationRule, trust_verdict
 from judges.reporting import (
     AGGREGATION_RULES,
     JudgeRef,
     JudgeReport,
     calibration_report,
+    default_judge,
+    default_target,
     judge_leaderboard,
     judges_on,
 )
@@ -62,7 +65,12 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
         j = by_id[config_id]
         return f"{j.name} r{j.revision} · {j.model} · {config_id[:11]}"
 
-    main = top[1].selectbox("Judge", list(by_id), format_func=label, key="cal_judge")
+    # Open on the judge with the most usable labelled rows (ties: the newest), not simply the
+    # newest: a judge run on two rows is not the story a newcomer should see first.
+    best = default_judge(store, dataset)
+    ids = list(by_id)
+    main = top[1].selectbox("Judge", ids, format_func=label, key="cal_judge",
+                            index=ids.index(best.config_id) if best is not None else 0)
     others = [c for c in by_id if c != main]
     compare = top[2].multiselect("Compare with", others, format_func=label, key="cal_compare")
     with st.expander("Options: target, sampling design, aggregation, criterion, plan",
@@ -70,8 +78,11 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
         cols = st.columns(5)
         others = [d.name for d in store.datasets()
                   if d.kind == "pointwise" and d.name != dataset]
+        targets = [SAME, *others]
+        judged_target = default_target(store, dataset, by_id[main])
         target = cols[0].selectbox(
-            "Pass rate of", [SAME, *others], key="cal_target",
+            "Pass rate of", targets, key="cal_target",
+            index=targets.index(judged_target) if judged_target in targets else 0,
             help="Another dataset judged by the same config: its pass rate is corrected with "
                  "the error rates measured here (label shift allowed).",
         )
@@ -92,11 +103,21 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
             format="%.3f", key="cal_half_width",
             help="How narrow the corrected pass rate's interval should become.",
         )
+        bars = st.columns(2)
+        min_sens = bars[0].number_input(
+            "Certify when the lower bound of sensitivity is at least", min_value=0.0,
+            max_value=1.0, value=0.80, step=0.05, format="%.2f", key="cal_min_sensitivity",
+        )
+        min_spec = bars[1].number_input(
+            "… and the lower bound of specificity is at least", min_value=0.0, max_value=1.0,
+            value=0.80, step=0.05, format="%.2f", key="cal_min_specificity",
+        )
     return {
         "dataset": dataset, "judge": by_id[main], "compare": [by_id[c] for c in compare],
         "target": None if target == SAME else target,
         "design": None if design == AUTO else design, "rule": rule, "criterion": criterion,
         "half_width": float(half_width),
+        "certify": CertificationRule(float(min_sens), float(min_spec)),
     }
 
 
@@ -107,7 +128,26 @@ def _metric(col: Any, title: str, value: dict[str, Any], help_text: str) -> None
             st.caption(f"Not computed: {widgets.escape_markdown(value['reason'])}")
             return
         st.metric(title, format_point(value), help=help_text)
-        st.caption(f"CI {value['low']:.3f}–{value['high']:.3f} · n={value['n']}")
+        small = " · small sample" if value["n"] < SMALL_SAMPLE else ""
+        st.caption(f"CI {value['low']:.3f}–{value['high']:.3f} · n={value['n']}{small}")
+
+
+def _verdict(report: JudgeReport, rule: CertificationRule) -> None:
+    """The plain-language verdict and the certification, above every number."""
+    agreement = report.human.agreement
+    verdict = trust_verdict(
+        report.stats.rates.sensitivity, report.stats.rates.specificity,
+        kappa=report.stats.kappa,
+        human_kappa=agreement.mean_pairwise_kappa if agreement is not None else None,
+        rule=rule,
+    )
+    with st.container(key="cal_verdict", border=True):
+        # Numbers and fixed words only: no row or judge text goes into this markdown.
+        st.markdown(f"#### {verdict.headline}")
+        show = {"certified": st.success, "not certified": st.error, "undecided": st.warning}
+        show[verdict.status](verdict.certification, icon=":material/verified:")
+        if verdict.small_sample_note:
+            st.warning(verdict.small_sample_note, icon=":material/warning:")
 
 
 def _headline(data: dict[str, Any]) -> None:
@@ -370,6 +410,7 @@ def _page() -> None:
         f"{len(report.human.annotators)} annotator(s), criterion {report.criterion!r}, "
         f"{int(data['confidence'] * 100)}% intervals."
     ))
+    _verdict(report, picked["certify"])
     _headline(data)
     left, right = st.columns(2)
     left.altair_chart(_confusion_chart(data), key="cal_confusion")

@@ -32,7 +32,12 @@ from judges.reporting.inputs import (
     load_judge_items,
     normalize_rule,
 )
-from judges.reporting.leaderboard import Leaderboard, judge_leaderboard
+from judges.reporting.leaderboard import (
+    Leaderboard,
+    default_judge,
+    default_target,
+    judge_leaderboard,
+)
 
 __all__ = [
     "AGGREGATION_RULES",
@@ -49,6 +54,8 @@ __all__ = [
     "aggregate_calls",
     "calibration_report",
     "choose_design",
+    "default_judge",
+    "default_target",
     "find_judge",
     "judge_leaderboard",
     "judges_on",

@@ -20,7 +20,7 @@ from judges.reporting.inputs import (
     load_human_labels,
     load_judge_items,
 )
-from labels.errors import NotFoundError
+from labels.errors import CalibrateError, NotFoundError
 from labels.models import DEFAULT_CRITERION
 from labels.store import LabelStore
 
@@ -124,3 +124,38 @@ def judge_leaderboard(
                        confidence=confidence)
     by_name = dict(zip(names, refs, strict=True))
     return Leaderboard(dataset, crit, tuple(by_name[r.judge] for r in rows), rows, len(ids))
+
+
+def default_judge(store: LabelStore, dataset: str) -> JudgeRef | None:
+    """The judge a calibration view should open on: the most usable labelled rows.
+
+    Usable rows have a human pass/fail and the judge's pass/fail on ``dataset``. Ties go to the
+    newest judge (:func:`judges_on` lists the newest first). ``None`` when no judge has
+    verdicts on ``dataset``.
+    """
+    refs = judges_on(store, dataset)
+    if not refs:
+        return None
+    usable: dict[str, int] = {}
+    for criterion in dict.fromkeys(r.criterion or DEFAULT_CRITERION for r in refs):
+        group = [r for r in refs if (r.criterion or DEFAULT_CRITERION) == criterion]
+        try:
+            board = judge_leaderboard(store, dataset, group, criterion=criterion)
+        except CalibrateError:
+            continue  # e.g. no labels for this criterion: these judges have no usable rows
+        usable.update({ref.config_id: row.n for ref, row in zip(board.judges, board.rows,
+                                                                   strict=True)})
+    return max(refs, key=lambda r: usable.get(r.config_id, 0))  # max keeps the first of ties
+
+
+def default_target(store: LabelStore, dataset: str, judge: JudgeRef) -> str | None:
+    """Another pointwise dataset the same judge config has verdicts on, or ``None``.
+
+    Its pass rate is the one worth correcting: the labelled dataset is only the calibration set.
+    """
+    for other in store.datasets():
+        if other.kind != "pointwise" or other.name == dataset:
+            continue
+        if any(ref.config_id == judge.config_id for ref in judges_on(store, other.name)):
+            return other.name
+    return None

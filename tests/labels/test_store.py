@@ -398,9 +398,9 @@ def test_skips_are_stored_in_order_and_open_work_follows_the_overlap(
     store.skip("d", "faithfulness", "kim", "r1")  # skipped again: to the end again
     assert store.skipped("d", "faithfulness", "kim") == ["r0", "r1"]
     assert store.skipped("d", "faithfulness", "eve") == []
-    assert store.open_work("kim") == [("d", "correctness", 3), ("d", "faithfulness", 3)]
+    assert store.open_work("kim") == [("d", "faithfulness", 3), ("d", "correctness", 3)]
     for item_id in ("r0", "r1"):
         store.add_label("d", item_id, "eve", "pass", criterion="faithfulness")
-    assert store.open_work("kim") == [("d", "correctness", 3), ("d", "faithfulness", 1)]
+    assert store.open_work("kim") == [("d", "faithfulness", 1), ("d", "correctness", 3)]
     store.add_label("d", "r2", "kim", "fail", criterion="faithfulness")
     assert store.open_work("kim") == [("d", "correctness", 3)]

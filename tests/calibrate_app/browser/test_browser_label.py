@@ -27,8 +27,6 @@ from labels.importing import import_rows
 from labels.sampling import QueueSettings
 
 pytestmark = pytest.mark.browser
-# The label page's buttons when the criterion is correctness: three failure tags, not four.
-CORRECTNESS_BUTTONS = 15
 
 
 def _file_order(store: LabelStore, dataset: str) -> None:
@@ -96,10 +94,10 @@ def test_a_newcomer_lands_on_work_and_an_empty_queue_points_to_more(
     page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
     # No dataset in the address: the first dataset and criterion with rows left, not "done".
     page.goto(f"{server.url}/label?user=newcomer")
-    ready(page, CORRECTNESS_BUTTONS)
+    ready(page)
     assert re.search(r"[?&]dataset=todo\b", page.url)
-    assert re.search(r"[?&]criterion=correctness\b", page.url)  # criteria in name order
-    shows(page, "0 / 3 labelled")
+    assert re.search(r"[?&]criterion=faithfulness\b", page.url)  # the default criterion first
+    shows(page, "0 / 2 labelled")
     # A dataset with nothing left says why and lists where labels are still needed.
     page.goto(f"{server.url}/label?user=newcomer&dataset=done&criterion=faithfulness")
     shows(page, "Nothing left for you here", timeout=30_000)
@@ -108,8 +106,8 @@ def test_a_newcomer_lands_on_work_and_an_empty_queue_points_to_more(
     expect(page.get_by_test_id("stDataFrame")).to_have_count(1, timeout=10_000)
     page.get_by_role("button", name="Label the first of these").click()
     page.wait_for_url(re.compile(r"dataset=todo"), timeout=10_000)
-    ready(page, CORRECTNESS_BUTTONS)
-    shows(page, "0 / 3 labelled")
+    ready(page)
+    shows(page, "0 / 2 labelled")
     page.context.close()
 
 

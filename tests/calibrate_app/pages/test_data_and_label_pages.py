@@ -293,7 +293,7 @@ def test_skip_requeues_the_row_at_the_end(seeded: LabelStore) -> None:
     # Where this annotator is still needed: named in a table, one click away.
     open_work = at.dataframe[0].value
     assert list(zip(open_work["dataset"], open_work["criterion"], strict=True)) == [
-        ("demo", "correctness"), ("inj", "correctness"), ("inj", "faithfulness")]
+        ("demo", "correctness"), ("inj", "faithfulness"), ("inj", "correctness")]
     at.button(key="go_open_work").click().run()
     assert at.query_params["criterion"] == "correctness"
     assert "0 / 6 labelled" in progress_text(at)

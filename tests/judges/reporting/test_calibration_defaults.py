@@ -1,0 +1,82 @@
+"""The Calibration page opens on the demo's story: the right judge and target, a plain verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from judges.calibration.trust import trust_verdict
+from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET, build_demo
+from judges.reporting import calibration_report, default_judge, judges_on
+from labels import open_store
+
+APP_SCRIPT = Path(__file__).resolve().parents[2] / "calibrate_app" / "streamlit_app.py"
+
+
+@pytest.fixture
+def demo_db(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    from calibrate_app import resources
+
+    build_demo(db_path)
+    monkeypatch.setenv("CALIBRATE_DB_PATH", str(db_path))
+    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")
+    yield db_path
+    resources.release_store()
+
+
+def test_the_default_judge_has_the_most_usable_rows_not_the_newest(demo_db: Path) -> None:
+    store = open_store(str(demo_db))
+    try:
+        refs = judges_on(store, LABELLED_DATASET)
+        assert refs[0].name == "qwen1.5b-oneshot"  # the newest run: 2 usable labelled rows
+        best = default_judge(store, LABELLED_DATASET)
+        assert best is not None and best.name == "qwen1.5b-claimsplit"
+        used = {ref.name: calibration_report(store, LABELLED_DATASET, ref).stats.counts.confusion.n
+                for ref in refs}
+        assert used["qwen1.5b-claimsplit"] == max(used.values()) > used["qwen1.5b-oneshot"]
+    finally:
+        store.db.close()
+
+
+def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None:
+    at = AppTest.from_file(str(APP_SCRIPT), default_timeout=90)
+    at.run()
+    at.switch_page("app_pages/calibration.py").run()
+    assert not at.exception, at.exception
+    judge = at.selectbox(key="cal_judge")
+    assert judge.value.startswith("ext:")
+    assert "claimsplit" in judge.format_func(judge.value)
+    assert at.selectbox(key="cal_target").value == PRODUCTION_DATASET
+    headline = next(m.value for m in at.markdown if m.value.startswith("#### Passes"))
+    assert headline == (
+        "#### Passes 9 % [3–24 %] of failing answers and misses 57 % [44–70 %] of passing ones; "
+        "agreement 0.28 vs the experts' 0.73."
+    )
+    assert [e.value for e in at.error] == [
+        "Not certified (lower bounds of sensitivity ≥ 0.80 and specificity ≥ 0.80): "
+        "sensitivity is at most 0.56."
+    ]
+    # The eval owner's rule is a setting: a lower bar for sensitivity changes the decision.
+    at.number_input(key="cal_min_sensitivity").set_value(0.30).run()
+    assert not at.error
+    assert any(w.value.startswith("Undecided against the rule") for w in at.warning)
+
+
+def test_the_page_and_the_library_say_the_same(demo_db: Path) -> None:
+    store = open_store(str(demo_db))
+    try:
+        ref = default_judge(store, LABELLED_DATASET)
+        assert ref is not None
+        report = calibration_report(store, LABELLED_DATASET, ref, target=PRODUCTION_DATASET)
+        agreement = report.human.agreement
+        assert agreement is not None
+        verdict = trust_verdict(report.stats.rates.sensitivity, report.stats.rates.specificity,
+                                kappa=report.stats.kappa,
+                                human_kappa=agreement.mean_pairwise_kappa)
+        assert verdict.status == "not certified"
+        assert not verdict.small_sample  # 54 passing and 32 failing rows
+    finally:
+        store.db.close()
