@@ -440,6 +440,9 @@ def _editing_banner(store: LabelStore, row: Row) -> None:
         f"{versions}. A verdict key saves "
         "a new version; Next (S) goes forward without changing it.", icon=":material/history:",
     )
+    if latest.note:
+        st.caption("Your note then (also in the note box below, kept when you save):")
+        widgets.literal(latest.note)
 
 
 def _go_to(dataset: str, criterion: str) -> None:
