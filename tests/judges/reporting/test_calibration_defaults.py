@@ -13,7 +13,7 @@ from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET, build_demo
 from judges.reporting import calibration_report, default_judge, judges_on
 from labels import open_store
 
-APP_SCRIPT = Path(__file__).resolve().parents[2] / "calibrate_app" / "streamlit_app.py"
+APP_SCRIPT = Path(__file__).resolve().parents[3] / "calibrate_app" / "streamlit_app.py"
 
 
 @pytest.fixture
