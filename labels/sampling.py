@@ -52,19 +52,6 @@ QUEUE_MIGRATIONS = [
         )
         """,
     ),
-    Migration(
-        "m002_queue_skips",
-        """
-        CREATE TABLE queue_skips (
-            dataset VARCHAR NOT NULL,
-            criterion VARCHAR NOT NULL,
-            annotator VARCHAR NOT NULL,
-            item_id VARCHAR NOT NULL,
-            skipped_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
-            PRIMARY KEY (dataset, criterion, annotator, item_id)
-        )
-        """,
-    ),
 ]
 """The ``queue`` migration set: the owner's queue settings per (dataset, criterion), and each
 annotator's skipped rows (kept across reloads, so a skipped row stays at the end of the queue)."""
@@ -87,6 +74,22 @@ QUEUE_MIGRATIONS.append(
         INSERT INTO queue_settings_new SELECT * FROM queue_settings;
         DROP TABLE queue_settings;
         ALTER TABLE queue_settings_new RENAME TO queue_settings
+        """,
+    )
+)
+# Each annotator's skips (m003: after the active order, so ledgers stay in name order).
+QUEUE_MIGRATIONS.append(
+    Migration(
+        "m003_queue_skips",
+        """
+        CREATE TABLE queue_skips (
+            dataset VARCHAR NOT NULL,
+            criterion VARCHAR NOT NULL,
+            annotator VARCHAR NOT NULL,
+            item_id VARCHAR NOT NULL,
+            skipped_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (dataset, criterion, annotator, item_id)
+        )
         """,
     )
 )
