@@ -6,8 +6,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from repo_paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 FRONT_ENDS = ("calibrate_app", "streamlit", "click")
 
 

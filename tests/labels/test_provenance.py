@@ -7,11 +7,12 @@ import shutil
 from pathlib import Path
 
 import pytest
+from repo_paths import TESTS
 
 from labels import CalibrateError, NewLabel, Provenance, import_labels, open_store
 from labels.sampling import QueueSettings, plan_queue
 
-RELEASE = Path(__file__).parents[1] / "data" / "releases" / "a39e63f.duckdb.gz"
+RELEASE = TESTS / "data" / "releases" / "a39e63f.duckdb.gz"
 
 
 def _old_file(tmp_path: Path) -> Path:

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 from judge_helpers import DUMMY_KEY, faithfulness_rows
+from repo_paths import FAKE_SERVER_SCRIPT
 
 from calibrate_app.channel import (
     PROTOCOL_VERSION,
@@ -35,7 +36,7 @@ from calibrate_app.channel import (
     recv_frame,
 )
 
-SERVER = Path(__file__).resolve().parents[1] / "support" / "fake_llm_server.py"
+SERVER = FAKE_SERVER_SCRIPT
 # The console script, as a user runs it: `python -m` would put the working directory first on
 # sys.path, and a folder holding `labels/` would shadow the package.
 CALIBRATE = str(Path(sys.executable).parent / "calibrate")
