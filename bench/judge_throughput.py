@@ -26,9 +26,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from judges.calls import CallPolicy
 from judges.config import load_builtin, parse_config
 from judges.providers.openai import OpenAIProvider
-from judges.runner import CallPolicy, run_judge
+from judges.runner import run_judge
 from labels import import_rows, open_store
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "support" / "fake_llm_server.py"

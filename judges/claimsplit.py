@@ -9,20 +9,27 @@ sentence as one claim marked supported (``FACTS.md`` §10.4). What works is two 
    ``check_template``, rendered by :func:`judges.prompts.render_check`), reading the first
    reply token's log-probabilities: :func:`p_yes`.
 
-The functions here are pure (text and numbers in, claims and scores out); the runner makes the
-calls, stores every sub-call and caches the judgement as one call (:mod:`judges.runner`).
+The parsing and scoring functions are pure (text and numbers in, claims and scores out);
+:func:`call_claim_split` makes the calls of one judgement through :mod:`judges.calls` and keeps
+every sub-call on one stored row, which the runner caches as one call (:mod:`judges.runner`).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from judges.calls import CallContext, claims_text, request_for, send
 from judges.config import ClaimSplit, JudgeConfig
 from judges.parsing import Claim, Unscored, Verdict
-from judges.providers.base import Completion
+from judges.prompts import Neutraliser, render_check
+from judges.providers.base import Completion, CompletionRequest
+from judges.run_plan import PlannedCall
+from judges.store import CallRecord
 
 _LIST_MARKER = re.compile(
     r"^\s*(?:[-*•·]+|\(?\d{1,2}[.):]|\(?[a-z][.)]|claim\s*\d*\s*[:.)-])\s*", re.IGNORECASE
@@ -176,3 +183,94 @@ def claim_verdict(config: JudgeConfig, scores: Sequence[ClaimScore]) -> Verdict:
 
 
 __all__ = ["ClaimScore", "claim_verdict", "p_yes", "parse_claim_lines", "score_check"]
+
+
+def _check_request(
+    context: CallContext, split: ClaimSplit, planned: PlannedCall, claim: str,
+    neutralise: Neutraliser,
+) -> CompletionRequest:
+    prompt = render_check(context.config, planned.item, claim, planned.order,
+                          neutralise=neutralise)
+    base = request_for(context, planned)
+    return CompletionRequest(
+        model=base.model, system=prompt.system, messages=prompt.messages,
+        max_tokens=split.check_max_tokens, temperature=base.temperature, seed=base.seed,
+        json_mode=False, timeout=base.timeout, top_logprobs=split.top_logprobs,
+    )
+
+
+async def call_claim_split(
+    context: CallContext, planned: PlannedCall, split: ClaimSplit
+) -> CallRecord:
+    """Extract the claims, then one YES/NO check per claim: one judgement, one stored row.
+
+    The row keeps every sub-call: ``request`` and ``raw_response`` hold ``{"strategy":
+    "claim_split", "steps": [...]}`` (step 0 = the extraction), ``reply`` a transcript of all
+    replies, ``detail`` each claim with its ``p_yes``. Tokens, cost and latency are totals. A
+    sub-call that fails after its retries fails the judgement (the next run redoes it whole); a
+    sub-reply without a usable answer makes it unscored, with the reason.
+    """
+    started = time.perf_counter()
+    requests: list[dict[str, Any]] = []
+    raws: list[Any] = []
+    replies: list[str] = []
+    record = context.new_record(planned, {"strategy": "claim_split", "steps": requests})
+    record.raw_response = {"strategy": "claim_split", "steps": raws}
+    price = context.price
+    tokens_in: list[int | None] = []
+    tokens_out: list[int | None] = []
+
+    def take(completion: Completion, label: str) -> None:
+        raws.append(dict(completion.raw))
+        replies.append(f"[{label}]\n{completion.text}")
+        tokens_in.append(completion.usage.input_tokens)
+        tokens_out.append(completion.usage.output_tokens)
+        record.reply = "\n\n".join(replies)
+        record.input_tokens = sum(t or 0 for t in tokens_in)
+        record.output_tokens = sum(t or 0 for t in tokens_out)
+
+    def finish(result: Verdict | Unscored | None) -> CallRecord:
+        record.latency_ms = (time.perf_counter() - started) * 1000
+        if result is None:
+            return record
+        if (price is not None and None not in tokens_in and None not in tokens_out
+                and record.input_tokens is not None and record.output_tokens is not None):
+            record.cost = price.cost(record.input_tokens, record.output_tokens)
+        if isinstance(result, Unscored):
+            record.status = "unscored"
+            record.unscored_reason = result.reason
+            record.detail = result.detail or None
+        else:
+            record.status = "scored"
+            record.verdict = result.value
+            record.reply_label = result.label
+            record.reasoning = result.reasoning
+            record.detail = claims_text(result) or None
+        return record
+
+    extract = request_for(context, planned)
+    requests.append(extract.record())
+    completion = await send(context, extract, record, step=0)
+    if completion is None:
+        return finish(None)
+    take(completion, "claims")
+    record.finish_reason = completion.finish_reason
+    claims = parse_claim_lines(split, completion.text, finish_reason=completion.finish_reason,
+                               refusal=completion.refusal)
+    if isinstance(claims, Unscored):
+        return finish(Unscored(claims.reason, f"claim extraction: {claims.detail}".rstrip(": ")))
+    neutralise = Neutraliser(context.config)
+    scores: list[ClaimScore] = []
+    for step, claim in enumerate(claims, 1):
+        check = _check_request(context, split, planned, claim, neutralise)
+        requests.append(check.record())
+        reply = await send(context, check, record, step=step)
+        if reply is None:
+            return finish(None)
+        scored = score_check(split, claim, reply)
+        shown = f"{scored.p_yes:.3f}" if isinstance(scored, ClaimScore) else "-"
+        take(reply, f"check {step}: p_yes {shown}")
+        if isinstance(scored, Unscored):
+            return finish(Unscored(scored.reason, f"claim {step} ({claim!r}): {scored.detail}"))
+        scores.append(scored)
+    return finish(claim_verdict(context.config, scores))

@@ -490,6 +490,16 @@ class JudgeStore:
                 params,
             ).df()
 
+    def mean_output_tokens(self, config_id: str) -> float | None:
+        """Mean output tokens of the stored calls of ``config_id`` (``None`` before any)."""
+        with self.db.cursor() as cur:
+            row = cur.execute(
+                "SELECT avg(output_tokens) FROM judge_calls WHERE config_id = ? "
+                "AND output_tokens IS NOT NULL",
+                [config_id],
+            ).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
     def call_counts(self, config_id: str) -> dict[str, int]:
         """Number of stored calls per status for ``config_id``."""
         with self.db.cursor() as cur:

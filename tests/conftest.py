@@ -22,7 +22,7 @@ from report_data import ReportFiles, build_store, write_report_files
 from judges.config import JudgeConfig, load_builtin
 from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
-from judges.runner import CallPolicy
+from judges.calls import CallPolicy
 from labels import LabelStore, import_rows, open_store
 
 ENV_PREFIXES = ("CALIBRATE_", "ANTHROPIC_", "OPENAI_")

@@ -30,7 +30,8 @@ from judges.config import (
 )
 from judges.prompts import Order, RenderError, render
 from judges.providers import ProviderConfigError, get_provider
-from judges.runner import RunSummary, plan_run, run_judge
+from judges.run_plan import plan_run
+from judges.runner import RunSummary, run_judge
 from judges.store import JudgeStore
 from judges.verdicts import calls_for_dataset, judge_verdicts, swap_flips
 from labels import LabelStore

@@ -13,6 +13,7 @@ import click
 
 from calibrate_app.cli._context import AppContext, pass_app
 from calibrate_app.cli._paths import ClientPath, client_file
+from judges.calls import CallPolicy
 from judges.config import (
     CONFIG_SUFFIXES,
     JudgeConfig,
@@ -22,8 +23,9 @@ from judges.config import (
     parse_config,
     resolve_config,
 )
+from judges.pricing import load_prices
 from judges.providers import get_provider
-from judges.runner import CallPolicy, RunSummary, load_prices, run_judge
+from judges.runner import RunSummary, run_judge
 from judges.store import JudgeStore
 from judges.verdicts import export_verdicts, import_verdicts, resolve_judge
 from labels.errors import NotFoundError

@@ -44,6 +44,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from judges.calls import CallPolicy
 from judges.config import JudgeConfig, load_config
 from judges.demo import build_demo
 from judges.demo.layout import (
@@ -57,7 +58,7 @@ from judges.demo.layout import (
 )
 from judges.providers import get_provider
 from judges.reporting import calibration_report
-from judges.runner import CallPolicy, RunSummary, run_judge
+from judges.runner import RunSummary, run_judge
 from judges.settings import Settings
 from judges.store import JudgeStore
 from judges.verdicts import calls_for_dataset, judge_verdicts

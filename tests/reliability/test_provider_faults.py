@@ -10,10 +10,11 @@ import pytest
 from fake_llm_server import FakeLLMServer
 from judge_helpers import DUMMY_KEY, faithfulness_rows, with_changes
 
+from judges.calls import CallPolicy
 from judges.config import load_builtin
 from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
-from judges.runner import CallPolicy, run_judge
+from judges.runner import run_judge
 from judges.store import JudgeStore
 from labels import LabelStore, import_rows
 

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from judge_helpers import faithfulness_rows
 
+from judges.calls import CallPolicy
 from judges.config import load_builtin, parse_config
-from judges.runner import CallPolicy, run_judge
+from judges.runner import run_judge
 from judges.settings import Settings
 from labels import LabelStore
 

@@ -23,10 +23,11 @@ from fake_llm_server import FakeLLMServer
 from judge_helpers import faithfulness_rows
 
 from calibrate_app.cli import cli
+from judges.calls import CallPolicy
 from judges.config import load_builtin
 from judges.providers import ProviderConfigError, get_provider
 from judges.providers.local import IDLE_TIMEOUT, LocalProvider, shutdown_local_servers
-from judges.runner import CallPolicy, run_judge
+from judges.runner import run_judge
 from judges.settings import Settings
 from judges.store import JudgeStore
 from judges.verdicts import judge_verdicts

@@ -12,6 +12,7 @@ from fake_llm_server import FakeLLMServer, is_claim_check
 from judge_helpers import DUMMY_KEY, with_changes
 from repo_paths import REPO
 
+from judges.calls import CallPolicy
 from judges.claimsplit import ClaimScore, claim_verdict, p_yes, parse_claim_lines, score_check
 from judges.config import (
     ClaimSplit,
@@ -25,7 +26,8 @@ from judges.parsing import Unscored, Verdict
 from judges.prompts import LOOKALIKE_LT, render_check
 from judges.providers.base import Completion
 from judges.providers.openai import OpenAIProvider
-from judges.runner import CallPolicy, plan_run, run_judge
+from judges.run_plan import plan_run
+from judges.runner import run_judge
 from judges.store import JudgeStore
 from judges.verdicts import judge_verdicts
 from labels import LabelStore

@@ -12,13 +12,16 @@ import pytest
 from fake_llm_server import CONTENT_FAULTS, TRANSIENT, FakeLLMServer
 from judge_helpers import DUMMY_KEY, faithfulness_rows, pairwise_rows, with_changes
 
+from judges.calls import CallPolicy
 from judges.config import JudgeConfig, load_builtin
+from judges.pricing import Price
 from judges.prompts import RenderError
 from judges.providers.anthropic import AnthropicProvider
 from judges.providers.base import Provider, ProviderError
 from judges.providers.openai import OpenAIProvider
 from judges.providers.scripted import ScriptedProvider
-from judges.runner import CallPolicy, Price, RunSummary, plan_run, run_judge
+from judges.run_plan import plan_run
+from judges.runner import RunSummary, run_judge
 from judges.store import JudgeStore
 from judges.verdicts import judge_verdicts
 from labels import LabelStore
