@@ -42,11 +42,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "judges.calls": ("CallPolicy",),
     "judges.pricing": ("Price", "DEFAULT_PRICES", "load_prices"),
     "judges.store": ("JudgeStore", "item_hash"),
+    "judges.aggregation": ("aggregate_calls", "AGGREGATION_RULES"),
     "judges.verdicts": (
         "judge_verdicts",
         "import_verdicts",
         "export_verdicts",
-        "aggregate_verdicts",
         "swap_flips",
         "resolve_judge",
         "VERDICT_COLUMNS",

@@ -304,7 +304,7 @@ def export_card(
     *,
     criterion: str | None = None,
     design: str | None = None,
-    rule: str = "all_agree",
+    rule: str | None = None,
 ) -> JudgeCard:
     """Calibrate ``judge`` on ``dataset`` and write its card to ``path`` (JSON or YAML).
 

@@ -6,10 +6,11 @@ every generation parameter. :attr:`JudgeConfig.config_id` hashes the canonical J
 whole config, so changing one word gives a new id and verdicts of different revisions never mix.
 ``name`` and ``revision`` are the human-readable handle beside the hash.
 
-The run policy fields (``repeats``, ``swap``, ``aggregation``) are defaults for a run: a run may
-override them (``calibrate judge run --repeats 3 --swap``) without creating a new config, because
-they change *which* calls are made, not what any one call sends. Their values are still part of
-the canonical form, so editing the file's defaults gives a new id, like any other edit.
+The run policy fields (``repeats``, ``swap``, ``aggregation``) are defaults: a run may override
+the first two (``calibrate judge run --repeats 3 --swap``) and a report the third
+(``calibrate report --aggregation all_agree``) without creating a new config, because they change
+*which* calls are made or how they combine, not what any one call sends. Their values are still
+part of the canonical form, so editing the file's defaults gives a new id, like any other edit.
 
 ``strategy`` says how a verdict is reached. ``single`` (the default) is one call whose reply
 carries the verdict under the output contract. ``claim_split`` is the decomposed judgement that
@@ -199,7 +200,10 @@ class JudgeConfig(_Strict):
     swap: bool = False
     source_order: Literal["reverse", "shuffle"] = "reverse"
     shuffle_seed: int = 0
-    aggregation: Literal["majority", "unanimous", "any_fail"] = "majority"
+    # How a run's calls of one item combine in a report (judges.aggregation). "unanimous" and
+    # "any_fail" are older spellings kept so configs written with them load with the same id:
+    # "unanimous" reads as all_agree; "any_fail" was never implemented and is refused by name.
+    aggregation: Literal["all_agree", "majority", "unanimous", "any_fail"] = "majority"
     strategy: Strategy = DEFAULT_STRATEGY
     claim_split: ClaimSplit | None = None
 

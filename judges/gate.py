@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from judges.aggregation import aggregate_calls
 from judges.calibration import (
     CalibrationCounts,
     PassRateEstimate,
@@ -31,18 +32,15 @@ from judges.calibration import (
     transported_pass_rate_from_counts,
 )
 from judges.card import JudgeCard
-from judges.reporting import aggregate_calls
+from judges.verdicts import UNSCORED
 from labels.errors import ImportFileError
+from labels.models import POINTWISE_VERDICTS
 from labels.reading import read_table
+from labels.verdict_words import parse_optional_verdict, spellings
 
 GateOn = Literal["lower", "estimate"]
 SCORE_SCHEMA_VERSION = 1
 
-_VERDICTS = {
-    "pass": "pass", "fail": "fail", "unsure": "unsure", "1": "pass", "0": "fail",
-    "true": "pass", "false": "fail", "unscored": "unscored", "": "unscored", "none": "unscored",
-    "nan": "unscored", "null": "unscored",
-}
 
 
 class VerdictsFileError(ImportFileError):
@@ -122,14 +120,14 @@ def read_verdicts_file(path: str | Path, *, format: str | None = None) -> Verdic
         if not item_id:
             raise VerdictsFileError("is empty but is required", path=name, row=i + 1,
                                     column=id_col)
-        word = _cell_text(col["verdict"][i]).lower()
-        verdict = _VERDICTS.get(word)
-        if verdict is None:
+        try:
+            verdict = parse_optional_verdict(col["verdict"][i], POINTWISE_VERDICTS) or UNSCORED
+        except ValueError:
             raise VerdictsFileError(
-                f"{col['verdict'][i]!r} is not a verdict (pass, fail, unsure, 1, 0, true, "
-                "false; empty or unscored for no verdict)", path=name, row=i + 1,
-                column="verdict",
-            )
+                f"{col['verdict'][i]!r} is not a verdict "
+                f"({spellings(POINTWISE_VERDICTS, missing_ok=True)})",
+                path=name, row=i + 1, column="verdict",
+            ) from None
         repeat_text = _cell_text(col["repeat"][i]) if "repeat" in col else ""
         if repeat_text and not repeat_text.isdigit():
             raise VerdictsFileError(f"{repeat_text!r} is not a repeat index (0, 1, 2, ...)",

@@ -490,6 +490,85 @@ class JudgeStore:
                 params,
             ).df()
 
+    def latest_calls(self, config_id: str, items: pd.DataFrame) -> pd.DataFrame:
+        """Per (item, repeat, order): the latest stored reply of ``config_id`` on ``items``.
+
+        A failed call counts only where no reply exists. ``items`` has columns ``item_id``,
+        ``item_hash`` and ``position`` (a dataset's rows, in order); the result has
+        ``item_id``, ``repeat``, ``order``, ``verdict`` (``unscored`` unless scored),
+        ``reasoning``, ``unscored_reason`` (``failed:<kind>`` for a failed call), ``run_id``
+        and ``config_id``, ordered by position, repeat and order.
+        """
+        with self.db.cursor() as cur:
+            cur.register("dataset_items", items)
+            frame = cur.execute(
+                """
+                WITH ranked AS (
+                    SELECT c.*, row_number() OVER (
+                        PARTITION BY c.item_hash, c.repeat, c.ordering
+                        ORDER BY (c.status <> 'failed') DESC, c.call_id DESC) AS rank
+                    FROM judge_calls c WHERE c.config_id = ?
+                )
+                SELECT d.item_id, r.repeat, r.ordering AS "order",
+                       CASE WHEN r.status = 'scored' THEN r.verdict ELSE 'unscored' END AS verdict,
+                       CASE WHEN r.status = 'scored' THEN r.reasoning END AS reasoning,
+                       CASE WHEN r.status = 'unscored' THEN r.unscored_reason
+                            WHEN r.status = 'failed'
+                            THEN 'failed:' || coalesce(r.error_kind, 'error')
+                       END AS unscored_reason,
+                       r.run_id, r.config_id
+                FROM dataset_items d JOIN ranked r ON r.item_hash = d.item_hash AND r.rank = 1
+                ORDER BY d.position, r.repeat, r.ordering = 'swapped'
+                """,
+                [config_id],
+            ).df()
+            cur.unregister("dataset_items")
+        return frame
+
+    def calls_on_items(self, config_id: str, items: pd.DataFrame) -> pd.DataFrame:
+        """Every stored call of ``config_id`` on ``items`` (all columns, for browsing).
+
+        ``items`` as for :meth:`latest_calls`; ``item_id`` is the id in that item list.
+        """
+        with self.db.cursor() as cur:
+            cur.register("dataset_items", items)
+            frame = cur.execute(
+                "SELECT d.item_id AS dataset_item_id, c.* EXCLUDE (item_id) "
+                "FROM dataset_items d JOIN judge_calls c ON c.item_hash = d.item_hash "
+                "WHERE c.config_id = ? ORDER BY d.position, c.repeat, c.ordering, c.call_id",
+                [config_id],
+            ).df()
+            cur.unregister("dataset_items")
+        return frame.rename(columns={"dataset_item_id": "item_id"})
+
+    def run_counts(self) -> dict[str, int]:
+        """Dataset name → number of judge runs (and verdict imports) on it."""
+        with self.db.cursor() as cur:
+            rows = cur.execute(
+                "SELECT dataset, count(*) FROM judge_runs GROUP BY dataset"
+            ).fetchall()
+        return {str(r[0]): int(r[1]) for r in rows}
+
+    def latest_config_on(self, dataset: str) -> str | None:
+        """The config of the newest run (or import) on ``dataset``; ``None`` before any."""
+        with self.db.cursor() as cur:
+            row = cur.execute(
+                "SELECT config_id FROM judge_runs WHERE dataset = ? "
+                "ORDER BY started_at DESC, run_id DESC LIMIT 1",
+                [dataset],
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def calls_fingerprint(self, dataset: str) -> str:
+        """Changes whenever a call is stored by a run on ``dataset`` (one cheap aggregate)."""
+        with self.db.cursor() as cur:
+            row = cur.execute(
+                "SELECT count(*), max(c.call_id) FROM judge_calls c "
+                "JOIN judge_runs r USING (run_id) WHERE r.dataset = ?",
+                [dataset],
+            ).fetchone()
+        return "none" if row is None or not row[0] else f"{row[0]}:{row[1]}"
+
     def mean_output_tokens(self, config_id: str) -> float | None:
         """Mean output tokens of the stored calls of ``config_id`` (``None`` before any)."""
         with self.db.cursor() as cur:

@@ -42,13 +42,13 @@ import pandas as pd
 
 from judges.store import CallRecord, JudgeStore, external_config_id, item_hash, new_run_id
 from labels.cells import text_cell
-from labels.errors import CalibrateError, ConflictError, ImportFileError, NotFoundError
+from labels.errors import ConflictError, ImportFileError, NotFoundError
 from labels.exporting import write_table
-from labels.label_import import LABEL_WORDS as _LABEL_WORDS
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import Table, read_table
 from labels.store import LabelStore
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
+from labels.verdict_words import parse_optional_verdict
 
 VERDICT_COLUMNS = (
     "item_id", "repeat", "order", "verdict", "reasoning", "unscored_reason", "run_id",
@@ -56,8 +56,6 @@ VERDICT_COLUMNS = (
 )
 UNSCORED = "unscored"
 
-_WORDS = _LABEL_WORDS  # the same spellings the human-label import accepts
-_MISSING = {"", "unscored", "none", "nan", "null"}
 
 
 def resolve_judge(
@@ -107,30 +105,7 @@ def judge_verdicts(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:
     store.dataset(dataset)
     judge_store = JudgeStore(store.db)
     config_id = resolve_judge(judge_store, judge, dataset=dataset)
-    items = _dataset_hashes(store, dataset)
-    with store.db.cursor() as cur:
-        cur.register("dataset_items", items)
-        frame = cur.execute(
-            """
-            WITH ranked AS (
-                SELECT c.*, row_number() OVER (
-                    PARTITION BY c.item_hash, c.repeat, c.ordering
-                    ORDER BY (c.status <> 'failed') DESC, c.call_id DESC) AS rank
-                FROM judge_calls c WHERE c.config_id = ?
-            )
-            SELECT d.item_id, r.repeat, r.ordering AS "order",
-                   CASE WHEN r.status = 'scored' THEN r.verdict ELSE 'unscored' END AS verdict,
-                   CASE WHEN r.status = 'scored' THEN r.reasoning END AS reasoning,
-                   CASE WHEN r.status = 'unscored' THEN r.unscored_reason
-                        WHEN r.status = 'failed' THEN 'failed:' || coalesce(r.error_kind, 'error')
-                   END AS unscored_reason,
-                   r.run_id, r.config_id
-            FROM dataset_items d JOIN ranked r ON r.item_hash = d.item_hash AND r.rank = 1
-            ORDER BY d.position, r.repeat, r.ordering = 'swapped'
-            """,
-            [config_id],
-        ).df()
-        cur.unregister("dataset_items")
+    frame = judge_store.latest_calls(config_id, _dataset_hashes(store, dataset))
     frame = frame.astype({"repeat": "int64"}) if len(frame) else frame
     return frame[list(VERDICT_COLUMNS)].reset_index(drop=True)
 
@@ -139,58 +114,7 @@ def calls_for_dataset(store: LabelStore, dataset: str, judge: str) -> pd.DataFra
     """Every stored call of a judge on a dataset's items (all columns, for browsing)."""
     judge_store = JudgeStore(store.db)
     config_id = resolve_judge(judge_store, judge, dataset=dataset)
-    items = _dataset_hashes(store, dataset)
-    with store.db.cursor() as cur:
-        cur.register("dataset_items", items)
-        frame = cur.execute(
-            "SELECT d.item_id AS dataset_item_id, c.* EXCLUDE (item_id) "
-            "FROM dataset_items d JOIN judge_calls c ON c.item_hash = d.item_hash "
-            "WHERE c.config_id = ? ORDER BY d.position, c.repeat, c.ordering, c.call_id",
-            [config_id],
-        ).df()
-        cur.unregister("dataset_items")
-    return frame.rename(columns={"dataset_item_id": "item_id"})
-
-
-def aggregate_verdicts(frame: pd.DataFrame, rule: str = "majority") -> pd.DataFrame:
-    """One verdict per item from the rows of :func:`judge_verdicts`.
-
-    Rules (unscored rows are ignored; an item with no scored row is ``unscored``):
-
-    * ``majority``: the most common verdict; a tie between the top verdicts gives ``unsure``
-      (pointwise) or ``tie`` (pairwise).
-    * ``unanimous``: the verdict if all scored rows agree, else ``unsure`` / ``tie``.
-    * ``any_fail``: ``fail`` if any row fails, else the majority (pointwise only).
-
-    Returns:
-        Columns ``item_id``, ``verdict``, ``n_scored``, ``n_unscored``, ``agreement`` (share of
-        scored rows equal to the aggregated verdict, ``NaN`` when none).
-    """
-    if rule not in ("majority", "unanimous", "any_fail"):
-        raise CalibrateError(f"unknown aggregation rule {rule!r}")
-    out: list[dict[str, Any]] = []
-    for item_id, group in frame.groupby("item_id", sort=False):
-        scored = [v for v in group["verdict"] if v != UNSCORED]
-        n_unscored = len(group) - len(scored)
-        if not scored:
-            out.append({"item_id": item_id, "verdict": UNSCORED, "n_scored": 0,
-                        "n_unscored": n_unscored, "agreement": float("nan")})
-            continue
-        neutral = "tie" if scored[0] in PAIRWISE_VERDICTS else "unsure"
-        counts = pd.Series(scored).value_counts()
-        top = counts[counts == counts.max()].index.tolist()
-        majority = top[0] if len(top) == 1 else neutral
-        if rule == "unanimous":
-            verdict = scored[0] if len(set(scored)) == 1 else neutral
-        elif rule == "any_fail" and "fail" in scored:
-            verdict = "fail"
-        else:
-            verdict = majority
-        agreement = sum(v == verdict for v in scored) / len(scored)
-        out.append({"item_id": item_id, "verdict": verdict, "n_scored": len(scored),
-                    "n_unscored": n_unscored, "agreement": agreement})
-    return pd.DataFrame(out, columns=["item_id", "verdict", "n_scored", "n_unscored",
-                                      "agreement"])
+    return judge_store.calls_on_items(config_id, _dataset_hashes(store, dataset))
 
 
 def swap_flips(frame: pd.DataFrame) -> pd.DataFrame:
@@ -228,24 +152,6 @@ class VerdictImportSummary:
     added: int
     unchanged: int
     unscored: int
-
-
-def _verdict_word(value: Any, allowed: tuple[str, ...]) -> str | None:
-    """The canonical verdict, ``None`` for an explicit "no verdict", or raise ``ValueError``."""
-    if value is None or (isinstance(value, float) and value != value):
-        return None
-    if isinstance(value, bool):
-        key = "true" if value else "false"
-    elif isinstance(value, int | float):
-        key = str(int(value)) if float(value).is_integer() else str(value)
-    else:
-        key = str(value).strip().lower()
-    if key in _MISSING:
-        return None
-    verdict = _WORDS.get(key)
-    if verdict not in allowed:
-        raise ValueError(key)
-    return verdict
 
 
 MAX_REPEAT = 1000
@@ -374,7 +280,7 @@ def import_verdicts(
         if item is None:
             raise fail(f"dataset {dataset!r} has no item {shown(item_id, 24)}", id_col)
         try:
-            verdict = _verdict_word(row.get("verdict"), allowed)
+            verdict = parse_optional_verdict(row.get("verdict"), allowed)
         except ValueError:
             words = ", ".join(allowed) + (", 1, 0, true, false" if info.kind == "pointwise" else "")
             raise fail(
@@ -458,7 +364,7 @@ def export_verdicts(store: LabelStore, dataset: str, judge: str, path: str | Pat
 
 
 __all__ = [
-    "UNSCORED", "VERDICT_COLUMNS", "VerdictImportSummary", "aggregate_verdicts",
+    "UNSCORED", "VERDICT_COLUMNS", "VerdictImportSummary",
     "calls_for_dataset", "export_verdicts", "import_verdicts", "judge_verdicts",
     "resolve_judge", "swap_flips",
 ]

@@ -150,6 +150,16 @@ class Database:
                 raise
             cur.execute("COMMIT")
 
+    def table_names(self) -> set[str]:
+        """Names of the tables in this file (any schema), without migrating anything."""
+        with self.cursor() as cur:
+            return {
+                str(r[0]) for r in cur.execute(
+                    "SELECT table_name FROM information_schema.tables "
+                    "WHERE table_catalog = current_database()"
+                ).fetchall()
+            }
+
     def ensure_migrated(self, migration_set: str, migrations: Sequence[Migration]) -> None:
         """Apply a migration set once per process (cheap after the first call)."""
         if migration_set in self._migrated:

@@ -14,28 +14,14 @@ from typing import Any
 
 from labels.cells import text_cell
 from labels.errors import ImportFileError, InvalidNameError
-from labels.models import DEFAULT_CRITERION, PAIRWISE_VERDICTS
+from labels.models import DEFAULT_CRITERION, PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import Table, read_table
 from labels.store import LabelStore, NewLabel, Provenance
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
+from labels.verdict_words import parse_verdict, spellings
 
 IMPORT_SELECTIONS = ("random", "all", "by_verdict", "unknown")
 """How an imported label file's rows were chosen (``labels import --selection``)."""
-
-LABEL_WORDS = {
-    "pass": "pass",
-    "fail": "fail",
-    "unsure": "unsure",
-    "1": "pass",
-    "0": "fail",
-    "true": "pass",
-    "false": "fail",
-    "a": "a",
-    "b": "b",
-    "tie": "tie",
-}
-"""Every spelling of a verdict a label (or verdict) file may use, lower-cased → the verdict."""
-
 
 @dataclass(frozen=True)
 class LabelImportSummary:
@@ -50,25 +36,16 @@ class LabelImportSummary:
 
 
 def _label_word(table: Table, index: int, column: str, value: Any, pairwise: bool) -> str:
-    if isinstance(value, bool):
-        key = "true" if value else "false"
-    elif isinstance(value, (int, float)) and not isinstance(value, bool) and value in (0, 1):
-        key = str(int(value))
-    elif isinstance(value, str):
-        key = value.strip().lower()
-    else:
-        key = ""
-    verdict = LABEL_WORDS.get(key)
-    allowed = PAIRWISE_VERDICTS if pairwise else ("pass", "fail", "unsure")
-    if verdict not in allowed:
-        words = "a, b, tie" if pairwise else "pass, fail, unsure, 1, 0, true, false"
+    allowed = PAIRWISE_VERDICTS if pairwise else POINTWISE_VERDICTS
+    try:
+        return parse_verdict(value, allowed)
+    except ValueError:
         raise ImportFileError(
-            f"{shown(value)} is not a label (use {words})",
+            f"{shown(value)} is not a label (use {spellings(allowed)})",
             path=table.path,
             row=index + 1,
             column=column,
-        )
-    return verdict
+        ) from None
 
 
 def _annotator(table: Table, index: int, value: str) -> str:
@@ -221,4 +198,4 @@ def import_labels(
     )
 
 
-__all__ = ["LABEL_WORDS", "LabelImportSummary", "import_labels"]
+__all__ = ["LabelImportSummary", "import_labels"]

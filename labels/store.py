@@ -97,6 +97,36 @@ def _item_from_row(row: Sequence[Any]) -> Item:
     )
 
 
+_LABEL_COLUMNS = (
+    "label_id, dataset, item_id, annotator, criterion, verdict, note, failure_tags, "
+    "labelled_at, seconds_spent, origin"
+)
+
+
+def _label_from_row(r: Sequence[Any]) -> Label:
+    """A :class:`Label` from a row of :data:`_LABEL_COLUMNS`."""
+    return Label(
+        label_id=r[0], dataset=r[1], item_id=r[2], annotator=r[3], criterion=r[4],
+        verdict=r[5], note=r[6], failure_tags=tuple(json.loads(r[7])), labelled_at=r[8],
+        seconds_spent=r[9], origin=r[10],
+    )
+
+
+def stored_dataset_names(db: Database) -> list[str] | None:
+    """Dataset names in ``db`` without migrating it; ``None`` when it is not a calibrate file.
+
+    An empty file (no tables at all) gives ``[]``.
+    """
+    tables = db.table_names()
+    if not tables:
+        return []
+    if "datasets" not in tables:
+        return None
+    with db.cursor() as cur:
+        rows = cur.execute("SELECT name FROM datasets ORDER BY name").fetchall()
+    return [str(r[0]) for r in rows]
+
+
 class LabelStore:
     """Datasets, items and human labels in one DuckDB file.
 
@@ -388,7 +418,7 @@ class LabelStore:
                 out = cur.execute(
                     "INSERT INTO labels (dataset, item_id, annotator, criterion, verdict, note, "
                     "failure_tags, labelled_at, seconds_spent, origin) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING label_id, labelled_at",
+                    f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING {_LABEL_COLUMNS}",
                     r,
                 ).fetchall()[0]
                 p = new.provenance
@@ -398,21 +428,7 @@ class LabelStore:
                     [out[0], p.selection, p.stratum, p.inclusion_probability,
                      p.selection_share, p.judge],
                 )  # fmt: skip
-                stored.append(
-                    Label(
-                        label_id=out[0],
-                        dataset=r[0],
-                        item_id=r[1],
-                        annotator=r[2],
-                        criterion=r[3],
-                        verdict=r[4],
-                        note=r[5],
-                        failure_tags=tuple(json.loads(r[6])),
-                        labelled_at=out[1],
-                        seconds_spent=r[8],
-                        origin=r[9],
-                    )
-                )
+                stored.append(_label_from_row(out))
         return stored
 
     def history(
@@ -427,27 +443,11 @@ class LabelStore:
         where, params = self._filters(dataset, annotator=annotator, criterion=criterion)
         with self.db.cursor() as cur:
             rows = cur.execute(
-                "SELECT label_id, dataset, item_id, annotator, criterion, verdict, note, "
-                "failure_tags, labelled_at, seconds_spent, origin FROM labels "
+                f"SELECT {_LABEL_COLUMNS} FROM labels "
                 f"WHERE {where} AND item_id = ? ORDER BY labelled_at, label_id",
                 [*params, item_id],
             ).fetchall()
-        return [
-            Label(
-                label_id=r[0],
-                dataset=r[1],
-                item_id=r[2],
-                annotator=r[3],
-                criterion=r[4],
-                verdict=r[5],
-                note=r[6],
-                failure_tags=tuple(json.loads(r[7])),
-                labelled_at=r[8],
-                seconds_spent=r[9],
-                origin=r[10],
-            )
-            for r in rows
-        ]
+        return [_label_from_row(r) for r in rows]
 
     @staticmethod
     def _filters(

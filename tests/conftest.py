@@ -19,10 +19,10 @@ from fake_llm_server import FakeLLMServer
 from judge_helpers import DUMMY_KEY, with_changes
 from report_data import ReportFiles, build_store, write_report_files
 
+from judges.calls import CallPolicy
 from judges.config import JudgeConfig, load_builtin
 from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
-from judges.calls import CallPolicy
 from labels import LabelStore, import_rows, open_store
 
 ENV_PREFIXES = ("CALIBRATE_", "ANTHROPIC_", "OPENAI_")

@@ -15,10 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from calibrate_app import resources, state, widgets
+from judges.aggregation import AGGREGATION_RULES
 from judges.calibration import format_interval, format_point
 from judges.calibration.trust import SMALL_SAMPLE, CertificationRule, trust_verdict
 from judges.reporting import (
-    AGGREGATION_RULES,
     JudgeRef,
     JudgeReport,
     calibration_report,
@@ -38,6 +38,12 @@ DESIGN_TEXT = {
     "same_run_random": "Random sample of this dataset",
     "same_run_stratified": "Sampled within judge-pass / judge-fail strata",
     "separate_calibration": "Separate calibration set (label shift allowed)",
+}
+JUDGE_RULE = "judge"
+RULE_TEXT = {
+    JUDGE_RULE: "The judge's own rule",
+    "all_agree": "All must agree (MT-Bench)",
+    "majority": "Majority",
 }
 
 
@@ -89,8 +95,10 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
         design = cols[1].selectbox("Sampling design of the labels", list(DESIGN_TEXT),
                                    format_func=DESIGN_TEXT.__getitem__, key="cal_design")
         rule = cols[2].selectbox(
-            "Repeats / swapped orders", list(AGGREGATION_RULES), key="cal_rule",
-            format_func=lambda r: "All must agree (MT-Bench)" if r == "all_agree" else "Majority",
+            "Repeats / swapped orders", [JUDGE_RULE, *AGGREGATION_RULES], key="cal_rule",
+            format_func=RULE_TEXT.__getitem__,
+            help="How the calls of one row combine; by default the judge config's "
+                 "aggregation (all must agree for imported verdicts).",
         )
         criteria = [c.name for c in store.criteria() if c.kind == "pointwise"]
         default = by_id[main].criterion
@@ -115,7 +123,8 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
     return {
         "dataset": dataset, "judge": by_id[main], "compare": [by_id[c] for c in compare],
         "target": None if target == SAME else target,
-        "design": None if design == AUTO else design, "rule": rule, "criterion": criterion,
+        "design": None if design == AUTO else design, "rule": None if rule == JUDGE_RULE else rule,
+        "criterion": criterion,
         "half_width": float(half_width),
         "certify": CertificationRule(float(min_sens), float(min_spec)),
     }

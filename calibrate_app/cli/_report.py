@@ -13,10 +13,10 @@ import click
 
 from calibrate_app.cli._context import AppContext, pass_app
 from calibrate_app.cli._paths import ClientPath
+from judges.aggregation import AGGREGATION_RULES
 from judges.calibration import DESIGNS, format_interval
 from judges.card import export_card, load_card
 from judges.reporting import (
-    AGGREGATION_RULES,
     JudgeReport,
     calibration_report,
     judge_leaderboard,
@@ -117,8 +117,9 @@ def render_report(report: JudgeReport) -> str:
     "with each label). An override the provenance or the verdict check contradicts is refused.",
 )
 @click.option(
-    "--aggregation", type=_RULES, default="all_agree", show_default=True,
-    help="How repeated / position-swapped calls combine per item (all_agree = MT-Bench).",
+    "--aggregation", type=_RULES, default=None,
+    help="How repeated / position-swapped calls combine per item (all_agree = MT-Bench); "
+         "default: the judge config's aggregation, all_agree for imported verdicts.",
 )
 @click.option("--half-width", type=click.FloatRange(0, 1, min_open=True), default=0.05,
               show_default=True, help="Interval half-width the labelling plan aims for.")
@@ -126,7 +127,8 @@ def render_report(report: JudgeReport) -> str:
 @pass_app
 def report_command(
     app: AppContext, dataset: str, judges: tuple[str, ...], criterion: str | None,
-    target: str | None, design: str, aggregation: str, half_width: float, as_json: bool,
+    target: str | None, design: str, aggregation: str | None, half_width: float,
+    as_json: bool,
 ) -> None:
     """Calibrate a judge against the human labels: error rates, kappa, corrected pass rate."""
     from calibrate_app.cli import echo_json
@@ -170,14 +172,15 @@ def card_group() -> None:
 @click.option("--criterion", default=None, help="Label criterion (default: the judge's).")
 @click.option("--design", type=_DESIGN, default="auto", show_default=True,
               help="How the labelled rows were drawn.")
-@click.option("--aggregation", type=_RULES, default="all_agree", show_default=True,
-              help="How repeated / swapped calls combine per item (also used by the gate).")
+@click.option("--aggregation", type=_RULES, default=None,
+              help="How repeated / swapped calls combine per item (also used by the gate); "
+                   "default: the judge config's aggregation.")
 @click.option("-o", "--output", required=True, type=ClientPath(dir_okay=False),
               help="Card file: .json, .yaml or .yml.")
 @pass_app
 def card_export(
     app: AppContext, dataset: str, judge: str, criterion: str | None, design: str,
-    aggregation: str, output: str,
+    aggregation: str | None, output: str,
 ) -> None:
     """Write the judge card: config + hash, error rates with intervals, dataset hash."""
     card = export_card(

@@ -9,13 +9,10 @@ was made (:mod:`judges.demo.generate`).
 
 from __future__ import annotations
 
-import importlib
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import duckdb
 
@@ -30,11 +27,12 @@ from judges.demo.layout import (
     PRODUCTION_FILE,
     VERDICTS_DIR,
 )
+from judges.verdicts import import_verdicts
 from labels import open_store
 from labels.db import Database
 from labels.errors import CalibrateError, ConflictError
 from labels.importing import OnChanged, import_labels, import_rows
-from labels.store import LabelStore
+from labels.store import LabelStore, stored_dataset_names
 
 DEMO_DATASETS = (LABELLED_DATASET, PRODUCTION_DATASET)
 VERDICT_SUFFIXES = (".jsonl", ".csv", ".parquet")
@@ -168,25 +166,14 @@ def _check_replaceable(path: Path, lock_timeout: float) -> None:
             f"replace it with the demo. {advice}"
         ) from None
     try:
-        with db.cursor() as cur:
-            tables = {
-                r[0] for r in cur.execute(
-                    "SELECT table_name FROM information_schema.tables "
-                    "WHERE table_catalog = current_database()"
-                ).fetchall()
-            }
-            if not tables:
-                return
-            if "datasets" not in tables:
-                raise ConflictError(
-                    f"{path} is a DuckDB database but not a calibrate one; refusing to replace "
-                    f"it with the demo. {advice}"
-                )
-            names = [
-                r[0] for r in cur.execute("SELECT name FROM datasets ORDER BY name").fetchall()
-            ]
+        names = stored_dataset_names(db)
     finally:
         db.close()
+    if names is None:
+        raise ConflictError(
+            f"{path} is a DuckDB database but not a calibrate one; refusing to replace "
+            f"it with the demo. {advice}"
+        )
     foreign = [n for n in names if n not in DEMO_DATASETS]
     if foreign:
         more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
@@ -239,34 +226,13 @@ def _verdict_files(data: Path) -> list[tuple[str, str, str, Path]]:
     ]
 
 
-def _verdict_importer() -> Callable[..., Any] | None:
-    """The judge engine's ordinary verdict import, or None in a build without it."""
-    # judges.verdicts belongs to the judge engine; without it the demo still loads rows and
-    # labels, and says in the summary what it skipped.
-    try:
-        module = importlib.import_module("judges.verdicts")
-    except ModuleNotFoundError as error:
-        if error.name != "judges.verdicts":
-            raise
-        return None
-    importer = getattr(module, "import_verdicts", None)
-    return importer if callable(importer) else None
-
-
 def _load_verdicts(store: LabelStore, data: Path, *, keep: bool, notes: list[str]) -> int:
     files = _verdict_files(data)
     if not files:
         return 0
-    importer = _verdict_importer()
-    if importer is None:
-        notes.append(
-            f"{len(files)} recorded verdict file(s) skipped: this build has no judges.verdicts "
-            "import yet"
-        )
-        return 0
     for dataset, criterion, judge, path in files:
         # A re-import of an unchanged file adds nothing, so --keep can run this every time.
-        importer(store, path, dataset=dataset, judge=judge, criterion=criterion)
+        import_verdicts(store, path, dataset=dataset, judge=judge, criterion=criterion)
     return len(files)
 
 

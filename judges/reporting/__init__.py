@@ -20,17 +20,14 @@ from judges.reporting.assemble import (
 )
 from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, choose_design, plan_labels
 from judges.reporting.inputs import (
-    AGGREGATION_RULES,
     DEFAULT_SEED,
     HumanLabels,
     JudgeItems,
     JudgeRef,
-    aggregate_calls,
     find_judge,
     judges_on,
     load_human_labels,
     load_judge_items,
-    normalize_rule,
 )
 from judges.reporting.leaderboard import (
     Leaderboard,
@@ -40,7 +37,6 @@ from judges.reporting.leaderboard import (
 )
 
 __all__ = [
-    "AGGREGATION_RULES",
     "DEFAULT_HALF_WIDTH",
     "DEFAULT_N_BOOT",
     "DEFAULT_SEED",
@@ -51,7 +47,6 @@ __all__ = [
     "JudgeReport",
     "Leaderboard",
     "Plan",
-    "aggregate_calls",
     "calibration_report",
     "choose_design",
     "default_judge",
@@ -61,6 +56,5 @@ __all__ = [
     "judges_on",
     "load_human_labels",
     "load_judge_items",
-    "normalize_rule",
     "plan_labels",
 ]

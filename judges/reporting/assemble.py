@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judges.aggregation import rule_for
 from judges.calibration import (
     DESIGNS,
     CalibrationSummary,
@@ -34,7 +35,6 @@ from judges.reporting.inputs import (
     find_judge,
     load_human_labels,
     load_judge_items,
-    normalize_rule,
 )
 from labels.errors import CalibrateError, NotFoundError
 from labels.models import DEFAULT_CRITERION
@@ -262,7 +262,7 @@ def calibration_report(
     criterion: str | None = None,
     target: str | None = None,
     design: str | None = None,
-    rule: str = "all_agree",
+    rule: str | None = None,
     confidence: float = 0.95,
     target_half_width: float = DEFAULT_HALF_WIDTH,
     seed: int = DEFAULT_SEED,
@@ -280,7 +280,8 @@ def calibration_report(
         design: Force a sampling design (one of :data:`judges.calibration.DESIGNS`); default
             :func:`choose_design`.
         rule: How repeated / position-swapped calls combine per item (``all_agree`` or
-            ``majority``).
+            ``majority``); default: the judge config's ``aggregation`` (``all_agree`` for
+            imported verdicts).
         confidence: Level of every interval.
         target_half_width: Half-width the labelling plan aims for.
         seed: Seed of every bootstrap (document-clustered intervals, human agreement), so the
@@ -305,7 +306,7 @@ def calibration_report(
         store.dataset(target_name)
     ref = judge if isinstance(judge, JudgeRef) else find_judge(store, judge, dataset=dataset)
     crit = criterion or ref.criterion or DEFAULT_CRITERION
-    rule_name = normalize_rule(rule)
+    rule_name = rule_for(ref.config, rule)
 
     human = load_human_labels(store, dataset, crit, seed=seed, confidence=confidence)
     if human.items.empty:

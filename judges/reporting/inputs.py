@@ -9,56 +9,34 @@
    alpha) is the ceiling a judge is compared against.
 3. **Judge verdicts** (:func:`load_judge_items`): every (item, repeat, order) call of the judge
    (:func:`judges.verdicts.judge_verdicts`), reduced to one verdict per item by
-   :func:`judges.calibration.self_consistency`. The default rule is MT-Bench's ``all_agree``: a
-   verdict counts only if every scored call agrees, so a row that flips across orders or repeats
-   becomes ``unsure``; ``majority`` is the alternative. Flip rates come from the same call.
+   :func:`judges.aggregation.aggregate_calls` under the judge config's ``aggregation`` rule
+   (``all_agree`` for imported verdicts; a caller may override it). Flip rates come from the
+   same call.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from judges.aggregation import aggregate_calls, rule_for
 from judges.calibration import (
     ConsistencyResult,
     MultiRaterAgreement,
     multi_rater_agreement,
-    self_consistency,
 )
+from judges.config import JudgeConfig
 from judges.store import JudgeStore, StoredConfig
 from judges.verdicts import judge_verdicts, resolve_judge
-from labels.errors import CalibrateError
 from labels.store import LabelStore
-
-AggregationRule = Literal["all_agree", "majority"]
-AGGREGATION_RULES: dict[str, str] = {
-    "all_agree": (
-        "MT-Bench rule: a verdict counts only if every scored call (all repeats, both orders) "
-        "agrees; a row that flips is 'unsure' and is excluded"
-    ),
-    "majority": "the most frequent scored verdict; equal top counts give 'unsure'",
-}
-_RULE_ALIASES = {"unanimous": "all_agree", "mt-bench": "all_agree", "mtbench": "all_agree"}
 
 DEFAULT_SEED = 0
 
 
-def normalize_rule(rule: str) -> AggregationRule:
-    """Map a rule name (or alias such as ``unanimous``) to ``all_agree`` or ``majority``.
-
-    Raises:
-        CalibrateError: for an unknown rule.
-    """
-    name = _RULE_ALIASES.get(rule, rule)
-    if name not in AGGREGATION_RULES:
-        raise CalibrateError(
-            f"unknown aggregation rule {rule!r} (rules: {', '.join(AGGREGATION_RULES)})"
-        )
-    return name  # type: ignore[return-value]
 
 
 # -- the judge ------------------------------------------------------------------------------
@@ -87,6 +65,11 @@ class JudgeRef:
     kind: str
     criterion: str
     stored: StoredConfig | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def config(self) -> JudgeConfig | None:
+        """The full judge config (``None`` for imported verdicts)."""
+        return None if self.stored is None else self.stored.config
 
     @classmethod
     def from_stored(cls, stored: StoredConfig) -> JudgeRef:
@@ -284,72 +267,12 @@ class JudgeItems:
         return dict(zip(self.items["item_id"], self.items["verdict"], strict=True))
 
 
-_ITEM_COLUMNS = ["item_id", "verdict", "n_calls", "n_scored", "order_flipped",
-                 "repeat_flipped", "flipped", "reasoning", "unscored_reason"]
-
-
-def aggregate_calls(
-    calls: pd.DataFrame, *, rule: str = "all_agree", confidence: float = 0.95
-) -> tuple[pd.DataFrame, ConsistencyResult | None]:
-    """One verdict per item from per-call rows, with flip flags (self-consistency).
-
-    Args:
-        calls: Rows with ``item_id``, ``verdict`` and optionally ``repeat``, ``order``,
-            ``reasoning``, ``unscored_reason``.
-        rule: ``all_agree`` (MT-Bench, default) or ``majority`` (aliases: ``unanimous``).
-        confidence: Level of the flip-rate intervals.
-
-    Returns:
-        ``(items, consistency)``: the per-item frame (columns as :attr:`JudgeItems.items`, in
-        first-appearance order) and the :class:`~judges.calibration.ConsistencyResult`
-        (``None`` for no calls).
-    """
-    name = normalize_rule(rule)
-    if calls.empty:
-        return pd.DataFrame(columns=_ITEM_COLUMNS), None
-    ids = calls["item_id"].astype(str).to_numpy()
-    verdicts = calls["verdict"].astype(object).where(calls["verdict"].notna(), None)
-    consistency = self_consistency(
-        ids,
-        verdicts.to_numpy(dtype=object),
-        order=calls["order"].astype(str).to_numpy() if "order" in calls else None,
-        repeat=calls["repeat"].to_numpy() if "repeat" in calls else None,
-        rule=name,
-        confidence=confidence,
-    )
-    per_item = pd.DataFrame({
-        "item_id": consistency.item_ids.astype(str),
-        "verdict": consistency.verdicts.astype(str),
-        "n_calls": consistency.n_calls,
-        "n_scored": consistency.n_scored,
-        "order_flipped": consistency.order_flipped,
-        "repeat_flipped": consistency.repeat_flipped,
-        "flipped": consistency.any_flipped,
-    })
-    frame = calls.assign(item_id=ids)
-    scored = frame[frame["verdict"].isin(["pass", "fail", "unsure"])]
-    reasoning = (
-        scored.groupby("item_id", sort=False)["reasoning"].first()
-        if "reasoning" in frame else pd.Series(dtype=object)
-    )
-    unscored = frame[~frame["verdict"].isin(["pass", "fail", "unsure"])]
-    reasons = (
-        unscored.groupby("item_id", sort=False)["unscored_reason"].first()
-        if "unscored_reason" in frame else pd.Series(dtype=object)
-    )
-    per_item["reasoning"] = per_item["item_id"].map(reasoning).astype(object)
-    per_item["unscored_reason"] = per_item["item_id"].map(reasons).astype(object)
-    order = pd.Index(pd.unique(ids))
-    per_item = per_item.set_index("item_id").loc[order].reset_index()
-    return per_item[_ITEM_COLUMNS], consistency
-
-
 def load_judge_items(
     store: LabelStore,
     dataset: str,
     judge: str | JudgeRef,
     *,
-    rule: str = "all_agree",
+    rule: str | None = None,
     confidence: float = 0.95,
 ) -> JudgeItems:
     """A judge's verdicts on ``dataset``, aggregated per item.
@@ -358,7 +281,8 @@ def load_judge_items(
         store: The label store (the judge tables live in the same file).
         dataset: Dataset name.
         judge: Judge name, config id or :class:`JudgeRef`.
-        rule: Aggregation rule (see :func:`aggregate_calls`).
+        rule: Aggregation rule (``all_agree`` or ``majority``); default: the judge config's
+            ``aggregation`` (:func:`judges.aggregation.rule_for`).
         confidence: Level of the flip-rate intervals.
 
     Returns:
@@ -366,5 +290,6 @@ def load_judge_items(
     """
     ref = judge if isinstance(judge, JudgeRef) else find_judge(store, judge, dataset=dataset)
     calls = judge_verdicts(store, dataset, ref.config_id)
-    items, consistency = aggregate_calls(calls, rule=rule, confidence=confidence)
-    return JudgeItems(ref, dataset, normalize_rule(rule), calls, items, consistency)
+    name = rule_for(ref.config, rule)
+    items, consistency = aggregate_calls(calls, rule=name, confidence=confidence)
+    return JudgeItems(ref, dataset, name, calls, items, consistency)

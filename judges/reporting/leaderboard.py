@@ -89,7 +89,7 @@ def judge_leaderboard(
     judges: Sequence[str | JudgeRef] | None = None,
     *,
     criterion: str | None = None,
-    rule: str = "all_agree",
+    rule: str | None = None,
     confidence: float = 0.95,
 ) -> Leaderboard:
     """Rank judges on the labelled rows of ``dataset`` by kappa, McNemar p vs the best.
@@ -99,7 +99,7 @@ def judge_leaderboard(
         dataset: Dataset with labels and the judges' verdicts.
         judges: Judge names / config ids (default: every judge run on ``dataset``).
         criterion: Label criterion (default: the first judge's criterion).
-        rule: Aggregation rule of repeated / swapped calls.
+        rule: Aggregation rule of repeated / swapped calls (default: each judge's own).
         confidence: Level of every interval.
 
     Returns:

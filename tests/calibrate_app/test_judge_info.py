@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from calibrate_app import judge_info
+from judges.config import load_builtin
+from judges.providers.scripted import ScriptedProvider
+from judges.runner import run_judge
 from labels import LabelStore
+from labels.importing import import_rows
 
 
 def test_judge_info_on_a_database_without_judge_tables(store: LabelStore) -> None:
@@ -13,19 +20,35 @@ def test_judge_info_on_a_database_without_judge_tables(store: LabelStore) -> Non
     assert judge_info.fingerprint(store, "d") == "none"
 
 
-def test_judge_info_reads_runs_verdicts_and_flips(store: LabelStore) -> None:
-    with store.db.cursor() as cur:
-        cur.execute("CREATE TABLE judge_runs (run_id VARCHAR, dataset VARCHAR)")
-        cur.execute("CREATE TABLE judge_calls (call_id INTEGER, run_id VARCHAR, "
-                    "item_id VARCHAR, verdict VARCHAR)")
-        cur.execute("INSERT INTO judge_runs VALUES ('r1', 'd'), ('r2', 'd'), ('r3', 'other')")
-        cur.execute("""INSERT INTO judge_calls VALUES
-            (1, 'r1', 'a', 'pass'), (2, 'r1', 'b', 'fail'), (3, 'r1', 'c', NULL),
-            (4, 'r2', 'a', 'fail'), (5, 'r2', 'b', 'fail'), (6, 'r3', 'a', 'pass')""")
-    assert judge_info.judge_run_counts(store) == {"d": 2, "other": 1}
-    assert judge_info.latest_verdicts(store, "d") == {"a": "fail", "b": "fail"}
+def test_judge_info_reads_one_config_per_dataset(store: LabelStore, tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(
+        json.dumps({"id": k, "question": f"q {k}", "answer": f"answer {k}",
+                    "sources": [f"one {k}", f"two {k}"]}) + "\n"
+        for k in ("a", "b", "c")
+    ))
+    import_rows(store, path, "d")
+    import_rows(store, path, "other")
+    judge = load_builtin("faithfulness-oneshot")
+    # The first config passes everything; its swap flips row a (the swapped prompt starts
+    # with the second source).
+    flipper = ScriptedProvider("x", responder=lambda r: (
+        "VERDICT: FAIL" if "two a" in r.messages[-1].content.split("one a")[0]
+        else "VERDICT: PASS"))
+    run_judge(judge, "d", store=store, provider=flipper, swap=True)
+    run_judge(judge, "other", store=store, provider=flipper)
+    assert judge_info.judge_run_counts(store) == {"d": 1, "other": 1}
     assert judge_info.flips(store, "d") == frozenset({"a"})
+    # The judge's own rule (majority over two calls that disagree) leaves row a unsure.
+    assert judge_info.latest_verdicts(store, "d") == {"a": "unsure", "b": "pass", "c": "pass"}
     before = judge_info.fingerprint(store, "d")
-    with store.db.cursor() as cur:
-        cur.execute("INSERT INTO judge_calls VALUES (7, 'r2', 'c', 'pass')")
+    # A second config, run later, fails everything and never flips: the queue now follows it
+    # alone, and row a's flip under the first config is not mixed in.
+    strict = judge.with_revision(system="Be strict.")
+    run_judge(strict, "d", store=store, provider=ScriptedProvider("x", ["VERDICT: FAIL"] * 6),
+              swap=True)
+    found = judge_info.queue_verdicts(store, "d")
+    assert found is not None and found.config_id == strict.config_id
+    assert found.verdicts == {"a": "fail", "b": "fail", "c": "fail"}
+    assert found.flips == frozenset()
     assert judge_info.fingerprint(store, "d") != before

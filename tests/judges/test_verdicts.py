@@ -9,19 +9,20 @@ import pandas as pd
 import pytest
 from judge_helpers import faithfulness_rows, pairwise_rows
 
+from judges.aggregation import aggregate_calls, rule_for
 from judges.config import JudgeConfig, load_builtin
 from judges.providers.scripted import ScriptedProvider
+from judges.reporting import load_judge_items
 from judges.runner import run_judge
 from judges.verdicts import (
     VERDICT_COLUMNS,
-    aggregate_verdicts,
     export_verdicts,
     import_verdicts,
     judge_verdicts,
     swap_flips,
 )
 from labels import LabelStore
-from labels.errors import ConflictError, ImportFileError, NotFoundError
+from labels.errors import CalibrateError, ConflictError, ImportFileError, NotFoundError
 
 
 def scripted(*replies: str) -> ScriptedProvider:
@@ -71,15 +72,37 @@ def test_aggregation_rules() -> None:
         "item_id": ["a"] * 3 + ["b"] * 2 + ["c"] * 2 + ["d"],
         "verdict": ["pass", "pass", "fail", "pass", "fail", "pass", "unscored", "unscored"],
     })
-    majority = aggregate_verdicts(frame).set_index("item_id")
-    assert majority["verdict"].to_dict() == {"a": "pass", "b": "unsure", "c": "pass",
-                                             "d": "unscored"}
-    assert majority.loc["a", "agreement"] == pytest.approx(2 / 3)
-    assert majority.loc["c", "n_unscored"] == 1
-    assert aggregate_verdicts(frame, "unanimous").set_index("item_id")["verdict"]["a"] == "unsure"
-    assert aggregate_verdicts(frame, "any_fail").set_index("item_id")["verdict"]["a"] == "fail"
-    pairs = pd.DataFrame({"item_id": ["p", "p"], "verdict": ["a", "b"]})
-    assert aggregate_verdicts(pairs)["verdict"].tolist() == ["tie"]
+    majority, _ = aggregate_calls(frame, rule="majority")
+    assert majority.set_index("item_id")["verdict"].to_dict() == {
+        "a": "pass", "b": "unsure", "c": "pass", "d": "unscored"}
+    assert majority.set_index("item_id").loc["c", "n_scored"] == 1
+    unanimous, consistency = aggregate_calls(frame, rule="unanimous")  # the configs' old word
+    assert unanimous.set_index("item_id")["verdict"].to_dict() == {
+        "a": "unsure", "b": "unsure", "c": "pass", "d": "unscored"}
+    assert consistency is not None and consistency.any_flipped.sum() == 2
+    with pytest.raises(CalibrateError, match="unknown aggregation rule 'any_fail'"):
+        aggregate_calls(frame, rule="any_fail")
+
+
+def test_the_judge_configs_aggregation_is_the_default_rule(
+    store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
+) -> None:
+    make_dataset("docs", faithfulness_rows(3))
+    provider = ScriptedProvider("x", responder=lambda r: "VERDICT: PASS")
+    provider.script_for("plan 1", "VERDICT: PASS", "VERDICT: FAIL", "VERDICT: PASS")
+    strict = oneshot.with_revision(aggregation="all_agree")
+    assert oneshot.aggregation == "majority" and strict.config_id != oneshot.config_id
+    for config in (oneshot, strict):
+        run_judge(config, "docs", store=store, provider=provider, repeats=3, concurrency=1)
+        provider.script_for("plan 1", "VERDICT: PASS", "VERDICT: FAIL", "VERDICT: PASS")
+    by_majority = load_judge_items(store, "docs", oneshot.config_id)
+    by_all = load_judge_items(store, "docs", strict.config_id)
+    assert (by_majority.rule, by_all.rule) == ("majority", "all_agree")
+    assert by_majority.verdict_map()["row-001"] == "pass"
+    assert by_all.verdict_map()["row-001"] == "unsure"
+    assert load_judge_items(store, "docs", oneshot.config_id, rule="all_agree").verdict_map() \
+        == by_all.verdict_map()
+    assert rule_for(None) == "all_agree"  # imported verdicts have no config
 
 
 def test_swap_flips_measure_position_bias(store: LabelStore, make_dataset: Any) -> None:

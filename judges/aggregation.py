@@ -1,0 +1,137 @@
+"""How the calls of one item combine into one verdict: one vocabulary, one implementation.
+
+A judge may be called several times per item (repeats, and both source orders when the
+position swap is on). Two rules combine those calls (:data:`AGGREGATION_RULES`):
+
+* ``all_agree`` (MT-Bench, Zheng et al. 2023): a verdict counts only if every scored call agrees;
+  a row that flips is ``unsure`` and every rate excludes it;
+* ``majority``: the most frequent scored verdict; equal top counts give ``unsure``.
+
+The rule of a report is the judge config's ``aggregation`` field unless the caller overrides
+it (:func:`rule_for`); imported verdicts, which have no config, use ``all_agree``. The counting
+itself is :func:`judges.calibration.self_consistency`; :func:`aggregate_calls` applies it to the
+per-call rows of :func:`judges.verdicts.judge_verdicts` (or of a verdicts file, for the gate).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pandas as pd
+
+from judges.calibration import ConsistencyResult, self_consistency
+from judges.config import JudgeConfig
+from labels.errors import CalibrateError
+
+AggregationRule = Literal["all_agree", "majority"]
+AGGREGATION_RULES: dict[str, str] = {
+    "all_agree": (
+        "MT-Bench rule: a verdict counts only if every scored call (all repeats, both orders) "
+        "agrees; a row that flips is 'unsure' and is excluded"
+    ),
+    "majority": "the most frequent scored verdict; equal top counts give 'unsure'",
+}
+DEFAULT_RULE: AggregationRule = "all_agree"
+"""The rule of judges without a config (imported verdicts)."""
+
+# "unanimous" is how judge configs spelled all_agree before the two vocabularies were merged;
+# configs keep the word as written, because it is part of their hash (their id).
+_RULE_ALIASES = {"unanimous": "all_agree", "mt-bench": "all_agree", "mtbench": "all_agree"}
+
+
+def normalize_rule(rule: str) -> AggregationRule:
+    """Map a rule name (or alias such as ``unanimous``) to ``all_agree`` or ``majority``.
+
+    Raises:
+        CalibrateError: for an unknown rule (``any_fail``, which old configs could name but
+            nothing ever implemented, included).
+    """
+    name = _RULE_ALIASES.get(rule, rule)
+    if name == "all_agree":
+        return "all_agree"
+    if name == "majority":
+        return "majority"
+    raise CalibrateError(
+        f"unknown aggregation rule {rule!r} (rules: {', '.join(AGGREGATION_RULES)}); choose "
+        "one with --aggregation or in the judge config's aggregation field"
+    )
+
+
+def rule_for(config: JudgeConfig | None, rule: str | None = None) -> AggregationRule:
+    """The rule to apply: ``rule`` when given, else the config's ``aggregation``.
+
+    Args:
+        config: The judge config, or ``None`` for imported verdicts (:data:`DEFAULT_RULE`).
+        rule: An explicit rule (e.g. ``calibrate report --aggregation``), or ``None``.
+    """
+    if rule is not None:
+        return normalize_rule(rule)
+    if config is None:
+        return DEFAULT_RULE
+    return normalize_rule(config.aggregation)
+
+
+_ITEM_COLUMNS = ["item_id", "verdict", "n_calls", "n_scored", "order_flipped",
+                 "repeat_flipped", "flipped", "reasoning", "unscored_reason"]
+
+
+def aggregate_calls(
+    calls: pd.DataFrame, *, rule: str = "all_agree", confidence: float = 0.95
+) -> tuple[pd.DataFrame, ConsistencyResult | None]:
+    """One verdict per item from per-call rows, with flip flags (self-consistency).
+
+    Args:
+        calls: Rows with ``item_id``, ``verdict`` and optionally ``repeat``, ``order``,
+            ``reasoning``, ``unscored_reason``.
+        rule: ``all_agree`` (MT-Bench, default) or ``majority`` (aliases: ``unanimous``).
+        confidence: Level of the flip-rate intervals.
+
+    Returns:
+        ``(items, consistency)``: the per-item frame (columns as :attr:`JudgeItems.items`, in
+        first-appearance order) and the :class:`~judges.calibration.ConsistencyResult`
+        (``None`` for no calls).
+    """
+    name = normalize_rule(rule)
+    if calls.empty:
+        return pd.DataFrame(columns=_ITEM_COLUMNS), None
+    ids = calls["item_id"].astype(str).to_numpy()
+    verdicts = calls["verdict"].astype(object).where(calls["verdict"].notna(), None)
+    consistency = self_consistency(
+        ids,
+        verdicts.to_numpy(dtype=object),
+        order=calls["order"].astype(str).to_numpy() if "order" in calls else None,
+        repeat=calls["repeat"].to_numpy() if "repeat" in calls else None,
+        rule=name,
+        confidence=confidence,
+    )
+    per_item = pd.DataFrame({
+        "item_id": consistency.item_ids.astype(str),
+        "verdict": consistency.verdicts.astype(str),
+        "n_calls": consistency.n_calls,
+        "n_scored": consistency.n_scored,
+        "order_flipped": consistency.order_flipped,
+        "repeat_flipped": consistency.repeat_flipped,
+        "flipped": consistency.any_flipped,
+    })
+    frame = calls.assign(item_id=ids)
+    scored = frame[frame["verdict"].isin(["pass", "fail", "unsure"])]
+    reasoning = (
+        scored.groupby("item_id", sort=False)["reasoning"].first()
+        if "reasoning" in frame else pd.Series(dtype=object)
+    )
+    unscored = frame[~frame["verdict"].isin(["pass", "fail", "unsure"])]
+    reasons = (
+        unscored.groupby("item_id", sort=False)["unscored_reason"].first()
+        if "unscored_reason" in frame else pd.Series(dtype=object)
+    )
+    per_item["reasoning"] = per_item["item_id"].map(reasoning).astype(object)
+    per_item["unscored_reason"] = per_item["item_id"].map(reasons).astype(object)
+    order = pd.Index(pd.unique(ids))
+    per_item = per_item.set_index("item_id").loc[order].reset_index()
+    return per_item[_ITEM_COLUMNS], consistency
+
+
+__all__ = [
+    "AGGREGATION_RULES", "DEFAULT_RULE", "AggregationRule", "aggregate_calls", "normalize_rule",
+    "rule_for",
+]
