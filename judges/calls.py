@@ -117,7 +117,7 @@ def request_for(context: CallContext, planned: PlannedCall) -> CompletionRequest
 
 
 def claims_text(verdict: Verdict) -> str:
-    """The claim-split verdict's claims as numbered lines, for the stored reasoning."""
+    """The claims of a verdict as numbered ``status: text`` lines, then its note."""
     lines = [f"{n}. {c.status}: {c.text}" for n, c in enumerate(verdict.claims, 1)]
     if verdict.note:
         lines.append(verdict.note)

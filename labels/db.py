@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from labels.errors import DatabaseAccessError, DatabaseLockedError
+from labels.errors import DatabaseAccessError, DatabaseLockedError, DatabaseOpenError
 from labels.migrations import Migration, migrate
 
 _PID = re.compile(r"\(PID (\d+)\)")
@@ -102,6 +102,7 @@ class Database:
 
         Raises:
             DatabaseLockedError: another process still holds the file after ``lock_timeout``.
+            DatabaseOpenError: the file cannot be opened as a DuckDB database.
         """
         self.path = str(path)
         self._con = self._connect(lock_timeout)
@@ -119,11 +120,14 @@ class Database:
         while True:
             try:
                 return duckdb.connect(self.path, config=dict(_CONFIG))
-            except duckdb.IOException as error:
+            except duckdb.Error as error:
                 if "permission denied" in str(error).lower():
                     raise DatabaseAccessError(access_message(self.path)) from None
                 if not is_lock_error(error):
-                    raise
+                    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+                    raise DatabaseOpenError(
+                        f"cannot open {self.path} as a DuckDB database ({first})"
+                    ) from None
                 if time.monotonic() >= deadline:
                     raise DatabaseLockedError(lock_message(self.path, error)) from None
                 time.sleep(delay)

@@ -15,6 +15,10 @@ class DatabaseAccessError(CalibrateError):
     """This user may not open the DuckDB file (or create it in its folder)."""
 
 
+class DatabaseOpenError(CalibrateError):
+    """A file cannot be opened as a DuckDB database (e.g. it is some other kind of file)."""
+
+
 class ImportFileError(CalibrateError):
     """A file could not be imported. The message names the file, row and column."""
 

@@ -14,8 +14,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import duckdb
-
 from judges.demo.layout import (
     ANNOTATORS,
     CRITERIA,
@@ -30,7 +28,7 @@ from judges.demo.layout import (
 from judges.verdicts import import_verdicts
 from labels import open_store
 from labels.db import Database
-from labels.errors import CalibrateError, ConflictError
+from labels.errors import CalibrateError, ConflictError, DatabaseOpenError
 from labels.importing import OnChanged, import_labels, import_rows
 from labels.store import LabelStore, stored_dataset_names
 
@@ -160,11 +158,8 @@ def _check_replaceable(path: Path, lock_timeout: float) -> None:
     )
     try:
         db = Database(path, lock_timeout=lock_timeout)
-    except duckdb.Error as error:
-        raise ConflictError(
-            f"{path} is not a DuckDB database ({str(error).splitlines()[0]}); refusing to "
-            f"replace it with the demo. {advice}"
-        ) from None
+    except DatabaseOpenError as error:
+        raise ConflictError(f"{error}; refusing to replace it with the demo. {advice}") from None
     try:
         names = stored_dataset_names(db)
     finally:

@@ -137,7 +137,7 @@ def test_never_replaces_a_database_with_other_work(db_path: Path, tmp_path: Path
 def test_never_replaces_a_file_that_is_not_a_database(tmp_path: Path) -> None:
     path = tmp_path / "notes.duckdb"
     path.write_text("my notes, not a database\n")
-    with pytest.raises(ConflictError, match="not a DuckDB database"):
+    with pytest.raises(ConflictError, match=r"as a DuckDB database.*refusing to replace"):
         build_demo(path)
     assert path.read_text() == "my notes, not a database\n"
 
