@@ -8,19 +8,17 @@ non-default sampling). Anthropic has no seed parameter; a config's seed is not s
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import anthropic
 
+from judges.providers._sdk import SDKProvider
 from judges.providers.base import (
     Completion,
     CompletionRequest,
-    Provider,
     ProviderError,
     Usage,
-    status_error,
 )
 
 _FINISH = {
@@ -29,7 +27,7 @@ _FINISH = {
 }
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
     """``anthropic/<model>``.
 
     Args:
@@ -41,27 +39,13 @@ class AnthropicProvider(Provider):
     name = "anthropic"
     supports_seed = False
 
-    def __init__(self, model: str, *, api_key: str, base_url: str | None = None) -> None:
-        """Keep the settings; the SDK client is made on first use, one per event loop."""
-        super().__init__(model)
-        self._api_key = api_key
-        self.base_url = base_url
-        self._client: anthropic.AsyncAnthropic | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+    sdk = anthropic
 
-    def __repr__(self) -> str:
-        """Model and endpoint only: the API key never appears in a repr, log or traceback."""
-        return f"AnthropicProvider(model={self.model!r}, base_url={self.base_url!r})"
+    def _new_client(self, api_key: str) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0)
 
-    def _client_for_loop(self) -> anthropic.AsyncAnthropic:
-        # See OpenAIProvider._client_for_loop: one client per event loop.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self._api_key, base_url=self.base_url, max_retries=0
-            )
-            self._loop = loop
-        return self._client
+    def _is_auth_error(self, error: BaseException) -> bool:
+        return isinstance(error, TypeError) and "authentication" in str(error).lower()
 
     async def complete(self, request: CompletionRequest) -> Completion:
         """One ``messages.create`` call."""
@@ -99,34 +83,3 @@ class AnthropicProvider(Provider):
                 f"the response lacks {error} (not a messages reply)",
                 kind="malformed_response", retryable=True,
             ) from None
-
-    def classify_error(self, error: BaseException) -> ProviderError:
-        """SDK exceptions → retryable or not (the SDK's own retry policy)."""
-        if isinstance(error, anthropic.APITimeoutError):
-            return ProviderError("the call timed out", kind="timeout", retryable=True)
-        if isinstance(error, anthropic.APIConnectionError):
-            return ProviderError(f"connection error: {error}", kind="connection", retryable=True)
-        if isinstance(error, anthropic.APIStatusError):
-            return status_error(error.status_code, _message(error), error.response.headers)
-        if isinstance(error, anthropic.APIResponseValidationError | json.JSONDecodeError):
-            return ProviderError(
-                f"the response was malformed: {error}", kind="malformed_response", retryable=True
-            )
-        if isinstance(error, TypeError) and "authentication" in str(error).lower():
-            return ProviderError(str(error), kind="auth", retryable=False)
-        return super().classify_error(error)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client of the current loop."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
-
-
-def _message(error: anthropic.APIStatusError) -> str:
-    body = error.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-    return str(error.message)

@@ -6,27 +6,25 @@ The base URL includes ``/v1`` (``http://127.0.0.1:8000/v1``). The SDK is created
 
 from __future__ import annotations
 
-import asyncio
 import json
 import math
 from typing import Any
 
 import openai
 
+from judges.providers._sdk import SDKProvider
 from judges.providers.base import (
     Completion,
     CompletionRequest,
-    Provider,
     ProviderError,
     Usage,
-    status_error,
 )
 
 # Reasoning models take max_completion_tokens and reject max_tokens.
 _COMPLETION_TOKENS_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
     """``openai/<model>``.
 
     Args:
@@ -38,29 +36,13 @@ class OpenAIProvider(Provider):
     name = "openai"
     supports_seed = True
 
-    def __init__(self, model: str, *, api_key: str, base_url: str | None = None) -> None:
-        """Keep the settings; the SDK client is made on first use, one per event loop."""
-        super().__init__(model)
-        self._api_key = api_key
-        self.base_url = base_url
-        self._client: openai.AsyncOpenAI | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+    sdk = openai
 
-    def __repr__(self) -> str:
-        """Model and endpoint only: the API key never appears in a repr, log or traceback."""
-        return f"OpenAIProvider(model={self.model!r}, base_url={self.base_url!r})"
+    def _new_client(self, api_key: str) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0)
 
-    def _client_for_loop(self) -> openai.AsyncOpenAI:
-        # An async client's connection pool belongs to the event loop that first used it; each
-        # run_judge() has its own loop (asyncio.run), so a provider reused across runs needs a
-        # client per loop.
-        loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            self._client = openai.AsyncOpenAI(
-                api_key=self._api_key, base_url=self.base_url, max_retries=0
-            )
-            self._loop = loop
-        return self._client
+    def _is_auth_error(self, error: BaseException) -> bool:
+        return isinstance(error, openai.OpenAIError) and "credentials" in str(error).lower()
 
     async def complete(self, request: CompletionRequest) -> Completion:
         """One ``chat.completions.create`` call."""
@@ -108,28 +90,6 @@ class OpenAIProvider(Provider):
                 kind="malformed_response", retryable=True,
             ) from None
 
-    def classify_error(self, error: BaseException) -> ProviderError:
-        """SDK exceptions → retryable or not (the SDK's own retry policy)."""
-        if isinstance(error, openai.APITimeoutError):
-            return ProviderError("the call timed out", kind="timeout", retryable=True)
-        if isinstance(error, openai.APIConnectionError):
-            return ProviderError(f"connection error: {error}", kind="connection", retryable=True)
-        if isinstance(error, openai.APIStatusError):
-            return status_error(error.status_code, _message(error), error.response.headers)
-        if isinstance(error, openai.APIResponseValidationError | json.JSONDecodeError):
-            return ProviderError(
-                f"the response was malformed: {error}", kind="malformed_response", retryable=True
-            )
-        if isinstance(error, openai.OpenAIError) and "credentials" in str(error).lower():
-            return ProviderError(str(error), kind="auth", retryable=False)
-        return super().classify_error(error)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client of the current loop."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
-
 
 def _top_logprobs(logprobs: Any) -> tuple[dict[str, float], ...] | None:
     """``choice.logprobs.content[i].top_logprobs`` as one ``{token: logprob}`` per position."""
@@ -147,12 +107,3 @@ def _top_logprobs(logprobs: Any) -> tuple[dict[str, float], ...] | None:
                 token in found) else value
         positions.append(found)
     return tuple(positions)
-
-
-def _message(error: openai.APIStatusError) -> str:
-    body = error.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
-    return str(error.message)

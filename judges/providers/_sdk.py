@@ -1,0 +1,100 @@
+"""What the Anthropic and OpenAI adapters share: an official async SDK client per event loop.
+
+Both SDKs have the same shape (an ``Async*`` client with ``max_retries``, and the exceptions
+``APITimeoutError``, ``APIConnectionError``, ``APIStatusError``, ``APIResponseValidationError``),
+so the client's life cycle and the mapping of SDK errors to :class:`ProviderError` live here
+once. Each adapter says how to build its client, how to send a request and read a reply, and how
+its SDK reports a missing key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from abc import abstractmethod
+from types import ModuleType
+from typing import Any, Generic, TypeVar
+
+from judges.providers.base import Provider, ProviderError, status_error
+
+ClientT = TypeVar("ClientT")
+
+
+class SDKProvider(Provider, Generic[ClientT]):
+    """A provider over an official SDK's async client.
+
+    Args:
+        model: the model name the server knows.
+        api_key: the key from settings (never shown in a repr, log or traceback).
+        base_url: another endpoint speaking the same API.
+    """
+
+    sdk: ModuleType
+    """The SDK module (``anthropic`` or ``openai``), for its exception classes."""
+
+    def __init__(self, model: str, *, api_key: str, base_url: str | None = None) -> None:
+        """Keep the settings; the SDK client is made on first use, one per event loop."""
+        super().__init__(model)
+        self._api_key = api_key
+        self.base_url = base_url
+        self._client: ClientT | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:
+        """Model and endpoint only: the API key never appears in a repr, log or traceback."""
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    @abstractmethod
+    def _new_client(self, api_key: str) -> ClientT:
+        """A new async SDK client with ``max_retries=0`` (the runner retries and logs)."""
+
+    @abstractmethod
+    def _is_auth_error(self, error: BaseException) -> bool:
+        """Whether ``error`` is the SDK refusing to start without credentials."""
+
+    def _client_for_loop(self) -> ClientT:
+        # An async client's connection pool belongs to the event loop that first used it; each
+        # run_judge() has its own loop (asyncio.run), so a provider reused across runs needs a
+        # client per loop.
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:
+            self._client = self._new_client(self._api_key)
+            self._loop = loop
+        return self._client
+
+    def classify_error(self, error: BaseException) -> ProviderError:
+        """SDK exceptions → retryable or not (the SDK's own retry policy)."""
+        sdk = self.sdk
+        if isinstance(error, sdk.APITimeoutError):
+            return ProviderError("the call timed out", kind="timeout", retryable=True)
+        if isinstance(error, sdk.APIConnectionError):
+            return ProviderError(f"connection error: {error}", kind="connection", retryable=True)
+        if isinstance(error, sdk.APIStatusError):
+            return status_error(error.status_code, sdk_error_message(error),
+                                error.response.headers)
+        if isinstance(error, sdk.APIResponseValidationError | json.JSONDecodeError):
+            return ProviderError(
+                f"the response was malformed: {error}", kind="malformed_response", retryable=True
+            )
+        if self._is_auth_error(error):
+            return ProviderError(str(error), kind="auth", retryable=False)
+        return super().classify_error(error)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the current loop."""
+        if self._client is not None:
+            await self._client.close()  # type: ignore[attr-defined]
+            self._client = None
+
+
+def sdk_error_message(error: Any) -> str:
+    """The server's own message of an SDK ``APIStatusError`` (``error.message`` otherwise)."""
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(error.message)
+
+
+__all__ = ["SDKProvider", "sdk_error_message"]
