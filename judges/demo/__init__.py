@@ -4,7 +4,7 @@
 the same functions a user's own import goes through (:func:`labels.importing.import_rows`,
 :func:`labels.importing.import_labels`, and the judge engine's verdict import), so the demo
 exercises the real paths. See ``judges/demo/data/README.md`` for what the data is and how it
-was made (:mod:`judges.demo.generate`).
+was made (the authoring tools in the repository's ``tools/demo/``).
 """
 
 from __future__ import annotations

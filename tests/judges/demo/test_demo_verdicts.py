@@ -18,7 +18,12 @@ import pytest
 
 from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET, build_demo
 from judges.demo.layout import DATA_DIR, VERDICTS_DIR
-from judges.demo.record import (
+from judges.providers.scripted import ScriptedProvider
+from judges.reporting import calibration_report, judge_leaderboard
+from judges.runner import run_judge
+from judges.verdicts import import_verdicts, judge_verdicts
+from labels import LabelStore, open_store
+from tools.demo.record import (
     CLAIMSPLIT,
     ONESHOT,
     demo_judges,
@@ -26,11 +31,6 @@ from judges.demo.record import (
     grown_ids,
     stratified_ids,
 )
-from judges.providers.scripted import ScriptedProvider
-from judges.reporting import calibration_report, judge_leaderboard
-from judges.runner import run_judge
-from judges.verdicts import import_verdicts, judge_verdicts
-from labels import LabelStore, open_store
 
 VERDICTS = DATA_DIR / VERDICTS_DIR
 LABELLED_ROWS = 100

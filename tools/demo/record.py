@@ -5,7 +5,7 @@ Not part of the product and not run by the tests: it needs the optional ``local`
 
 1. builds a scratch database from the shipped demo rows and labels (without any recorded
    verdicts) — or reuses it, so an interrupted recording resumes where it stopped;
-2. runs the demo judge configs in ``judges/demo/judges/`` (a one-shot prompt sampled at
+2. runs the demo judge configs in ``tools/demo/judges/`` (a one-shot prompt sampled at
    temperature 0.8 with repeats, and the claim-split judge at temperature 0), both with the
    sources also in reverse order, over a seeded subset of the labelled rows stratified by
    segment, with :func:`judges.runner.run_judge` and the ``local`` provider (one call at a time,
@@ -20,10 +20,10 @@ Not part of the product and not run by the tests: it needs the optional ``local`
 Usage (the shipped files: two steps on one scratch database, the second resuming the first;
 see ``judges/demo/data/verdicts/RECORDING.md``)::
 
-    python -m judges.demo.record \\
+    python -m tools.demo.record \\
         --model-path ~/.cache/calibrate/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \\
         --rows 50 --production-rows 80 --threads 2 --db /tmp/calibrate-demo-record.duckdb
-    python -m judges.demo.record \\
+    python -m tools.demo.record \\
         --model-path ~/.cache/calibrate/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf \\
         --rows 50 --add-rows 50 --production-rows 80 --add-production-rows 20 --threads 2 \\
         --db /tmp/calibrate-demo-record.duckdb
@@ -75,7 +75,7 @@ MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 
 
 def demo_judges() -> dict[str, JudgeConfig]:
-    """The demo judge configs, by name (``judges/demo/judges/*.yaml``)."""
+    """The demo judge configs, by name (``tools/demo/judges/*.yaml``)."""
     configs = [load_config(p) for p in sorted(JUDGES_DIR.glob("*.yaml"))]
     return {c.name: c for c in configs}
 

@@ -1,12 +1,11 @@
-"""Write the demo data files from the hand-written templates in :mod:`judges.demo.content`.
+"""Write the demo data files from the hand-written content (:mod:`tools.demo.content`).
 
-Run ``python -m judges.demo.generate`` to rewrite ``judges/demo/data/`` (or ``--out DIR`` to
+Run ``python -m tools.demo.generate`` to rewrite ``judges/demo/data/`` (or ``--out DIR`` to
 write elsewhere). The output depends only on the templates and the seeds below: re-running it
 produces byte-identical files, which a test checks.
 
 What it writes:
 
-* ``kb.jsonl`` / ``kb.md``: the help centre, one page per line / as readable Markdown;
 * ``labelled.jsonl``: the rows the experts labelled, in the tool's import format;
 * ``production_week.jsonl``: a larger, unlabelled week of traffic with a higher pass rate;
 * ``labels/<criterion>-<annotator>.csv``: the expert labels (``id,label,note``);
@@ -34,7 +33,19 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from judges.demo.content import (
+from judges.demo.layout import (
+    ANNOTATORS,
+    CRITERIA,
+    DATA_DIR,
+    KB_FILE,
+    LABELLED_DATASET,
+    LABELLED_FILE,
+    LABELS_DIR,
+    PRODUCTION_DATASET,
+    PRODUCTION_FILE,
+    README_FILE,
+)
+from tools.demo.content import (
     FAILURE_MODES,
     PAGES,
     PRODUCT,
@@ -43,19 +54,6 @@ from judges.demo.content import (
     SEGMENTS,
     SPECS,
     Spec,
-)
-from judges.demo.layout import (
-    ANNOTATORS,
-    CRITERIA,
-    DATA_DIR,
-    KB_FILE,
-    KB_MARKDOWN,
-    LABELLED_DATASET,
-    LABELLED_FILE,
-    LABELS_DIR,
-    PRODUCTION_DATASET,
-    PRODUCTION_FILE,
-    README_FILE,
 )
 
 SEED = 20261116
@@ -435,16 +433,6 @@ def _csv(rows: Iterable[tuple[str, str, str]]) -> str:
     return buffer.getvalue()
 
 
-def _kb_markdown() -> str:
-    lines = [f"# {PRODUCT} help centre (fictional)", "",
-             "Written for the calibrate demo. Passage ids are `page#paragraph`.", ""]
-    for page in PAGES:
-        lines += [f"## {page.title} (`{page.page_id}`)", ""]
-        for n, text in enumerate(page.paragraphs, start=1):
-            lines += [f"**{page.page_id}#{n}** {text}", ""]
-    return "\n".join(lines)
-
-
 def _rate(rows: Sequence[Row], criterion: str) -> float:
     return sum(r.truth(criterion) == "pass" for r in rows) / len(rows)
 
@@ -486,8 +474,9 @@ def _readme(labelled: list[Row], production: list[Row],
         "",
         f"**Everything here was written for this project by its developers.** {PRODUCT} is a "
         "fictional team-wiki product; its help centre, the questions, the answers and the "
-        "reference answers were written by hand as templates (`judges/demo/content.py`) and "
-        "assembled into rows by a seeded script (`judges/demo/generate.py`). Re-running the "
+        "reference answers were written by hand (the help centre in `kb.jsonl`, the answer "
+        "templates in the repository's `tools/demo/content.yaml`) and assembled into rows by "
+        "a seeded script (`tools/demo/generate.py`). Re-running the "
         "script gives byte-identical files.",
         "",
         "**The expert labels are constructed, not collected.** \"dana\" and \"emeka\" are not "
@@ -500,7 +489,7 @@ def _readme(labelled: list[Row], production: list[Row],
         "",
         "## Files",
         "",
-        f"- `{KB_FILE}`, `{KB_MARKDOWN}`: the help centre, {len(PAGES)} pages, "
+        f"- `{KB_FILE}`: the help centre, {len(PAGES)} pages, "
         f"{len(_PASSAGES)} passages (ids `page#paragraph`).",
         f"- `{LABELLED_FILE}`: {len(labelled)} rows (dataset `{LABELLED_DATASET}`), all "
         "labelled by at least one expert.",
@@ -556,7 +545,7 @@ def _readme(labelled: list[Row], production: list[Row],
         "",
         *_table(("criterion", "rows both labelled", "disagreements", "rate"), agreement),
         "",
-        "Regenerate with `python -m judges.demo.generate`; load into a database with "
+        "Regenerate with `python -m tools.demo.generate`; load into a database with "
         "`calibrate --db demo.duckdb demo --no-app`.",
         "",
     ]
@@ -571,13 +560,6 @@ def build_files() -> dict[str, str]:
     _stamp_week(production, random.Random(SEED + 2))
     labels = _labels(labelled, random.Random(SEED + 3))
     files = {
-        KB_FILE: _jsonl(
-            {"page_id": p.page_id, "title": p.title,
-             "passages": [{"source_id": f"{p.page_id}#{n}", "text": t}
-                          for n, t in enumerate(p.paragraphs, start=1)]}
-            for p in PAGES
-        ),
-        KB_MARKDOWN: _kb_markdown(),
         LABELLED_FILE: _jsonl(r.record for r in labelled),
         PRODUCTION_FILE: _jsonl(r.record for r in production),
         README_FILE: _readme(labelled, production, labels),
@@ -600,7 +582,7 @@ def generate(out_dir: str | Path = DATA_DIR) -> list[Path]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Command-line entry point: ``python -m judges.demo.generate [--out DIR]``."""
+    """Command-line entry point: ``python -m tools.demo.generate [--out DIR]``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--out", default=str(DATA_DIR), help="output folder (default: %(default)s)")
     args = parser.parse_args(argv)

@@ -1,0 +1,1 @@
+"""Authoring tools: not part of the installed package."""

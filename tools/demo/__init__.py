@@ -1,0 +1,1 @@
+"""Authoring tools of the demo: the content as data, the generator and the verdict recorder."""
