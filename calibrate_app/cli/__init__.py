@@ -80,17 +80,9 @@ def echo_json(value: Any) -> None:
 
 
 def _register() -> None:
-    from calibrate_app.cli import _app, _rows
+    from calibrate_app.cli import _app, _demo, _gate, _judges, _report, _rows
 
-    for module in (_rows, _app):
-        module.register(cli)
-    for name in ("_judges", "_report", "_gate", "_demo"):
-        try:
-            module = __import__(f"calibrate_app.cli.{name}", fromlist=["register"])
-        except ModuleNotFoundError as error:
-            if error.name != f"calibrate_app.cli.{name}":
-                raise
-            continue
+    for module in (_rows, _app, _judges, _report, _gate, _demo):
         module.register(cli)
 
 

@@ -141,10 +141,8 @@ def judge_group() -> None:
 
 def _cancel_event() -> threading.Event:
     """The app's cancel event when this command runs inside the app, else a fresh one."""
-    try:
-        from calibrate_app.command_server import current_cancel_event
-    except ImportError:  # pragma: no cover - the delegate module is optional
-        return threading.Event()
+    from calibrate_app.command_server import current_cancel_event
+
     return current_cancel_event() or threading.Event()
 
 
