@@ -139,16 +139,26 @@ def record_reply(
         config, completion.text, finish_reason=completion.finish_reason,
         refusal=completion.refusal,
     )
-    if isinstance(parsed, Unscored):
+    return record_outcome(record, config, parsed)
+
+
+def record_outcome(
+    record: CallRecord, config: JudgeConfig, result: Verdict | Unscored
+) -> CallRecord:
+    """Write a judgement onto its row: ``scored`` with the verdict, or ``unscored`` and why.
+
+    A swapped pairwise verdict is stored in the original order's terms (:func:`map_back`).
+    """
+    if isinstance(result, Unscored):
         record.status = "unscored"
-        record.unscored_reason = parsed.reason
-        record.detail = parsed.detail or None
+        record.unscored_reason = result.reason
+        record.detail = result.detail or None
     else:
         record.status = "scored"
-        record.verdict = map_back(config, parsed.value, record.ordering)
-        record.reply_label = parsed.label
-        record.reasoning = parsed.reasoning
-        record.detail = claims_text(parsed) or None
+        record.verdict = map_back(config, result.value, record.ordering)
+        record.reply_label = result.label
+        record.reasoning = result.reasoning
+        record.detail = claims_text(result) or None
     return record
 
 
@@ -229,6 +239,14 @@ async def call_single(context: CallContext, planned: PlannedCall) -> CallRecord:
 
 
 __all__ = [
-    "CallContext", "CallPolicy", "StopFlag", "call_single", "claims_text", "record_reply",
-    "request_for", "send", "stopped",
+    "CallContext",
+    "CallPolicy",
+    "StopFlag",
+    "call_single",
+    "claims_text",
+    "record_outcome",
+    "record_reply",
+    "request_for",
+    "send",
+    "stopped",
 ]

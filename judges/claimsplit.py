@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judges.calls import CallContext, claims_text, request_for, send
+from judges.calls import CallContext, record_outcome, request_for, send
 from judges.config import ClaimSplit, JudgeConfig
 from judges.parsing import Claim, Unscored, Verdict
 from judges.prompts import Neutraliser, render_check
@@ -236,17 +236,7 @@ async def call_claim_split(
         if (price is not None and None not in tokens_in and None not in tokens_out
                 and record.input_tokens is not None and record.output_tokens is not None):
             record.cost = price.cost(record.input_tokens, record.output_tokens)
-        if isinstance(result, Unscored):
-            record.status = "unscored"
-            record.unscored_reason = result.reason
-            record.detail = result.detail or None
-        else:
-            record.status = "scored"
-            record.verdict = result.value
-            record.reply_label = result.label
-            record.reasoning = result.reasoning
-            record.detail = claims_text(result) or None
-        return record
+        return record_outcome(record, context.config, result)
 
     extract = request_for(context, planned)
     requests.append(extract.record())

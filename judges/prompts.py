@@ -199,28 +199,29 @@ def render(
     """
     values = item_values(config, item, order, neutralise)
 
-    def substitute(match: re.Match[str]) -> str:
-        token = match.group(0)
-        if token == "{{":
-            return "{"
-        if token == "}}":
-            return "}"
-        name = match.group(1)
-        value = values.get(name)
-        if value is None:
-            raise RenderError(
-                f"item {item.item_id!r} has no {name}, but the template of judge "
-                f"{config.name!r} uses {{{name}}}"
-            )
-        return value
-
-    user = _PLACEHOLDER.sub(substitute, config.template)
+    user = _fill(config.template, values, item, f"the template of judge {config.name!r}")
     messages: list[Message] = []
     for shot in config.few_shot:
         messages.append(Message("user", shot.user))
         messages.append(Message("assistant", shot.assistant))
     messages.append(Message("user", user))
     return RenderedPrompt(system=config.system, messages=tuple(messages))
+
+
+def _fill(template: str, values: dict[str, str | None], item: Item, what: str) -> str:
+    """``template`` with ``{name}`` replaced by ``values`` and ``{{``/``}}`` by braces."""
+
+    def substitute(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        name = match.group(1)
+        value = values.get(name)
+        if value is None:
+            raise RenderError(f"item {item.item_id!r} has no {name}, but {what} uses {{{name}}}")
+        return value
+
+    return _PLACEHOLDER.sub(substitute, template)
 
 
 def render_check(
@@ -243,20 +244,8 @@ def render_check(
     values = item_values(config, item, order, clean)
     values["claim"] = clean(claim)
 
-    def substitute(match: re.Match[str]) -> str:
-        token = match.group(0)
-        if token in ("{{", "}}"):
-            return token[0]
-        name = match.group(1)
-        value = values.get(name)
-        if value is None:
-            raise RenderError(
-                f"item {item.item_id!r} has no {name}, but the check template of judge "
-                f"{config.name!r} uses {{{name}}}"
-            )
-        return value
-
-    user = _PLACEHOLDER.sub(substitute, split.check_template)
+    user = _fill(split.check_template, values, item,
+                 f"the check template of judge {config.name!r}")
     return RenderedPrompt(system=split.check_system, messages=(Message("user", user),))
 
 

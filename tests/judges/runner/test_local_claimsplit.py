@@ -33,6 +33,7 @@ from judges.verdicts import judge_verdicts
 from labels import LabelStore
 from labels.models import Item, Source
 
+DEMO_JUDGES = Path(__file__).resolve().parents[3] / "tools" / "demo" / "judges"
 # The built-in ids before `strategy` existed: adding the field must not change them.
 BUILTIN_IDS = {
     "correctness": "b2:b0e60d2e2fcc89f0127bf2044443662a",
@@ -70,10 +71,7 @@ def test_local_builtin_is_claim_split_and_threshold_is_hashed() -> None:
 
 
 def test_demo_claim_split_judge_is_the_builtin_renamed() -> None:
-    demo = load_config(Path("judges/demo/judges/qwen1.5b-claimsplit.yaml").resolve()
-                       if Path("judges").exists() else
-                       REPO / "judges/demo/judges/"
-                       "qwen1.5b-claimsplit.yaml")
+    demo = load_config(DEMO_JUDGES / "qwen1.5b-claimsplit.yaml")
     builtin = load_builtin("faithfulness-local")
     assert with_changes(demo, name=builtin.name, swap=builtin.swap) == builtin
 
@@ -285,8 +283,7 @@ def test_claim_split_without_logprobs_reads_the_word(
 def test_label_contract_reads_the_first_word() -> None:
     from judges.parsing import parse_reply
 
-    config = load_config(REPO
-                         / "judges/demo/judges/qwen1.5b-oneshot.yaml")
+    config = load_config(DEMO_JUDGES / "qwen1.5b-oneshot.yaml")
     assert config.output.format == "label"
     assert parse_reply(config, "**FAIL**.") == Verdict("fail", "FAIL", "")
     assert parse_reply(config, "PASS", finish_reason="length").value == "pass"  # type: ignore
