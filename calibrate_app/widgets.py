@@ -138,28 +138,19 @@ def item_card(item: Item, criterion: Criterion, *, height: int = 360) -> None:
     st.caption("Question")
     with st.container(key="question"):
         literal(item.question)
-    if item.kind == "pairwise":
-        left, middle, right = st.columns([1, 1, 1], gap="medium")
-        with left:
-            st.caption("Answer A")
-            with st.container(height=height, key="answer_panel", border=True):
-                literal(item.answer_a)
-        with middle:
-            st.caption("Answer B")
-            with st.container(height=height, key="answer_b_panel", border=True):
-                literal(item.answer_b)
-        with right:
-            st.caption(f"Sources ({len(item.sources)})")
-            sources_panel(item, height=height)
-    else:
-        left, right = st.columns([1, 1], gap="medium")
-        with left:
-            st.caption("Answer")
-            with st.container(height=height, key="answer_panel", border=True):
-                literal(item.answer)
-        with right:
-            st.caption(f"Sources ({len(item.sources)})")
-            sources_panel(item, height=height)
+    answers = (
+        [("Answer A", "answer_panel", item.answer_a), ("Answer B", "answer_b_panel", item.answer_b)]
+        if item.kind == "pairwise" else [("Answer", "answer_panel", item.answer)]
+    )
+    *answer_columns, sources_column = st.columns([1] * (len(answers) + 1), gap="medium")
+    for column, (caption, key, text) in zip(answer_columns, answers, strict=True):
+        with column:
+            st.caption(caption)
+            with st.container(height=height, key=key, border=True):
+                literal(text)
+    with sources_column:
+        st.caption(f"Sources ({len(item.sources)})")
+        sources_panel(item, height=height)
     if criterion.show_reference and item.reference:
         with st.expander("Reference answer (hidden until you open it)"):
             literal(item.reference)

@@ -1,8 +1,9 @@
 """The demo's hand-written content, loaded from data: the help centre and the answer templates.
 
 The help centre is the shipped ``judges/demo/data/kb.jsonl`` (one page a line, its passages in
-order); everything else (segments, failure modes, related pages, refusals, and the question
-templates with their reference answers and an answer per failure mode) is
+order); everything else (segments, failure modes, related pages, refusals, the question templates
+with their reference answers and an answer per failure mode, and how many rows of each the two
+datasets get) is
 ``tools/demo/content.yaml``. Both are written once, by hand; :mod:`tools.demo.generate` turns
 them into the shipped rows and labels.
 """
@@ -85,3 +86,7 @@ RELATED: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in _CONTENT["related
 """Pages a retriever tends to return alongside (or instead of) a page: the distractor pools."""
 REFUSALS: tuple[str, ...] = tuple(_CONTENT["refusals"])
 SPECS: tuple[Spec, ...] = tuple(_spec(s) for s in _CONTENT["specs"])
+LABELLED_ALLOCATION: dict[str, dict[str, int]] = _CONTENT["allocation"]["labelled"]
+"""Rows per (segment, failure mode) of the labelled set (harder than production traffic)."""
+PRODUCTION_ALLOCATION: dict[str, dict[str, int]] = _CONTENT["allocation"]["production"]
+"""Rows per (segment, failure mode) of the production week."""

@@ -47,8 +47,10 @@ from judges.demo.layout import (
 )
 from tools.demo.content import (
     FAILURE_MODES,
+    LABELLED_ALLOCATION,
     PAGES,
     PRODUCT,
+    PRODUCTION_ALLOCATION,
     REFUSALS,
     RELATED,
     SEGMENTS,
@@ -57,38 +59,6 @@ from tools.demo.content import (
 )
 
 SEED = 20261116
-
-# Rows per (segment, failure mode). The labelled set is harder than production traffic
-# (more multi-page and unanswerable questions, more failures): the label shift the corrected
-# pass rate has to survive.
-LABELLED_ALLOCATION: dict[str, dict[str, int]] = {
-    "lookup": {"correct": 36, "correct_refusal": 3, "unsupported_claim": 7,
-               "dropped_condition": 4, "contradiction": 3, "wrong_refusal": 4,
-               "answered_without_source": 3},
-    "multi_page": {"correct": 22, "correct_refusal": 3, "unsupported_claim": 4,
-                   "dropped_condition": 10, "contradiction": 1, "wrong_refusal": 2,
-                   "answered_without_source": 3},
-    "identifier": {"correct": 22, "correct_refusal": 1, "unsupported_claim": 4,
-                   "contradiction": 5, "wrong_refusal": 2, "answered_without_source": 1},
-    "negation": {"correct": 18, "correct_refusal": 1, "unsupported_claim": 3,
-                 "dropped_condition": 2, "contradiction": 3, "wrong_refusal": 1,
-                 "answered_without_source": 2},
-    "unanswerable": {"correct_refusal": 24, "unsupported_claim": 6},
-}
-PRODUCTION_ALLOCATION: dict[str, dict[str, int]] = {
-    "lookup": {"correct": 205, "correct_refusal": 6, "unsupported_claim": 12,
-               "dropped_condition": 8, "contradiction": 5, "wrong_refusal": 7,
-               "answered_without_source": 7},
-    "multi_page": {"correct": 80, "correct_refusal": 6, "unsupported_claim": 6,
-                   "dropped_condition": 18, "contradiction": 2, "wrong_refusal": 3,
-                   "answered_without_source": 5},
-    "identifier": {"correct": 84, "correct_refusal": 2, "unsupported_claim": 5,
-                   "contradiction": 6, "wrong_refusal": 2, "answered_without_source": 1},
-    "negation": {"correct": 56, "correct_refusal": 2, "unsupported_claim": 3,
-                 "dropped_condition": 2, "contradiction": 5, "wrong_refusal": 1,
-                 "answered_without_source": 1},
-    "unanswerable": {"correct_refusal": 48, "unsupported_claim": 12},
-}
 
 # Who labelled what: a shared overlap for agreement, the rest split between the two experts.
 OVERLAP_ROWS = 70

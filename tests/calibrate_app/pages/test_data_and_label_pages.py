@@ -15,6 +15,9 @@ from markup import shown
 from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
+from judges.config import load_builtin
+from judges.providers.scripted import ScriptedProvider
+from judges.runner import run_judge
 from labels import LabelStore
 from labels.importing import import_rows
 from labels.models import Criterion
@@ -324,13 +327,8 @@ def test_back_edits_an_earlier_label_as_a_new_version(seeded: LabelStore) -> Non
 def test_labeller_never_sees_judge_verdicts_or_other_labels(seeded: LabelStore) -> None:
     for item_id in seeded.item_ids("demo"):
         seeded.add_label("demo", item_id, "carol", "fail", note="CAROL-SECRET-NOTE")
-    with seeded.db.cursor() as cur:
-        cur.execute("CREATE TABLE judge_runs (run_id VARCHAR, dataset VARCHAR)")
-        cur.execute("CREATE TABLE judge_calls (run_id VARCHAR, item_id VARCHAR, verdict VARCHAR,"
-                    " reasoning VARCHAR)")
-        cur.execute("INSERT INTO judge_runs VALUES ('r1', 'demo')")
-        cur.execute("INSERT INTO judge_calls SELECT 'r1', item_id, 'pass', 'JUDGE-REASONING' "
-                    "FROM items WHERE dataset = 'demo'")
+    run_judge(load_builtin("faithfulness-oneshot"), "demo", store=seeded,
+              provider=ScriptedProvider("x", responder=lambda r: "JUDGE-REASONING\nVERDICT: PASS"))
     seeded.save_queue_settings("demo", "faithfulness", QueueSettings("stratified", 1, 2))
     at = app(dataset="demo")
     for _ in range(3):
