@@ -140,9 +140,11 @@ def test_access_code_gate(seeded: LabelStore, monkeypatch: pytest.MonkeyPatch) -
 
 def test_data_page_lists_datasets_with_counts(seeded: LabelStore) -> None:
     seeded.add_label("demo", "q1", "bob", "pass")
-    with seeded.db.cursor() as cur:  # the judge engine's table, as far as this page needs it
-        cur.execute("CREATE TABLE judge_runs (run_id VARCHAR, dataset VARCHAR)")
-        cur.execute("INSERT INTO judge_runs VALUES ('r1', 'demo'), ('r2', 'demo')")
+    judge = load_builtin("faithfulness-oneshot")
+    for reply in ("VERDICT: PASS", "VERDICT: FAIL"):  # two runs (a second revision re-judges)
+        run_judge(judge, "demo", store=seeded,
+                  provider=ScriptedProvider("x", responder=lambda r, reply=reply: reply))
+        judge = judge.with_revision(system="Be strict.")
     at = app(page="app_pages/data.py")
     frame = at.dataframe[0].value.set_index("dataset")
     assert frame.loc["demo", "items"] == 6
