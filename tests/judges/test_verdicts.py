@@ -71,6 +71,7 @@ def test_aggregation_rules() -> None:
     frame = pd.DataFrame({
         "item_id": ["a"] * 3 + ["b"] * 2 + ["c"] * 2 + ["d"],
         "verdict": ["pass", "pass", "fail", "pass", "fail", "pass", "unscored", "unscored"],
+        "repeat": [0, 1, 2, 0, 1, 0, 1, 0],
     })
     majority, _ = aggregate_calls(frame, rule="majority")
     assert majority.set_index("item_id")["verdict"].to_dict() == {
