@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,7 +32,7 @@ from judges.verdicts import judge_verdicts
 from labels import LabelStore
 from labels.models import Item, Source
 
-DEMO_JUDGES = Path(__file__).resolve().parents[3] / "tools" / "demo" / "judges"
+DEMO_JUDGES = REPO / "tools" / "demo" / "judges"
 # The built-in ids before `strategy` existed: adding the field must not change them.
 BUILTIN_IDS = {
     "correctness": "b2:b0e60d2e2fcc89f0127bf2044443662a",
