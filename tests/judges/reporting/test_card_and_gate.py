@@ -69,7 +69,8 @@ def test_card_round_trips_in_json_and_yaml(card_store: LabelStore, tmp_path: Pat
     assert card.judge.config is not None
     assert card.judge.config["model"] == "scripted/demo"
     assert card.judge.policy.repeats == 2 and card.judge.policy.swap is True
-    assert card.judge.policy.aggregation == "all_agree"
+    # The rule is the judge config's own aggregation (the built-in says majority).
+    assert card.judge.policy.aggregation == report.judge.config.aggregation == "majority"
     assert card.judge.params == card.judge.config["generation"]
     assert card.calibration.content_hash == card_store.dataset_content_hash("cal")
     assert card.calibration.rows == 120 and card.calibration.annotators == ["alice", "bob"]
