@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from judges.aggregation import aggregate_calls
 from judges.calibration import (
     ConfusionMatrix,
     PairedComparison,
@@ -29,7 +30,6 @@ from judges.calibration import (
 )
 from judges.card import CardError, JudgeCard
 from judges.gate import Score, VerdictsFile, VerdictsFileError, check_config
-from judges.reporting import aggregate_calls
 
 COMPARE_SCHEMA_VERSION = 1
 
