@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,11 @@ def test_cli_judge_run_while_two_experts_label(
     # The app process gets the provider settings; the CLI hands its command over.
     monkeypatch.setenv("CALIBRATE_ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
     monkeypatch.setenv("ANTHROPIC_API_KEY", DUMMY_KEY)
+    # The test server's TMPDIR is the test's folder (its uploads land there), whose path is too
+    # long for a Unix socket: app and CLI share a short private runtime folder instead, as a
+    # user's app and CLI share theirs.
+    runtime = Path(tempfile.mkdtemp(prefix="cal-"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
 
     def seed(store: LabelStore) -> None:
         import_rows(store, _rows(tmp_path / "rows.jsonl", total), "demo")
@@ -109,6 +116,7 @@ def test_cli_judge_run_while_two_experts_label(
     cli_env = {
         k: v for k, v in os.environ.items() if not k.startswith(("CALIBRATE_", "ANTHROPIC_"))
     }
+    cli_env["XDG_RUNTIME_DIR"] = os.environ["XDG_RUNTIME_DIR"]
     try:
         pages = []
         for name in ("alice", "bob"):
@@ -163,7 +171,8 @@ def test_cli_judge_run_while_two_experts_label(
             run.kill()
         fake.send_signal(signal.SIGTERM)
         fake.wait(timeout=10)
-    store = server.open_store()
+    store = server.open_store()  # stops the app, which then no longer needs its runtime folder
+    shutil.rmtree(runtime, ignore_errors=True)
     try:
         labels = store.label_history_frame("demo")
         calls = JudgeStore(store.db).calls_frame()

@@ -173,7 +173,11 @@ def test_untrusted_rows_render_literally(
     for k, text in enumerate(injections):
         ready(page)
         shows(page, f"{k} / 4 labelled")
-        page.get_by_text("Reference answer").click()  # reveal the reference (allowed here)
+        shows(page, f"Injection {k}: {text}")
+        # Reveal the reference (allowed here). The expander may keep its open state from the
+        # previous row, so click only while the reference is hidden: a click would close it.
+        if not page.get_by_text(f"Reference {text}").first.is_visible():
+            page.get_by_text("Reference answer").click()
         for shown in (f"Injection {k}: {text}", f"Answer with {text} inside",
                       f"Source with {text}", f"Reference {text}"):
             shows(page, shown)
