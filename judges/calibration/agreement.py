@@ -404,15 +404,19 @@ class MultiRaterAgreement(_ToDict):
     krippendorff: Estimate
 
 
-def _kappa_from_tables(tables: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.float64]:
-    """Vectorised Cohen's kappa over (..., k*k) flattened tables."""
-    t = tables.reshape(*tables.shape[:-1], k, k)
-    n = t.sum(axis=(-1, -2))
+def kappa_of_tables(tables: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Cohen's kappa of each K x K table in a stack ``(..., K, K)``; NaN where chance is 1."""
+    n = tables.sum(axis=(-2, -1))
     with np.errstate(divide="ignore", invalid="ignore"):
-        po = np.trace(t, axis1=-2, axis2=-1) / n
-        pe = (t.sum(axis=-1) * t.sum(axis=-2)).sum(axis=-1) / n**2
+        po = np.trace(tables, axis1=-2, axis2=-1) / n
+        pe = (tables.sum(axis=-1) * tables.sum(axis=-2)).sum(axis=-1) / n**2
         out = (po - pe) / (1.0 - pe)
     return np.where((n > 0) & (pe < 1.0 - 1e-12), out, np.nan)
+
+
+def _kappa_from_tables(tables: npt.NDArray[np.float64], k: int) -> npt.NDArray[np.float64]:
+    """Vectorised Cohen's kappa over (..., k*k) flattened tables."""
+    return kappa_of_tables(tables.reshape(*tables.shape[:-1], k, k))
 
 
 def multi_rater_agreement(

@@ -32,23 +32,13 @@ import numpy.typing as npt
 
 from ._results import CalibrationInputError, Estimate
 from ._verdicts import normalize_verdicts
-from .agreement import kappa_from_table
+from .agreement import kappa_from_table, kappa_of_tables
 from .rates import check_confidence
 
 __all__ = ["SMALL_N", "kappa_interval", "kappa_interval_from_table"]
 
 #: Below this many rows the kappa interval is bootstrapped (BCa) instead of Wald.
 SMALL_N = 100
-
-
-def _kappas(tables: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Kappa of each K x K table in a stack ``(..., K, K)``; NaN where chance agreement is 1."""
-    n = tables.sum(axis=(-2, -1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        po = np.trace(tables, axis1=-2, axis2=-1) / n
-        pe = (tables.sum(axis=-1) * tables.sum(axis=-2)).sum(axis=-1) / n**2
-        out = (po - pe) / (1.0 - pe)
-    return np.where((n > 0) & (pe < 1.0 - 1e-12), out, np.nan)
 
 
 def kappa_interval_from_table(
@@ -104,10 +94,10 @@ def kappa_interval_from_table(
     if n >= small_n:
         return kappa_from_table(t, confidence=conf)
     gen = rng if rng is not None else np.random.default_rng(t.astype(np.int64).ravel().tolist())
-    kappa = float(_kappas(t))
+    kappa = float(kappa_of_tables(t))
     probs = ((t + pseudo_count) / (n + pseudo_count * t.size)).ravel()
     boot = gen.multinomial(n, probs, size=n_boot).reshape(n_boot, *t.shape).astype(float)
-    reps = _kappas(boot)
+    reps = kappa_of_tables(boot)
     ok = np.isfinite(reps)
     reps = reps[ok]
     warnings: tuple[str, ...] = ()

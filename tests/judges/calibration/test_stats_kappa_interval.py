@@ -8,7 +8,7 @@ from scipy.stats import bootstrap
 from sklearn.metrics import cohen_kappa_score
 
 from judges.calibration import kappa_from_table, kappa_interval, kappa_interval_from_table
-from judges.calibration.kappa_interval import _kappas
+from judges.calibration.agreement import kappa_of_tables
 
 
 def test_one_category_rater_is_refused_with_a_reason() -> None:
@@ -58,7 +58,7 @@ def test_large_n_uses_wald() -> None:
 )
 def test_seeded_coverage_at_small_n(n: int, cells: list[float]) -> None:
     rng = np.random.default_rng(4)
-    truth = float(_kappas(np.array(cells).reshape(2, 2)))
+    truth = float(kappa_of_tables(np.array(cells).reshape(2, 2)))
     covered = 0
     for _ in range(300):
         t = rng.multinomial(n, cells).reshape(2, 2)
