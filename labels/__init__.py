@@ -1,4 +1,14 @@
-"""The label store: datasets, items and human labels in one DuckDB file."""
+"""The label store: datasets, items and human labels in one DuckDB file.
+
+The file importers (:func:`import_rows`, :func:`import_labels`) load on first use (PEP 562):
+they need pyarrow, which a command that only reads the store (``calibrate datasets``) should not
+pay for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from labels.db import Database
 from labels.errors import (
@@ -10,10 +20,28 @@ from labels.errors import (
     InvalidNameError,
     NotFoundError,
 )
-from labels.importing import ImportSummary, import_rows
-from labels.label_import import LabelImportSummary, import_labels
 from labels.models import Criterion, Dataset, Item, Label, Source, content_id
 from labels.store import LabelStore, NewLabel, Provenance
+
+if TYPE_CHECKING:
+    from labels.importing import ImportSummary, import_rows
+    from labels.label_import import LabelImportSummary, import_labels
+
+_LAZY = {
+    "ImportSummary": "labels.importing",
+    "import_rows": "labels.importing",
+    "LabelImportSummary": "labels.label_import",
+    "import_labels": "labels.label_import",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'labels' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def open_store(path: str, *, lock_timeout: float = 0.0) -> LabelStore:

@@ -6,9 +6,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from labels.db import Database
 from labels.errors import CalibrateError, NotFoundError
@@ -26,6 +24,11 @@ from labels.models import (
 from labels.sampling import QUEUE_MIGRATIONS, QueueSettings, progress
 from labels.schema import LABEL_MIGRATIONS, SELECTIONS
 from labels.validation import check_name, normalise_id
+
+if TYPE_CHECKING:
+    # Only for annotations: DuckDB's .df() builds the frames, and a command that never asks
+    # for one (``calibrate datasets``) should not load pandas.
+    import pandas as pd
 
 _ITEM_COLUMNS = (
     "item_id, question, answer, answer_a, answer_b, sources, reference, segment, document_id, "

@@ -1,6 +1,14 @@
-"""What every command shares: the settings and a store opened on first use."""
+"""What every command shares: the settings, a store opened on first use, lazy choices.
+
+Command modules import only what ``calibrate --help`` needs (click, the settings, the store):
+the engine (pandas, scipy, statsmodels, the provider SDKs) is imported inside the command that
+uses it, so listing the commands or the datasets starts in a fraction of a second.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import click
 
@@ -32,3 +40,32 @@ class AppContext:
 
 
 pass_app = click.make_pass_decorator(AppContext)
+
+
+class LazyChoice(click.Choice[str]):
+    """A :class:`click.Choice` whose values come from a library module loaded on first use.
+
+    The values (e.g. the statistics' designs) live in modules that import scipy; building the
+    option must not import them, only showing or checking the option does.
+
+    Args:
+        load: Returns the allowed values; called once, the first time they are needed.
+    """
+
+    def __init__(self, load: Callable[[], Sequence[str]]) -> None:
+        """Remember ``load``; nothing is imported yet."""
+        self._load = load
+        self._values: Sequence[str] | None = None
+        super().__init__(())
+
+    @property  # type: ignore[override]
+    def choices(self) -> Sequence[str]:
+        """The allowed values (loaded on first use)."""
+        if self._values is None:
+            self._values = tuple(self._load())
+        return self._values
+
+    @choices.setter
+    def choices(self, value: Any) -> None:
+        # click.Choice.__init__ assigns the (empty) sequence given above; the loader wins.
+        pass

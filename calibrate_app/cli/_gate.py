@@ -17,10 +17,6 @@ from typing import Any
 import click
 
 from calibrate_app.cli._paths import ClientPath
-from judges.calibration import format_interval
-from judges.card import CardError, load_card
-from judges.compare import baseline_bar, compare_verdicts, drop_gate
-from judges.gate import gate, read_verdicts_file, score_file
 
 FROM_BASELINE = "from-baseline"
 
@@ -52,6 +48,8 @@ class _Bar(click.ParamType[float | str, Any]):
 
 
 def _score_text(data: dict[str, Any]) -> list[str]:
+    from judges.calibration import format_interval
+
     lines = [
         f"Verdicts {data['verdicts_file']} scored with the card of {data['card']['judge']} "
         f"({data['card']['config_id']})",
@@ -76,6 +74,8 @@ def _signed(value: dict[str, Any]) -> str:
 
 def compare_text(data: dict[str, Any]) -> list[str]:
     """The terminal summary of a ``compare`` result (its JSON form)."""
+    from judges.calibration import format_interval
+
     t, x = data["table"], data["excluded"]
     p = data["mcnemar_p"]
     lines = [
@@ -126,6 +126,9 @@ def _emit(data: dict[str, Any], as_json: bool,
 def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
                   as_json: bool) -> None:
     """Corrected pass rate + interval of new verdicts (VERDICTS_FILE) of the card's judge."""
+    from judges.card import load_card
+    from judges.gate import score_file
+
     card = load_card(card_file)
     data = score_file(card, verdicts_file, allow_unverified=allow_unverified).to_json()
     _emit(data, as_json, _score_text)
@@ -144,6 +147,10 @@ def compare_command(card_file: str, baseline_file: str, candidate_file: str,
     BASELINE_FILE and CANDIDATE_FILE are verdicts of the card's judge config, matched by id;
     items in one file only are counted and left out.
     """
+    from judges.card import load_card
+    from judges.compare import compare_verdicts
+    from judges.gate import read_verdicts_file
+
     card = load_card(card_file)
     comparison = compare_verdicts(card, read_verdicts_file(baseline_file),
                                   read_verdicts_file(candidate_file),
@@ -183,6 +190,9 @@ def gate_command(
     correct a pass rate, or no bar.
     """
     from calibrate_app.cli import echo_json
+    from judges.card import CardError, load_card
+    from judges.compare import baseline_bar, compare_verdicts, drop_gate
+    from judges.gate import gate, read_verdicts_file, score_file
 
     if min_pass_rate is None and max_drop is None:
         raise click.UsageError("give a bar: --min-pass-rate and/or --baseline with --max-drop")

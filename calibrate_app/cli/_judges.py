@@ -7,13 +7,12 @@ import sys
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from calibrate_app.cli._context import AppContext, pass_app
 from calibrate_app.cli._paths import ClientPath, client_file
-from judges.calls import CallPolicy
 from judges.config import (
     CONFIG_SUFFIXES,
     JudgeConfig,
@@ -23,12 +22,11 @@ from judges.config import (
     parse_config,
     resolve_config,
 )
-from judges.pricing import load_prices
-from judges.providers import get_provider
-from judges.runner import RunSummary, run_judge
-from judges.store import JudgeStore
-from judges.verdicts import export_verdicts, import_verdicts, resolve_judge
 from labels.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from judges.runner import RunSummary
+    from judges.store import JudgeStore
 
 EXIT_FAILED_CALLS = 1
 EXIT_CANCELLED = 130
@@ -36,6 +34,8 @@ EXIT_CANCELLED = 130
 
 def _stored_configs(app: AppContext) -> JudgeStore | None:
     """The judge store, when the database file already exists (listing never creates one)."""
+    from judges.store import JudgeStore
+
     if not Path(app.settings.db_path).exists():
         return None
     return JudgeStore(app.store.db)
@@ -43,6 +43,8 @@ def _stored_configs(app: AppContext) -> JudgeStore | None:
 
 def _find_config(app: AppContext, name: str) -> JudgeConfig:
     """A built-in name, a config file, or a config stored in the database (name or id)."""
+    from judges.verdicts import resolve_judge
+
     looks_like_file = name.lower().endswith(CONFIG_SUFFIXES) or "/" in name or "\\" in name
     try:
         # A config file follows the CLI's working directory when the app runs the command.
@@ -203,6 +205,10 @@ def judge_run(
     when stopped.
     """
     from calibrate_app.cli import echo_json
+    from judges.calls import CallPolicy
+    from judges.pricing import load_prices
+    from judges.providers import get_provider
+    from judges.runner import run_judge
 
     config = _find_config(app, config_name)
     if model is not None:
@@ -271,6 +277,7 @@ def judge_run(
 def judge_runs(app: AppContext, dataset: str | None, judge: str | None, as_json: bool) -> None:
     """List judge runs, newest first (a run that died reads 'interrupted')."""
     from calibrate_app.cli import echo_json
+    from judges.store import JudgeStore
 
     judge_store = JudgeStore(app.store.db)
     runs = judge_store.runs(dataset=dataset, name=judge)
@@ -315,6 +322,7 @@ def verdicts_import(
     cell or 'unscored' is an unscored row. All or nothing; re-importing adds nothing.
     """
     from calibrate_app.cli import echo_json
+    from judges.verdicts import import_verdicts
 
     summary = import_verdicts(app.store, file, dataset=dataset, judge=judge,
                               criterion=criterion)
@@ -336,6 +344,8 @@ def verdicts_import(
 @pass_app
 def verdicts_export(app: AppContext, dataset: str, judge: str, output: str) -> None:
     """Export a judge's verdicts on a dataset: one row per item, repeat and order."""
+    from judges.verdicts import export_verdicts
+
     path = export_verdicts(app.store, dataset, judge, output)
     click.echo(f"verdicts written to {path}")
 

@@ -7,26 +7,36 @@ stable and documented in ``docs/report-json.md``. The commands that use a card i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from calibrate_app.cli._context import AppContext, pass_app
+from calibrate_app.cli._context import AppContext, LazyChoice, pass_app
 from calibrate_app.cli._paths import ClientPath
-from judges.aggregation import AGGREGATION_RULES
-from judges.calibration import DESIGNS, format_interval
-from judges.card import export_card, load_card
-from judges.reporting import (
-    JudgeReport,
-    calibration_report,
-    judge_leaderboard,
-)
 
-_DESIGN = click.Choice(["auto", *DESIGNS, "active"])
-_RULES = click.Choice(list(AGGREGATION_RULES))
+if TYPE_CHECKING:
+    from judges.reporting import JudgeReport
+
+
+def _designs() -> list[str]:
+    from judges.calibration import DESIGNS
+
+    return ["auto", *DESIGNS, "active"]
+
+
+def _rules() -> list[str]:
+    from judges.aggregation import AGGREGATION_RULES
+
+    return list(AGGREGATION_RULES)
+
+
+_DESIGN = LazyChoice(_designs)
+_RULES = LazyChoice(_rules)
 
 
 def _pct(value: dict[str, Any]) -> str:
+    from judges.calibration import format_interval
+
     return format_interval(value)
 
 
@@ -132,6 +142,7 @@ def report_command(
 ) -> None:
     """Calibrate a judge against the human labels: error rates, kappa, corrected pass rate."""
     from calibrate_app.cli import echo_json
+    from judges.reporting import calibration_report, judge_leaderboard
 
     report = calibration_report(
         app.store, dataset, judges[0], criterion=criterion, target=target,
@@ -156,7 +167,7 @@ def report_command(
             p = entry["mcnemar_p_vs_best"]
             click.echo(
                 f"  {entry['rank']}. {entry['judge']['name']:<24} kappa "
-                f"{format_interval(entry['kappa'])}  n={entry['n']}"
+                f"{_pct(entry['kappa'])}  n={entry['n']}"
                 + ("" if p is None else f"  p={p:.4g}")
             )
 
@@ -183,6 +194,8 @@ def card_export(
     aggregation: str | None, output: str,
 ) -> None:
     """Write the judge card: config + hash, error rates with intervals, dataset hash."""
+    from judges.card import export_card
+
     card = export_card(
         app.store, dataset, judge, output, criterion=criterion,
         design=None if design == "auto" else design, rule=aggregation,
@@ -201,6 +214,7 @@ def card_export(
 def card_show(card_file: str, as_json: bool) -> None:
     """Check a card (schema, config hash) and print what it says."""
     from calibrate_app.cli import echo_json
+    from judges.card import load_card
 
     card = load_card(card_file)
     if as_json:

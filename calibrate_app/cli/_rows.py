@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import click
 
-from calibrate_app.cli._context import AppContext, pass_app
+from calibrate_app.cli._context import AppContext, LazyChoice, pass_app
 from calibrate_app.cli._paths import ClientPath
-from labels.exporting import write_table
-from labels.importing import ROW_FORMATS, import_labels, import_rows, parse_mapping
 from labels.models import DEFAULT_CRITERION
+
+
+def _row_formats() -> tuple[str, ...]:
+    from labels.importing import ROW_FORMATS
+
+    return ROW_FORMATS
 
 
 @click.command("import")
@@ -17,7 +21,7 @@ from labels.models import DEFAULT_CRITERION
 @click.option(
     "--format",
     "file_format",
-    type=click.Choice(ROW_FORMATS),
+    type=LazyChoice(_row_formats),
     default=None,
     help="File format; default from the extension. 'ragas' reads ragas column names.",
 )
@@ -56,6 +60,7 @@ def import_command(
     nothing; re-importing the same file adds nothing.
     """
     from calibrate_app.cli import echo_json
+    from labels.importing import import_rows, parse_mapping
 
     summary = import_rows(
         app.store,
@@ -132,6 +137,7 @@ def labels_import(
     Columns: id, label (pass/fail/unsure, 1/0, true/false), optional note and annotator.
     """
     from calibrate_app.cli import echo_json
+    from labels.label_import import import_labels
 
     summary = import_labels(
         app.store,
@@ -166,6 +172,8 @@ def labels_export(
     app: AppContext, dataset: str, criterion: str | None, history: bool, output: str
 ) -> None:
     """Export the current labels (latest per item, annotator and criterion)."""
+    from labels.exporting import write_table
+
     app.store.dataset(dataset)
     frame = (
         app.store.label_history_frame(dataset, criterion=criterion)

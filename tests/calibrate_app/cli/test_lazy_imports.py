@@ -1,0 +1,62 @@
+"""`calibrate --help` and `calibrate datasets` never load the engine's heavy libraries.
+
+Each command runs in a fresh interpreter (the one the tests run in has everything loaded
+already), which then lists the heavy top-level modules in ``sys.modules``. The CPU time these
+commands take is printed by ``bench/cli_startup.py``; here only which modules load is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+# Statistics, data frames, the front end and the provider SDKs: only the commands that use them
+# may import them.
+HEAVY = ("scipy", "statsmodels", "sklearn", "pandas", "pyarrow", "streamlit", "openai",
+         "anthropic")
+
+_DRIVER = """
+import json, sys
+from calibrate_app.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+print(json.dumps(sorted(name for name in sys.modules if "." not in name)), file=sys.stderr)
+"""
+
+
+def _modules_after(args: list[str], cwd: Path) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _DRIVER, *args], cwd=cwd, capture_output=True, text=True,
+        timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("args", [["--help"], ["datasets"], ["datasets", "--json"]],
+                         ids=" ".join)
+def test_listing_commands_leave_the_heavy_libraries_unloaded(
+    args: list[str], tmp_path: Path
+) -> None:
+    loaded = _modules_after(["--db", str(tmp_path / "c.duckdb"), *args], tmp_path)
+    assert "click" in loaded  # the probe sees what the command imported
+    assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_datasets_opens_the_store(tmp_path: Path) -> None:
+    loaded = _modules_after(["--db", str(tmp_path / "c.duckdb"), "datasets"], tmp_path)
+    assert "duckdb" in loaded
+    assert (tmp_path / "c.duckdb").exists()
+
+
+def test_a_command_that_needs_the_statistics_loads_them(tmp_path: Path) -> None:
+    # The other side of the contract: the libraries come in with the command that uses them
+    # (showing `report`'s options lists the statistics' designs).
+    loaded = _modules_after(["report", "--help"], tmp_path)
+    assert "scipy" in loaded
