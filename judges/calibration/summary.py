@@ -20,10 +20,10 @@ import numpy.typing as npt
 from ._results import CalibrationInputError, Estimate, PassRateEstimate, _ToDict
 from ._verdicts import normalize_verdicts
 from .agreement import kappa_from_table
+from .counts import _counts_from_codes
 from .pass_rate import (
     CalibrationCounts,
     Design,
-    _counts_from_codes,
     choose_method,
     corrected_pass_rate_from_counts,
     estimate_pass_rate,
