@@ -73,6 +73,14 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
         }
     ),
     ("judge", "runs"): frozenset({"dataset", "judge", "as_json"}),
+    ("judge", "split"): frozenset({"dataset", "criterion", "seed", "test_share", "as_json"}),
+    ("judge", "align"): frozenset(
+        {"dataset", "model", "proposer", "min_sensitivity", "min_specificity", "concurrency",
+         "as_json"}
+    ),
+    ("judge", "adopt"): frozenset(),
+    ("judge", "stress"): frozenset({"dataset", "model", "tests", "limit", "concurrency",
+                                    "as_json"}),
     ("verdicts", "import"): frozenset({"dataset", "judge", "criterion", "as_json"}),
     ("verdicts", "export"): frozenset({"dataset", "judge", "output"}),
     ("report",): frozenset(

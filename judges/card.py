@@ -28,6 +28,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from judges.alignment.store import AlignStore
 from judges.calibration import format_interval
 from judges.config import JudgeConfig, parse_config
 from judges.reporting import JudgeReport, calibration_report
@@ -146,6 +147,22 @@ class CardMetrics(_Model):
     unsure: int = Field(ge=0)
 
 
+class CardStress(_Model):
+    """One perturbation test of the judge (``calibrate judge stress``), newest run.
+
+    ``flip_rate`` is the share of rows whose verdict changed under the perturbation (Wilson
+    interval, ``n`` rows with a pass/fail verdict both times); ``expectation`` says what it
+    should be: 1 for ``must become fail``, 0 for ``must not change``.
+    """
+
+    test: str
+    expectation: str
+    dataset: str
+    eligible: int = Field(ge=0)
+    flip_rate: CardInterval
+    family_warning: str | None = None
+
+
 class JudgeCard(_Model):
     """A judge card (see the module docstring). Build with :func:`card_from_report`."""
 
@@ -157,6 +174,7 @@ class JudgeCard(_Model):
     metrics: CardMetrics
     software: dict[str, str]
     warnings: list[str] = Field(default_factory=list)
+    stress: list[CardStress] = Field(default_factory=list)
 
     @field_validator("created_at")
     @classmethod
@@ -226,6 +244,19 @@ def _policy(store: LabelStore, report: JudgeReport) -> Policy:
     return Policy(repeats=repeats, swap=swap, aggregation=report.rule)  # type: ignore[arg-type]
 
 
+def _stress(store: LabelStore, config_id: str) -> list[CardStress]:
+    """The judge's newest stress run (any dataset), as card entries."""
+    return [
+        CardStress(test=r.test, expectation=r.expectation, dataset=r.dataset,
+                   eligible=int(r.detail.get("eligible", r.n)),
+                   flip_rate=CardInterval(estimate=r.detail.get("flip_rate"),
+                                          low=r.detail.get("low"), high=r.detail.get("high"),
+                                          n=r.n),
+                   family_warning=r.detail.get("family_warning"))
+        for r in AlignStore(store.db).latest_stress(config_id)
+    ]
+
+
 def card_from_report(store: LabelStore, report: JudgeReport, *,
                      now: datetime | None = None) -> JudgeCard:
     """Build the card of a judge from its calibration report.
@@ -291,6 +322,7 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
         ),
         software=package_versions(),
         warnings=list(report.warnings),
+        stress=_stress(store, ref.config_id),
     )
     card.verify()
     return card
@@ -401,6 +433,7 @@ __all__ = [
     "CARD_KIND",
     "CARD_SCHEMA_VERSION",
     "CardError",
+    "CardStress",
     "JudgeCard",
     "card_from_report",
     "dumps_card",

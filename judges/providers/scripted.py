@@ -3,8 +3,12 @@
 Without a script it plays a small deterministic *demo judge*: it reads the reply format off the
 prompt (JSON with a ``"verdict"`` key, optionally a ``"claims"`` list, or a final
 ``VERDICT: X`` line) and decides by word overlap between the answer and the sources (pairwise:
-the answer with more overlap wins). It is a plumbing stand-in, not a judge: the app says so
-wherever its verdicts are shown.
+the answer with more overlap wins). It follows two rules when its instructions state them
+(:func:`_stated_rules`: stray numbers contradict; refusals only for uncovered questions); asked
+by the alignment proposer
+(:data:`PROPOSER_OPENING`) it assembles a proposal from the listed rows
+(:func:`demo_proposal`). It is a plumbing stand-in, not a judge: the app says so wherever its
+verdicts are shown.
 
 With a script, it returns the scripted steps in order — a reply text, a :class:`Completion`,
 or an exception to raise (e.g. ``ProviderError("slow down", kind="rate_limit",
@@ -53,9 +57,77 @@ def _overlap(answer: str, evidence: str) -> float:
     return len(words & _content_words(evidence)) / len(words)
 
 
+PROPOSER_OPENING = "You revise the instructions of an LLM judge"
+"""How the alignment proposer's system prompt starts (:mod:`judges.alignment.propose`)."""
+
+_ROW = re.compile(r'<row id="([^"]*)">(.*?)</row>', flags=re.DOTALL)
+
+
+def demo_proposal(prompt: str) -> str:
+    """The stand-in proposer: criteria and examples assembled from the listed rows' fields.
+
+    It rewrites nothing by understanding: fixed criteria plus the experts' failure tags, up to
+    two rows of each expert verdict as examples, and every listed row as addressed.
+    Deterministic, for tests and the offline demo.
+    """
+    rows = []
+    for item_id, body in _ROW.findall(prompt):
+        human = re.search(r"experts: (pass|fail)", body)
+        tagged = re.search(r"failure tags: (.*)", body)
+        rows.append((item_id, human.group(1) if human else "",
+                     tagged.group(1) if tagged else ""))
+    tags = sorted({t.strip() for _, _, found in rows for t in found.split(",") if t.strip()})
+    missed = sum(1 for _, human, _ in rows if human == "fail")
+    criteria = (
+        "Judge only against the numbered sources. Fail the answer when any statement is not "
+        "found in them, when it contradicts them, or when it drops a condition they attach; "
+        "a refusal passes only when the sources really do not cover the question. "
+        f"The experts disagreed with the judge on {len(rows)} rows, {missed} of them answers "
+        "the judge passed and the experts failed"
+        + (f"; their failure tags were: {', '.join(tags)}." if tags else ".")
+    )
+    examples = ([r for r in rows if r[1] == "fail"][:2] + [r for r in rows if r[1] == "pass"][:2])
+    return json.dumps({
+        "criteria": criteria,
+        "examples": [{"item_id": i, "explanation": f"The experts judged this row {h}."}
+                     for i, h, _ in examples],
+        "addresses": [i for i, _, _ in rows],
+    })
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_REFUSAL = re.compile(r"couldn't find|could not find|don't cover|do not cover|can't answer|"
+                      r"cannot answer|not covered", flags=re.IGNORECASE)
+
+
+def _stated_rules(request: CompletionRequest, prompt: str, evidence: str) -> tuple[str, str] | None:
+    """A verdict from rules the system prompt states, or ``None`` (the overlap rule decides).
+
+    The stand-in follows two rules when its instructions spell them out (as the stand-in
+    proposer's criteria do): an answer that *contradicts* the sources fails when it states a
+    number the sources do not have; and when *a refusal passes only when* the sources do not
+    cover the question, a refusal passes iff the question's words are mostly missing from them.
+    """
+    rules = request.system.lower()
+    answer = _block(prompt, "answer")
+    if "contradicts" in rules:
+        sources = set(_NUMBER.findall(_block(prompt, "sources")))
+        stray = [n for n in _NUMBER.findall(answer) if n not in sources]
+        if stray:
+            return "FAIL", f"The number {stray[0]} is not in the sources."
+    if "a refusal passes only when" in rules and _REFUSAL.search(answer):
+        covered = _overlap(_block(prompt, "question"), _block(prompt, "sources"))
+        if covered >= 0.5:
+            return "FAIL", f"A refusal, but {covered:.0%} of the question is in the sources."
+        return "PASS", f"A refusal, and only {covered:.0%} of the question is in the sources."
+    return None
+
+
 def demo_reply(request: CompletionRequest) -> str:
     """The demo judge's reply to ``request`` (deterministic; see the module docstring)."""
     prompt = request.messages[-1].content if request.messages else ""
+    if request.system.startswith(PROPOSER_OPENING):
+        return demo_proposal(prompt)
     everything = request.system + "\n" + prompt
     evidence = _block(prompt, "sources") + " " + _block(prompt, "question") + " " + _block(
         prompt, "reference"
@@ -69,6 +141,9 @@ def demo_reply(request: CompletionRequest) -> str:
         share = _overlap(_block(prompt, "answer"), evidence)
         label = "PASS" if share >= 0.75 else "FAIL" if share < 0.5 else "UNSURE"
         reasoning = f"{share:.0%} of the answer's content words appear in the sources."
+        ruled = _stated_rules(request, prompt, evidence)
+        if ruled is not None:
+            label, reasoning = ruled
     if '"verdict"' not in everything:
         return f"{reasoning}\nVERDICT: {label}"
     reply: dict[str, Any] = {"reasoning": reasoning, "verdict": label}
@@ -148,4 +223,5 @@ class ScriptedProvider(Provider):
         )
 
 
-__all__ = ["Responder", "ScriptedProvider", "Step", "demo_reply"]
+__all__ = ["PROPOSER_OPENING", "Responder", "ScriptedProvider", "Step", "demo_proposal",
+           "demo_reply"]

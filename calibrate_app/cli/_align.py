@@ -1,0 +1,217 @@
+"""``calibrate judge split | align | adopt | stress``: tune a judge on dev rows, prove it on test.
+
+Thin commands over :mod:`labels.splits` and :mod:`judges.alignment`. ``align`` runs the current
+revision on the dev and test rows, asks a proposer model for a revision from the dev
+disagreements, runs that on the same rows and prints the diff and the test numbers; nothing is
+adopted until ``adopt`` is run with the proposal's id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from calibrate_app.cli._context import AppContext, pass_app
+from calibrate_app.cli._judges import _find_config, judge_group
+from judges.config import JudgeConfig, parse_config
+
+STAND_IN = ("STAND-IN: {who} is the scripted provider, not a model; these numbers show the "
+            "workflow, not a judge's quality.")
+
+
+def _with_model(config: JudgeConfig, model: str | None, name: str) -> JudgeConfig:
+    if model is None:
+        return config
+    return parse_config({**config.model_dump(mode="json"), "model": model},
+                        source=f"{name} with --model {model}")
+
+
+def _current(app: AppContext, config: JudgeConfig, dataset: str) -> JudgeConfig:
+    """The revision adopted last for this judge name on ``dataset``, else ``config``."""
+    from judges.alignment.store import AlignStore
+    from judges.store import JudgeStore
+
+    adopted = AlignStore(app.store.db).adopted(dataset, config.criterion, config.name)
+    if adopted is None:
+        return config
+    stored = JudgeStore(app.store.db).stored_config(adopted).config
+    return stored if stored is not None else config
+
+
+def _stand_in_notes(*specs: tuple[str, str]) -> list[str]:
+    return [STAND_IN.format(who=f"{who} ({spec})") for who, spec in specs
+            if spec.startswith("scripted/")]
+
+
+@click.command("split")
+@click.option("--dataset", required=True, help="Dataset whose labelled rows are split.")
+@click.option("--criterion", default="faithfulness", show_default=True)
+@click.option("--seed", type=int, default=None, help="Seed of a new split (default 17).")
+@click.option("--test-share", type=click.FloatRange(0.05, 0.95), default=None,
+              help="Share of test rows of a new split (default 0.5).")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@pass_app
+def judge_split(app: AppContext, dataset: str, criterion: str, seed: int | None,
+                test_share: float | None, as_json: bool) -> None:
+    """Show (making it the first time) the dev/test split of a dataset's labelled rows.
+
+    The split is made once, stratified by human label and segment; rows labelled later are
+    assigned as they are read. Tuning views show dev rows only.
+    """
+    from calibrate_app.cli import echo_json
+    from judges.alignment.evaluate import optimism_warning
+    from judges.alignment.store import AlignStore
+    from labels.splits import SplitStore
+
+    app.store.dataset(dataset)
+    split = SplitStore(app.store.db).ensure(dataset, criterion, seed=seed, test_share=test_share)
+    evaluations, revisions = AlignStore(app.store.db).test_usage(dataset, criterion)
+    warning = optimism_warning(revisions)
+    if as_json:
+        echo_json({"dataset": dataset, "criterion": criterion, "seed": split.seed,
+                   "test_share": split.test_share, "dev": split.ids("dev"),
+                   "test_rows": len(split.ids("test")), "test_evaluations": evaluations,
+                   "test_revisions": revisions, "warning": warning})
+        return
+    click.echo(split.describe())
+    click.echo(f"Test set used {evaluations} times by {revisions} revisions.")
+    if warning:
+        click.echo(f"WARNING: {warning}")
+
+
+@click.command("align")
+@click.argument("config_name", metavar="CONFIG")
+@click.option("--dataset", required=True, help="Dataset with labelled rows.")
+@click.option("--model", default=None, help="Judge with another provider/model (new config id).")
+@click.option("--proposer", default="scripted/proposer", show_default=True,
+              help="provider/model that writes the revision (scripted/... or local/... offline).")
+@click.option("--min-sensitivity", type=click.FloatRange(0, 1), default=0.80, show_default=True,
+              help="Certification: lowest acceptable lower bound of sensitivity (test rows).")
+@click.option("--min-specificity", type=click.FloatRange(0, 1), default=0.80, show_default=True,
+              help="Certification: lowest acceptable lower bound of specificity (test rows).")
+@click.option("--concurrency", type=click.IntRange(1, 512), default=8, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+def judge_align(
+    app: AppContext, config_name: str, dataset: str, model: str | None, proposer: str,
+    min_sensitivity: float, min_specificity: float, concurrency: int, as_json: bool,
+) -> None:
+    """Propose a revision of CONFIG from its dev disagreements and test it on held-out rows.
+
+    Runs the current revision (the one adopted last, else CONFIG) on the dev and test rows,
+    asks the proposer for revised criteria and few-shot examples from dev rows only, runs the
+    proposal on the same rows, and prints the diff, the disagreements it addresses, and test
+    sensitivity, specificity and kappa with intervals and an exact McNemar test against the
+    current revision. Nothing is adopted: run `calibrate judge adopt PROPOSAL` for that.
+    """
+    from calibrate_app.cli import echo_json
+    from judges.alignment.evaluate import evaluate_revisions
+    from judges.alignment.propose import propose_revision
+    from judges.calibration.trust import CertificationRule
+    from judges.providers import get_provider
+    from judges.runner import run_judge
+    from labels.splits import SplitStore
+
+    app.store.dataset(dataset)
+    base = _current(app, _with_model(_find_config(app, config_name), model, config_name),
+                    dataset)
+    settings = app.settings
+    split = SplitStore(app.store.db).ensure(dataset, base.criterion)
+    notes = _stand_in_notes(("the judge", base.model), ("the proposer", proposer))
+    for note in notes:
+        click.echo(note, err=True)
+    click.echo(split.describe(), err=True)
+    run_judge(base, dataset, store=app.store, provider=get_provider(base.model, settings=settings),
+              item_ids=split.ids("dev") + split.ids("test"), concurrency=concurrency)
+    proposal = propose_revision(app.store, dataset, base,
+                                proposer=get_provider(proposer, settings=settings))
+    result = evaluate_revisions(
+        app.store, dataset, base, proposal.config,
+        provider_for=lambda c: get_provider(c.model, settings=settings),
+        rule=CertificationRule(min_sensitivity, min_specificity), concurrency=concurrency,
+    )
+    if as_json:
+        data: dict[str, Any] = result.to_dict()
+        data.update(proposal_id=proposal.proposal_id, diff=proposal.diff,
+                    addressed=[d.item_id for d in proposal.addressed], stand_in=notes)
+        echo_json(data)
+        return
+    for line in proposal.describe():
+        click.echo(line)
+    click.echo(proposal.diff, nl=False)
+    for line in result.describe():
+        click.echo(line)
+    for note in notes:
+        click.echo(note)
+    click.echo(f"Nothing adopted. Adopt with: calibrate judge adopt {proposal.proposal_id}")
+
+
+@click.command("adopt")
+@click.argument("proposal_id")
+@pass_app
+def judge_adopt(app: AppContext, proposal_id: str) -> None:
+    """Adopt a proposed revision (explicitly): later `judge align` runs start from it."""
+    from judges.alignment.store import AlignStore
+    from judges.store import JudgeStore
+
+    align_store = AlignStore(app.store.db)
+    proposal = align_store.proposal(proposal_id)
+    stored = JudgeStore(app.store.db).stored_config(proposal.config_id)
+    align_store.adopt(proposal.dataset, proposal.criterion, stored.name, proposal.config_id,
+                      proposal_id)
+    click.echo(f"Adopted {stored.name} r{stored.revision} ({proposal.config_id}) for "
+               f"{proposal.dataset}/{proposal.criterion}.")
+
+
+@click.command("stress")
+@click.argument("config_name", metavar="CONFIG")
+@click.option("--dataset", required=True, help="Dataset of pointwise RAG rows.")
+@click.option("--model", default=None, help="Judge with another provider/model (new config id).")
+@click.option("--test", "tests", multiple=True,
+              type=click.Choice(["source_deletion", "source_order", "answer_padding",
+                                 "embedded_instructions"]),
+              help="Run only these tests (repeatable; default all).")
+@click.option("--limit", type=click.IntRange(1), default=None, help="Only the first K rows.")
+@click.option("--concurrency", type=click.IntRange(1, 512), default=8, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@pass_app
+def judge_stress(
+    app: AppContext, config_name: str, dataset: str, model: str | None, tests: tuple[str, ...],
+    limit: int | None, concurrency: int, as_json: bool,
+) -> None:
+    """Perturbation tests with a known right answer: flip rates with intervals, no experts.
+
+    Source deletion must turn a pass into a fail; source order, answer padding and embedded
+    instructions must not change the verdict. Perturbed rows go into DATASET.stress, linked to
+    their originals and never calibrated; the results go into the judge card.
+    """
+    from calibrate_app.cli import echo_json
+    from judges.alignment.stress import TESTS, run_stress
+    from judges.providers import get_provider
+
+    app.store.dataset(dataset)
+    config = _with_model(_find_config(app, config_name), model, config_name)
+    notes = _stand_in_notes(("the judge", config.model))
+    result = run_stress(app.store, dataset, config,
+                        provider=get_provider(config.model, settings=app.settings),
+                        tests=tests or tuple(TESTS), limit=limit, concurrency=concurrency)
+    if as_json:
+        echo_json({"stress_run": result.stress_run, "dataset": dataset,
+                   "derived_dataset": result.derived_dataset, "judge": config.label,
+                   "config_id": config.config_id, "family_warning": result.family_warning,
+                   "stand_in": notes,
+                   "tests": [{"test": t.test, "expectation": t.expectation,
+                              "eligible": t.eligible, "flip_rate": t.flip_rate.to_dict(),
+                              "flipped": list(t.flipped)} for t in result.tests]})
+        return
+    for line in result.describe():
+        click.echo(line)
+    for note in notes:
+        click.echo(note)
+
+
+def register(cli: click.Group) -> None:
+    """Add these commands to the ``judge`` group (``cli`` is unused: nothing top-level)."""
+    for command in (judge_split, judge_align, judge_adopt, judge_stress):
+        judge_group.add_command(command)
