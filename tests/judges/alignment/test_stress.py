@@ -98,14 +98,23 @@ def _wilson(k: int, n: int) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def test_every_stress_test_over_http(
-    store: LabelStore, make_dataset: Any, server: FakeLLMServer, judge: JudgeConfig
-) -> None:
+@pytest.fixture
+def labelled(store: LabelStore, make_dataset: Any) -> LabelStore:
     make_dataset("bot", rows())
     store.add_labels("bot", [NewLabel(item_id=f"row-{i:03d}", annotator="dana",
                                       verdict="pass" if i % 3 else "fail") for i in range(N)])
-    run = OpenAIProvider("gpt-4.1-mini", api_key=DUMMY_KEY, base_url=server.openai_base_url)
-    result = run_stress(store, "bot", judge, provider=run)
+    return store
+
+
+def provider(server: FakeLLMServer) -> OpenAIProvider:
+    return OpenAIProvider("gpt-4.1-mini", api_key=DUMMY_KEY, base_url=server.openai_base_url)
+
+
+def test_every_stress_test_over_http(
+    labelled: LabelStore, server: FakeLLMServer, judge: JudgeConfig
+) -> None:
+    store = labelled
+    result = run_stress(store, "bot", judge, provider=provider(server))
     by = {t.test: t for t in result.tests}
     assert list(by) == list(TESTS)
     passed = [i for i in range(N) if i % 3]
@@ -146,8 +155,7 @@ def test_every_stress_test_over_http(
         (t.test, t.flip_rate.n, len(t.flipped)) for t in result.tests]
     assert stored[0].detail["family_warning"] == result.family_warning
     # ... and the judge card carries them.
-    run_judge(judge, "bot", store=store, provider=OpenAIProvider(
-        "gpt-4.1-mini", api_key=DUMMY_KEY, base_url=server.openai_base_url))
+    run_judge(judge, "bot", store=store, provider=provider(server))
     card = card_from_report(store, calibration_report(store, "bot", judge.config_id))
     assert [(c.test, c.flip_rate.n, c.eligible) for c in card.stress] == [
         (t.test, t.flip_rate.n, t.eligible) for t in result.tests]
@@ -157,16 +165,12 @@ def test_every_stress_test_over_http(
 
 
 def test_perturbed_rows_never_enter_calibration(
-    store: LabelStore, make_dataset: Any, server: FakeLLMServer, judge: JudgeConfig
+    labelled: LabelStore, server: FakeLLMServer, judge: JudgeConfig
 ) -> None:
-    make_dataset("bot", rows())
-    store.add_labels("bot", [NewLabel(item_id=f"row-{i:03d}", annotator="dana",
-                                      verdict="pass" if i % 3 else "fail") for i in range(N)])
-    run = OpenAIProvider("gpt-4.1-mini", api_key=DUMMY_KEY, base_url=server.openai_base_url)
-    run_judge(judge, "bot", store=store, provider=run)
+    store = labelled
+    run_judge(judge, "bot", store=store, provider=provider(server))
     before = calibration_report(store, "bot", judge.config_id).to_json()
-    run_stress(store, "bot", judge, provider=OpenAIProvider(
-        "gpt-4.1-mini", api_key=DUMMY_KEY, base_url=server.openai_base_url))
+    run_stress(store, "bot", judge, provider=provider(server))
     after = calibration_report(store, "bot", judge.config_id).to_json()
     assert before["n"] == after["n"] == N
     assert before["confusion"] == after["confusion"]
