@@ -3,11 +3,14 @@
 Usage::
 
     python bench/coverage.py [--reps N] [--judgy-reps J] [--judgy-iterations B] [--seed S]
-                             [--block all|pass-rate|paired] [--paired-reps R]
+                             [--block all|pass-rate|paired|pairwise] [--paired-reps R]
+                             [--pairwise-reps P]
 
 ``--block paired`` runs only the paired-difference block (two versions compared through one
 calibrated judge; see ``bench/coverage_paired.py``); ``all`` (the default) runs it after the
-pass-rate blocks.
+pass-rate blocks. ``--block pairwise`` runs only the corrected pairwise win-rate block (a / b /
+tie through a 3 x 3 misclassification matrix; see ``bench/coverage_pairwise.py``), which ``all``
+runs last.
 
 For every cell it simulates ``N`` seeded data sets (the same data sets for every method:
 common random numbers) and reports, for the nominal-95 % interval of each method:
@@ -51,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from coverage_paired import paired_block
+from coverage_pairwise import pairwise_block
 
 from judges.calibration import (
     CalibrationCounts,
@@ -217,8 +221,11 @@ def main() -> int:
                         help="judgy bootstrap_iterations (package default 20000)")
     parser.add_argument("--seed", type=int, default=20251121)
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--block", choices=("all", "pass-rate", "paired"), default="all",
-                        help="which blocks to run (paired: the paired-difference block only)")
+    parser.add_argument("--block", choices=("all", "pass-rate", "paired", "pairwise"),
+                        default="all", help="which blocks to run (paired: the paired-difference "
+                        "block only; pairwise: the corrected win-rate block only)")
+    parser.add_argument("--pairwise-reps", type=int, default=1000,
+                        help="replicates per cell of the pairwise win-rate block")
     parser.add_argument("--paired-reps", type=int, default=2000,
                         help="replicates per cell of the paired-difference block")
     ns = parser.parse_args()
@@ -226,6 +233,10 @@ def main() -> int:
         lines, _ = paired_block(reps=ns.paired_reps, seed=ns.seed, workers=ns.workers)
         print("\n".join(lines))
         return 0
+    if ns.block == "pairwise":
+        lines, failed = pairwise_block(reps=ns.pairwise_reps, seed=ns.seed, workers=ns.workers)
+        print("\n".join(lines))
+        return 1 if failed else 0
     t_start = time.perf_counter()
     try:
         import judgy  # noqa: F401
@@ -341,6 +352,9 @@ def main() -> int:
     if ns.block == "all":
         print()
         lines, _ = paired_block(reps=ns.paired_reps, seed=ns.seed, workers=ns.workers)
+        print("\n".join(lines))
+        print()
+        lines, _ = pairwise_block(reps=ns.pairwise_reps, seed=ns.seed, workers=ns.workers)
         print("\n".join(lines))
     return 0
 

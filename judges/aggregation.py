@@ -76,7 +76,8 @@ _ITEM_COLUMNS = ["item_id", "verdict", "n_calls", "n_scored", "order_flipped",
 
 
 def aggregate_calls(
-    calls: pd.DataFrame, *, rule: str = "all_agree", confidence: float = 0.95
+    calls: pd.DataFrame, *, rule: str = "all_agree", confidence: float = 0.95,
+    kind: str = "pointwise",
 ) -> tuple[pd.DataFrame, ConsistencyResult | None]:
     """One verdict per item from per-call rows, with flip flags (self-consistency).
 
@@ -85,6 +86,8 @@ def aggregate_calls(
             ``reasoning``, ``unscored_reason``.
         rule: ``all_agree`` (MT-Bench, default) or ``majority`` (aliases: ``unanimous``).
         confidence: Level of the flip-rate intervals.
+        kind: ``pointwise`` (pass/fail verdicts) or ``pairwise`` (a/b/tie; a row whose orders
+            disagree becomes ``tie`` under ``all_agree``, the MT-Bench rule).
 
     Returns:
         ``(items, consistency)``: the per-item frame (columns as :attr:`JudgeItems.items`, in
@@ -102,6 +105,7 @@ def aggregate_calls(
         order=calls["order"].astype(str).to_numpy() if "order" in calls else None,
         repeat=calls["repeat"].to_numpy() if "repeat" in calls else None,
         rule=name,
+        kind="pairwise" if kind == "pairwise" else "binary",
         confidence=confidence,
     )
     per_item = pd.DataFrame({
@@ -114,12 +118,13 @@ def aggregate_calls(
         "flipped": consistency.any_flipped,
     })
     frame = calls.assign(item_id=ids)
-    scored = frame[frame["verdict"].isin(["pass", "fail", "unsure"])]
+    words = ["a", "b", "tie", "unsure"] if kind == "pairwise" else ["pass", "fail", "unsure"]
+    scored = frame[frame["verdict"].isin(words)]
     reasoning = (
         scored.groupby("item_id", sort=False)["reasoning"].first()
         if "reasoning" in frame else pd.Series(dtype=object)
     )
-    unscored = frame[~frame["verdict"].isin(["pass", "fail", "unsure"])]
+    unscored = frame[~frame["verdict"].isin(words)]
     reasons = (
         unscored.groupby("item_id", sort=False)["unscored_reason"].first()
         if "unscored_reason" in frame else pd.Series(dtype=object)

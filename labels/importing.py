@@ -323,18 +323,16 @@ def normalise(
     }
     for fld in ("answer", "answer_a", "answer_b"):
         out[fld] = (
-            _text_column(table, columns[fld][0], required=True)
+            _answer_column(table, columns[fld][0], warnings)
             if fld in answer_cols
             else [None] * n
         )
     plain_text_rows: list[int] = []
     out["sources"] = _sources_column(table, columns.get("sources"), sid_col, plain_text_rows)
     if plain_text_rows and warnings is not None:
-        shown_rows = ", ".join(map(str, plain_text_rows[:5]))
-        more = f" and {len(plain_text_rows) - 5} more" if len(plain_text_rows) > 5 else ""
         warnings.append(
-            f"{table.path}, column {columns['sources'][0]!r}: rows {shown_rows}{more} start "
-            "with '[' but are not a JSON list; each was kept as plain text (one passage)"
+            f"{table.path}, column {columns['sources'][0]!r}: rows {_rows_text(plain_text_rows)} "
+            "start with '[' but are not a JSON list; each was kept as plain text (one passage)"
         )
     out["reference"] = _text_column(table, ref_col, required=False) if ref_col else [None] * n
     out["segment"] = _text_column(table, seg_col, required=False) if seg_col else [None] * n
@@ -372,6 +370,28 @@ def _text_column(table: Table, column: str, *, required: bool) -> list[str | Non
             _text(table, index, column, values[index], required=required)
         return [v or None for v in values]
     return [_text(table, i, column, v, required=required) for i, v in enumerate(values)]
+
+
+def _rows_text(rows: list[int]) -> str:
+    """``1, 2, 3, 4, 5 and 7 more``: the first five row numbers of a warning."""
+    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+    return ", ".join(map(str, rows[:5])) + more
+
+
+def _answer_column(table: Table, column: str, warnings: list[str] | None) -> list[str | None]:
+    """An answer column: an empty answer is kept (as ``""``) with a warning, not refused.
+
+    Real data holds answers a model returned empty; they are exactly what a judge must fail, so
+    they are imported and counted rather than dropped.
+    """
+    values = _text_column(table, column, required=False)
+    empty = [i + 1 for i, v in enumerate(values) if not v]
+    if empty and warnings is not None:
+        warnings.append(
+            f"{table.path}, column {column!r}: rows {_rows_text(empty)} have an empty answer; "
+            "imported as empty (a judge should fail it)"
+        )
+    return [v if v else "" for v in values]
 
 
 def _passages_json(texts: list[str]) -> str:

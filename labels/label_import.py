@@ -14,7 +14,12 @@ from typing import Any
 
 from labels.cells import text_cell
 from labels.errors import ImportFileError, InvalidNameError
-from labels.models import DEFAULT_CRITERION, PAIRWISE_VERDICTS, POINTWISE_VERDICTS
+from labels.models import (
+    DEFAULT_CRITERION,
+    PAIRWISE_CRITERION,
+    PAIRWISE_VERDICTS,
+    POINTWISE_VERDICTS,
+)
 from labels.reading import Table, read_table
 from labels.store import LabelStore, NewLabel, Provenance
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
@@ -62,7 +67,7 @@ def import_labels(
     dataset: str,
     *,
     annotator: str | None = None,
-    criterion: str = DEFAULT_CRITERION,
+    criterion: str | None = None,
     format: str | None = None,
     encoding: str = "utf-8",
     id_column: str = "id",
@@ -80,7 +85,9 @@ def import_labels(
         path: the file (CSV, JSONL, JSON or Parquet).
         dataset: the dataset whose items are labelled.
         annotator: who labelled, unless the file has an ``annotator`` column.
-        criterion: what the labels judge.
+        criterion: what the labels judge (default ``faithfulness``, or ``preference`` on a
+            pairwise dataset, whose labels are ``a``/``b``/``tie``, one row per annotator
+            vote).
         format: the file format (default from the extension).
         encoding: text encoding of CSV/JSON files.
         id_column: the column with item ids (``item_id`` is also accepted).
@@ -122,12 +129,21 @@ def import_labels(
         )
     if annotator is not None:
         annotator = check_name(annotator.strip(), "annotator")
+    kind = store.dataset(dataset).kind
+    if criterion is None:
+        criterion = PAIRWISE_CRITERION if kind == "pairwise" else DEFAULT_CRITERION
     pairwise = store.criterion(criterion).kind == "pairwise"
+    if pairwise != (kind == "pairwise"):
+        raise ImportFileError(
+            f"dataset {dataset!r} is {kind} but criterion {criterion!r} is "
+            f"{'pairwise' if pairwise else 'pointwise'}: use --criterion "
+            f"{PAIRWISE_CRITERION if kind == 'pairwise' else DEFAULT_CRITERION}",
+            path=name,
+        )
     current = store.current_labels(dataset, criterion=criterion)
     latest = {
         (r.item_id, r.annotator): (r.verdict, r.note) for r in current.itertuples(index=False)
     }
-    store.dataset(dataset)
     known_ids = set(store.item_ids(dataset))
     new: list[NewLabel] = []
     skipped = 0

@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 POINTWISE_VERDICTS = ("pass", "fail", "unsure")
 PAIRWISE_VERDICTS = ("a", "b", "tie")
 DEFAULT_CRITERION = "faithfulness"
+PAIRWISE_CRITERION = "preference"
+"""The built-in criterion of pairwise (a / b / tie) datasets."""
 
 Verdict = Literal["pass", "fail", "unsure", "a", "b", "tie"]
 Kind = Literal["pointwise", "pairwise"]

@@ -15,7 +15,7 @@ from calibrate_app.cli._context import AppContext, LazyChoice, pass_app
 from calibrate_app.cli._paths import ClientPath
 
 if TYPE_CHECKING:
-    from judges.reporting import JudgeReport
+    from judges.reporting import JudgeReport, PairwiseReport
 
 
 def _designs() -> list[str]:
@@ -109,6 +109,61 @@ def render_report(report: JudgeReport) -> str:
     return "\n".join(lines)
 
 
+def _shares(win: dict[str, Any], key: str) -> str:
+    return "  ".join(f"{side} {_pct(win[key][side])}" for side in ("a", "b", "tie"))
+
+
+def render_pairwise_report(report: PairwiseReport) -> str:
+    """A plain-text summary of a pairwise (a / b / tie) report for the terminal."""
+    d = report.to_json()
+    ag, pc, win = d["agreement"], d["position_consistency"], d["win_rate"]
+    table = d["confusion"]["table"]
+    lines = [
+        f"Pairwise judge {d['judge']['name']} ({d['judge']['config_id']}) on {d['dataset']!r}, "
+        f"criterion {d['criterion']!r}",
+        f"Human votes compared: {d['n_votes']} on {d['n_rows']} rows; target rows: "
+        f"{win['n_target']} of {d['target']!r}",
+        "",
+        "Agreement with the human votes (per vote, as Zheng et al. 2023 count it):",
+        f"  with ties            {_pct(ag['with_ties'])}   (n = {ag['with_ties']['n']} votes)",
+        f"  without ties         {_pct(ag['without_ties'])}   (n = {ag['without_ties']['n']} "
+        "votes where neither side said tie)",
+        f"  Cohen's kappa        {_pct(d['kappa'])}   (3 classes: a, b, tie)",
+    ]
+    h = d["human_agreement"]
+    if h:
+        lines += [
+            f"  human-human          {_pct(h['with_ties'])} with ties, {_pct(h['without_ties'])} "
+            f"without   ({h['with_ties']['n']} vote pairs on {h['rows']} rows: the ceiling)",
+            f"  Krippendorff alpha   {_pct(h['krippendorff_alpha'])}   (annotators)",
+        ]
+    lines += ["", "Votes (rows: human, columns: judge)   a      b      tie"]
+    for name, row in zip(("a", "b", "tie"), table, strict=True):
+        lines.append(f"  human {name:<30} " + " ".join(f"{c:6d}" for c in row))
+    flip = pc["flip_rate"]
+    lines += [
+        "",
+        f"Position consistency: {_pct(flip)} of rows changed verdict with the order "
+        f"({pc['flipped']} of {pc['order_pairs']}; aggregation {pc['rule']})"
+        if flip["estimate"] is not None else
+        "Position consistency: not measured (the judge ran one order)",
+        "",
+        f"Win rate (share of target rows; method {win['method']}):",
+        f"  observed (judge)     {_shares(win, 'observed')}",
+        f"  corrected            {_shares(win, 'corrected')}",
+    ]
+    if win["refused"]:
+        lines.append(f"  corrected win rate refused: {win['reason']}")
+    if d["by_pair"]:
+        lines += ["", f"{'model pair (a vs b)':<40} {'n':>5}  corrected a / b / tie"]
+        for p in d["by_pair"]:
+            pair = f"{p['model_a']} vs {p['model_b']}"
+            lines.append(f"  {pair[:38]:<38} {p['n_target']:>5}  {_shares(p, 'corrected')}")
+    if d["warnings"]:
+        lines += ["", "Warnings:"] + [f"  - {w}" for w in d["warnings"]]
+    return "\n".join(lines)
+
+
 @click.command("report")
 @click.option("--dataset", required=True, help="Dataset with the human labels.")
 @click.option(
@@ -142,8 +197,18 @@ def report_command(
 ) -> None:
     """Calibrate a judge against the human labels: error rates, kappa, corrected pass rate."""
     from calibrate_app.cli import echo_json
-    from judges.reporting import calibration_report, judge_leaderboard
+    from judges.reporting import calibration_report, judge_leaderboard, pairwise_report
 
+    if app.store.dataset(dataset).kind == "pairwise":
+        if len(judges) > 1:
+            raise click.UsageError("a pairwise report takes one --judge")
+        pairwise = pairwise_report(app.store, dataset, judges[0], criterion=criterion,
+                                   target=target, rule=aggregation)
+        if as_json:
+            echo_json(pairwise.to_json())
+        else:
+            click.echo(render_pairwise_report(pairwise))
+        return
     report = calibration_report(
         app.store, dataset, judges[0], criterion=criterion, target=target,
         design=None if design == "auto" else design, rule=aggregation,

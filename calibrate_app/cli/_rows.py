@@ -112,7 +112,11 @@ def labels_group() -> None:
 @click.argument("file", type=ClientPath(dir_okay=False))
 @click.option("--dataset", required=True, help="Dataset the labelled rows belong to.")
 @click.option("--annotator", default=None, help="Who labelled (unless the file has a column).")
-@click.option("--criterion", default=DEFAULT_CRITERION, show_default=True)
+@click.option(
+    "--criterion", default=None,
+    help=f"What the labels judge (default: {DEFAULT_CRITERION}; preference on a pairwise "
+    "dataset).",
+)
 @click.option(
     "--selection",
     type=click.Choice(["random", "all", "by-verdict", "unknown"]),
@@ -128,13 +132,14 @@ def labels_import(
     file: str,
     dataset: str,
     annotator: str | None,
-    criterion: str,
+    criterion: str | None,
     selection: str,
     as_json: bool,
 ) -> None:
     """Import human labels from FILE.
 
-    Columns: id, label (pass/fail/unsure, 1/0, true/false), optional note and annotator.
+    Columns: id, label (pass/fail/unsure, 1/0, true/false; a/b/tie on a pairwise dataset, one
+    row per annotator vote), optional note and annotator.
     """
     from calibrate_app.cli import echo_json
     from labels.label_import import import_labels

@@ -9,7 +9,8 @@ module:
   corrected estimator) and how many more labels a wanted interval needs;
 * :mod:`~judges.reporting.assemble` — :func:`calibration_report` and :class:`JudgeReport`
   with its stable JSON form;
-* :mod:`~judges.reporting.leaderboard` — several judges on the same labelled rows.
+* :mod:`~judges.reporting.leaderboard` — several judges on the same labelled rows;
+* :mod:`~judges.reporting.pairwise` — :func:`pairwise_report` for A-vs-B judges (a / b / tie).
 """
 
 from judges.reporting.assemble import (
@@ -35,17 +36,26 @@ from judges.reporting.leaderboard import (
     default_target,
     judge_leaderboard,
 )
+from judges.reporting.pairwise import (
+    PAIRWISE_CRITERION,
+    ModelPairWinRate,
+    PairwiseReport,
+    pairwise_report,
+)
 
 __all__ = [
     "DEFAULT_HALF_WIDTH",
     "DEFAULT_N_BOOT",
     "DEFAULT_SEED",
+    "PAIRWISE_CRITERION",
     "SCHEMA_VERSION",
     "HumanLabels",
     "JudgeItems",
     "JudgeRef",
     "JudgeReport",
     "Leaderboard",
+    "ModelPairWinRate",
+    "PairwiseReport",
     "Plan",
     "calibration_report",
     "choose_design",
@@ -56,5 +66,6 @@ __all__ = [
     "judges_on",
     "load_human_labels",
     "load_judge_items",
+    "pairwise_report",
     "plan_labels",
 ]

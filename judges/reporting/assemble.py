@@ -298,8 +298,9 @@ def calibration_report(
     info = store.dataset(dataset)
     if info.kind != "pointwise":
         raise CalibrateError(
-            f"dataset {dataset!r} is {info.kind}: the calibration report covers pass/fail "
-            "(pointwise) judges"
+            f"dataset {dataset!r} is {info.kind}: calibration_report covers pass/fail "
+            "(pointwise) judges; use judges.reporting.pairwise_report (calibrate report "
+            "chooses it by itself)"
         )
     target_name = target or dataset
     if target_name != dataset:

@@ -291,5 +291,5 @@ def load_judge_items(
     ref = judge if isinstance(judge, JudgeRef) else find_judge(store, judge, dataset=dataset)
     calls = judge_verdicts(store, dataset, ref.config_id)
     name = rule_for(ref.config, rule)
-    items, consistency = aggregate_calls(calls, rule=name, confidence=confidence)
+    items, consistency = aggregate_calls(calls, rule=name, confidence=confidence, kind=ref.kind)
     return JudgeItems(ref, dataset, name, calls, items, consistency)
