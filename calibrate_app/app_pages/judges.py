@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from calibrate_app import resources, widgets
+from calibrate_app import alignment_panel, resources, widgets
 from judges.config import (
     ConfigError,
     JudgeConfig,
@@ -104,7 +104,8 @@ def _editor(base: JudgeConfig) -> tuple[JudgeConfig | None, str]:
 
 
 def _preview(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
-    ids = store.item_ids(dataset)
+    held_out = alignment_panel.held_out_ids(store, dataset, config.criterion)
+    ids = [i for i in store.item_ids(dataset) if i not in held_out]  # test rows stay unseen
     if not ids:
         st.info("This dataset has no rows yet.")
         return
@@ -214,6 +215,10 @@ def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
         frame = judge_verdicts(store, dataset, config.config_id)
     except CalibrateError:
         frame = pd.DataFrame()
+    held_out = alignment_panel.held_out_ids(store, dataset, config.criterion)
+    if held_out and not frame.empty:
+        frame = frame[~frame["item_id"].isin(held_out)]
+        st.caption(f"{len(held_out)} test rows are hidden while tuning (dev/test split).")
     if frame.empty:
         st.info("No verdicts of this revision on this dataset yet.")
         return
@@ -321,6 +326,7 @@ def main() -> None:
     _results(store, dataset, config)
     st.subheader("Revisions compared with the experts")
     _revisions(store, dataset, config)
+    alignment_panel.render(store, dataset, config)
 
 
 main()

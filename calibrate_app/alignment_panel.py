@@ -1,0 +1,158 @@
+"""The Judges page's dev/test panel: dev disagreements, "Propose a revision", explicit adoption.
+
+The page calls :func:`held_out_ids` to keep test rows out of its row-by-row views, and
+:func:`render` at its foot. The panel shows the split and the test-set use; behind a toggle,
+the judge's disagreements with the experts on **dev** rows, and a button that asks a proposer
+model (in a background job, like a judge run) for a revision, runs it against the current one
+on dev and test, and shows the diff, the disagreements it addresses and the test numbers. The
+owner adopts it explicitly. Row text, notes, diffs and numbers go through ``st.code`` /
+``st.dataframe`` / escaped captions only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from calibrate_app import resources, widgets
+from judges.alignment.dev import dev_disagreements
+from judges.alignment.evaluate import AlignmentResult, evaluate_revisions, optimism_warning
+from judges.alignment.propose import Proposal, propose_revision
+from judges.alignment.store import AlignStore
+from judges.config import JudgeConfig
+from judges.providers import ProviderConfigError, get_provider
+from labels import LabelStore
+from labels.errors import CalibrateError
+from labels.splits import SplitStore
+
+JOB_PREFIX = "align:"
+DEFAULT_PROPOSER = "scripted/proposer"
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    proposal: Proposal
+    result: AlignmentResult
+
+
+def held_out_ids(store: LabelStore, dataset: str, criterion: str) -> set[str]:
+    """The test rows of ``dataset``/``criterion`` (making the split, assigning new labels)."""
+    try:
+        return set(SplitStore(store.db).ensure(dataset, criterion).ids("test"))
+    except CalibrateError:  # a derived (perturbed) dataset has no split
+        return set()
+
+
+def _job_key(config: JudgeConfig, dataset: str) -> str:
+    return f"{JOB_PREFIX}{config.config_id}:{dataset}"
+
+
+def _start(store: LabelStore, dataset: str, config: JudgeConfig, proposer: str) -> None:
+    settings = resources.get_settings()
+    try:
+        get_provider(proposer, settings=settings)
+        get_provider(config.model, settings=settings)
+    except ProviderConfigError as error:
+        widgets.message("error", str(error), icon=":material/key_off:")
+        return
+
+    def work(job: resources.BackgroundJob) -> _Outcome:
+        from judges.runner import run_judge
+
+        split = SplitStore(store.db).ensure(dataset, config.criterion)
+        job.advance(0, total=3, message="running the current revision on dev and test rows")
+        run_judge(config, dataset, store=store, provider=get_provider(config.model,
+                                                                       settings=settings),
+                  item_ids=split.ids("dev") + split.ids("test"))
+        job.advance(1, message="asking the proposer")
+        proposal = propose_revision(store, dataset, config,
+                                    proposer=get_provider(proposer, settings=settings))
+        job.advance(2, message="running the proposal on dev and test rows")
+        result = evaluate_revisions(
+            store, dataset, config, proposal.config, context="app",
+            provider_for=lambda c: get_provider(c.model, settings=settings),
+        )
+        job.advance(3, message="done")
+        return _Outcome(proposal, result)
+
+    resources.get_jobs().start(_job_key(config, dataset), f"Proposal for {config.label}", work)
+
+
+def _disagreements(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+    view = dev_disagreements(store, dataset, config)
+    st.caption(widgets.escape_markdown(
+        f"{len(view.disagreements)} disagreements on {view.n_compared} dev rows where both the "
+        f"experts and this revision gave pass or fail ({view.n_dev} dev rows labelled)."))
+    if view.disagreements:
+        st.dataframe(pd.DataFrame([{
+            "item_id": d.item_id, "experts": d.human, "judge": d.judge,
+            "failure tags": ", ".join(d.failure_tags), "notes": d.note,
+            "judge's reasoning": d.reasoning or "",
+        } for d in view.disagreements]), hide_index=True, key="align_disagreements")
+
+
+@st.fragment(run_every=1.0)
+def _outcome(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+    job = resources.get_jobs().get(_job_key(config, dataset))
+    if job is None:
+        return
+    if job.running:
+        st.progress(min(job.done / 3, 1.0), text=widgets.escape_markdown(job.message))
+        return
+    if job.error:
+        st.code(job.error, language=None, wrap_lines=True)
+        return
+    if not isinstance(job.result, _Outcome):
+        return
+    proposal, result = job.result.proposal, job.result.result
+    st.code("\n".join(proposal.describe()), language=None, wrap_lines=True)
+    st.code(proposal.diff, language="diff", wrap_lines=True)
+    st.code("\n".join(result.describe()), language=None, wrap_lines=True)
+    for who, spec in (("judge", config.model), ("proposer", proposal.proposer)):
+        if spec.startswith("scripted/"):
+            widgets.message("warning", f"Stand-in: the {who} ({spec}) is the scripted "
+                            "provider, not a model.")
+    align_store = AlignStore(store.db)
+    if align_store.adopted(dataset, config.criterion, config.name) == proposal.config.config_id:
+        widgets.message("success", f"Adopted {proposal.config.label}.")
+    elif st.button(f"Adopt {proposal.config.label}", key="align_adopt",
+                   icon=":material/check_circle:",
+                   help="Nothing is adopted automatically. Adopting makes it the current "
+                   "revision for the next proposal."):
+        align_store.adopt(dataset, config.criterion, config.name, proposal.config.config_id,
+                          proposal.proposal_id)
+        widgets.message("success", f"Adopted {proposal.config.label}.")
+
+
+def render(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+    """The panel (see the module docstring)."""
+    st.subheader("Dev rows and proposals")
+    if config.kind != "pointwise":
+        st.caption("Proposals tune pointwise judges.")
+        return
+    try:
+        split = SplitStore(store.db).ensure(dataset, config.criterion)
+    except CalibrateError as error:
+        widgets.message("info", str(error))
+        return
+    _, revisions = AlignStore(store.db).test_usage(dataset, config.criterion)
+    st.caption(widgets.escape_markdown(
+        f"{split.describe()}. Tuning views show dev rows only; the test set has been used by "
+        f"{revisions} revisions."))
+    warning = optimism_warning(revisions)
+    if warning:
+        widgets.message("warning", warning)
+    if not st.toggle("Show dev disagreements and propose a revision", key="align_open"):
+        return
+    _disagreements(store, dataset, config)
+    proposer = st.text_input("Proposer model", value=DEFAULT_PROPOSER, key="align_proposer",
+                             help="Any configured provider/model; scripted/... and local/... "
+                             "work offline.")
+    if st.button("Propose a revision", key="align_propose", icon=":material/auto_fix_high:"):
+        _start(store, dataset, config, proposer.strip())
+    _outcome(store, dataset, config)
+
+
+__all__ = ["held_out_ids", "render"]
