@@ -227,8 +227,8 @@ def new_run_id() -> str:
     return f"r{stamp}-{uuid.uuid4().hex[:6]}"
 
 
-def _insert_calls(cur: Any, calls: Sequence[CallRecord]) -> None:
-    """Insert ``calls`` with ``cur`` (inside the caller's transaction)."""
+def insert_calls(cur: Any, calls: Sequence[CallRecord]) -> None:
+    """Insert ``calls`` with ``cur`` (inside the caller's transaction, e.g. a batch collection)."""
     if not calls:
         return
     columns = ", ".join(CALL_COLUMNS)
@@ -340,7 +340,7 @@ class JudgeStore:
                 [run_id, config_id, dataset, canonical_json(options), len(calls), os.getpid(),
                  json.dumps(summary, default=str)],
             )
-            _insert_calls(cur, calls)
+            insert_calls(cur, calls)
         return config_id
 
     def configs(self, *, name: str | None = None) -> list[StoredConfig]:
@@ -464,7 +464,7 @@ class JudgeStore:
         if not calls:
             return
         with self.db.transaction() as cur:
-            _insert_calls(cur, calls)
+            insert_calls(cur, calls)
 
     def calls_frame(
         self, *, run_id: str | None = None, config_id: str | None = None,
@@ -591,5 +591,5 @@ class JudgeStore:
 
 __all__ = [
     "CALL_COLUMNS", "EXPECTED_TABLES", "JUDGE_MIGRATIONS", "CallRecord", "JudgeStore",
-    "RunRecord", "StoredConfig", "external_config_id", "item_hash", "new_run_id",
+    "RunRecord", "StoredConfig", "external_config_id", "insert_calls", "item_hash", "new_run_id",
 ]

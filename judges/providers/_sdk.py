@@ -52,6 +52,10 @@ class SDKProvider(Provider, Generic[ClientT]):
     def _is_auth_error(self, error: BaseException) -> bool:
         """Whether ``error`` is the SDK refusing to start without credentials."""
 
+    def client(self) -> ClientT:
+        """The SDK client of the running event loop (the batch APIs use it too)."""
+        return self._client_for_loop()
+
     def _client_for_loop(self) -> ClientT:
         # An async client's connection pool belongs to the event loop that first used it; each
         # run_judge() has its own loop (asyncio.run), so a provider reused across runs needs a

@@ -47,22 +47,34 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
     def _is_auth_error(self, error: BaseException) -> bool:
         return isinstance(error, TypeError) and "authentication" in str(error).lower()
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        """One ``messages.create`` call."""
-        client = self._client_for_loop()
-        kwargs: dict[str, Any] = {
+    def request_body(self, request: CompletionRequest) -> dict[str, Any]:
+        """The ``messages.create`` parameters of ``request`` (also one line of a batch)."""
+        body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": request.max_tokens,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            "timeout": request.timeout,
         }
         if request.system:
-            kwargs["system"] = request.system
+            body["system"] = request.system
         if request.temperature is not None:
-            kwargs["extra_body"] = {"temperature": request.temperature}
+            body["temperature"] = request.temperature
+        return body
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """One ``messages.create`` call."""
+        client = self._client_for_loop()
+        kwargs = self.request_body(request)
+        # anthropic 2.x takes no temperature argument: it travels in the body.
+        if "temperature" in kwargs:
+            kwargs["extra_body"] = {"temperature": kwargs.pop("temperature")}
         # Parsed from the raw body (see OpenAIProvider.complete): stored exactly as sent.
-        response = await client.messages.with_raw_response.create(**kwargs)
-        data = json.loads(response.http_response.content)
+        response = await client.messages.with_raw_response.create(
+            **kwargs, timeout=request.timeout)
+        return self.completion(json.loads(response.http_response.content))
+
+    @staticmethod
+    def completion(data: Any) -> Completion:
+        """A messages reply (online, or one batch result's ``message``) as a :class:`Completion`."""
         try:
             text = "".join(
                 block["text"] for block in data["content"] if block.get("type") == "text"

@@ -44,32 +44,40 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
     def _is_auth_error(self, error: BaseException) -> bool:
         return isinstance(error, openai.OpenAIError) and "credentials" in str(error).lower()
 
-    async def complete(self, request: CompletionRequest) -> Completion:
-        """One ``chat.completions.create`` call."""
-        client = self._client_for_loop()
+    def request_body(self, request: CompletionRequest) -> dict[str, Any]:
+        """The ``chat.completions.create`` parameters of ``request`` (also a batch line's body)."""
         messages: list[dict[str, str]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
         messages.extend({"role": m.role, "content": m.content} for m in request.messages)
-        kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
-                                  "timeout": request.timeout}
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
         if self.model.startswith(_COMPLETION_TOKENS_PREFIXES):
-            kwargs["max_completion_tokens"] = request.max_tokens
+            body["max_completion_tokens"] = request.max_tokens
         else:
-            kwargs["max_tokens"] = request.max_tokens
+            body["max_tokens"] = request.max_tokens
         if request.temperature is not None:
-            kwargs["temperature"] = request.temperature
+            body["temperature"] = request.temperature
         if request.seed is not None:
-            kwargs["seed"] = request.seed
+            body["seed"] = request.seed
         if request.json_mode:
-            kwargs["response_format"] = {"type": "json_object"}
+            body["response_format"] = {"type": "json_object"}
         if request.top_logprobs is not None:
-            kwargs["logprobs"] = True
-            kwargs["top_logprobs"] = request.top_logprobs
+            body["logprobs"] = True
+            body["top_logprobs"] = request.top_logprobs
+        return body
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """One ``chat.completions.create`` call."""
+        client = self._client_for_loop()
         # The raw body is parsed here rather than into the SDK's models: the stored raw
         # response is then exactly what the server sent, and a malformed body is one error.
-        response = await client.chat.completions.with_raw_response.create(**kwargs)
-        data = json.loads(response.http_response.content)
+        response = await client.chat.completions.with_raw_response.create(
+            **self.request_body(request), timeout=request.timeout)
+        return self.completion(json.loads(response.http_response.content))
+
+    @staticmethod
+    def completion(data: Any) -> Completion:
+        """A chat completion (online, or one batch output line's body) as a :class:`Completion`."""
         try:
             choice = data["choices"][0]
             message = choice["message"]

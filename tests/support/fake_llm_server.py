@@ -64,6 +64,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TextIO
+from urllib.parse import parse_qsl, urlsplit
+
+from fake_batch_api import DROPPED, FakeBatches
 
 ACTIONS = (
     "ok", "429", "500", "503", "529", "reset", "slow", "malformed", "empty", "refusal",
@@ -209,7 +212,31 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the per-request stderr log."""
 
+    def _batch_request(self, method: str) -> bool:
+        """Serve a batch-API request (see :mod:`fake_batch_api`); False for other paths."""
+        url = urlsplit(self.path)
+        batches = self.server.owner.batches
+        if not batches.handles(url.path):
+            return False
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        host = self.headers.get("host") or f"{self.server.owner.host}:{self.server.owner.port}"
+        reply = batches.handle(method, url.path, dict(parse_qsl(url.query)), self.headers, raw,
+                               f"http://{host}")
+        if reply == DROPPED:
+            self._reset()
+            return True
+        status, data, content_type = reply
+        self._send_raw(status, data, {"content-type": content_type})
+        return True
+
+    def do_GET(self) -> None:
+        if not self._batch_request("GET"):
+            self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
     def do_POST(self) -> None:
+        if self._batch_request("POST"):
+            return
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -273,11 +300,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_raw(status, json.dumps(payload).encode(), headers)
 
     def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
+        headers = {"content-type": "application/json", **(headers or {})}
         try:
             self.send_response(status)
-            self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
-            for name, value in (headers or {}).items():
+            for name, value in headers.items():
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
@@ -412,6 +439,8 @@ class FakeLLMServer:
         self._stopping = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.batches = FakeBatches(self)
+        """The batch services (:mod:`fake_batch_api`): scripting, expiry, hooks, state."""
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -502,6 +531,10 @@ class FakeLLMServer:
                                 "at": call.at}) + "\n"
                 )
                 self.log_file.flush()
+
+    def _log_batch_item(self, path: str, body: dict[str, Any]) -> None:
+        """Log one request submitted in a batch (action ``batch``)."""
+        self._log(LoggedCall(path, body, "batch", time.time()))
 
     @property
     def calls(self) -> list[LoggedCall]:
