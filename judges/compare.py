@@ -28,8 +28,12 @@ from judges.calibration import (
     align_pairs,
     paired_difference,
 )
-from judges.card import CardError, JudgeCard
-from judges.gate import Score, VerdictsFile, VerdictsFileError, check_config
+from judges.card import CardError, JudgeCard, card_from_report
+from judges.gate import Score, VerdictsFile, VerdictsFileError, check_config, verdicts_from_table
+from judges.reporting import JudgeReport
+from judges.verdicts import export_frame
+from labels.reading import Table
+from labels.store import LabelStore
 
 COMPARE_SCHEMA_VERSION = 1
 
@@ -190,6 +194,38 @@ def compare_verdicts(
                       warnings=tuple(warnings))
 
 
+def stored_verdicts(store: LabelStore, dataset: str, judge: str) -> VerdictsFile:
+    """A judge's stored verdicts on ``dataset``, as ``calibrate verdicts export`` writes them.
+
+    The same rows (config id, segment, document id) a verdicts file exported from ``store``
+    holds, read through the same parser, so a comparison made from the database equals
+    ``calibrate compare`` on the exported files.
+    """
+    frame = export_frame(store, dataset, judge)
+    records = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
+    return verdicts_from_table(Table.from_records(dataset, records))
+
+
+def compare_datasets(
+    store: LabelStore, report: JudgeReport, *, baseline: str, candidate: str
+) -> Comparison:
+    """Compare two target datasets judged by ``report``'s judge, calibrated by ``report``.
+
+    ``report`` is the judge's calibration (:func:`judges.reporting.calibration_report` on the
+    labelled dataset); its card (:func:`judges.card.card_from_report`) corrects both datasets'
+    pass rates exactly as ``calibrate compare --card`` does with the exported card and verdicts.
+    Rows are matched by id.
+
+    Raises:
+        VerdictsFileError: no row is in both datasets' verdicts.
+        CardError: the calibration has no failing or no passing labelled row.
+    """
+    card = card_from_report(store, report)
+    config_id = report.judge.config_id
+    return compare_verdicts(card, stored_verdicts(store, baseline, config_id),
+                            stored_verdicts(store, candidate, config_id))
+
+
 @dataclass(frozen=True)
 class DropGateResult:
     """A non-inferiority decision: did the candidate lose more than ``max_drop``?
@@ -262,6 +298,8 @@ __all__ = [
     "Comparison",
     "DropGateResult",
     "baseline_bar",
+    "compare_datasets",
     "compare_verdicts",
     "drop_gate",
+    "stored_verdicts",
 ]

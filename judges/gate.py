@@ -35,7 +35,7 @@ from judges.card import JudgeCard
 from judges.verdicts import UNSCORED
 from labels.errors import ImportFileError
 from labels.models import POINTWISE_VERDICTS
-from labels.reading import read_table
+from labels.reading import Table, read_table
 from labels.verdict_words import parse_optional_verdict, spellings
 
 GateOn = Literal["lower", "estimate"]
@@ -100,6 +100,19 @@ def read_verdicts_file(path: str | Path, *, format: str | None = None) -> Verdic
     except ImportFileError as error:
         raise VerdictsFileError(error.reason, path=error.path or name, row=error.row,
                                 column=error.column) from None
+    return verdicts_from_table(table)
+
+
+def verdicts_from_table(table: Table) -> VerdictsFile:
+    """The verdicts of a table already read (a file, or stored verdicts as records).
+
+    See :func:`read_verdicts_file` for the columns; ``table.path`` names the source in
+    messages and in :attr:`VerdictsFile.path`.
+
+    Raises:
+        VerdictsFileError: as :func:`read_verdicts_file`.
+    """
+    name = table.path
     id_col = next((c for c in ("id", "item_id") if c in table.columns), None)
     if id_col is None or "verdict" not in table.columns:
         missing = "id (or item_id)" if id_col is None else "verdict"
@@ -420,4 +433,5 @@ __all__ = [
     "read_verdicts_file",
     "score_file",
     "score_verdicts",
+    "verdicts_from_table",
 ]

@@ -345,12 +345,10 @@ def import_verdicts(
     )
 
 
-def export_verdicts(store: LabelStore, dataset: str, judge: str, path: str | Path) -> Path:
-    """Write :func:`judge_verdicts` to CSV, Parquet or JSONL (by extension), atomically.
+def export_frame(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:
+    """:func:`judge_verdicts` plus the items' ``segment`` and ``document_id`` (when set).
 
-    Besides :data:`VERDICT_COLUMNS`, the file carries the items' ``segment`` and
-    ``document_id`` when the dataset has them. The file re-imports with :func:`import_verdicts`
-    (its ``item_id`` column is accepted as ``id``).
+    What :func:`export_verdicts` writes, and what the app's comparison reads without a file.
     """
     frame = judge_verdicts(store, dataset, judge)
     # Segment and source document travel with the verdicts, so `calibrate compare` can break a
@@ -360,11 +358,21 @@ def export_verdicts(store: LabelStore, dataset: str, judge: str, path: str | Pat
         values = {i.item_id: getattr(i, column) for i in items}
         if any(v is not None for v in values.values()):
             frame[column] = frame["item_id"].map(values)
-    return write_table(frame, path)
+    return frame
+
+
+def export_verdicts(store: LabelStore, dataset: str, judge: str, path: str | Path) -> Path:
+    """Write :func:`export_frame` to CSV, Parquet or JSONL (by extension), atomically.
+
+    Besides :data:`VERDICT_COLUMNS`, the file carries the items' ``segment`` and
+    ``document_id`` when the dataset has them. The file re-imports with :func:`import_verdicts`
+    (its ``item_id`` column is accepted as ``id``).
+    """
+    return write_table(export_frame(store, dataset, judge), path)
 
 
 __all__ = [
     "UNSCORED", "VERDICT_COLUMNS", "VerdictImportSummary",
-    "calls_for_dataset", "export_verdicts", "import_verdicts", "judge_verdicts",
+    "calls_for_dataset", "export_frame", "export_verdicts", "import_verdicts", "judge_verdicts",
     "resolve_judge", "swap_flips",
 ]

@@ -54,6 +54,19 @@ def store(db_path: Path) -> Iterator[LabelStore]:
     s.db.close()
 
 
+@pytest.fixture
+def demo_app_db(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The demo built into ``db_path``, with the app pointed at it (its store closed after)."""
+    from calibrate_app import resources
+    from judges.demo import build_demo
+
+    build_demo(db_path)
+    monkeypatch.setenv("CALIBRATE_DB_PATH", str(db_path))
+    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")
+    yield db_path
+    resources.release_store()
+
+
 # -- judges ---------------------------------------------------------------------------------
 
 

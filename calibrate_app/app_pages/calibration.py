@@ -14,7 +14,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from calibrate_app import resources, state, widgets
+from calibrate_app import compare_view, resources, state, widgets
 from judges.aggregation import AGGREGATION_RULES
 from judges.calibration import format_interval, format_point
 from judges.calibration.trust import SMALL_SAMPLE, CertificationRule, trust_verdict
@@ -447,6 +447,7 @@ def _page() -> None:
     _segments(report)
     _disagreements(store, report)
     _leaderboard(store, report, picked["compare"])
+    compare_view.render(store, report)
     _plan(store, report)
 
 

@@ -65,19 +65,14 @@ def _score_text(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _signed(value: dict[str, Any]) -> str:
-    est, low, high = value["estimate"], value["low"], value["high"]
-    if est is None or low is None or high is None:
-        return "—"
-    return f"{est:+.3f} [{low:+.3f}, {high:+.3f}]"
-
-
 def compare_text(data: dict[str, Any]) -> list[str]:
     """The terminal summary of a ``compare`` result (its JSON form)."""
     from judges.calibration import format_interval
 
     t, x = data["table"], data["excluded"]
     p = data["mcnemar_p"]
+    difference = format_interval(data["difference"], signed=True)
+    observed = data["observed_difference"]
     lines = [
         f"Baseline {data['baseline_file']} vs candidate {data['candidate_file']}, judged by "
         f"{data['card']['judge']} ({data['card']['config_id']})",
@@ -86,10 +81,8 @@ def compare_text(data: dict[str, Any]) -> list[str]:
         "pass/fail in both)",
         f"  baseline   corrected pass rate  {format_interval(data['baseline'])}",
         f"  candidate  corrected pass rate  {format_interval(data['candidate'])}",
-        f"  difference (candidate - baseline)  {_signed(data['difference'])}   (judge pass "
-        f"rates differ by {data['observed_difference']:+.3f})"
-        if data["observed_difference"] is not None
-        else f"  difference (candidate - baseline)  {_signed(data['difference'])}",
+        f"  difference (candidate - baseline)  {difference}"
+        + ("" if observed is None else f"   (judge pass rates differ by {observed:+.3f})"),
         f"  McNemar p = {'—' if p is None else f'{p:.4g}'} ({data['mcnemar_method']}; "
         f"{t['candidate_only']} items gained a pass, {t['baseline_only']} lost one)",
     ]
@@ -103,7 +96,8 @@ def compare_text(data: dict[str, Any]) -> list[str]:
         for s in data["segments"]:
             sp = s["mcnemar_p"]
             lines.append(f"  {s['segment'][:24]:<24} {s['n_paired']:>5}  "
-                         f"{_signed(s['difference']):<26} {'—' if sp is None else f'{sp:.3g}'}")
+                         f"{format_interval(s['difference'], signed=True):<26} "
+                         f"{'—' if sp is None else f'{sp:.3g}'}")
     lines += [f"  warning: {w}" for w in data["warnings"]]
     return lines
 

@@ -78,25 +78,27 @@ def _finite(x: float | None) -> float | None:
     return float(x)
 
 
-def format_interval(value: Mapping[str, Any], *, digits: int = 3) -> str:
+def format_interval(value: Mapping[str, Any], *, digits: int = 3, signed: bool = False) -> str:
     """``0.812 [0.771, 0.848]`` from an interval mapping (``{estimate, low, high, ...}``).
 
     The mapping is the JSON form of any interval (:meth:`Estimate.to_interval`, a report's or a
-    card's interval); a refused value (``estimate`` ``None``) gives ``—``.
+    card's interval); a refused value (``estimate`` ``None``) gives ``—``. ``signed`` writes
+    every number with its sign (``+0.064 [+0.008, +0.128]``), for differences.
     """
     est = value.get("estimate")
     if est is None:
         return "—"
+    spec = f"{'+' if signed else ''}.{digits}f"
     low, high = value.get("low"), value.get("high")
     if low is None or high is None:
-        return f"{est:.{digits}f}"
-    return f"{est:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+        return f"{est:{spec}}"
+    return f"{est:{spec}} [{low:{spec}}, {high:{spec}}]"
 
 
-def format_point(value: Mapping[str, Any], *, digits: int = 3) -> str:
+def format_point(value: Mapping[str, Any], *, digits: int = 3, signed: bool = False) -> str:
     """The point estimate of an interval mapping as text (``—`` when refused)."""
     est = value.get("estimate")
-    return "—" if est is None else f"{est:.{digits}f}"
+    return "—" if est is None else f"{est:{'+' if signed else ''}.{digits}f}"
 
 
 def interval_json(value: Estimate | PassRateEstimate | None) -> dict[str, Any]:

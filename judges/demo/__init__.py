@@ -14,7 +14,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from judges.config import load_config
 from judges.demo.layout import (
+    AFTER_FIX_DATASET,
+    AFTER_FIX_FILE,
     ANNOTATORS,
     CRITERIA,
     DATA_DIR,
@@ -25,6 +28,7 @@ from judges.demo.layout import (
     PRODUCTION_FILE,
     VERDICTS_DIR,
 )
+from judges.store import JudgeStore
 from judges.verdicts import import_verdicts
 from labels import open_store
 from labels.db import Database
@@ -32,11 +36,14 @@ from labels.errors import CalibrateError, ConflictError, DatabaseOpenError
 from labels.importing import OnChanged, import_labels, import_rows
 from labels.store import LabelStore, stored_dataset_names
 
-DEMO_DATASETS = (LABELLED_DATASET, PRODUCTION_DATASET)
+DEMO_DATASETS = (LABELLED_DATASET, PRODUCTION_DATASET, AFTER_FIX_DATASET)
+DATASET_FILES = ((LABELLED_DATASET, LABELLED_FILE), (PRODUCTION_DATASET, PRODUCTION_FILE),
+                 (AFTER_FIX_DATASET, AFTER_FIX_FILE))
 VERDICT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 
 __all__ = [
-    "ANNOTATORS", "CRITERIA", "DATA_DIR", "DEMO_DATASETS", "LABELLED_DATASET",
+    "AFTER_FIX_DATASET", "ANNOTATORS", "CRITERIA", "DATA_DIR", "DEMO_DATASETS",
+    "LABELLED_DATASET",
     "PRODUCTION_DATASET", "DemoSummary", "build_demo",
 ]
 
@@ -193,7 +200,7 @@ def _label_files(data: Path) -> list[tuple[str, str, Path]]:
 def _load(store: LabelStore, data: Path, *, keep: bool, notes: list[str]) -> int:
     """Import rows, labels and any recorded verdicts; returns the verdict files imported."""
     on_changed: OnChanged = "skip" if keep else "error"
-    for dataset, name in ((LABELLED_DATASET, LABELLED_FILE), (PRODUCTION_DATASET, PRODUCTION_FILE)):
+    for dataset, name in DATASET_FILES:
         summary = import_rows(store, data / name, dataset, on_changed=on_changed)
         if summary.changed:
             notes.append(
@@ -225,6 +232,14 @@ def _load_verdicts(store: LabelStore, data: Path, *, keep: bool, notes: list[str
     files = _verdict_files(data)
     if not files:
         return 0
+    judge_store = JudgeStore(store.db)
+    for judge in sorted({judge for _, _, judge, _ in files}):
+        # A judge shipped with its config (the scripted stand-in) is stored as that config, so
+        # its verdicts keep the config id (and the app knows its provider); the others are
+        # imported as external judges.
+        config_file = data / VERDICTS_DIR / f"{judge}.yaml"
+        if config_file.is_file():
+            judge_store.save_config(load_config(config_file))
     for dataset, criterion, judge, path in files:
         # A re-import of an unchanged file adds nothing, so --keep can run this every time.
         import_verdicts(store, path, dataset=dataset, judge=judge, criterion=criterion)

@@ -8,11 +8,15 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 
 LABELLED_DATASET = "demo-labelled"
 PRODUCTION_DATASET = "demo-production-week"
+AFTER_FIX_DATASET = "demo-week-after-fix"
 LABELLED_FILE = "labelled.jsonl"
 PRODUCTION_FILE = "production_week.jsonl"
+AFTER_FIX_FILE = "week_after_fix.jsonl"
 KB_FILE = "kb.jsonl"
 README_FILE = "README.md"
 LABELS_DIR = "labels"
 VERDICTS_DIR = "verdicts"
+STANDIN_CONFIG = "standin-simulated.yaml"
+"""The stand-in judge's config in VERDICTS_DIR: simulated verdicts, not a judge."""
 ANNOTATORS = ("dana", "emeka")
 CRITERIA = ("faithfulness", "correctness")

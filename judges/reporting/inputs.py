@@ -67,6 +67,11 @@ class JudgeRef:
     stored: StoredConfig | None = field(default=None, repr=False, compare=False)
 
     @property
+    def stand_in(self) -> bool:
+        """A scripted stand-in (``scripted/…``): plumbing for demos and tests, not a judge."""
+        return self.model.startswith("scripted/")
+
+    @property
     def config(self) -> JudgeConfig | None:
         """The full judge config (``None`` for imported verdicts)."""
         return None if self.stored is None else self.stored.config

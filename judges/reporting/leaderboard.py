@@ -130,8 +130,9 @@ def default_judge(store: LabelStore, dataset: str) -> JudgeRef | None:
     """The judge a calibration view should open on: the most usable labelled rows.
 
     Usable rows have a human pass/fail and the judge's pass/fail on ``dataset``. Ties go to the
-    newest judge (:func:`judges_on` lists the newest first). ``None`` when no judge has
-    verdicts on ``dataset``.
+    newest judge (:func:`judges_on` lists the newest first). A scripted stand-in
+    (:attr:`JudgeRef.stand_in`) comes only after every real judge, whatever its rows.
+    ``None`` when no judge has verdicts on ``dataset``.
     """
     refs = judges_on(store, dataset)
     if not refs:
@@ -145,7 +146,8 @@ def default_judge(store: LabelStore, dataset: str) -> JudgeRef | None:
             continue  # e.g. no labels for this criterion: these judges have no usable rows
         usable.update({ref.config_id: row.n for ref, row in zip(board.judges, board.rows,
                                                                    strict=True)})
-    return max(refs, key=lambda r: usable.get(r.config_id, 0))  # max keeps the first of ties
+    # max keeps the first of ties
+    return max(refs, key=lambda r: (not r.stand_in, usable.get(r.config_id, 0)))
 
 
 def default_target(store: LabelStore, dataset: str, judge: JudgeRef) -> str | None:

@@ -2,8 +2,8 @@
 
 The help centre is the shipped ``judges/demo/data/kb.jsonl`` (one page a line, its passages in
 order); everything else (segments, failure modes, related pages, refusals, the question templates
-with their reference answers and an answer per failure mode, and how many rows of each the two
-datasets get) is
+with their reference answers and an answer per failure mode, how many rows of each the two
+datasets get, and what the "fix" of the week after changes) is
 ``tools/demo/content.yaml``. Both are written once, by hand; :mod:`tools.demo.generate` turns
 them into the shipped rows and labels.
 """
@@ -90,3 +90,9 @@ LABELLED_ALLOCATION: dict[str, dict[str, int]] = _CONTENT["allocation"]["labelle
 """Rows per (segment, failure mode) of the labelled set (harder than production traffic)."""
 PRODUCTION_ALLOCATION: dict[str, dict[str, int]] = _CONTENT["allocation"]["production"]
 """Rows per (segment, failure mode) of the production week."""
+AFTER_FIX_ROWS: int = _CONTENT["after_fix"]["rows"]
+"""Rows of the week after the fix: a seeded sample of the production week's questions."""
+AFTER_FIX_CHANGES: dict[str, dict[str, float]] = _CONTENT["after_fix"]["changes"]
+"""Failure kind before the fix -> {mode after the fix: probability}."""
+STANDIN: dict[str, float] = _CONTENT["standin"]
+"""The stand-in judge's fixed error rates and seed (``sensitivity``, ``specificity``, ``seed``)."""

@@ -8,6 +8,8 @@ What it writes:
 
 * ``labelled.jsonl``: the rows the experts labelled, in the tool's import format;
 * ``production_week.jsonl``: a larger, unlabelled week of traffic with a higher pass rate;
+* ``week_after_fix.jsonl``: a seeded sample of that week's questions answered again after a
+  "fix" (same row ids, so the weeks pair up), with the true difference known per row;
 * ``labels/<criterion>-<annotator>.csv``: the expert labels (``id,label,note``);
 * ``README.md``: what the data is, how it was made, and its counts.
 
@@ -34,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from judges.demo.layout import (
+    AFTER_FIX_DATASET,
+    AFTER_FIX_FILE,
     ANNOTATORS,
     CRITERIA,
     DATA_DIR,
@@ -46,6 +50,8 @@ from judges.demo.layout import (
     README_FILE,
 )
 from tools.demo.content import (
+    AFTER_FIX_CHANGES,
+    AFTER_FIX_ROWS,
     FAILURE_MODES,
     LABELLED_ALLOCATION,
     PAGES,
@@ -257,6 +263,54 @@ def _stamp_week(rows: list[Row], rng: random.Random) -> None:
         row.record["metadata"]["logged_at"] = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _after_fix(
+    production: list[Row], rng: random.Random, seen: set[tuple[str, str, tuple[str, ...]]],
+) -> list[Row]:
+    """The week after the fix: a sample of the production week's questions answered again.
+
+    Ids, questions, segments and documents are the production rows' own. A row whose failure
+    kind the fix changes (``after_fix.changes`` in ``content.yaml``) gets a new retrieval and
+    answer; the others keep theirs. ``metadata.before_fix`` keeps the old failure mode and
+    truths, so the true difference is known row by row.
+    """
+    specs = {spec.key: spec for spec in SPECS}
+    picked = sorted(rng.sample(production, AFTER_FIX_ROWS), key=lambda r: r.item_id)
+    rows: list[Row] = []
+    for old in picked:
+        spec = specs[str(old.record["metadata"]["template"])]
+        mode, draw = old.mode, rng.random()
+        for candidate, probability in AFTER_FIX_CHANGES.get(old.kind, {}).items():
+            if draw < probability and _eligible(spec, candidate):
+                mode = candidate
+                break
+            draw -= probability
+        record = json.loads(json.dumps(old.record))  # a deep copy of plain JSON
+        meta = record["metadata"]
+        logged = datetime.strptime(meta["logged_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        meta["logged_at"] = (logged + timedelta(days=7)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        meta["before_fix"] = {"failure_mode": old.mode,
+                              "true_faithfulness": old.truth("faithfulness"),
+                              "true_correctness": old.truth("correctness")}
+        if mode == old.mode:
+            rows.append(Row(record=record, note=old.note, mode=mode, segment=old.segment))
+            continue
+        for _attempt in range(200):
+            passages, retrieval = _retrieve(spec, mode, rng)
+            answer, note, faithful, correct = _answer(spec, mode, retrieval, rng)
+            key = (str(record["question"]), answer, tuple(passages))
+            if key not in seen:
+                seen.add(key)
+                break
+        else:  # pragma: no cover - the templates give far more combinations than rows
+            raise RuntimeError(f"could not make a distinct row from template {spec.key!r}")
+        record["answer"] = answer
+        record["sources"] = [_source(p) for p in passages]
+        meta.update(failure_mode=mode, true_faithfulness=faithful, true_correctness=correct,
+                    retrieval=retrieval)
+        rows.append(Row(record=record, note=note, mode=mode, segment=old.segment))
+    return rows
+
+
 def _weighted_sample(rows: Sequence[Row], weights: dict[str, float], k: int,
                      rng: random.Random) -> list[Row]:
     """``k`` rows without replacement, each drawn with probability proportional to its weight."""
@@ -413,7 +467,45 @@ def _table(header: Sequence[str], body: Iterable[Sequence[object]]) -> list[str]
     return lines
 
 
-def _readme(labelled: list[Row], production: list[Row],
+def _before_rate(rows: Sequence[Row], criterion: str) -> float:
+    return sum(r.record["metadata"]["before_fix"][f"true_{criterion}"] == "pass"
+               for r in rows) / len(rows)
+
+
+def _after_fix_section(after: list[Row]) -> list[str]:
+    """The README's account of the week after the fix, with its true difference."""
+    changes = Counter(
+        (r.record["metadata"]["before_fix"]["failure_mode"], r.mode) for r in after
+        if r.record["metadata"]["before_fix"]["failure_mode"] != r.mode
+    )
+    rates = []
+    for criterion in CRITERIA:
+        before, now = _before_rate(after, criterion), _rate(after, criterion)
+        rates.append((criterion, f"{before:.3f}", f"{now:.3f}", f"{now - before:+.3f}"))
+    return [
+        "## The week after the fix",
+        "",
+        f"`{AFTER_FIX_FILE}` (dataset `{AFTER_FIX_DATASET}`) holds {len(after)} of the "
+        "production week's questions, picked at random (seeded), answered again a week later "
+        "by a fixed system: the retriever also searches page titles, so it finds pages it "
+        "missed, and the prompt says to state only what the sources say. The side effect is "
+        "shorter answers that sometimes drop a condition. Row ids are the production week's, "
+        "so `calibrate compare` pairs the two weeks row by row (the production week's other "
+        "rows are only in the baseline). A row the fix does not touch keeps its answer; "
+        "`metadata.before_fix` keeps each row's earlier failure mode and truths "
+        "(`tools/demo/content.yaml`, `after_fix`, gives the change probabilities).",
+        "",
+        *_table(("before the fix", "after the fix", "rows"),
+                [(a, b, n) for (a, b), n in sorted(changes.items())]),
+        "",
+        "True pass rates on these rows, so the true difference the comparison should find:",
+        "",
+        *_table(("", "production week (same rows)", "after the fix", "difference"), rates),
+        "",
+    ]
+
+
+def _readme(labelled: list[Row], production: list[Row], after: list[Row],
             labels: dict[tuple[str, str], list[tuple[str, str, str]]]) -> str:
     counts = {name: Counter((r.segment, r.mode) for r in rows)
               for name, rows in (("labelled", labelled), ("production", production))}
@@ -465,6 +557,8 @@ def _readme(labelled: list[Row], production: list[Row],
         "labelled by at least one expert.",
         f"- `{PRODUCTION_FILE}`: {len(production)} unlabelled rows of one production week "
         f"(dataset `{PRODUCTION_DATASET}`), with `metadata.logged_at`.",
+        f"- `{AFTER_FIX_FILE}`: {len(after)} of the production week's questions answered "
+        f"again after a fix (dataset `{AFTER_FIX_DATASET}`, same row ids; see below).",
         "- `labels/<criterion>-<annotator>.csv`: `id,label,note`, imported with "
         "`calibrate labels import` / `labels.importing.import_labels`.",
         "- `verdicts/<dataset>/<criterion>/<judge>.jsonl` (when present): recorded judge "
@@ -515,6 +609,7 @@ def _readme(labelled: list[Row], production: list[Row],
         "",
         *_table(("criterion", "rows both labelled", "disagreements", "rate"), agreement),
         "",
+        *_after_fix_section(after),
         "Regenerate with `python -m tools.demo.generate`; load into a database with "
         "`calibrate --db demo.duckdb demo --no-app`.",
         "",
@@ -529,10 +624,12 @@ def build_files() -> dict[str, str]:
     production = _rows(PRODUCTION_ALLOCATION, "week", 4, random.Random(SEED + 1), seen)
     _stamp_week(production, random.Random(SEED + 2))
     labels = _labels(labelled, random.Random(SEED + 3))
+    after = _after_fix(production, random.Random(SEED + 4), seen)
     files = {
         LABELLED_FILE: _jsonl(r.record for r in labelled),
         PRODUCTION_FILE: _jsonl(r.record for r in production),
-        README_FILE: _readme(labelled, production, labels),
+        AFTER_FIX_FILE: _jsonl(r.record for r in after),
+        README_FILE: _readme(labelled, production, after, labels),
     }
     for (criterion, annotator), rows in labels.items():
         files[f"{LABELS_DIR}/{criterion}-{annotator}.csv"] = _csv(rows)

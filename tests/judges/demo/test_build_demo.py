@@ -13,7 +13,13 @@ from click.testing import CliRunner
 
 import calibrate_app.cli._demo as demo_cli
 from calibrate_app.cli import cli
-from judges.demo import DEMO_DATASETS, LABELLED_DATASET, PRODUCTION_DATASET, build_demo
+from judges.demo import (
+    AFTER_FIX_DATASET,
+    DEMO_DATASETS,
+    LABELLED_DATASET,
+    PRODUCTION_DATASET,
+    build_demo,
+)
 from judges.demo.layout import DATA_DIR
 from labels import open_store
 from labels.errors import ConflictError
@@ -47,7 +53,8 @@ def _snapshot(db: Path) -> dict[str, Any]:
 def test_build_creates_the_demo_fast(db_path: Path) -> None:
     summary = build_demo(db_path)
     assert summary.rebuilt
-    assert summary.items == {LABELLED_DATASET: 200, PRODUCTION_DATASET: 600}
+    assert summary.items == {LABELLED_DATASET: 200, PRODUCTION_DATASET: 600,
+                             AFTER_FIX_DATASET: 200}
     assert summary.labels == EXPECTED_LABELS
     assert summary.seconds > 0  # how fast is for a bench, not a wall-clock assert here
     store = open_store(str(db_path))
@@ -207,6 +214,7 @@ def test_cli_demo_no_app(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert f"dataset {LABELLED_DATASET}: 200 rows" in result.output
     assert f"dataset {PRODUCTION_DATASET}: 600 rows" in result.output
+    assert f"dataset {AFTER_FIX_DATASET}: 200 rows" in result.output
     assert "faithfulness/dana: 135" in result.output
     again = _run("--db", str(db), "demo", "--no-app", "--keep")
     assert again.exit_code == 0 and "kept and completed" in again.output

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET, build_demo
+from judges.demo import DEMO_DATASETS, LABELLED_DATASET, PRODUCTION_DATASET, build_demo
 from judges.demo.layout import DATA_DIR, VERDICTS_DIR
 from judges.providers.scripted import ScriptedProvider
 from judges.reporting import calibration_report, judge_leaderboard
@@ -42,6 +42,8 @@ DESIGN = {
     (LABELLED_DATASET, CLAIMSPLIT): (LABELLED_ROWS, 1, 2),
     (PRODUCTION_DATASET, BETTER): (PRODUCTION_ROWS, 1, 2),
 }
+STANDIN = "standin-simulated"
+"""The scripted stand-in's files (tests/judges/demo/test_demo_after_fix.py), one per dataset."""
 
 
 def _file(dataset: str, judge: str) -> Path:
@@ -56,7 +58,7 @@ def _rows(path: Path) -> list[dict[str, object]]:
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
     summary = build_demo(path)
-    assert summary.verdict_files == len(DESIGN) and not summary.notes
+    assert summary.verdict_files == len(DESIGN) + len(DEMO_DATASETS) and not summary.notes
     return path
 
 
@@ -69,7 +71,8 @@ def demo_store(demo_db: Path) -> Iterator[LabelStore]:
 
 def test_the_shipped_files_are_the_recorded_design() -> None:
     shipped = sorted(p.relative_to(VERDICTS).as_posix() for p in VERDICTS.glob("*/*/*.jsonl"))
-    assert shipped == sorted(_file(d, j).relative_to(VERDICTS).as_posix() for d, j in DESIGN)
+    expected = [*DESIGN, *((d, STANDIN) for d in DEMO_DATASETS)]
+    assert shipped == sorted(_file(d, j).relative_to(VERDICTS).as_posix() for d, j in expected)
     for (dataset, judge), (rows, repeats, orders) in DESIGN.items():
         lines = _rows(_file(dataset, judge))
         assert len(lines) == rows * repeats * orders, (dataset, judge)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from judges.calibration.trust import trust_verdict
-from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET, build_demo
+from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET
 from judges.reporting import calibration_report, default_judge, judges_on
 from labels import open_store
 
@@ -17,26 +16,25 @@ APP_SCRIPT = Path(__file__).resolve().parents[3] / "calibrate_app" / "streamlit_
 
 
 @pytest.fixture
-def demo_db(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    from calibrate_app import resources
-
-    build_demo(db_path)
-    monkeypatch.setenv("CALIBRATE_DB_PATH", str(db_path))
-    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")
-    yield db_path
-    resources.release_store()
+def demo_db(demo_app_db: Path) -> Path:
+    return demo_app_db
 
 
 def test_the_default_judge_has_the_most_usable_rows_not_the_newest(demo_db: Path) -> None:
     store = open_store(str(demo_db))
     try:
         refs = judges_on(store, LABELLED_DATASET)
-        assert refs[0].name == "qwen1.5b-oneshot"  # the newest run: 2 usable labelled rows
+        real = [ref for ref in refs if not ref.stand_in]
+        assert real[0].name == "qwen1.5b-oneshot"  # the newest run: 2 usable labelled rows
         best = default_judge(store, LABELLED_DATASET)
         assert best is not None and best.name == "qwen1.5b-claimsplit"
         used = {ref.name: calibration_report(store, LABELLED_DATASET, ref).stats.counts.confusion.n
                 for ref in refs}
-        assert used["qwen1.5b-claimsplit"] == max(used.values()) > used["qwen1.5b-oneshot"]
+        assert used["qwen1.5b-claimsplit"] == max(used[r.name] for r in real)
+        assert used["qwen1.5b-claimsplit"] > used["qwen1.5b-oneshot"]
+        # The scripted stand-in covers every labelled row, yet never opens the page.
+        assert [r.name for r in refs if r.stand_in] == ["standin-simulated"]
+        assert used["standin-simulated"] > used["qwen1.5b-claimsplit"]
     finally:
         store.db.close()
 
