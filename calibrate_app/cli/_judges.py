@@ -189,13 +189,24 @@ def _install_sigint(stop: threading.Event) -> Any:
 @click.option("--model-path", type=ClientPath(dir_okay=False), default=None,
               help="GGUF file for a local/<name> judge, served in-process by llama.cpp "
               "(default: CALIBRATE_LOCAL_MODEL_PATH; needs pip install -e .[local]).")
+@click.option("--batch", is_flag=True,
+              help="Send the calls through the provider's batch API (Anthropic, OpenAI): half "
+              "price, results within 24 h. Each batch is recorded before it is sent; run the "
+              "same command again to collect batches after an interruption.")
+@click.option("--poll-interval", type=click.FloatRange(0.01), default=5.0, show_default=True,
+              help="With --batch: first seconds between polls (x1.5 while nothing changes, "
+              "up to 60 s).")
+@click.option("--calls-per-batch", type=click.IntRange(1), default=None,
+              help="With --batch: most calls per batch (default: the provider's limit, "
+              "100,000 on Anthropic, 50,000 on OpenAI).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_app
 def judge_run(
     app: AppContext, config_name: str, dataset: str, repeats: int | None, swap: bool | None,
     concurrency: int, limit: int | None, labelled_only: bool, dry_run: bool,
     model: str | None, timeout: float, max_retries: int, prices_file: str | None,
-    model_path: str | None, as_json: bool,
+    model_path: str | None, batch: bool, poll_interval: float, calls_per_batch: int | None,
+    as_json: bool,
 ) -> None:
     """Run judge CONFIG (a built-in name or a config file) over a dataset.
 
@@ -205,6 +216,7 @@ def judge_run(
     when stopped.
     """
     from calibrate_app.cli import echo_json
+    from calibrate_app.cli._batch import batch_cost_line, run_batch
     from judges.calls import CallPolicy
     from judges.pricing import load_prices
     from judges.providers import get_provider
@@ -238,14 +250,19 @@ def judge_run(
         else:
             bar.update(1)
 
+    options: dict[str, Any] = {
+        "store": store, "provider": provider, "settings": settings, "repeats": repeats,
+        "swap": swap, "limit": limit, "labelled_only": labelled_only, "dry_run": dry_run,
+        "prices": prices, "should_stop": stop,
+        "policy": CallPolicy(timeout=timeout, max_retries=max_retries),
+    }
     try:
-        summary = run_judge(
-            config, dataset, store=store, provider=provider, settings=settings,
-            repeats=repeats, swap=swap,
-            concurrency=concurrency, limit=limit, labelled_only=labelled_only,
-            dry_run=dry_run, prices=prices, on_progress=progress, should_stop=stop,
-            policy=CallPolicy(timeout=timeout, max_retries=max_retries),
-        )
+        if batch:
+            summary = run_batch(config, dataset, poll_interval=poll_interval,
+                                calls_per_batch=calls_per_batch, **options)
+        else:
+            summary = run_judge(config, dataset, concurrency=concurrency,
+                                on_progress=progress, **options)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
@@ -256,6 +273,9 @@ def judge_run(
     elif dry_run:
         assert summary.estimate is not None  # plan_run always estimates
         click.echo(f"Dry run of {config.label} on {dataset!r}: {summary.estimate.describe()}")
+        line = batch_cost_line(config.model, summary.estimate)
+        if line:
+            click.echo(line)
     else:
         click.echo(summary.describe())
     if summary.status == "cancelled":

@@ -18,9 +18,9 @@ needle (:meth:`FakeBatches.script_item`) gets that outcome instead: ``ok``, a co
 items done; a cancelled batch ends with the items not yet run ``canceled``. With
 ``supported=False`` every batch path answers 404, as an OpenAI-compatible server without a
 batch endpoint (vLLM, llama.cpp) does. ``hooks`` see each event (``create``, ``created``,
-``retrieve``, ``results``) before the reply goes out — a test kills its client there; a hook
-returning ``"drop"`` on ``create`` resets the connection without creating the batch; on
-``created``, after creating it (the reply is lost).
+``retrieve``, ``results`` — also an output or error file's download) before the reply goes
+out — a test kills its client there; a hook returning ``"drop"`` on ``create`` resets the
+connection without creating the batch; on ``created``, after creating it (the reply is lost).
 """
 
 from __future__ import annotations
@@ -129,6 +129,7 @@ class FakeBatches:
             if path == "/v1/files" and method == "POST":
                 return self._upload(headers, raw)
             if match["file"] and method == "GET":
+                self._fire("results", {"file_id": match["file"]})
                 data = self.files.get(match["file"])
                 if data is None:
                     return _json(404, {"error": {"message": "no such file"}})

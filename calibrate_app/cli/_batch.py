@@ -1,0 +1,49 @@
+"""``calibrate judge run --batch``: the run through the provider's batch API, with its status."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from judges.config import JudgeConfig
+    from judges.run_plan import CostEstimate
+    from judges.runner import RunSummary
+
+BATCH_PROVIDERS = ("anthropic/", "openai/")
+
+
+def batch_cost_line(model: str, estimate: CostEstimate | None) -> str | None:
+    """The estimate online vs batch, for a model whose provider has a batch API."""
+    if estimate is None or not model.startswith(BATCH_PROVIDERS):
+        return None
+    from judges.batch import describe_batch_cost
+
+    return "  " + describe_batch_cost(estimate)
+
+
+def run_batch(config: JudgeConfig, dataset: str, *, poll_interval: float,
+              **options: Any) -> RunSummary:
+    """:func:`judges.batch.run_judge_batch`, echoing its estimate and each status to stderr."""
+    from judges.batch import BatchPolling, run_judge_batch
+
+    shown = False
+
+    def progress(done: int, total: int, summary: RunSummary) -> None:
+        nonlocal shown
+        if not shown and summary.estimate is not None:
+            shown = True
+            click.echo(f"{config.label} on {dataset!r} (batch): "
+                       f"{summary.estimate.describe()}", err=True)
+            line = batch_cost_line(config.model, summary.estimate)
+            if line:
+                click.echo(line, err=True)
+        elif shown:
+            click.echo(f"{done}/{total} calls done", err=True)
+
+    def status(text: str) -> None:
+        click.echo(text, err=True)
+
+    return run_judge_batch(config, dataset, on_progress=progress, on_status=status,
+                           polling=BatchPolling(interval=poll_interval), **options)

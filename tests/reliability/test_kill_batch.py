@@ -1,0 +1,123 @@
+"""kill -9 a real ``calibrate judge run --batch`` at every step of a batch's life, then re-run.
+
+Counted: every call submitted once, every result stored once.
+
+The fake server runs in this process, so its hooks kill the CLI process at the exact moment a
+request arrives, before the reply goes out:
+
+1. ``create`` — the batch-create request arrives and is lost (no batch exists);
+2. ``created`` — the batch exists at the provider, its reply never reaches the CLI;
+3. ``retrieve`` — while polling;
+4. ``results`` — the batch has ended, its results are being downloaded;
+5. a last run with no kill collects everything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_llm_server import FakeLLMServer
+from judge_helpers import DUMMY_KEY, faithfulness_rows
+
+from judges.batch import BatchStore
+from judges.store import JudgeStore
+from labels import open_store
+from labels.importing import import_rows
+
+ITEMS = 6
+REPEATS = 2
+CALLS = ITEMS * 2 * REPEATS  # swap on
+PER_BATCH = 10
+KILL_AT = ("create", "created", "retrieve", "results")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_kill_9_at_every_batch_step_then_rerun(tmp_path: Path, provider: str) -> None:
+    db = tmp_path / "batch.duckdb"
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("\n".join(json.dumps(r) for r in faithfulness_rows(ITEMS)),
+                    encoding="utf-8")
+    store = open_store(str(db))
+    import_rows(store, rows, "docs")
+    store.db.close()
+
+    with FakeLLMServer() as server:
+        server.batches.complete_after = 0.3
+        base_url = server.openai_base_url if provider == "openai" else server.base_url
+        env = {
+            **{k: v for k, v in os.environ.items()
+               if not k.startswith(("CALIBRATE_", "ANTHROPIC_", "OPENAI_"))},
+            f"CALIBRATE_{provider.upper()}_BASE_URL": base_url,
+            f"{provider.upper()}_API_KEY": DUMMY_KEY,
+        }
+        command = [sys.executable, "-m", "calibrate_app.cli", "--db", str(db), "judge", "run",
+                   "faithfulness-oneshot", "--model", f"{provider}/fake-judge", "--dataset",
+                   "docs", "--swap", "--repeats", str(REPEATS), "--batch",
+                   "--poll-interval", "0.05", "--calls-per-batch", str(PER_BATCH)]
+        current: dict[str, Any] = {}
+
+        def kill_at(event: str, info: dict[str, Any]) -> str | None:
+            process = current.get("process")
+            if current.get("kill_at") != event or process is None:
+                return None
+            current["kill_at"] = None
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+            return "drop"
+
+        server.batches.hooks.append(kill_at)
+        codes = []
+        for step in (*KILL_AT, None):
+            current["kill_at"] = step
+            with open(tmp_path / f"run-{step}.log", "w") as out:
+                process = subprocess.Popen(command, env=env, stdout=out,
+                                           stderr=subprocess.STDOUT)
+                current["process"] = process
+                codes.append(process.wait(timeout=120))
+            assert current["kill_at"] is None, f"the run never reached {step!r}"
+        last_log = (tmp_path / "run-None.log").read_text()
+
+    assert codes == [-signal.SIGKILL] * 4 + [0], last_log
+    # Provider side: the lost create made no batch; three batches carried the 24 calls (the
+    # built-in judge sends no seed, so an item's repeats share a body: 12 bodies x 2).
+    made = list(server.batches.batches.values())
+    assert sorted(len(b.requests) for b in made) == [4, 10, 10]
+    bodies = Counter(server.batches.submitted_bodies())
+    assert sum(bodies.values()) == CALLS and set(bodies.values()) == {REPEATS}
+    # No online call at all.
+    assert {c.action for c in server.calls} == {"batch"}
+
+    store = open_store(str(db))
+    try:
+        calls = JudgeStore(store.db).calls_frame()
+        batch_store = BatchStore(store.db)
+        batches = batch_store.batches()
+        # Which batch carried which call key, from our own records.
+        carried = Counter(c.key for b in batches if b.state == "collected"
+                          for c in batch_store.calls(b.batch_key))
+        runs = JudgeStore(store.db).runs()
+    finally:
+        store.db.close()
+    # Every result stored once, each from the batch that carried it.
+    assert len(calls) == CALLS and set(calls["status"]) == {"scored"}
+    assert calls.groupby(["item_hash", "repeat", "ordering"]).size().max() == 1
+    assert Counter(b.state for b in batches) == {"abandoned": 1, "collected": 3}
+    assert len(carried) == CALLS and set(carried.values()) == {1}  # submitted once each
+    assert {b.batch_id for b in batches if b.state == "collected"} == {b.batch_id for b in made}
+    assert sorted(r.status for r in runs) == ["completed"] + ["interrupted"] * 4
+    assert "24 scored" in last_log and "3 collected" in last_log
+    report = {"provider": provider, "runs": len(codes), "batches at the provider": len(made),
+              "calls submitted": sum(bodies.values()),
+              "most submissions of one call key": max(carried.values()),
+              "rows stored": len(calls),
+              "distinct call keys": int(calls.groupby(["item_hash", "repeat",
+                                                        "ordering"]).ngroups)}
+    print("kill -9 batch counts:", json.dumps(report))
