@@ -78,7 +78,9 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
     main = top[1].selectbox("Judge", ids, format_func=label, key="cal_judge",
                             index=ids.index(best.config_id) if best is not None else 0)
     others = [c for c in by_id if c != main]
-    compare = top[2].multiselect("Compare with", others, format_func=label, key="cal_compare")
+    # The other real judges start in the leaderboard, so why one ranks last is in view.
+    compare = top[2].multiselect("Compare with", others, format_func=label, key="cal_compare",
+                                 default=[c for c in others if not by_id[c].stand_in][:3])
     with st.expander("Options: target, sampling design, aggregation, criterion, plan",
                      icon=":material/tune:"):
         cols = st.columns(5)
@@ -358,6 +360,10 @@ def _leaderboard(store: LabelStore, report: JudgeReport, compare: list[JudgeRef]
     st.caption(f"{board.n_items} labelled rows, sorted by kappa; McNemar's exact test against "
                "the best judge (only rows where exactly one judge is right count).")
     st.dataframe(board.frame(), hide_index=True, key="cal_leaderboard")
+    for ref, entry in zip(board.judges, board.to_json(), strict=True):
+        if entry["note"]:
+            # Judge names are data: plain text, never markdown.
+            st.text(f"{entry['rank']}. {ref.name}: {entry['note']}")
 
 
 def _use_stratified(store: LabelStore, dataset: str, criterion: str) -> None:

@@ -235,6 +235,8 @@ def report_command(
                 f"{_pct(entry['kappa'])}  n={entry['n']}"
                 + ("" if p is None else f"  p={p:.4g}")
             )
+            if entry["note"]:
+                click.echo(f"     {entry['note']}")
 
 
 @click.group("card")

@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from judges.calibration import (
+    Estimate,
     LeaderboardRow,
     interval_json,
     leaderboard,
@@ -28,6 +29,45 @@ from labels.store import LabelStore
 
 
 @dataclass(frozen=True)
+class JudgeConsistency:
+    """How one judge's calls on the labelled rows agree with each other.
+
+    Attributes:
+        rule: The aggregation rule that combined them.
+        n_judged: Labelled rows with at least one call of this judge.
+        n_unsure: Of those, rows the rule left unsure (e.g. all-agree on calls that differ).
+        repeat_flip_rate: Share of rows whose repeats disagree (``None`` without repeats).
+        swap_flip_rate: Share of rows whose two source orders disagree (``None`` without swap).
+    """
+
+    rule: str
+    n_judged: int
+    n_unsure: int
+    repeat_flip_rate: Estimate | None
+    swap_flip_rate: Estimate | None
+
+    def note(self, n_usable: int) -> str:
+        """Why the judge's kappa rests on few rows, in words (empty when it does not).
+
+        A judge whose calls disagree on most rows is left unsure there by its rule, so its
+        kappa is computed on the few rows left: that, not the kappa, is why it ranks low.
+        """
+        if self.n_judged == 0:
+            return "no verdict on a labelled row"
+        if not self.n_unsure or self.n_unsure * 2 < self.n_judged:
+            return ""
+        flips = [
+            f"across {across} on {rate.estimate:.0%} of rows ({rate.format()}, n={rate.n})"
+            for rate, across in ((self.repeat_flip_rate, "repeats"),
+                                 (self.swap_flip_rate, "source orders"))
+            if rate is not None and rate.estimate
+        ]
+        why = ("its verdict flips " + " and ".join(flips)) if flips else "its calls disagree"
+        return (f"inconsistent: {why}, so the {self.rule} rule leaves {self.n_unsure} of "
+                f"{self.n_judged} judged rows unsure and its rates rest on {n_usable} rows")
+
+
+@dataclass(frozen=True)
 class Leaderboard:
     """Several judges on the same labelled rows, best kappa first.
 
@@ -37,6 +77,8 @@ class Leaderboard:
         judges: The judges, in leaderboard order.
         rows: :class:`~judges.calibration.LeaderboardRow` per judge.
         n_items: Labelled items compared (a judge without a verdict on one counts it unscored).
+        consistency: Per judge (same order), how its calls agree; its :meth:`note` says why a
+            judge's rates rest on few rows.
     """
 
     dataset: str
@@ -44,15 +86,20 @@ class Leaderboard:
     judges: tuple[JudgeRef, ...]
     rows: tuple[LeaderboardRow, ...]
     n_items: int
+    consistency: tuple[JudgeConsistency, ...] = ()
+
+    def _consistency(self) -> tuple[JudgeConsistency | None, ...]:
+        return self.consistency or (None,) * len(self.rows)
 
     def frame(self) -> pd.DataFrame:
         """One display row per judge."""
         records = []
-        for ref, row in zip(self.judges, self.rows, strict=True):
+        for ref, row, c in zip(self.judges, self.rows, self._consistency(), strict=True):
             p = row.mcnemar_p_vs_best
             records.append({
                 "rank": row.rank,
                 "judge": row.judge,
+                "note": "" if c is None else c.note(row.n),
                 "config_id": ref.config_id,
                 "n": row.n,
                 "unscored": row.n_judge_unscored,
@@ -61,6 +108,10 @@ class Leaderboard:
                 "fpr": row.fpr.format(),
                 "accuracy": row.accuracy.format(),
                 "mcnemar_p_vs_best": None if p is None else float(p),
+                "repeat_flip_rate": "—" if c is None or c.repeat_flip_rate is None
+                else c.repeat_flip_rate.format(),
+                "swap_flip_rate": "—" if c is None or c.swap_flip_rate is None
+                else c.swap_flip_rate.format(),
             })
         return pd.DataFrame(records)
 
@@ -70,6 +121,7 @@ class Leaderboard:
             {
                 "rank": row.rank,
                 "judge": ref.to_json(),
+                "note": "" if c is None else c.note(row.n),
                 "n": row.n,
                 "unscored": row.n_judge_unscored,
                 "kappa": interval_json(row.kappa),
@@ -78,8 +130,11 @@ class Leaderboard:
                 "fpr": interval_json(row.fpr),
                 "accuracy": interval_json(row.accuracy),
                 "mcnemar_p_vs_best": row.mcnemar_p_vs_best,
+                "unsure": None if c is None else c.n_unsure,
+                "repeat_flip_rate": interval_json(None if c is None else c.repeat_flip_rate),
+                "swap_flip_rate": interval_json(None if c is None else c.swap_flip_rate),
             }
-            for ref, row in zip(self.judges, self.rows, strict=True)
+            for ref, row, c in zip(self.judges, self.rows, self._consistency(), strict=True)
         ]
 
 
@@ -117,13 +172,24 @@ def judge_leaderboard(
     human = load_human_labels(store, dataset, crit)
     ids = human.items["item_id"]
     columns = {}
+    consistency: dict[str, JudgeConsistency] = {}
     for name, ref in zip(names, refs, strict=True):
         judged = load_judge_items(store, dataset, ref, rule=rule, confidence=confidence)
-        columns[name] = ids.map(judged.verdict_map()).fillna("unscored").to_numpy(dtype=object)
+        verdicts = ids.map(judged.verdict_map())
+        columns[name] = verdicts.fillna("unscored").to_numpy(dtype=object)
+        c = judged.consistency
+        consistency[name] = JudgeConsistency(
+            rule=judged.rule, n_judged=int(verdicts.notna().sum()),
+            n_unsure=int(verdicts.eq("unsure").sum()),
+            repeat_flip_rate=None if c is None or not c.flip_rate_repeat.n
+            else c.flip_rate_repeat,
+            swap_flip_rate=None if c is None or not c.flip_rate_order.n else c.flip_rate_order,
+        )
     rows = leaderboard(human.items["verdict"].to_numpy(dtype=object), columns,
                        confidence=confidence)
     by_name = dict(zip(names, refs, strict=True))
-    return Leaderboard(dataset, crit, tuple(by_name[r.judge] for r in rows), rows, len(ids))
+    return Leaderboard(dataset, crit, tuple(by_name[r.judge] for r in rows), rows, len(ids),
+                       tuple(consistency[r.judge] for r in rows))
 
 
 def default_judge(store: LabelStore, dataset: str) -> JudgeRef | None:

@@ -57,6 +57,15 @@ def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None
         "Not certified (lower bounds of sensitivity ≥ 0.80 and specificity ≥ 0.80): "
         "sensitivity is at most 0.56."
     ]
+    # The other real judge is in the leaderboard from the start, ranked last, and the reason
+    # is its inconsistency (98 % of rows flip across repeats), not "n = 2, kappa 0".
+    board = next(d.value for d in at.dataframe if "mcnemar_p_vs_best" in d.value.columns)
+    assert board["judge"].tolist() == ["qwen1.5b-claimsplit", "qwen1.5b-oneshot"]
+    assert board["note"].tolist()[0] == ""
+    assert board["repeat_flip_rate"].tolist()[1] == "0.980 [0.930, 0.994]"
+    reason = next(t.value for t in at.text if t.value.startswith("2. qwen1.5b-oneshot: "))
+    assert "flips across repeats on 98% of rows" in reason
+    assert "leaves 98 of 100 judged rows unsure" in reason and "rest on 2 rows" in reason
     # The eval owner's rule is a setting: a lower bar for sensitivity changes the decision.
     at.number_input(key="cal_min_sensitivity").set_value(0.30).run()
     assert not at.error
