@@ -3,14 +3,20 @@
 Usage::
 
     python bench/coverage.py [--reps N] [--judgy-reps J] [--judgy-iterations B] [--seed S]
-                             [--block all|pass-rate|paired|pairwise] [--paired-reps R]
+                             [--block all|pass-rate|designs|transfer|paired|pairwise]
+                             [--design-reps D] [--transfer-reps T] [--paired-reps R]
                              [--pairwise-reps P]
 
-``--block paired`` runs only the paired-difference block (two versions compared through one
-calibrated judge; see ``bench/coverage_paired.py``); ``all`` (the default) runs it after the
-pass-rate blocks. ``--block pairwise`` runs only the corrected pairwise win-rate block (a / b /
-tie through a 3 x 3 misclassification matrix; see ``bench/coverage_pairwise.py``), which ``all``
-runs last.
+``all`` (the default) prints the whole table: the pass-rate grid below, then the labelling-design
+blocks (``designs``, see ``bench/coverage_designs.py``: verdict-stratified calibration with and
+without label shift, same run with 10 %/20 % judge-unsure rows, labels drawn as whole documents
+with a document effect, active sampling, a forced ``--design`` override, kappa at small n), the
+segment-mix transfer block (``transfer``, see ``bench/coverage_transfer.py``: the plain Lee
+correction against the segment-aware one when the judge's accuracy differs by segment and the
+target's segment mix differs from the labelled set's) and the paired-difference block
+(``paired``, see ``bench/coverage_paired.py``) and the corrected pairwise win-rate block (a / b /
+tie through a 3 x 3 misclassification matrix; ``pairwise``, see ``bench/coverage_pairwise.py``).
+Each block prints its Monte Carlo SE and its bars; ``--block NAME`` runs one block.
 
 For every cell it simulates ``N`` seeded data sets (the same data sets for every method:
 common random numbers) and reports, for the nominal-95 % interval of each method:
@@ -53,8 +59,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from coverage_designs import designs_block
 from coverage_paired import paired_block
 from coverage_pairwise import pairwise_block
+from coverage_transfer import transfer_block
 
 from judges.calibration import (
     CalibrationCounts,
@@ -221,22 +229,30 @@ def main() -> int:
                         help="judgy bootstrap_iterations (package default 20000)")
     parser.add_argument("--seed", type=int, default=20251121)
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--block", choices=("all", "pass-rate", "paired", "pairwise"),
-                        default="all", help="which blocks to run (paired: the paired-difference "
-                        "block only; pairwise: the corrected win-rate block only)")
+    parser.add_argument("--block", default="all",
+                        choices=("all", "pass-rate", "designs", "transfer", "paired", "pairwise"),
+                        help="which blocks to run (default: all of them)")
     parser.add_argument("--pairwise-reps", type=int, default=1000,
                         help="replicates per cell of the pairwise win-rate block")
+    parser.add_argument("--design-reps", type=int, default=1000,
+                        help="replicates per cell of the labelling-design blocks (>= 1000)")
+    parser.add_argument("--transfer-reps", type=int, default=1000,
+                        help="replicates per cell of the segment-mix transfer block")
     parser.add_argument("--paired-reps", type=int, default=2000,
                         help="replicates per cell of the paired-difference block")
     ns = parser.parse_args()
-    if ns.block == "paired":
-        lines, _ = paired_block(reps=ns.paired_reps, seed=ns.seed, workers=ns.workers)
+    others = {
+        "designs": lambda: designs_block(reps=ns.design_reps, seed=ns.seed, workers=ns.workers),
+        "transfer": lambda: transfer_block(reps=ns.transfer_reps, seed=ns.seed,
+                                           workers=ns.workers),
+        "paired": lambda: paired_block(reps=ns.paired_reps, seed=ns.seed, workers=ns.workers),
+        "pairwise": lambda: pairwise_block(reps=ns.pairwise_reps, seed=ns.seed,
+                                           workers=ns.workers),
+    }
+    if ns.block in others:
+        lines, failed = others[ns.block]()
         print("\n".join(lines))
-        return 0
-    if ns.block == "pairwise":
-        lines, failed = pairwise_block(reps=ns.pairwise_reps, seed=ns.seed, workers=ns.workers)
-        print("\n".join(lines))
-        return 1 if failed else 0
+        return 1 if failed and ns.block == "pairwise" else 0
     t_start = time.perf_counter()
     try:
         import judgy  # noqa: F401
@@ -350,12 +366,10 @@ def main() -> int:
         print("all bars met (lee and auto coverage >= 0.94 where claimed; auto width <= 1.05x; "
               "degenerate judge: no confident wrong interval; report <= 2 s)")
     if ns.block == "all":
-        print()
-        lines, _ = paired_block(reps=ns.paired_reps, seed=ns.seed, workers=ns.workers)
-        print("\n".join(lines))
-        print()
-        lines, _ = pairwise_block(reps=ns.pairwise_reps, seed=ns.seed, workers=ns.workers)
-        print("\n".join(lines))
+        for run in others.values():
+            print()
+            lines, _ = run()
+            print("\n".join(lines))
     return 0
 
 

@@ -1,8 +1,8 @@
-"""Coverage benchmark of the pass-rate and kappa intervals under every labelling design (a script).
+"""The labelling-design blocks of ``bench/coverage.py`` (``--block designs``; run by default).
 
 Usage::
 
-    python bench/coverage_designs.py [--reps N] [--seed S] [--workers W]
+    python bench/coverage.py --block designs [--design-reps N] [--seed S] [--workers W]
 
 Every cell simulates ``N`` seeded data sets at the row level (the same data sets for every
 method in the cell: common random numbers) and reports, for each method's nominal-95 % interval:
@@ -35,8 +35,6 @@ interval (<= 1 % of data sets); the forced override is refused in every data set
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -54,19 +52,16 @@ from judges.calibration import (
     StratumCounts,
     active_inclusion_probabilities,
     active_pass_rate,
-    build_summary,
     calibration_counts,
     estimate_pass_rate,
     kappa_from_table,
     kappa_interval_from_table,
     resolve_design,
-    simulate_verdicts,
     stratified_run_pass_rate,
     stratified_run_pass_rate_from_counts,
     transported_pass_rate_from_counts,
-    verdict_names,
 )
-from judges.calibration.kappa_interval import _kappas
+from judges.calibration.agreement import kappa_of_tables
 
 SENS, SPEC = 0.85, 0.75
 N_RUN = 1000
@@ -267,7 +262,7 @@ def _rep_kappa(rng: np.random.Generator, c: Cell) -> tuple[float, dict[str, Inte
     out = {"wald": _iv(kappa_from_table(table))}
     out["boot"] = _iv(kappa_interval_from_table(table, rng=rng, n_boot=1000))
     out["auto"] = out["boot"]
-    return float(_kappas(cells.reshape(2, 2))), out
+    return float(kappa_of_tables(cells.reshape(2, 2))), out
 
 
 REPS: dict[str, Callable[[np.random.Generator, Cell], tuple[float, dict[str, Interval]]]] = {
@@ -375,47 +370,29 @@ def _fmt(s: Stat, flag: str = "") -> str:
     return f"{cov}{flag:1} {wid} {100 * s.no_claim:3.0f}%"
 
 
-def _report_time() -> float:
-    """Seconds for one full summary on 1,000,000 target verdicts + 10,000 labels (old bar)."""
-    rng = np.random.default_rng(0)
-    h, jl = simulate_verdicts(rng, n=10_000, theta=0.6, sensitivity=SENS, specificity=SPEC)
-    _, jt = simulate_verdicts(rng, n=1_000_000, theta=0.6, sensitivity=SENS, specificity=SPEC)
-    args = (verdict_names(h).tolist(), verdict_names(jl).tolist(), verdict_names(jt).tolist())
-    seg_l = rng.choice(["en", "de", "fr", "es"], size=10_000).tolist()
-    seg_t = rng.choice(["en", "de", "fr", "es"], size=1_000_000).tolist()
-    docs = rng.integers(0, 3000, size=10_000)
-    build_summary(["pass", "fail"], ["pass", "fail"], ["pass"], segments_labelled=["en", "de"],
-                  segments_target=["en"], doc_ids=[0, 1], rng=np.random.default_rng(0))  # fmt: skip
-    t0 = time.perf_counter()
-    build_summary(*args, design="same_run_random", segments_labelled=seg_l,
-                  segments_target=seg_t, doc_ids=docs, rng=np.random.default_rng(1))  # fmt: skip
-    return time.perf_counter() - t0
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--reps", type=int, default=1000, help="replicates per cell")
-    parser.add_argument("--seed", type=int, default=20251201)
-    parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    ns = parser.parse_args()
+def designs_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], list[str]]:
+    """Run every design cell; return the printed lines and the bars not met."""
     t0 = time.perf_counter()
     cells = _cells()
-    with ProcessPoolExecutor(max_workers=ns.workers) as pool:
-        results = list(pool.map(_run_cell, [(i, c, ns.reps, ns.seed) for i, c in enumerate(cells)]))
-    mc_se = (0.95 * 0.05 / ns.reps) ** 0.5
-    print(f"Coverage of nominal-95% intervals, seed {ns.seed}, {ns.reps} replicates per cell "
-          f"(common random numbers across methods); truth = the whole run's pass rate")
-    print(f"Monte Carlo SE of a 0.95 coverage at {ns.reps} claims: {mc_se:.4f} "
-          f"(0.94 is {(0.95 - 0.94) / mc_se:.1f} SE below 0.95)")
-    print("each method: coverage of claimed intervals, mean width, share with no claim; "
-          "'!' = auto below 0.94")
-    print("ratio = auto's mean width / the narrowest method covering >= 0.93 in the cell among "
-          "methods whose own assumptions hold there (the bar); r(any) = the same against every "
-          "method, including ones that cover only by coincidence (e.g. the naive rate at the "
-          "crossover, PPI++ when a by-verdict sample happens to be balanced)")
-    print("valid per block: same run: lee ppi++ poststrat vstrat; label shift: lee lee_vw; "
-          "by-verdict calibration: lee_vw; unsure rows: vstrat; documents: vstrat_cl; active: "
-          "active; kappa: wald boot")
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(_run_cell, [(i, c, reps, seed) for i, c in enumerate(cells)]))
+    mc_se = (0.95 * 0.05 / reps) ** 0.5
+    lines = [
+        f"Coverage of nominal-95% intervals under every labelling design, seed {seed}, {reps} "
+        "replicates per cell (common random numbers across methods); truth = the whole run's "
+        "pass rate",
+        f"Monte Carlo SE of a 0.95 coverage at {reps} claims: {mc_se:.4f} "
+        f"(0.94 is {(0.95 - 0.94) / mc_se:.1f} SE below 0.95)",
+        "each method: coverage of claimed intervals, mean width, share with no claim; "
+        "'!' = auto below 0.94",
+        "ratio = auto's mean width / the narrowest method covering >= 0.93 in the cell among "
+        "methods whose own assumptions hold there (the bar); r(any) = the same against every "
+        "method, including ones that cover only by coincidence (e.g. the naive rate at the "
+        "crossover, PPI++ when a by-verdict sample happens to be balanced)",
+        "valid per block: same run: lee ppi++ poststrat vstrat; label shift: lee lee_vw; "
+        "by-verdict calibration: lee_vw; unsure rows: vstrat; documents: vstrat_cl; active: "
+        "active; kappa: wald boot",
+    ]
     failures: list[str] = []
     block = None
     for r in results:
@@ -424,10 +401,7 @@ def main() -> int:
             block = c.block
             head = (f"{'':24} | " + " | ".join(f"{m:^18}" for m in c.methods)
                     + " | ratio | r(any) | auto MC SE")  # fmt: skip
-            print()
-            print(f"== {block}: {BLOCK_NOTES[block]}")
-            print(head)
-            print("-" * len(head))
+            lines += ["", f"== {block}: {BLOCK_NOTES[block]}", head, "-" * len(head)]
         auto = r.stats["auto"]
         parts = []
         for m in c.methods:
@@ -451,7 +425,7 @@ def main() -> int:
                     ratio_any = f"{rr:5.2f}"
         se = ("    -" if auto.coverage is None
               else f"{(auto.coverage * (1 - auto.coverage) / auto.claims) ** 0.5:.4f}")
-        print(f"{c.label:24} | " + " | ".join(parts) + f" | {ratio} | {ratio_any}  | {se}")
+        lines.append(f"{c.label:24} | " + " | ".join(parts) + f" | {ratio} | {ratio_any}  | {se}")
         if c.block == "degenerate":
             for m in ("lee", "auto"):
                 if r.stats[m].wrong > 0.01:
@@ -462,25 +436,14 @@ def main() -> int:
                 failures.append(f"forced override {c.label}: not refused in {auto.claims} sets")
         elif auto.coverage is None or auto.coverage < 0.94:
             failures.append(f"{c.block} {c.label}: auto coverage {auto.coverage}")
-    elapsed_report = _report_time()
-    print()
-    print(f"full summary (build_summary, 4 segments, 3,000-document clustered bootstrap x 2000) "
-          f"on 1,000,000 target verdicts + 10,000 labels: {elapsed_report:.2f} s")
-    if elapsed_report > 2.0:
-        failures.append(f"summary took {elapsed_report:.2f} s > 2 s")
-    print(f"benchmark wall time: {time.perf_counter() - t0:.0f} s on {ns.workers} workers")
+    lines += ["", f"design blocks wall time: {time.perf_counter() - t0:.0f} s on {workers} workers"]
     if failures:
-        print("BARS NOT MET:")
-        for f in failures:
-            print(f"  - {f}")
+        lines.append("DESIGN BARS NOT MET:")
+        lines += [f"  - {f}" for f in failures]
     else:
-        print("all bars met (auto coverage >= 0.94 in every cell where it claims; auto width "
-              "<= 1.05x the narrowest covering method; degenerate judge: no confident wrong "
-              "interval; forced same_run_random on another run's labels: refused every time; "
-              "summary "
-              "<= 2 s)")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        lines.append(
+            "all design bars met (auto coverage >= 0.94 in every cell where it claims; auto "
+            "width <= 1.05x the narrowest covering method; degenerate judge: no confident wrong "
+            "interval; forced same_run_random on another run's labels: refused every time)"
+        )
+    return lines, failures

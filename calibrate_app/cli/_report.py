@@ -104,9 +104,34 @@ def render_report(report: JudgeReport) -> str:
                 f"{s['segment'][:32]:<32} {s['n']:>5}  {_pct(s['sensitivity']):<22} "
                 f"{_pct(s['fpr']):<22} {_pct(s['corrected_pass_rate'])}"
             )
+    if d.get("transfer"):
+        lines += _transfer_lines(d["transfer"])
     if d["warnings"]:
         lines += ["", "Warnings:"] + [f"  - {w}" for w in d["warnings"]]
     return "\n".join(lines)
+
+
+def _transfer_lines(t: dict[str, Any]) -> list[str]:
+    """The transfer check: segment mix, per-segment accuracy, the segment-aware correction."""
+    mix, sens, fpr = t["mix_test"], t["sensitivity_test"], t["fpr_test"]
+    aware = t["segment_aware_pass_rate"]
+    lines = [
+        "",
+        "Transfer check (does the correction carry over to the target?):",
+        f"  segment mix, calibration vs target: p = {mix['p_value']:.3g} ({mix['method']}, "
+        f"total variation {t['mix_distance']:.2f})",
+        f"  judge accuracy across segments: sensitivity p = {sens['p_value']:.3g}, "
+        f"FPR p = {fpr['p_value']:.3g}",
+        f"  {'segment':<24} {'n':>4} {'calib.':>6} {'target':>6}  {'sensitivity':<22} FPR",
+    ]
+    for s in t["segments"]:
+        lines.append(
+            f"  {s['segment'][:24]:<24} {s['n']:>4} {s['calibration_share']:>6.0%} "
+            f"{s['target_share']:>6.0%}  {_pct(s['sensitivity']):<22} {_pct(s['fpr'])}"
+        )
+    lines.append(f"  segment-aware corrected pass rate {_pct(aware)}  "
+                 "(per-segment rates weighted by the target's segment shares)")  # fmt: skip
+    return lines
 
 
 def _shares(win: dict[str, Any], key: str) -> str:

@@ -133,6 +133,14 @@ from .strata import (
     verdict_strata,
 )
 from .summary import CalibrationSummary, build_summary
+from .transfer import (
+    HomogeneityTest,
+    SegmentTransfer,
+    TransferDiagnostics,
+    homogeneity_test,
+    segment_aware_pass_rate,
+    transfer_diagnostics,
+)
 from .transport import (
     PopulationRates,
     population_rates,
@@ -166,6 +174,7 @@ __all__ = [
     "DesignDecision",
     "DifferenceEstimate",
     "Estimate",
+    "HomogeneityTest",
     "JudgeErrorRates",
     "JudgeRates",
     "LabelsNeeded",
@@ -180,8 +189,10 @@ __all__ = [
     "PassRateEstimate",
     "PopulationRates",
     "SegmentResult",
+    "SegmentTransfer",
     "SelectionCheck",
     "StratumCounts",
+    "TransferDiagnostics",
     "VoteAgreement",
     "WinRateEstimate",
     "active_inclusion_probabilities",
@@ -206,6 +217,7 @@ __all__ = [
     "fleiss_kappa",
     "format_interval",
     "format_point",
+    "homogeneity_test",
     "interval_json",
     "json_safe",
     "judge_rates",
@@ -233,6 +245,7 @@ __all__ = [
     "ppi_pass_rate",
     "rates_from_confusion",
     "resolve_design",
+    "segment_aware_pass_rate",
     "segment_breakdown",
     "selection_check",
     "self_consistency",
@@ -244,6 +257,7 @@ __all__ = [
     "stratified_run_pass_rate",
     "stratified_run_pass_rate_from_counts",
     "stratum_counts",
+    "transfer_diagnostics",
     "transported_pass_rate",
     "transported_pass_rate_from_counts",
     "verdict_names",

@@ -18,8 +18,9 @@ Variance from the linearisation per stratum in its with-replacement (Hansen-Hurw
 ``W_s^2 sum_lab (y - R_s)^2 / pi^2 / (sum_lab 1/pi)^2`` (Sarndal, Swensson & Wretman 1992, 5.7
 and 7.6; the finite-population factor ``1 - pi`` is left out on purpose: with it the interval
 covered 0.927 in a 300-run seeded check, without it 0.94 or more), with one pseudo-pass and
-one pseudo-fail row at the mean weight (the Agresti-Caffo idea) so a stratum whose labels all
-agree does not claim zero variance; Student t on ``n - 1`` df.
+one pseudo-fail row drawn at the labelled rows' mean inclusion probability (the Agresti-Caffo
+idea) so a stratum whose labels all agree does not claim zero variance; Student t on ``n - 1``
+df.
 
 References:
     Zrnic, T. & Candes, E. J. (2024). Active statistical inference. ICML 2024, arXiv:2403.03208.
@@ -160,15 +161,19 @@ def active_inclusion_probabilities(
 def _stratum_parts(y: npt.NDArray[np.float64], p: npt.NDArray[np.float64]) -> tuple[float, float]:
     """Hajek mean of one stratum and its variance (before the stratum weight).
 
-    The variance adds one pseudo-pass and one pseudo-fail row at the stratum's mean weight
-    (Agresti-Caffo in weighted form), so a stratum whose labels all agree keeps a variance of
-    the binomial order ``1/n^2`` instead of zero.
+    The variance adds one pseudo-pass and one pseudo-fail row weighted as a row drawn at the
+    stratum's mean inclusion probability (Agresti-Caffo in weighted form), so a stratum whose
+    labels all agree keeps a variance of the binomial order ``1/n^2`` instead of zero.
     """
     w = 1.0 / p
     total = float(w.sum())
     r = float((w * y).sum() / total)
     n = y.size
-    w_bar = float(w.mean())
+    # The pseudo rows weigh as a row drawn at the labelled rows' mean probability. The
+    # arithmetic mean weight (the first version) is dominated by the rarely drawn rows the judge
+    # is sure about and inflated the standard error by 15 % (coverage 0.99, active labelling
+    # saving only 17 % of labels in bench/label_budget.py).
+    w_bar = 1.0 / float(p.mean())
     ss = float((w**2 * (y - r) ** 2).sum()) * (n / (n - 1.0) if n > 1 else 1.0)
     pseudo = w_bar**2 * ((1.0 - r) ** 2 + r**2)
     return r, (ss + pseudo) / (total + 2.0 * w_bar) ** 2

@@ -338,6 +338,7 @@ def _run_estimate(
                 [int(v) for v in dc.labelled.ravel()] + [int(v) for v in dc.passed.ravel()]
             )  # fmt: skip
             low, high, se, _ = dc.bootstrap_t(confidence=conf, rng=gen, n_boot=n_boot)
+            params["bell_mccaffrey_df"] = dc.cr2_interval(confidence=conf)[3]
             method = "verdict_stratified_clustered"
             warnings.append(
                 f"labelled rows cluster by document (design effect {deff:.2f} over "

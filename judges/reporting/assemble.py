@@ -21,6 +21,7 @@ from judges.aggregation import rule_for
 from judges.calibration import (
     DESIGNS,
     CalibrationSummary,
+    TransferDiagnostics,
     build_summary,
     format_interval,
     interval_json,
@@ -36,6 +37,7 @@ from judges.reporting.inputs import (
     load_human_labels,
     load_judge_items,
 )
+from judges.reporting.transfer import transfer_check, transfer_json
 from labels.errors import CalibrateError, NotFoundError
 from labels.models import DEFAULT_CRITERION
 from labels.store import LabelStore
@@ -74,6 +76,8 @@ class JudgeReport:
         plan: The labelling plan.
         warnings: Every caveat, report-level first.
         headline: The design-based headline (whole-run corrected pass rate, population rates).
+        transfer: Segment-mix and segment-accuracy checks with the segment-aware correction
+            (target another dataset, rows with segments), else ``None``.
     """
 
     dataset: str
@@ -92,6 +96,7 @@ class JudgeReport:
     plan: Plan
     warnings: tuple[str, ...]
     headline: Headline | None = None
+    transfer: TransferDiagnostics | None = None
 
     # -- derived views ----------------------------------------------------------------------
 
@@ -184,6 +189,7 @@ class JudgeReport:
                 name: out[name] for name in ("sensitivity", "specificity", "fpr", "kappa")
             }
             out.update(head)
+        out["transfer"] = None if self.transfer is None else transfer_json(self.transfer)
         return out
 
     def _json(
@@ -424,6 +430,20 @@ def calibration_report(
                       ("specificity", headline.rates.specificity), ("kappa", headline.kappa)):
         if est.refused:
             warnings.append(f"{name} refused: {est.reason}")
+    transfer = None
+    if target_name != dataset and has_segments:
+        transfer = transfer_check(
+            labelled=labelled_all,
+            dataset_segments=dict(zip(items["item_id"], items["segment"], strict=True)),
+            dataset_verdicts=judged.verdict_map(),
+            target_segments=dict(zip(target_meta["item_id"], target_meta["segment"], strict=True)),
+            target_verdicts=target_items.verdict_map(), no_segment=NO_SEGMENT,
+            confidence=confidence, seed=seed,
+        )  # fmt: skip
+        if transfer is not None and transfer.warning:
+            warnings.append(f"transfer: {transfer.warning}")
+            warnings += [f"segment-aware corrected pass rate: {w}"
+                         for w in transfer.segment_aware.warnings]  # fmt: skip
     all_labelled = target_name == dataset and len(human.items) >= store.count_items(dataset)
     plan = plan_labels(stats, target_half_width=target_half_width, all_labelled=all_labelled)
     return JudgeReport(
@@ -447,4 +467,5 @@ def calibration_report(
         plan=plan,
         warnings=tuple(dict.fromkeys(warnings)),
         headline=headline,
+        transfer=transfer,
     )

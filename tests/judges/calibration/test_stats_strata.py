@@ -293,3 +293,44 @@ def test_active_estimate_covers_and_is_unbiased() -> None:
 def test_strata_names_and_codes() -> None:
     assert verdict_strata(["pass", "fail", "unsure", "unscored"]).tolist() == [0, 1, 2, 2]
     assert STRATA == ("judge pass", "judge fail", "not judged")
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_cr2_variance_and_bell_mccaffrey_df_match_the_matrix_formulas(seed: int) -> None:
+    """The closed-form CR2 SE and degrees of freedom equal the n x n matrix definitions.
+
+    Reference: the regression of the human pass indicator on stratum indicators, CR2
+    ``(I - H_gg)^{-1/2}`` per document (Bell & McCaffrey 2002) and the degrees of freedom
+    ``(sum lambda)^2 / sum lambda^2`` of ``G'G`` (Imbens & Kolesar 2016, eq. 11).
+    """
+    from scipy.linalg import sqrtm
+
+    from judges.calibration._verdicts import FAIL, PASS
+    from judges.calibration.clustered import document_counts
+
+    rng = np.random.default_rng(seed)
+    n = 70
+    h = np.where(rng.random(n) < 0.6, PASS, FAIL).astype(np.int8)
+    s = rng.integers(0, 3, n).astype(np.int8)
+    docs = rng.integers(0, 9, n)
+    weights = np.array([0.5, 0.3, 0.2])
+    low, high, se, df = document_counts(h, s, docs, weights).cr2_interval(confidence=0.95)
+
+    y = (h == PASS).astype(float)
+    x = np.stack([s == c for c in range(3)], axis=1).astype(float)
+    xtx_inv = np.linalg.inv(x.T @ x)
+    hat = x @ xtx_inv @ x.T
+    resid = y - hat @ y
+    _, g = np.unique(docs, return_inverse=True)
+    big_g = np.zeros((n, g.max() + 1))
+    var = 0.0
+    for c in range(g.max() + 1):
+        rows = np.flatnonzero(g == c)
+        adjust = np.real(sqrtm(np.linalg.pinv(np.eye(rows.size) - hat[np.ix_(rows, rows)])))
+        var += float(weights @ xtx_inv @ x[rows].T @ adjust @ resid[rows]) ** 2
+        big_g[:, c] = (np.eye(n) - hat)[:, rows] @ adjust @ x[rows] @ xtx_inv @ weights
+    lam = np.linalg.eigvalsh(big_g.T @ big_g)
+    assert se == pytest.approx(math.sqrt(var), rel=1e-9)
+    assert df == pytest.approx(lam.sum() ** 2 / (lam**2).sum(), rel=1e-9)
+    assert 1.0 < df < g.max() + 1
+    assert (low + high) / 2 == pytest.approx(float(weights @ xtx_inv @ x.T @ y), rel=1e-12)
