@@ -21,6 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from calibrate_app import alignment_panel, resources, widgets
+from judges.batch import describe_batch_cost, has_batch_api, run_judge_batch
 from judges.config import (
     ConfigError,
     JudgeConfig,
@@ -129,7 +130,7 @@ def _preview(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
 
 def _run_options(config: JudgeConfig) -> dict[str, Any]:
     cols = st.columns(5, vertical_alignment="bottom")
-    return {
+    options = {
         "repeats": int(cols[0].number_input("Repeats", 1, 50, config.repeats,
                                             key="judge_repeats")),
         "swap": cols[1].checkbox("Swap order", value=config.swap, key="judge_swap",
@@ -144,6 +145,13 @@ def _run_options(config: JudgeConfig) -> dict[str, Any]:
         "limit": int(cols[4].number_input("Row limit (0 = all)", 0, None, 0,
                                           key="judge_limit")) or None,
     }
+    if has_batch_api(config.model):
+        options["batch"] = st.checkbox(
+            "Batch API", value=False, key="judge_batch",
+            help="Send the calls through the provider's batch service: half the price, results "
+            "within 24 hours. Each batch is recorded before it is sent; a stopped or "
+            "interrupted run collects its batches the next time it runs.")
+    return options
 
 
 def _estimate(store: LabelStore, judge_store: JudgeStore, dataset: str, config: JudgeConfig,
@@ -159,6 +167,8 @@ def _estimate(store: LabelStore, judge_store: JudgeStore, dataset: str, config: 
         st.code(str(error), language=None, wrap_lines=True)
         return False
     widgets.literal("Estimate: " + plan.estimate.describe())
+    if has_batch_api(config.model):
+        widgets.literal(describe_batch_cost(plan.estimate))
     return True
 
 
@@ -173,12 +183,20 @@ def _start(store: LabelStore, dataset: str, config: JudgeConfig,
         return False
     JudgeStore(store.db).save_config(config)
 
+    options = dict(options)
+    batch = options.pop("batch", False)
+
     def work(job: resources.BackgroundJob) -> RunSummary:
         def progress(done: int, total: int, summary: RunSummary) -> None:
             job.advance(done, total=total, message=(
                 f"{summary.cached} cached, {summary.scored} scored, {summary.unscored} "
                 f"unscored, {summary.failed} failed"))
 
+        if batch:  # the batch service's status (submitted, polled, collected) is the message
+            options.pop("concurrency")
+            return run_judge_batch(config, dataset, store=store, provider=provider,
+                                   on_progress=progress, should_stop=_JobFlag(job),
+                                   on_status=lambda text: job.advance(message=text), **options)
         return run_judge(config, dataset, store=store, provider=provider,
                          on_progress=progress, should_stop=_JobFlag(job), **options)
 

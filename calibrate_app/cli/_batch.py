@@ -11,15 +11,13 @@ if TYPE_CHECKING:
     from judges.run_plan import CostEstimate
     from judges.runner import RunSummary
 
-BATCH_PROVIDERS = ("anthropic/", "openai/")
-
 
 def batch_cost_line(model: str, estimate: CostEstimate | None) -> str | None:
     """The estimate online vs batch, for a model whose provider has a batch API."""
-    if estimate is None or not model.startswith(BATCH_PROVIDERS):
-        return None
-    from judges.batch import describe_batch_cost
+    from judges.batch import describe_batch_cost, has_batch_api
 
+    if estimate is None or not has_batch_api(model):
+        return None
     return "  " + describe_batch_cost(estimate)
 
 

@@ -7,7 +7,7 @@ before it is sent (:mod:`judges.batch.store`), polled with backoff, and collecte
 :mod:`judges.batch.anthropic` and :mod:`judges.batch.openai` behind :mod:`judges.batch.api`.
 """
 
-from judges.batch.api import BATCH_DISCOUNT, BatchUnsupportedError, batch_api
+from judges.batch.api import BATCH_DISCOUNT, BatchUnsupportedError, batch_api, has_batch_api
 from judges.batch.runner import (
     BatchPolling,
     BatchRunSummary,
@@ -20,5 +20,6 @@ from judges.batch.store import BatchStore
 
 __all__ = [
     "BATCH_DISCOUNT", "BatchPolling", "BatchRunSummary", "BatchStore", "BatchUnsupportedError",
-    "batch_api", "batch_price", "describe_batch_cost", "run_judge_batch", "run_judge_batch_async",
+    "batch_api", "batch_price", "describe_batch_cost", "has_batch_api", "run_judge_batch",
+    "run_judge_batch_async",
 ]

@@ -31,6 +31,8 @@ from labels.errors import CalibrateError
 
 BATCH_DISCOUNT = 0.5
 """Both providers bill batch calls at half the online price."""
+BATCH_PROVIDERS = ("anthropic", "openai")
+"""Provider kinds with a batch API (an OpenAI-compatible server behind a base URL may lack it)."""
 
 Outcome = Literal["succeeded", "errored", "expired", "canceled"]
 
@@ -173,6 +175,11 @@ def batch_api(provider: Provider) -> BatchAPI:
     )
 
 
+def has_batch_api(model: str) -> bool:
+    """Whether the provider of ``provider/model`` offers a batch API."""
+    return model.partition("/")[0] in BATCH_PROVIDERS
+
+
 def timestamp(value: Any) -> datetime | None:
     """A provider timestamp (epoch seconds or an ISO string or datetime) as an aware datetime."""
     from datetime import UTC
@@ -188,6 +195,7 @@ def timestamp(value: Any) -> datetime | None:
 
 
 __all__ = [
-    "BATCH_DISCOUNT", "BatchAPI", "BatchRequest", "BatchState", "BatchUnsupportedError",
-    "ItemResult", "Outcome", "Submitted", "batch_api", "timestamp",
+    "BATCH_DISCOUNT", "BATCH_PROVIDERS", "BatchAPI", "BatchRequest", "BatchState",
+    "BatchUnsupportedError", "ItemResult", "Outcome", "Submitted", "batch_api", "has_batch_api",
+    "timestamp",
 ]

@@ -75,7 +75,7 @@ def describe_batch_cost(estimate: CostEstimate) -> str:
         return "cost unknown online and in batch (no price for this model; pass --prices FILE)"
     return (
         f"online about ${estimate.cost_typical:,.4f} (at most ${estimate.cost_max:,.4f}); "
-        f"batch (--batch, {BATCH_DISCOUNT:.0%} of the price, results within 24 h) about "
+        f"batch API ({BATCH_DISCOUNT:.0%} of the price, results within 24 h) about "
         f"${estimate.cost_typical * BATCH_DISCOUNT:,.4f} "
         f"(at most ${estimate.cost_max * BATCH_DISCOUNT:,.4f})"
     )

@@ -33,7 +33,7 @@ def test_dry_run_shows_online_and_batch_cost(db: Path) -> None:
                     "--repeats", "3", "--dry-run")
     assert result.exit_code == 0, result.output
     online = re.search(r"online about \$([\d.]+) \(at most \$([\d.]+)\)", result.output)
-    batch = re.search(r"batch \(--batch, 50% of the price, results within 24 h\) about "
+    batch = re.search(r"batch API \(50% of the price, results within 24 h\) about "
                       r"\$([\d.]+) \(at most \$([\d.]+)\)", result.output)
     assert online and batch, result.output
     for full, half in zip(online.groups(), batch.groups(), strict=True):
@@ -41,7 +41,7 @@ def test_dry_run_shows_online_and_batch_cost(db: Path) -> None:
     # A provider without a batch API gets no batch line.
     local = invoke(db, "judge", "run", "faithfulness-oneshot", "--dataset", "docs",
                    "--model", "scripted/demo", "--dry-run")
-    assert local.exit_code == 0 and "--batch" not in local.output
+    assert local.exit_code == 0 and "batch API" not in local.output
 
 
 def test_batch_run_and_a_server_without_batches(
