@@ -42,6 +42,10 @@ with ``top_logprobs`` whose prompt has a ``<claim>`` block) is answered ``YES`` 
 :func:`default_yes_probability`. A claim-extraction prompt (a system prompt about claims that
 never mentions a verdict) is answered with the answer's sentences, one per line.
 
+Batch APIs: the same port serves OpenAI's Batch API (``/v1/files``, ``/v1/batches``) and
+Anthropic's Message Batches API (``/v1/messages/batches``) — see :mod:`fake_batch_api` and
+``server.batches`` (item faults, expiry, cancellation, slow completion, lost replies, hooks).
+
 The server never sends a large ``retry-after``: the Anthropic SDK would sleep that long.
 """
 
