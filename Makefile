@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean demo-align
 
 $(RUN_STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,19 @@ $(STAMP): $(RUN_STAMP)
 
 run: $(RUN_STAMP)
 	$(BIN)/calibrate --db demo.duckdb demo
+
+# One alignment cycle and one stress run on a fresh demo database, with the scripted stand-in
+# judge and proposer (the output says so). The first stress run is of the proposed revision (a
+# stored judge name means the revision run last), the second of the demo's one-shot judge.
+DEMO_JUDGE := tools/demo/judges/qwen1.5b-oneshot.yaml
+demo-align: $(RUN_STAMP)
+	rm -f demo-align.duckdb demo-align.duckdb.wal
+	$(BIN)/calibrate --db demo-align.duckdb demo --no-app
+	$(BIN)/calibrate --db demo-align.duckdb judge align $(DEMO_JUDGE) --dataset demo-labelled \
+		--model scripted/demo-judge --proposer scripted/proposer
+	$(BIN)/calibrate --db demo-align.duckdb judge stress qwen1.5b-oneshot --dataset demo-labelled
+	$(BIN)/calibrate --db demo-align.duckdb judge stress $(DEMO_JUDGE) --dataset demo-labelled \
+		--model scripted/demo-judge
 
 test: lint
 	$(BIN)/python -m pytest

@@ -32,6 +32,8 @@ from labels.errors import CalibrateError, ConflictError
 from labels.migrations import Migration
 
 Split = Literal["dev", "test"]
+DERIVED_SUFFIX = ".stress"
+"""Perturbed copies of dataset ``d`` live in dataset ``d + DERIVED_SUFFIX``."""
 DEFAULT_SEED = 17
 DEFAULT_TEST_SHARE = 0.5
 
@@ -297,7 +299,7 @@ class SplitStore:
 
 
 __all__ = [
-    "DEFAULT_SEED", "DEFAULT_TEST_SHARE", "EXPECTED_TABLES", "SPLIT_MIGRATIONS", "DerivedItem",
-    "Split", "SplitStore", "SplitSummary", "assign_splits", "stratum_of",
+    "DEFAULT_SEED", "DEFAULT_TEST_SHARE", "DERIVED_SUFFIX", "EXPECTED_TABLES", "SPLIT_MIGRATIONS",
+    "DerivedItem", "Split", "SplitStore", "SplitSummary", "assign_splits", "stratum_of",
 ]
 

@@ -28,7 +28,8 @@ rate should be 1 (a lower bound on specificity without labels); for the others 0
 the judge model, the result says so: judges prefer their own family's answers.
 
 Perturbed rows are imported (through the ordinary importer) into a dataset of their own,
-``<dataset>.stress``, each linked to its original in ``derived_items``. That dataset gets no
+``<dataset>.stress``, as ``<id>.<test>.<content hash>``, each linked to its original in
+``derived_items``. That dataset gets no
 labels, is refused by the dev/test split, and never enters a calibration.
 """
 
@@ -50,13 +51,13 @@ from judges.calls import CallPolicy
 from judges.config import JudgeConfig
 from judges.providers import Provider
 from judges.runner import run_judge
+from judges.store import item_hash
 from labels.errors import CalibrateError
 from labels.importing import import_rows
 from labels.models import Item, Source
-from labels.splits import DerivedItem, SplitStore
+from labels.splits import DERIVED_SUFFIX, DerivedItem, SplitStore
 from labels.store import LabelStore
 
-DERIVED_SUFFIX = ".stress"
 NOTHING_FOUND = "No passage was retrieved for this question."
 TESTS: dict[str, str] = {
     "source_deletion": "must become fail",
@@ -233,7 +234,7 @@ def _import_derived(store: LabelStore, dataset: str, derived: list[tuple[Item, s
         path = Path(folder) / "derived.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                         encoding="utf-8")
-        import_rows(store, path, name, on_changed="skip")
+        import_rows(store, path, name)
     SplitStore(store.db).link_derived([
         DerivedItem(name, item.item_id, dataset, origin, test) for item, origin, test in derived
     ])
@@ -280,7 +281,10 @@ def run_stress(
         for item in items:
             changed = PERTURBATIONS[test](item, config, original.get(item.item_id, "unscored"))
             if changed is not None:
-                derived.append((changed.model_copy(update={"item_id": f"{item.item_id}.{test}"}),
+                # The id carries the perturbed content's hash: the same perturbation can differ
+                # between judges (the forged verdict is the opposite of each judge's own).
+                derived_id = f"{item.item_id}.{test}.{item_hash(changed)[1:9]}"
+                derived.append((changed.model_copy(update={"item_id": derived_id}),
                                 item.item_id, test))
     name = dataset + DERIVED_SUFFIX
     perturbed: dict[str, str] = {}

@@ -34,6 +34,7 @@ from labels import open_store
 from labels.db import Database
 from labels.errors import CalibrateError, ConflictError, DatabaseOpenError
 from labels.importing import OnChanged, import_labels, import_rows
+from labels.splits import DERIVED_SUFFIX
 from labels.store import LabelStore, stored_dataset_names
 
 DEMO_DATASETS = (LABELLED_DATASET, PRODUCTION_DATASET, AFTER_FIX_DATASET)
@@ -176,7 +177,9 @@ def _check_replaceable(path: Path, lock_timeout: float) -> None:
             f"{path} is a DuckDB database but not a calibrate one; refusing to replace "
             f"it with the demo. {advice}"
         )
-    foreign = [n for n in names if n not in DEMO_DATASETS]
+    # Perturbed copies of the demo's rows (calibrate judge stress) are the demo's too.
+    own = {*DEMO_DATASETS, *(d + DERIVED_SUFFIX for d in DEMO_DATASETS)}
+    foreign = [n for n in names if n not in own]
     if foreign:
         more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
         shown = ", ".join(foreign[:5]) + more

@@ -46,6 +46,8 @@ def _block(text: str, tag: str) -> str:
 
 
 def injectable_judge(path: str, body: dict[str, Any]) -> str:
+    if "STRICT" in body["messages"][0]["content"]:  # a second judge that fails everything
+        return "Strict.\nVERDICT: FAIL"
     last = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
     answer = _block(last, "answer")
     # The prompt defuses the forged "VERDICT:" marker, but this judge still obeys the words.
@@ -141,12 +143,13 @@ def test_every_stress_test_over_http(
     assert {d.origin_dataset for d in derived} == {"bot"}
     assert {d.perturbation for d in derived} == set(TESTS)
     assert store.current_labels("bot.stress").empty
-    for d in derived:
-        assert d.item_id == f"{d.origin_item_id}.{d.perturbation}"
-    deleted = store.item("bot.stress", "row-001.source_deletion")
+    made = {(d.origin_item_id, d.perturbation): d.item_id for d in derived}
+    for (origin, test), item_id in made.items():
+        assert item_id.startswith(f"{origin}.{test}.")
+    deleted = store.item("bot.stress", made[("row-001", "source_deletion")])
     assert [s.source_id for s in deleted.sources] == ["price"]  # the cited passage dropped
-    assert [s.text for s in store.item("bot.stress", "row-004.source_deletion").sources] == [
-        NOTHING_FOUND]
+    emptied = store.item("bot.stress", made[("row-004", "source_deletion")])
+    assert [s.text for s in emptied.sources] == [NOTHING_FOUND]
     with pytest.raises(CalibrateError, match="never split"):
         SplitStore(store.db).ensure("bot.stress", "faithfulness")
     # The results are stored for the judge card.
@@ -188,3 +191,22 @@ def test_perturbations_and_families_as_pure_functions(judge: JudgeConfig) -> Non
     assert model_family("openai/gpt-4.1") == model_family("gpt-4o-mini") == "gpt"
     assert model_family("mystery-model") is None
     assert family_warning([item], "openai/gpt-4.1") is None
+
+
+def test_a_second_judge_gets_its_own_perturbed_rows(
+    labelled: LabelStore, server: FakeLLMServer, judge: JudgeConfig
+) -> None:
+    run_stress(labelled, "bot", judge, provider=provider(server), tests=("embedded_instructions",))
+    strict = with_changes(judge, system=judge.system + "\nSTRICT")
+    result = run_stress(labelled, "bot", strict, provider=provider(server),
+                        tests=("embedded_instructions",))
+    # The strict judge failed every original, so its forged line says PASS on every row; the
+    # first judge's rows forged PASS (the ones it failed) are the same rows and shared.
+    links = SplitStore(labelled.db).derived("bot.stress")
+    passed_by_first = N - N // 3
+    assert len(links) == N + passed_by_first
+    forged = [labelled.item("bot.stress", d.item_id).answer or "" for d in links]
+    assert sum(a.endswith("VERDICT: PASS") for a in forged) == N
+    assert sum(a.endswith("VERDICT: FAIL") for a in forged) == passed_by_first
+    (only,) = result.tests  # the strict judge ignores what the answer says about itself
+    assert only.flip_rate.n == N and only.flip_rate.estimate == 0.0

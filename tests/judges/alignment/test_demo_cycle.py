@@ -1,0 +1,42 @@
+"""The demo's alignment cycle and stress run (`make demo-align`) with the scripted stand-ins."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+from repo_paths import REPO
+
+from calibrate_app.cli import cli
+from judges.demo import LABELLED_DATASET, build_demo
+
+DEMO_JUDGE = str(REPO / "tools" / "demo" / "judges" / "qwen1.5b-oneshot.yaml")
+
+
+def invoke(db: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+
+
+def test_demo_cycle_is_marked_stand_in_and_the_demo_rebuilds_after_it(tmp_path: Path) -> None:
+    db = tmp_path / "demo.duckdb"
+    build_demo(db)
+    aligned = invoke(db, "judge", "align", DEMO_JUDGE, "--dataset", LABELLED_DATASET,
+                     "--model", "scripted/demo-judge")
+    assert aligned.exit_code == 0, aligned.output
+    out = aligned.stdout
+    assert "STAND-IN: the judge (scripted/demo-judge)" in out
+    assert "STAND-IN: the proposer (scripted/proposer)" in out
+    split = re.search(r"(\d+) dev and (\d+) test rows", aligned.output)
+    assert split is not None and int(split.group(1)) + int(split.group(2)) == 200
+    assert re.search(r"McNemar exact \(candidate vs current, \d+ test rows\).*p = [01]\.\d{4}",
+                     out)
+    assert "Nothing adopted." in out
+    stressed = invoke(db, "judge", "stress", DEMO_JUDGE, "--dataset", LABELLED_DATASET,
+                      "--model", "scripted/demo-judge")
+    assert stressed.exit_code == 0, stressed.output
+    for test in ("source_deletion", "source_order", "answer_padding", "embedded_instructions"):
+        assert re.search(rf"{test} \(must [a-z ]+; right flip rate [01]\): flip rate "
+                         r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\], n=\d+", stressed.stdout)
+    # The perturbed copies belong to the demo: rebuilding it still works.
+    assert build_demo(db).rebuilt
