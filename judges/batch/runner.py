@@ -333,8 +333,10 @@ class _Engine:
                 continue
             outcomes[call.custom_id] = "stored" if record.status != "failed" else "failed"
             records.append(record)
-        self.batches.collect(entry.key, self.context.run_id, records, outcomes,
-                             error=state.error)
+        if not self.batches.collect(entry.key, self.context.run_id, records, outcomes,
+                                    error=state.error):
+            self.status(f"batch {entry.batch_id} was collected by another run")
+            return []
         self.summary.batches_collected += 1
         self.summary.resubmitted += len(retries)
         for record in records:

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from judges.store import CallRecord, insert_calls
+from judges.store import JUDGE_MIGRATIONS, CallRecord, insert_calls
 from labels.db import Database
 from labels.migrations import Migration
 
@@ -122,8 +122,9 @@ class BatchStore:
     """
 
     def __init__(self, db: Database) -> None:
-        """Use ``db``, applying the migrations it lacks."""
+        """Use ``db``, applying the migrations it lacks (the judge tables' too)."""
         self.db = db
+        db.ensure_migrated("judges", JUDGE_MIGRATIONS)
         db.ensure_migrated("judge_batches", BATCH_MIGRATIONS)
 
     def begin(self, key: str, *, config_id: str, provider: str, run_id: str,
@@ -176,14 +177,25 @@ class BatchStore:
             )
 
     def collect(self, batch_key: str, run_id: str, records: Sequence[CallRecord],
-                outcomes: dict[str, str], *, error: str | None = None) -> None:
+                outcomes: dict[str, str], *, error: str | None = None) -> bool:
         """Store a batch's final call rows and mark it collected, in one transaction.
 
         ``outcomes`` maps each custom id to ``stored`` (a reply row written), ``failed`` (a
         failed row written) or ``retry`` (no row; the call is free to be sent again).
+        Returns False, writing nothing, when another run collected the batch first (two runs
+        of one judge on two datasets both polling it); DuckDB refuses the slower of two
+        concurrent collections as a write conflict.
         """
         frame = pd.DataFrame(list(outcomes.items()), columns=["custom_id", "outcome"])
         with self.db.transaction() as cur:
+            claimed = cur.execute(
+                "UPDATE judge_batches SET state = 'collected', collected_at = current_timestamp,"
+                " collected_by = ?, error = coalesce(?, error) "
+                "WHERE batch_key = ? AND list_contains(?, state) RETURNING batch_key",
+                [run_id, error, batch_key, list(OPEN_STATES)],
+            ).fetchall()
+            if not claimed:
+                return False
             insert_calls(cur, records)
             cur.register("batch_outcomes", frame)
             cur.execute(
@@ -193,11 +205,7 @@ class BatchStore:
                 [batch_key],
             )
             cur.unregister("batch_outcomes")
-            cur.execute(
-                "UPDATE judge_batches SET state = 'collected', collected_at = current_timestamp,"
-                " collected_by = ?, error = coalesce(?, error) WHERE batch_key = ?",
-                [run_id, error, batch_key],
-            )
+        return True
 
     def open_batches(self, config_id: str, provider: str) -> list[StoredBatch]:
         """Submissions of ``config_id`` on ``provider`` not yet collected, oldest first."""

@@ -203,3 +203,22 @@ def test_providers_and_judges_a_batch_cannot_carry(
         run_judge_batch(scripted, "docs", store=store)
     with pytest.raises(BatchUnsupportedError, match="splits answers into claims"):
         run_judge_batch(load_builtin("faithfulness-local"), "docs", store=store)
+
+
+def test_a_batch_is_collected_once(store: LabelStore) -> None:
+    """Two runs polling one batch: the second collection writes nothing."""
+    from judges.batch.store import BatchCall
+    from judges.store import CallRecord
+
+    batches = BatchStore(store.db)
+    call = BatchCall("k1_0", "row-000", "ihash", 0, "original", {"model": "m"})
+    batches.begin("k1", config_id="c", provider="openai/m", run_id="r1", calls=[call])
+    batches.submitted("k1", "batch_1", None)
+    row = CallRecord(run_id="r1", config_id="c", item_id="row-000", item_hash="ihash",
+                     repeat=0, ordering="original", status="scored", verdict="pass")
+    assert batches.collect("k1", "r1", [row], {"k1_0": "stored"})
+    assert not batches.collect("k1", "r2", [row], {"k1_0": "stored"})
+    assert len(stored(store)) == 1
+    (batch,) = batches.batches()
+    assert batch.state == "collected" and batch.batch_id == "batch_1"
+    assert batches.in_flight_keys("c") == set()

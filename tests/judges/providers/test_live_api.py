@@ -3,7 +3,8 @@
 Set ``CALIBRATE_RUN_LIVE_API=1`` and ``ANTHROPIC_API_KEY`` and/or ``OPENAI_API_KEY`` in the
 environment. The values are read when this module is collected, before the suite's fixtures
 remove every ``CALIBRATE_*``/``ANTHROPIC_*``/``OPENAI_*`` variable from the test environment.
-Optional: ``CALIBRATE_LIVE_ANTHROPIC_MODEL`` / ``CALIBRATE_LIVE_OPENAI_MODEL``.
+Optional: ``CALIBRATE_LIVE_ANTHROPIC_MODEL`` / ``CALIBRATE_LIVE_OPENAI_MODEL``. The batch-API
+test also needs ``CALIBRATE_RUN_LIVE_BATCH=1``: a real batch may take minutes (up to 24 hours).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from judges.settings import Settings
 from labels import LabelStore
 
 LIVE = os.environ.get("CALIBRATE_RUN_LIVE_API") == "1"
+LIVE_BATCH = LIVE and os.environ.get("CALIBRATE_RUN_LIVE_BATCH") == "1"
 KEYS = {p: os.environ.get(f"{p.upper()}_API_KEY") for p in ("anthropic", "openai")}
 MODELS = {
     "anthropic": os.environ.get("CALIBRATE_LIVE_ANTHROPIC_MODEL", "claude-haiku-4-5"),
@@ -45,3 +47,22 @@ def test_a_real_judge_call(provider: str, store: LabelStore, make_dataset: Any) 
     assert summary.failed == 0, summary.describe()
     assert summary.scored + summary.unscored == 1
     assert summary.input_tokens > 0 and summary.output_tokens > 0
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_real_batch(provider: str, store: LabelStore, make_dataset: Any) -> None:
+    if not LIVE_BATCH:
+        pytest.skip("live batch tests run only with CALIBRATE_RUN_LIVE_API=1 and "
+                    "CALIBRATE_RUN_LIVE_BATCH=1")
+    if not KEYS[provider]:
+        pytest.skip(f"{provider.upper()}_API_KEY is not set")
+    from judges.batch import BatchPolling, run_judge_batch
+
+    make_dataset("live", faithfulness_rows(2))
+    config = parse_config({**load_builtin("faithfulness-oneshot").model_dump(mode="json"),
+                           "model": f"{provider}/{MODELS[provider]}"})
+    settings = Settings(**{f"{provider}_api_key": KEYS[provider]})  # type: ignore[arg-type]
+    summary = run_judge_batch(config, "live", store=store, settings=settings,
+                              polling=BatchPolling(interval=10, max_interval=60))
+    assert summary.status == "completed" and summary.failed == 0, summary.describe()
+    assert summary.scored + summary.unscored == 2 and summary.batches_collected == 1
