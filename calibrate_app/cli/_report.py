@@ -321,6 +321,11 @@ def card_show(card_file: str, as_json: bool) -> None:
     click.echo(f"  kappa       {m.kappa.format()}")
     click.echo(f"  policy: repeats {j.policy.repeats}, swap {j.policy.swap}, "
                f"aggregation {j.policy.aggregation}")
+    for s in card.stress:  # calibrate judge stress: flip rates with a known right answer
+        click.echo(f"  stress {s.test} ({s.expectation}) on {s.dataset!r}: flip rate "
+                   f"{s.flip_rate.format()}, n={s.flip_rate.n} of {s.eligible}")
+    if card.stress and card.stress[0].family_warning:
+        click.echo(f"  same family: {card.stress[0].family_warning}")
 
 
 def register(cli: click.Group) -> None:

@@ -33,6 +33,7 @@ from judges.calls import CallPolicy
 from judges.config import JudgeConfig
 from judges.providers import Provider
 from judges.runner import RunSummary, run_judge
+from labels.errors import CalibrateError
 from labels.splits import SplitStore
 from labels.store import LabelStore
 
@@ -196,7 +197,9 @@ def evaluate_revisions(
         An :class:`AlignmentResult` (the test-set use is recorded before it is returned).
     """
     if candidate.criterion != current.criterion:
-        raise ValueError("the two revisions must judge the same criterion")
+        raise CalibrateError(f"{candidate.label} judges {candidate.criterion!r} but "
+                             f"{current.label} judges {current.criterion!r}: compare revisions "
+                             "of one criterion")
     split = SplitStore(store.db).ensure(dataset, current.criterion)
     dev, test = split.ids("dev"), split.ids("test")
     runs = tuple(

@@ -12,6 +12,7 @@ from align_data import DATASET, N, Scripted, rows, truth
 from click.testing import CliRunner, Result
 from fake_llm_server import FakeLLMServer
 from judge_helpers import DUMMY_KEY
+from statsmodels.stats.proportion import proportion_confint
 
 from calibrate_app.cli import cli
 
@@ -101,3 +102,13 @@ def test_stress_command(db: Path, server: FakeLLMServer) -> None:
     assert data["derived_dataset"] == f"{DATASET}.stress"
     listed = invoke(db, "datasets", "--json").output
     assert f"{DATASET}.stress" in listed
+    # The card carries the stress results, and card show prints them.
+    card = db.parent / "card.json"
+    exported = invoke(db, "card", "export", "--dataset", DATASET, "--judge", data["config_id"],
+                      "-o", str(card))
+    assert exported.exit_code == 0, exported.output
+    shown = invoke(db, "card", "show", str(card)).output
+    high = proportion_confint(0, N, alpha=0.05, method="wilson")[1]
+    assert (f"stress source_order (must not change) on 'bot': flip rate 0.000 [0.000, "
+            f"{high:.3f}], n={N} of {N}") in shown
+    assert json.loads(card.read_text())["stress"][1]["test"] == "source_deletion"
