@@ -11,34 +11,33 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from json.encoder import encode_basestring as _encode
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 
 from labels.cells import is_missing as _is_missing
 from labels.cells import text_cell as _text
 from labels.cells import type_name as _type_name
-from labels.errors import ConflictError, ImportFileError
+from labels.errors import ImportFileError
 
 # Re-exported: label import lived here before it moved to its own module.
 from labels.label_import import LabelImportSummary as LabelImportSummary
 from labels.label_import import import_labels as import_labels
-from labels.models import ID_SEPARATOR, Kind
+from labels.models import Kind
 from labels.reading import MAX_CELL_CHARS, Table, read_table
 from labels.store import LabelStore
+from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
+from labels.store_items import write_items
 from labels.strict_json import JsonValueError, strict_json_loads
 from labels.validation import (
-    PLAIN_ID_PATTERN,
     LookalikeIdError,
     LookalikeIds,
     all_plain,
     check_name,
-    lookalike_key,
-    shown,
 )
 
 ITEM_FIELDS = (
@@ -77,7 +76,6 @@ RAGAS_MAPPING = {
     "reference": "reference",
 }
 _NUMBERED_SOURCE = re.compile(r"^(sources?|contexts?|passages?)[_ ]?(\d+)$", re.IGNORECASE)
-OnChanged = Literal["error", "skip"]
 
 
 @dataclass(frozen=True)
@@ -474,18 +472,6 @@ def _attach_source_ids(
         passage["source_id"] = None if sid is None else str(sid)
 
 
-_SEP = f"chr({ord(ID_SEPARATOR)})"
-_ID_SQL = (
-    f"'h' || left(sha256(concat_ws({_SEP}, question, coalesce(answer, ''), "
-    "coalesce(answer_a, ''), coalesce(answer_b, ''), sources, coalesce(reference, ''))), 16)"
-)
-_HASH_SQL = (
-    f"sha256(concat_ws({_SEP}, question, coalesce(answer, ''), coalesce(answer_a, ''), "
-    "coalesce(answer_b, ''), sources, coalesce(reference, ''), coalesce(segment, ''), "
-    "coalesce(document_id, ''), metadata))"
-)
-
-
 def import_rows(
     store: LabelStore,
     path: str | Path,
@@ -536,126 +522,18 @@ def import_rows(
         }
     warnings: list[str] = []
     frame, kind = normalise(table, full_mapping, warnings=warnings)
-    with store.db.transaction() as cur:
-        cur.execute(
-            "INSERT INTO datasets (name, kind, source_file) VALUES (?, ?, ?) "
-            "ON CONFLICT DO NOTHING",
-            [dataset, kind, Path(name).name],
-        )
-        stored_kind = cur.execute("SELECT kind FROM datasets WHERE name = ?", [dataset]).fetchall()
-        if stored_kind and stored_kind[0][0] != kind:
-            raise ImportFileError(
-                f"dataset {dataset!r} holds {stored_kind[0][0]} rows; this file has {kind} rows",
-                path=name,
-            )
-        cur.register("incoming_raw", frame)
-        cur.execute(
-            "CREATE TEMP TABLE incoming AS SELECT coalesce(id, "
-            f"{_ID_SQL}) AS item_id, id IS NULL AS generated, {_HASH_SQL} AS content_hash, * "
-            "EXCLUDE (id) FROM incoming_raw"
-        )
-        cur.unregister("incoming_raw")
-        try:
-            summary = _write_incoming(cur, table, dataset, name, on_changed)
-        finally:
-            cur.execute("DROP TABLE IF EXISTS incoming")
-    return replace(summary, warnings=tuple(warnings))
-
-
-def _refuse_stored_lookalikes(cur: Any, dataset: str, name: str) -> None:
-    """Refuse a new id that only looks like one already in the dataset.
-
-    It would be a second item no one can tell from the first; the message names the row and
-    both ids.
-    """
-    # Two plain ids (printable ASCII, single spaces) look alike only if equal: compare only
-    # when one side has an id that is not plain.
-    odd = cur.execute(
-        "SELECT (SELECT count(*) FROM incoming WHERE NOT generated AND NOT "
-        "regexp_full_match(item_id, $p)) + (SELECT count(*) FROM items WHERE dataset = $d "
-        "AND NOT regexp_full_match(item_id, $p))",
-        {"p": PLAIN_ID_PATTERN, "d": dataset},
-    ).fetchone()
-    if not odd or not odd[0]:
-        return
-    incoming: dict[str, tuple[str, int]] = {}
-    for item_id, row in cur.execute(
-        "SELECT item_id, row FROM incoming WHERE NOT generated"
-    ).fetchall():
-        incoming.setdefault(lookalike_key(item_id), (item_id, row))
-    stored = cur.execute("SELECT item_id FROM items WHERE dataset = ?", [dataset]).fetchall()
-    for (stored_id,) in stored:
-        match = incoming.get(lookalike_key(stored_id))
-        if match is not None and match[0] != stored_id:
-            raise ImportFileError(
-                f"the id {shown(match[0], 24)} looks the same as the stored item "
-                f"{shown(stored_id, 24)} of dataset {dataset!r} but is written differently "
-                "(spaces, Unicode normalisation or an invisible character)",
-                path=name, row=match[1], column="id",
-            )
-
-
-def _write_incoming(
-    cur: Any, table: Table, dataset: str, name: str, on_changed: OnChanged
-) -> ImportSummary:
-    duplicate = cur.execute(
-        "SELECT item_id, list(row ORDER BY row), bool_or(generated) FROM incoming "
-        "GROUP BY item_id HAVING count(*) > 1 ORDER BY min(row) LIMIT 1"
-    ).fetchone()
-    if duplicate:
-        item_id, rows, generated = duplicate
-        what = (
-            "are identical rows (same question, answer and sources)"
-            if generated
-            else f"share the id {shown(item_id, 24)}"
-        )
-        raise ImportFileError(
-            f"rows {', '.join(str(r) for r in rows[:5])} {what}; ids must be unique in a file",
-            path=name,
-            row=rows[1],
-            column=None if generated else "id",
-        )
-    _refuse_stored_lookalikes(cur, dataset, name)
-    changed = cur.execute(
-        "SELECT n.item_id, n.row FROM incoming n JOIN items i ON i.dataset = ? "
-        "AND i.item_id = n.item_id WHERE i.content_hash <> n.content_hash ORDER BY n.row",
-        [dataset],
-    ).fetchall()
-    if changed and on_changed == "error":
-        listed = ", ".join(f"{shown(r[0], 24)} (row {r[1]})" for r in changed[:5])
-        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
-        raise ConflictError(
-            f"{name}: {len(changed)} row(s) differ from the stored rows with the same id: "
-            f"{listed}{more}. Nothing was imported. Give changed rows new ids, import them into "
-            "a new dataset, or pass --on-changed skip to keep the stored rows."
-        )
-    unchanged_row = cur.execute(
-        "SELECT count(*) FROM incoming n JOIN items i ON i.dataset = ? "
-        "AND i.item_id = n.item_id AND i.content_hash = n.content_hash",
-        [dataset],
-    ).fetchone()
-    start_row = cur.execute(
-        "SELECT coalesce(max(position), 0) FROM items WHERE dataset = ?", [dataset]
-    ).fetchone()
-    added_row = cur.execute(
-        """
-        INSERT INTO items (dataset, item_id, position, question, answer, answer_a, answer_b,
-                           sources, reference, segment, document_id, metadata, content_hash)
-        SELECT ?, n.item_id, ? + n.row, n.question, n.answer, n.answer_a, n.answer_b, n.sources,
-               n.reference, n.segment, n.document_id, n.metadata, n.content_hash
-        FROM incoming n ANTI JOIN (SELECT item_id FROM items WHERE dataset = ?) i
-             ON i.item_id = n.item_id
-        """,
-        [dataset, start_row[0] if start_row else 0, dataset],
-    ).fetchone()
-    generated_row = cur.execute("SELECT count(*) FROM incoming WHERE generated").fetchone()
+    written = write_items(
+        store, frame, dataset, kind=kind, source_file=Path(name).name, name=name,
+        on_changed=on_changed,
+    )
     return ImportSummary(
         dataset=dataset,
         path=name,
         rows_read=table.n_rows,
-        added=int(added_row[0]) if added_row else 0,
-        unchanged=int(unchanged_row[0]) if unchanged_row else 0,
-        changed=len(changed),
-        changed_ids=tuple(r[0] for r in changed),
-        generated_ids=int(generated_row[0]) if generated_row else 0,
+        added=written.added,
+        unchanged=written.unchanged,
+        changed=len(written.changed_ids),
+        changed_ids=written.changed_ids,
+        generated_ids=written.generated_ids,
+        warnings=tuple(warnings),
     )

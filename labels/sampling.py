@@ -20,8 +20,6 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from labels.migrations import Migration
-
 QueueOrder = Literal["random", "stratified", "flips_first", "file", "active"]
 
 QUEUE_ORDERS: dict[str, str] = {
@@ -35,64 +33,6 @@ QUEUE_ORDERS: dict[str, str] = {
 
 NO_VERDICT = "(no verdict)"
 """The stratum of items the judge has no verdict for."""
-
-QUEUE_MIGRATIONS = [
-    Migration(
-        "m001_queue_settings",
-        """
-        CREATE TABLE queue_settings (
-            dataset VARCHAR NOT NULL,
-            criterion VARCHAR NOT NULL,
-            queue_order VARCHAR NOT NULL
-                CHECK (queue_order IN ('random', 'stratified', 'flips_first', 'file')),
-            seed BIGINT NOT NULL,
-            overlap INTEGER NOT NULL CHECK (overlap >= 1),
-            updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
-            PRIMARY KEY (dataset, criterion)
-        )
-        """,
-    ),
-]
-"""The ``queue`` migration set: the owner's queue settings per (dataset, criterion), and each
-annotator's skipped rows (kept across reloads, so a skipped row stays at the end of the queue)."""
-
-QUEUE_MIGRATIONS.append(
-    Migration(
-        "m002_active_order",
-        # DuckDB cannot change a CHECK constraint in place: rebuild the table with the new order.
-        """
-        CREATE TABLE queue_settings_new (
-            dataset VARCHAR NOT NULL,
-            criterion VARCHAR NOT NULL,
-            queue_order VARCHAR NOT NULL
-                CHECK (queue_order IN ('random', 'stratified', 'flips_first', 'file', 'active')),
-            seed BIGINT NOT NULL,
-            overlap INTEGER NOT NULL CHECK (overlap >= 1),
-            updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
-            PRIMARY KEY (dataset, criterion)
-        );
-        INSERT INTO queue_settings_new SELECT * FROM queue_settings;
-        DROP TABLE queue_settings;
-        ALTER TABLE queue_settings_new RENAME TO queue_settings
-        """,
-    )
-)
-# Each annotator's skips (m003: after the active order, so ledgers stay in name order).
-QUEUE_MIGRATIONS.append(
-    Migration(
-        "m003_queue_skips",
-        """
-        CREATE TABLE queue_skips (
-            dataset VARCHAR NOT NULL,
-            criterion VARCHAR NOT NULL,
-            annotator VARCHAR NOT NULL,
-            item_id VARCHAR NOT NULL,
-            skipped_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
-            PRIMARY KEY (dataset, criterion, annotator, item_id)
-        )
-        """,
-    )
-)
 
 ACTIVE_FLOOR = 0.15
 """Smallest selection weight of the active order (uncertain rows weigh 1): no row is left out."""

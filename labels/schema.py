@@ -1,4 +1,7 @@
-"""The ``labels`` migration set: datasets, items, annotators, criteria, labels.
+"""The label store's schema: the ``labels`` and ``queue`` migration sets.
+
+``labels``: datasets, items, annotators, criteria, labels and how each label's row was chosen;
+``queue``: the labelling queue's settings and each annotator's skipped rows.
 
 Statements are split on semicolons, so string literals here must not contain one.
 """
@@ -108,3 +111,61 @@ SELECTIONS = ("random", "by_verdict", "flips_first", "active", "file", "imported
 """How a label's row was chosen (the ``selection`` of :data:`M002_LABEL_PROVENANCE`)."""
 
 EXPECTED_TABLES = ("annotators", "criteria", "datasets", "items", "label_provenance", "labels")
+
+QUEUE_MIGRATIONS = [
+    Migration(
+        "m001_queue_settings",
+        """
+        CREATE TABLE queue_settings (
+            dataset VARCHAR NOT NULL,
+            criterion VARCHAR NOT NULL,
+            queue_order VARCHAR NOT NULL
+                CHECK (queue_order IN ('random', 'stratified', 'flips_first', 'file')),
+            seed BIGINT NOT NULL,
+            overlap INTEGER NOT NULL CHECK (overlap >= 1),
+            updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (dataset, criterion)
+        )
+        """,
+    ),
+]
+"""The ``queue`` migration set: the owner's queue settings per (dataset, criterion), and each
+annotator's skipped rows (kept across reloads, so a skipped row stays at the end of the queue)."""
+
+QUEUE_MIGRATIONS.append(
+    Migration(
+        "m002_active_order",
+        # DuckDB cannot change a CHECK constraint in place: rebuild the table with the new order.
+        """
+        CREATE TABLE queue_settings_new (
+            dataset VARCHAR NOT NULL,
+            criterion VARCHAR NOT NULL,
+            queue_order VARCHAR NOT NULL
+                CHECK (queue_order IN ('random', 'stratified', 'flips_first', 'file', 'active')),
+            seed BIGINT NOT NULL,
+            overlap INTEGER NOT NULL CHECK (overlap >= 1),
+            updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (dataset, criterion)
+        );
+        INSERT INTO queue_settings_new SELECT * FROM queue_settings;
+        DROP TABLE queue_settings;
+        ALTER TABLE queue_settings_new RENAME TO queue_settings
+        """,
+    )
+)
+# Each annotator's skips (m003: after the active order, so ledgers stay in name order).
+QUEUE_MIGRATIONS.append(
+    Migration(
+        "m003_queue_skips",
+        """
+        CREATE TABLE queue_skips (
+            dataset VARCHAR NOT NULL,
+            criterion VARCHAR NOT NULL,
+            annotator VARCHAR NOT NULL,
+            item_id VARCHAR NOT NULL,
+            skipped_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (dataset, criterion, annotator, item_id)
+        )
+        """,
+    )
+)

@@ -21,8 +21,8 @@ from labels.models import (
     Label,
     Source,
 )
-from labels.sampling import QUEUE_MIGRATIONS, QueueSettings, progress
-from labels.schema import LABEL_MIGRATIONS, SELECTIONS
+from labels.sampling import QueueSettings, progress
+from labels.schema import LABEL_MIGRATIONS, QUEUE_MIGRATIONS, SELECTIONS
 from labels.validation import check_name, normalise_id
 
 if TYPE_CHECKING:

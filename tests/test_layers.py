@@ -1,8 +1,12 @@
-"""The libraries never import a front end: ``calibrate_app`` → ``judges`` → ``labels``."""
+"""The layers: libraries never import a front end; SQL lives only in the store modules.
+
+``calibrate_app`` → ``judges`` → ``labels`` (import-linter checks the same in ``make test``).
+"""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -42,3 +46,44 @@ def test_labels_imports_nothing_from_judges() -> None:
         if name.split(".")[0] == "judges"
     ]
     assert offending == []
+
+
+# The store modules: the only ones that hold SQL or talk to a DuckDB cursor.
+STORES = {"labels/db.py", "labels/migrations.py", "labels/schema.py", "labels/store.py",
+          "labels/store_items.py", "judges/store.py"}
+_SQL_TEXT = re.compile(
+    r"^\s*(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TEMP )?(TABLE|VIEW|INDEX|SEQUENCE)"
+    r"|DROP TABLE|ALTER TABLE)\b"
+)
+_CURSOR_CALLS = {"execute", "executemany", "sql", "cursor", "transaction", "fetchall", "fetchone",
+                 "fetchdf", "df"}
+
+
+def _sql_outside_the_stores(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if _SQL_TEXT.search(node.value):
+                found.append(f"{node.lineno}: SQL text {node.value.strip()[:40]!r}")
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in _CURSOR_CALLS):
+            found.append(f"{node.lineno}: .{node.func.attr}()")
+    return found
+
+
+@pytest.mark.parametrize("package", ["labels", "judges", "calibrate_app"])
+def test_sql_only_in_the_stores(package: str) -> None:
+    offending = [
+        f"{path.relative_to(ROOT)}:{where}"
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path.relative_to(ROOT).as_posix() not in STORES
+        for where in _sql_outside_the_stores(path)
+    ]
+    assert offending == []
+
+
+def test_the_sql_check_finds_sql(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text('def f(con):\n    return con.execute("SELECT 1").fetchall()\n')
+    assert _sql_outside_the_stores(sample) == ["2: .fetchall()", "2: .execute()",
+                                               "2: SQL text 'SELECT 1'"]

@@ -1,0 +1,202 @@
+"""The SQL that writes a checked file of rows into a dataset's items, in one transaction.
+
+:func:`labels.importing.import_rows` reads, maps and validates a file into an Arrow table of
+canonical columns; :func:`write_items` stores it: ids and content hashes are computed in DuckDB,
+duplicates within the file, look-alike ids and rows changed under a stored id are refused, and
+new rows are appended after the dataset's last position. A refusal leaves the database as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import duckdb
+
+from labels.errors import ConflictError, ImportFileError
+from labels.models import ID_SEPARATOR, Kind
+from labels.validation import PLAIN_ID_PATTERN, lookalike_key, shown
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from labels.store import LabelStore
+
+OnChanged = Literal["error", "skip"]
+
+_SEP = f"chr({ord(ID_SEPARATOR)})"
+# A row without an id gets one from its content (the same text always gives the same id).
+_ID_SQL = (
+    f"'h' || left(sha256(concat_ws({_SEP}, question, coalesce(answer, ''), "
+    "coalesce(answer_a, ''), coalesce(answer_b, ''), sources, coalesce(reference, ''))), 16)"
+)
+_HASH_SQL = (
+    f"sha256(concat_ws({_SEP}, question, coalesce(answer, ''), coalesce(answer_a, ''), "
+    "coalesce(answer_b, ''), sources, coalesce(reference, ''), coalesce(segment, ''), "
+    "coalesce(document_id, ''), metadata))"
+)
+
+
+@dataclass(frozen=True)
+class ItemsWritten:
+    """What :func:`write_items` did.
+
+    Attributes:
+        added: Rows appended to the dataset.
+        unchanged: Rows already stored with the same id and content.
+        changed_ids: Ids whose content differs from the stored row (kept as stored).
+        generated_ids: Rows without an id, given one from their content.
+    """
+
+    added: int
+    unchanged: int
+    changed_ids: tuple[str, ...]
+    generated_ids: int
+
+
+def write_items(
+    store: LabelStore,
+    rows: pa.Table,
+    dataset: str,
+    *,
+    kind: Kind,
+    source_file: str,
+    name: str,
+    on_changed: OnChanged,
+) -> ItemsWritten:
+    """Store the rows of one file in ``dataset`` (created if new), all or nothing.
+
+    Args:
+        store: The label store to write to.
+        rows: One row per item in the columns of :func:`labels.importing.normalise`
+            (``id`` may be null; ``row`` is the file's row number, for messages).
+        dataset: A checked dataset name.
+        kind: ``pointwise`` or ``pairwise``; must match the dataset's kind when it exists.
+        source_file: Recorded as the dataset's ``source_file`` when it is created.
+        name: How messages name the file.
+        on_changed: ``"error"``: a row changed under a stored id refuses the whole file;
+            ``"skip"``: such rows keep their stored content.
+
+    Raises:
+        ImportFileError: a dataset of the other kind, duplicate ids in the file, or an id that
+            only looks like a stored one (naming the row).
+        ConflictError: changed rows with ``on_changed="error"``.
+    """
+    with store.db.transaction() as cur:
+        cur.execute(
+            "INSERT INTO datasets (name, kind, source_file) VALUES (?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
+            [dataset, kind, source_file],
+        )
+        stored_kind = cur.execute("SELECT kind FROM datasets WHERE name = ?", [dataset]).fetchall()
+        if stored_kind and stored_kind[0][0] != kind:
+            raise ImportFileError(
+                f"dataset {dataset!r} holds {stored_kind[0][0]} rows; this file has {kind} rows",
+                path=name,
+            )
+        cur.register("incoming_raw", rows)
+        cur.execute(
+            "CREATE TEMP TABLE incoming AS SELECT coalesce(id, "
+            f"{_ID_SQL}) AS item_id, id IS NULL AS generated, {_HASH_SQL} AS content_hash, * "
+            "EXCLUDE (id) FROM incoming_raw"
+        )
+        cur.unregister("incoming_raw")
+        try:
+            return _write_incoming(cur, dataset, name, on_changed)
+        finally:
+            cur.execute("DROP TABLE IF EXISTS incoming")
+
+
+def _refuse_stored_lookalikes(cur: duckdb.DuckDBPyConnection, dataset: str, name: str) -> None:
+    """Refuse a new id that only looks like one already in the dataset.
+
+    It would be a second item no one can tell from the first; the message names the row and
+    both ids.
+    """
+    # Two plain ids (printable ASCII, single spaces) look alike only if equal: compare only
+    # when one side has an id that is not plain.
+    odd = cur.execute(
+        "SELECT (SELECT count(*) FROM incoming WHERE NOT generated AND NOT "
+        "regexp_full_match(item_id, $p)) + (SELECT count(*) FROM items WHERE dataset = $d "
+        "AND NOT regexp_full_match(item_id, $p))",
+        {"p": PLAIN_ID_PATTERN, "d": dataset},
+    ).fetchone()
+    if not odd or not odd[0]:
+        return
+    incoming: dict[str, tuple[str, int]] = {}
+    for item_id, row in cur.execute(
+        "SELECT item_id, row FROM incoming WHERE NOT generated"
+    ).fetchall():
+        incoming.setdefault(lookalike_key(item_id), (item_id, row))
+    stored = cur.execute("SELECT item_id FROM items WHERE dataset = ?", [dataset]).fetchall()
+    for (stored_id,) in stored:
+        match = incoming.get(lookalike_key(stored_id))
+        if match is not None and match[0] != stored_id:
+            raise ImportFileError(
+                f"the id {shown(match[0], 24)} looks the same as the stored item "
+                f"{shown(stored_id, 24)} of dataset {dataset!r} but is written differently "
+                "(spaces, Unicode normalisation or an invisible character)",
+                path=name, row=match[1], column="id",
+            )
+
+
+def _write_incoming(
+    cur: duckdb.DuckDBPyConnection, dataset: str, name: str, on_changed: OnChanged
+) -> ItemsWritten:
+    duplicate = cur.execute(
+        "SELECT item_id, list(row ORDER BY row), bool_or(generated) FROM incoming "
+        "GROUP BY item_id HAVING count(*) > 1 ORDER BY min(row) LIMIT 1"
+    ).fetchone()
+    if duplicate:
+        item_id, rows, generated = duplicate
+        what = (
+            "are identical rows (same question, answer and sources)"
+            if generated
+            else f"share the id {shown(item_id, 24)}"
+        )
+        raise ImportFileError(
+            f"rows {', '.join(str(r) for r in rows[:5])} {what}; ids must be unique in a file",
+            path=name,
+            row=rows[1],
+            column=None if generated else "id",
+        )
+    _refuse_stored_lookalikes(cur, dataset, name)
+    changed = cur.execute(
+        "SELECT n.item_id, n.row FROM incoming n JOIN items i ON i.dataset = ? "
+        "AND i.item_id = n.item_id WHERE i.content_hash <> n.content_hash ORDER BY n.row",
+        [dataset],
+    ).fetchall()
+    if changed and on_changed == "error":
+        listed = ", ".join(f"{shown(r[0], 24)} (row {r[1]})" for r in changed[:5])
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+        raise ConflictError(
+            f"{name}: {len(changed)} row(s) differ from the stored rows with the same id: "
+            f"{listed}{more}. Nothing was imported. Give changed rows new ids, import them into "
+            "a new dataset, or pass --on-changed skip to keep the stored rows."
+        )
+    unchanged_row = cur.execute(
+        "SELECT count(*) FROM incoming n JOIN items i ON i.dataset = ? "
+        "AND i.item_id = n.item_id AND i.content_hash = n.content_hash",
+        [dataset],
+    ).fetchone()
+    start_row = cur.execute(
+        "SELECT coalesce(max(position), 0) FROM items WHERE dataset = ?", [dataset]
+    ).fetchone()
+    added_row = cur.execute(
+        """
+        INSERT INTO items (dataset, item_id, position, question, answer, answer_a, answer_b,
+                           sources, reference, segment, document_id, metadata, content_hash)
+        SELECT ?, n.item_id, ? + n.row, n.question, n.answer, n.answer_a, n.answer_b, n.sources,
+               n.reference, n.segment, n.document_id, n.metadata, n.content_hash
+        FROM incoming n ANTI JOIN (SELECT item_id FROM items WHERE dataset = ?) i
+             ON i.item_id = n.item_id
+        """,
+        [dataset, start_row[0] if start_row else 0, dataset],
+    ).fetchone()
+    generated_row = cur.execute("SELECT count(*) FROM incoming WHERE generated").fetchone()
+    return ItemsWritten(
+        added=int(added_row[0]) if added_row else 0,
+        unchanged=int(unchanged_row[0]) if unchanged_row else 0,
+        changed_ids=tuple(r[0] for r in changed),
+        generated_ids=int(generated_row[0]) if generated_row else 0,
+    )
