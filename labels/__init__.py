@@ -7,7 +7,6 @@ pay for.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from labels.db import Database
@@ -27,21 +26,15 @@ if TYPE_CHECKING:
     from labels.importing import ImportSummary, import_rows
     from labels.label_import import LabelImportSummary, import_labels
 
-_LAZY = {
-    "ImportSummary": "labels.importing",
-    "import_rows": "labels.importing",
-    "LabelImportSummary": "labels.label_import",
-    "import_labels": "labels.label_import",
-}
-
-
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    # PEP 562: the first use of an importer's name imports its module (and pyarrow).
+    if name in ("ImportSummary", "import_rows"):
+        from labels import importing as module
+    elif name in ("LabelImportSummary", "import_labels"):
+        from labels import label_import as module  # type: ignore[no-redef]
+    else:
         raise AttributeError(f"module 'labels' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return getattr(module, name)
 
 
 def open_store(path: str, *, lock_timeout: float = 0.0) -> LabelStore:

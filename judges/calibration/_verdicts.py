@@ -191,3 +191,20 @@ def verdict_names(codes: npt.ArrayLike, *, kind: VerdictKind = "binary") -> npt.
     names = _BINARY_NAMES if kind == "binary" else _PAIRWISE_NAMES
     c = np.asarray(codes, dtype=np.int64)
     return names[c + 2]
+
+
+def labelled_codes(
+    human: npt.ArrayLike | Sequence[Any], judge_labelled: npt.ArrayLike | Sequence[Any]
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """Codes of the human and judge verdicts on the labelled rows, checked to be aligned.
+
+    Raises:
+        CalibrationInputError: the two arrays differ in length.
+    """
+    h = normalize_verdicts(human)
+    jl = normalize_verdicts(judge_labelled)
+    if h.shape != jl.shape:
+        raise CalibrationInputError(
+            f"human and judge_labelled must be aligned: {h.shape[0]} vs {jl.shape[0]} rows"
+        )
+    return h, jl

@@ -249,16 +249,30 @@ def _krippendorff_from_counts(
             confidence=conf,
         )
     if rng is None:
-        return Estimate(
-            alpha, None, None, n_items, method, conf, warnings=("no bootstrap (rng=None)",)
-        )
+        return _without_bootstrap(alpha, n_items, method, conf)
     keep = m > 0
     w = weights if weights is not None else bootstrap_weights(n_items, n_boot=n_boot, rng=rng)
     wf = w.astype(float)
     reps = _alpha_from_sums(wf @ m[keep], wf @ diag[keep], wf @ n_uc[keep])
+    return _item_bootstrap(reps, alpha, n_items, method, conf)
+
+
+def _without_bootstrap(
+    estimate: float, n_items: int, method: str, conf: float, warnings: tuple[str, ...] = ()
+) -> Estimate:
+    """A coefficient without an interval: the caller gave no random generator."""
+    return Estimate(
+        estimate, None, None, n_items, method, conf, warnings=(*warnings, "no bootstrap (rng=None)")
+    )
+
+
+def _item_bootstrap(
+    reps: npt.NDArray[np.float64], estimate: float, n_items: int, method: str, conf: float
+) -> Estimate:
+    """The percentile interval of a coefficient in [-1, 1] over item-bootstrap replicates."""
     return percentile_interval(
         reps,
-        estimate=alpha,
+        estimate=estimate,
         n=n_items,
         method=method + "+item-bootstrap",
         confidence=conf,
@@ -338,20 +352,10 @@ def _fleiss(
             warnings=warnings,
         )
     if rng is None:
-        return Estimate(
-            est, None, None, n_items, method, conf, warnings=(*warnings, "no bootstrap (rng=None)")
-        )
+        return _without_bootstrap(est, n_items, method, conf, warnings)
     w = bootstrap_weights(n_items, n_boot=n_boot, rng=rng).astype(float)
     reps = kappa((w @ p_item) / n_items, (w @ counts) / (n_items * r))
-    res = percentile_interval(
-        reps,
-        estimate=est,
-        n=n_items,
-        method=method + "+item-bootstrap",
-        confidence=conf,
-        lower_limit=-1.0,
-        upper_limit=1.0,
-    )
+    res = _item_bootstrap(reps, est, n_items, method, conf)
     return Estimate(
         res.estimate,
         res.low,

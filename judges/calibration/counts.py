@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._results import CalibrationInputError, _ToDict
-from ._verdicts import FAIL, PASS, normalize_verdicts
+from ._verdicts import FAIL, PASS, labelled_codes, normalize_verdicts
 from .rates import ConfusionMatrix, _confusion_from_codes
 
 __all__ = ["CalibrationCounts", "calibration_counts"]
@@ -73,12 +73,7 @@ def calibration_counts(
     Returns:
         The counts (vectorised; a million target verdicts take tens of milliseconds).
     """
-    h = normalize_verdicts(human)
-    jl = normalize_verdicts(judge_labelled)
-    if h.shape != jl.shape:
-        raise CalibrationInputError(
-            f"human and judge_labelled must be aligned: {h.shape[0]} vs {jl.shape[0]} rows"
-        )
+    h, jl = labelled_codes(human, judge_labelled)
     jt = normalize_verdicts(judge_target)
     return _counts_from_codes(h, jl, jt)
 

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._results import CalibrationInputError, Estimate, PassRateEstimate, _ToDict
-from ._verdicts import normalize_verdicts
+from ._verdicts import labelled_codes, normalize_verdicts
 from .agreement import kappa_from_table
 from .counts import _counts_from_codes
 from .pass_rate import (
@@ -112,12 +112,7 @@ def build_summary(
     """
     conf = check_confidence(confidence)
     choose_method(design)
-    h = normalize_verdicts(human)
-    jl = normalize_verdicts(judge_labelled)
-    if h.shape != jl.shape:
-        raise CalibrationInputError(
-            f"human and judge_labelled must be aligned: {h.shape[0]} vs {jl.shape[0]} rows"
-        )
+    h, jl = labelled_codes(human, judge_labelled)
     jt = normalize_verdicts(judge_target)
     counts = _counts_from_codes(h, jl, jt)
     cm = counts.confusion

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from cli_judge_run import CliJudgeRun, CliJudgeRunFactory
+from fake_server_process import start_fake_server
 from judge_helpers import DUMMY_KEY, faithfulness_rows
-from repo_paths import FAKE_SERVER_SCRIPT
 
 from labels import import_rows, open_store
 
@@ -35,13 +34,8 @@ def cli_judge_run(tmp_path: Path) -> Iterator[CliJudgeRunFactory]:
         import_rows(store, rows, "docs")
         store.db.close()
         log = tmp_path / "calls.jsonl"
-        server = subprocess.Popen(
-            [sys.executable, str(FAKE_SERVER_SCRIPT), "--port", "0", "--latency", str(latency),
-             "--verdicts", "hash", "--log", str(log)],
-            stdout=subprocess.PIPE, text=True,
-        )
-        assert server.stdout is not None
-        port = int(server.stdout.readline().split()[1])
+        server, port = start_fake_server("--latency", str(latency), "--verdicts", "hash",
+                                         "--log", str(log))
         env = {
             **{k: v for k, v in os.environ.items()
                if not k.startswith(("CALIBRATE_", "ANTHROPIC_", "OPENAI_"))},

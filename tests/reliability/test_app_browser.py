@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from app_browser import question, question_is, ready, shows, start_server
+from fake_server_process import start_fake_server
 from judge_helpers import DUMMY_KEY
-from repo_paths import FAKE_SERVER_SCRIPT
 
 from judges.store import JudgeStore
 from labels import LabelStore, import_rows, open_store
@@ -92,14 +92,7 @@ def test_cli_judge_run_while_two_experts_label(
     browser: Any, make_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     total = 16
-    fake = subprocess.Popen(
-        [sys.executable, str(FAKE_SERVER_SCRIPT), "--port", "0", "--latency", "0.05",
-         "--verdicts", "hash"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert fake.stdout is not None
-    port = int(fake.stdout.readline().split()[1])
+    fake, port = start_fake_server("--latency", "0.05", "--verdicts", "hash")
     # The app process gets the provider settings; the CLI hands its command over.
     monkeypatch.setenv("CALIBRATE_ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
     monkeypatch.setenv("ANTHROPIC_API_KEY", DUMMY_KEY)

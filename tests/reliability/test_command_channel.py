@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_server_process import start_fake_server
 from judge_helpers import DUMMY_KEY, faithfulness_rows
-from repo_paths import FAKE_SERVER_SCRIPT
 
 from calibrate_app.channel import (
     PROTOCOL_VERSION,
@@ -36,7 +36,6 @@ from calibrate_app.channel import (
     recv_frame,
 )
 
-SERVER = FAKE_SERVER_SCRIPT
 # The console script, as a user runs it: `python -m` would put the working directory first on
 # sys.path, and a folder holding `labels/` would shadow the package.
 CALIBRATE = str(Path(sys.executable).parent / "calibrate")
@@ -464,12 +463,7 @@ def test_a_symlink_at_the_socket_path_is_not_followed(
 @pytest.fixture
 def judge_app(make_app: Any, tmp_path: Path) -> Iterator[tuple[App, Path]]:
     """An app with 12 rows to judge and a fake provider answering in 0.4 s."""
-    fake = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", "0", "--latency", "0.4", "--verdicts", "hash"],
-        stdout=subprocess.PIPE, text=True,
-    )
-    assert fake.stdout is not None
-    port = int(fake.stdout.readline().split()[1])
+    fake, port = start_fake_server("--latency", "0.4", "--verdicts", "hash")
     rows = tmp_path / "rows.jsonl"
     rows.write_text("\n".join(json.dumps(r) for r in faithfulness_rows(12)))
     app = make_app(tmp_path / "app.duckdb", _env(

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_server_process import start_fake_server
 from judge_helpers import DUMMY_KEY, faithfulness_rows
-from repo_paths import FAKE_SERVER_SCRIPT
 
 from calibrate_app.command_server import CommandServer
 from judges.store import JudgeStore
@@ -38,14 +38,7 @@ def _load(tmp_path: Path, seconds: float, monkeypatch: pytest.MonkeyPatch) -> di
     store = open_store(str(db))
     import_rows(store, rows, "docs")
     commands = CommandServer(db).start()
-    fake = subprocess.Popen(
-        [sys.executable, str(FAKE_SERVER_SCRIPT), "--port", "0", "--latency", "0.02",
-         "--verdicts", "hash"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert fake.stdout is not None
-    port = int(fake.stdout.readline().split()[1])
+    fake, port = start_fake_server("--latency", "0.02", "--verdicts", "hash")
     # A delegated command runs with the app's settings: keys stay in the app's environment
     # and are never passed through the command files.
     monkeypatch.setenv("CALIBRATE_ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")

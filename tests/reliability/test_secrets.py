@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from fake_server_process import start_fake_server
 from judge_helpers import faithfulness_rows
-from repo_paths import FAKE_SERVER_SCRIPT
 
 CANARY = "sk-ant-CANARY-7f3a9c1e5b2d4a6f8e0c"
 
@@ -23,22 +23,7 @@ def test_canary_key_never_written(tmp_path: Path) -> None:
     (work / "labels.csv").write_text(
         "id,label\n" + "".join(f"row-{i:03d},{'pass' if i % 3 else 'fail'}\n" for i in range(8))
     )
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            str(FAKE_SERVER_SCRIPT),
-            "--port",
-            "0",
-            "--verdicts",
-            "hash",
-            "--log",
-            str(tmp_path / "server.jsonl"),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert server.stdout is not None
-    port = int(server.stdout.readline().split()[1])
+    server, port = start_fake_server("--verdicts", "hash", "--log", str(tmp_path / "server.jsonl"))
     env = {
         **{
             k: v

@@ -185,51 +185,48 @@ def test_retry_after_is_honoured(
     assert json.loads(calls(store)[0]["attempts"])[0]["retry_after"] == pytest.approx(0.3)
 
 
-def _retry_after_above_the_limit(store: LabelStore, oneshot: JudgeConfig) -> float:
-    """Run one call whose server asks to wait an hour; check it failed; return the seconds."""
-    provider = ScriptedProvider("x", [ProviderError("slow down", kind="rate_limit",
-                                                    retryable=True, retry_after=3600)])
+def _failing_call(store: LabelStore, oneshot: JudgeConfig, scenario: str) -> float:
+    """Run one call that must fail at once; check how it failed; return the seconds it took.
+
+    ``retry_after_above_limit``: the server asks to wait an hour (the call fails instead of
+    sleeping); ``timeout``: a 5 s call under a 0.1 s timeout (any provider is timed out).
+    """
+    if scenario == "retry_after_above_limit":
+        provider = ScriptedProvider("x", [ProviderError("slow down", kind="rate_limit",
+                                                        retryable=True, retry_after=3600)])
+        policy = None
+    else:
+        provider = ScriptedProvider("x", latency=5)
+        policy = CallPolicy(timeout=0.1, max_retries=1, backoff=0.01)
     started = time.monotonic()
-    summary = run_judge(oneshot, "docs", store=store, provider=provider)
+    summary = run_judge(oneshot, "docs", store=store, provider=provider, policy=policy)
     elapsed = time.monotonic() - started
-    assert summary.failed == 1
-    assert "3600 s" in calls(store)[0]["error"]
+    if scenario == "retry_after_above_limit":
+        assert summary.failed == 1
+        assert "3600 s" in calls(store)[0]["error"]
+    else:
+        assert summary.failure_kinds == {"timeout": 1} and summary.retries == 1
     return elapsed
 
 
-def test_a_retry_after_above_the_limit_fails_instead_of_sleeping(
-    store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
+FAILING_CALLS = ["retry_after_above_limit", "timeout"]
+
+
+@pytest.mark.parametrize("scenario", FAILING_CALLS)
+def test_a_call_over_the_limits_fails_with_its_reason(
+    scenario: str, store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
 ) -> None:
     make_dataset("docs", faithfulness_rows(1))
-    _retry_after_above_the_limit(store, oneshot)
-
-
-def _timed_out_call(store: LabelStore, oneshot: JudgeConfig) -> float:
-    """Run one call that takes 5 s under a 0.1 s timeout; check it timed out; return the seconds."""
-    provider = ScriptedProvider("x", latency=5)
-    started = time.monotonic()
-    summary = run_judge(oneshot, "docs", store=store, provider=provider,
-                        policy=CallPolicy(timeout=0.1, max_retries=1, backoff=0.01))
-    elapsed = time.monotonic() - started
-    assert summary.failure_kinds == {"timeout": 1} and summary.retries == 1
-    return elapsed
-
-
-def test_per_call_timeout_applies_to_any_provider(
-    store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
-) -> None:
-    make_dataset("docs", faithfulness_rows(1))
-    _timed_out_call(store, oneshot)
+    _failing_call(store, oneshot, scenario)
 
 
 @pytest.mark.slow  # wall-clock bounds: shared machines make them flaky in the default run
-@pytest.mark.parametrize(("scenario", "seconds"), [("retry_after_above_limit", 5), ("timeout", 3)])
+@pytest.mark.parametrize(("scenario", "seconds"), list(zip(FAILING_CALLS, [5, 3], strict=True)))
 def test_failing_calls_return_at_once(
     scenario: str, seconds: float, store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
 ) -> None:
     make_dataset("docs", faithfulness_rows(1))
-    run = _retry_after_above_the_limit if scenario == "retry_after_above_limit" else _timed_out_call
-    assert run(store, oneshot) < seconds
+    assert _failing_call(store, oneshot, scenario) < seconds
 
 
 def test_stop_then_resume_without_duplicate_calls(
