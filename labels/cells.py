@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from labels.errors import ImportFileError
 from labels.reading import MAX_CELL_CHARS, Table
 
 
@@ -26,25 +25,17 @@ def text_cell(table: Table, index: int, column: str, value: Any, *, required: bo
     """
     if is_missing(value):
         if required:
-            raise ImportFileError(
-                "is empty but is required", path=table.path, row=index + 1, column=column
-            )
+            raise table.error("is empty but is required", index, column)
         return None
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ImportFileError(
-            f"must be text, got {type_name(value)}", path=table.path, row=index + 1, column=column
-        )
+        raise table.error(f"must be text, got {type_name(value)}", index, column)
     if isinstance(value, float) and not math.isfinite(value):
-        raise ImportFileError(
-            f"must be text, got the number {value}", path=table.path, row=index + 1, column=column
-        )
+        raise table.error(f"must be text, got the number {value}", index, column)
     text = value if isinstance(value, str) else _number_text(table, index, column, value)
     if len(text) > MAX_CELL_CHARS:
-        raise ImportFileError(
+        raise table.error(
             f"holds {len(text):,} characters; the limit is {MAX_CELL_CHARS:,} per cell",
-            path=table.path,
-            row=index + 1,
-            column=column,
+            index, column,
         )
     return text
 
@@ -55,10 +46,7 @@ def _number_text(table: Table, index: int, column: str, value: int | float) -> s
     try:
         return str(value)
     except ValueError:  # Python refuses to write integers of more than 4,300 digits
-        raise ImportFileError(
-            "holds an integer too long to write as text", path=table.path, row=index + 1,
-            column=column,
-        ) from None
+        raise table.error("holds an integer too long to write as text", index, column) from None
 
 
 def type_name(value: Any) -> str:

@@ -146,19 +146,15 @@ def _passage(table: Table, index: int, column: str, element: Any, k: int) -> dic
     if isinstance(element, dict):
         text = element.get("text", element.get("content", element.get("page_content")))
         if not isinstance(text, str):
-            raise ImportFileError(
+            raise table.error(
                 f"passage {k + 1} is an object without a 'text' string",
-                path=table.path,
-                row=index + 1,
-                column=column,
+                index, column,
             )
         sid = element.get("source_id", element.get("id", element.get("document_id")))
         return {"text": text, "source_id": None if sid is None else str(sid)}
-    raise ImportFileError(
+    raise table.error(
         f"passage {k + 1} must be text or an object with 'text', got {_type_name(element)}",
-        path=table.path,
-        row=index + 1,
-        column=column,
+        index, column,
     )
 
 
@@ -191,27 +187,18 @@ def _sources(
                 plain_text_rows.append(index + 1)
             return [{"text": value, "source_id": None}]
         except JsonValueError as error:
-            raise ImportFileError(
+            raise table.error(
                 f"holds a JSON list that cannot be imported: {error}",
-                path=table.path,
-                row=index + 1,
-                column=column,
+                index, column,
             ) from None
     if not isinstance(value, list):
-        raise ImportFileError(
-            f"must be a list of passages, got {_type_name(value)}",
-            path=table.path,
-            row=index + 1,
-            column=column,
-        )
+        raise table.error(f"must be a list of passages, got {_type_name(value)}", index, column)
     out = [_passage(table, index, column, element, k) for k, element in enumerate(value)]
     total = sum(len(p["text"]) for p in out)
     if total > MAX_CELL_CHARS:
-        raise ImportFileError(
+        raise table.error(
             f"holds {total:,} characters of sources; the limit is {MAX_CELL_CHARS:,} per cell",
-            path=table.path,
-            row=index + 1,
-            column=column,
+            index, column,
         )
     return out
 
@@ -242,22 +229,15 @@ def _metadata(
             try:
                 value = strict_json_loads(value)
             except json.JSONDecodeError:
-                raise ImportFileError(
-                    "must be a JSON object", path=table.path, row=index + 1, column=column
-                ) from None
+                raise table.error("must be a JSON object", index, column) from None
             except JsonValueError as error:
-                raise ImportFileError(
-                    f"must be a JSON object we can import: it {error}", path=table.path,
-                    row=index + 1, column=column,
+                raise table.error(
+                    f"must be a JSON object we can import: it {error}",
+                    index, column,
                 ) from None
         if not _is_missing(value):
             if not isinstance(value, dict):
-                raise ImportFileError(
-                    f"must be a JSON object, got {_type_name(value)}",
-                    path=table.path,
-                    row=index + 1,
-                    column=column,
-                )
+                raise table.error(f"must be a JSON object, got {_type_name(value)}", index, column)
             meta.update(value)
     for name in extra:
         if name in record and not _is_missing(record[name]):
@@ -412,8 +392,7 @@ def _id_column(table: Table, column: str) -> list[str | None]:
         try:
             out.append(ids.add(value, index + 1))
         except LookalikeIdError as error:
-            raise ImportFileError(str(error), path=table.path, row=index + 1,
-                                  column=column) from None
+            raise table.error(str(error), index, column) from None
     return out
 
 
@@ -462,11 +441,9 @@ def _attach_source_ids(
         except ValueError:  # JSONDecodeError or JsonValueError: not a list of ids either way
             ids = None
     if not isinstance(ids, list) or len(ids) != len(passages):
-        raise ImportFileError(
+        raise table.error(
             f"must be a list with one id per passage ({len(passages)})",
-            path=table.path,
-            row=index + 1,
-            column=sid_col,
+            index, sid_col,
         )
     for passage, sid in zip(passages, ids, strict=True):
         passage["source_id"] = None if sid is None else str(sid)

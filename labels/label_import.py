@@ -45,11 +45,9 @@ def _label_word(table: Table, index: int, column: str, value: Any, pairwise: boo
     try:
         return parse_verdict(value, allowed)
     except ValueError:
-        raise ImportFileError(
+        raise table.error(
             f"{shown(value)} is not a label (use {spellings(allowed)})",
-            path=table.path,
-            row=index + 1,
-            column=column,
+            index, column,
         ) from None
 
 
@@ -57,8 +55,7 @@ def _annotator(table: Table, index: int, value: str) -> str:
     try:
         return check_name(value.strip(), "annotator")
     except InvalidNameError as error:
-        raise ImportFileError(str(error), path=table.path, row=index + 1,
-                              column="annotator") from None
+        raise table.error(str(error), index, 'annotator') from None
 
 
 def import_labels(

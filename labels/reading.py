@@ -60,6 +60,10 @@ class Table:
         data = {name: [r.get(name) for r in records] for name in names}
         return cls(path, list(names), data, len(records), lines)
 
+    def error(self, message: str, index: int, column: str | None = None) -> ImportFileError:
+        """An :class:`ImportFileError` on record ``index`` (0-based): file, row and column."""
+        return ImportFileError(message, path=self.path, row=index + 1, column=column)
+
     def record(self, index: int) -> dict[str, Any]:
         """Record ``index`` as a dict."""
         return {name: values[index] for name, values in self.data.items()}

@@ -291,8 +291,11 @@ sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 sock.settimeout(30)
 sock.connect(sys.argv[1])
 token = sys.stdin.read()
-sock.sendall(encode_frame({"version": PROTOCOL_VERSION, "token": token,
-    "argv": ["import", sys.argv[2], "--dataset", "evil"], "cwd": "/"}))
+try:
+    sock.sendall(encode_frame({"version": PROTOCOL_VERSION, "token": token,
+        "argv": ["import", sys.argv[2], "--dataset", "evil"], "cwd": "/"}))
+except BrokenPipeError:
+    pass  # the app refused on connect and closed first; its refusal is still to be read
 print(json.dumps(recv_frame(sock)))
 """
 
