@@ -233,7 +233,7 @@ def test_a_verdict_import_failing_while_writing_leaves_no_judge_and_no_run(
     def broken(cur: object, calls: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(judges.store, "_insert_calls", broken)
+    monkeypatch.setattr(judges.store, "insert_calls", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         import_verdicts(store, _verdict_file(tmp_path, "1"), dataset="d", judge="ext")
     assert _counts(store) == before  # no judge config, no failed run, no call
