@@ -14,7 +14,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from calibrate_app import compare_view, resources, state, widgets
+from calibrate_app import compare_view, pairwise_view, resources, state, widgets
 from judges.aggregation import AGGREGATION_RULES
 from judges.calibration import format_interval, format_point
 from judges.calibration.trust import SMALL_SAMPLE, CertificationRule, trust_verdict
@@ -48,9 +48,9 @@ RULE_TEXT = {
 
 
 def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
-    datasets = [d for d in store.datasets() if d.kind == "pointwise" and d.labels > 0]
+    datasets = [d for d in store.datasets() if d.labels > 0]
     if not datasets:
-        st.info("No pass/fail dataset has human labels yet: import rows on the Data page and "
+        st.info("No dataset has human labels yet: import rows on the Data page and "
                 "label some on the Label page (or `calibrate labels import`).")
         return None
     names = [d.name for d in datasets]
@@ -73,11 +73,18 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
 
     # Open on the judge with the most usable labelled rows (ties: the newest), not simply the
     # newest: a judge run on two rows is not the story a newcomer should see first.
-    best = default_judge(store, dataset)
+    pairwise = store.dataset(dataset).kind == "pairwise"
+    best = None if pairwise else default_judge(store, dataset)
     ids = list(by_id)
     main = top[1].selectbox("Judge", ids, format_func=label, key="cal_judge",
                             index=ids.index(best.config_id) if best is not None else 0)
     others = [c for c in by_id if c != main]
+    if pairwise:
+        # A pairwise judge has its own report (pairwise_view): no pass rate, plan or design.
+        rule = top[2].selectbox("Repeats / swapped orders", [JUDGE_RULE, *AGGREGATION_RULES],
+                                key="cal_pairwise_rule", format_func=RULE_TEXT.__getitem__)
+        return {"pairwise": True, "dataset": dataset, "judge": by_id[main],
+                "rule": None if rule == JUDGE_RULE else rule}
     # The other real judges start in the leaderboard, so why one ranks last is in view.
     compare = top[2].multiselect("Compare with", others, format_func=label, key="cal_compare",
                                  default=[c for c in others if not by_id[c].stand_in][:3])
@@ -409,6 +416,9 @@ def _page() -> None:
         widgets.message("success" if message[0] == "toast" else message[0], message[1])
     picked = _pick_inputs(store)
     if picked is None:
+        return
+    if picked.get("pairwise"):
+        pairwise_view.render(store, picked["dataset"], picked["judge"], rule=picked["rule"])
         return
     try:
         report = calibration_report(

@@ -10,6 +10,7 @@ was made (the authoring tools in the repository's ``tools/demo/``).
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +25,8 @@ from judges.demo.layout import (
     LABELLED_DATASET,
     LABELLED_FILE,
     LABELS_DIR,
+    MTBENCH_DATASET,
+    MTBENCH_DIR,
     PRODUCTION_DATASET,
     PRODUCTION_FILE,
     VERDICTS_DIR,
@@ -37,13 +40,16 @@ from labels.importing import OnChanged, import_labels, import_rows
 from labels.splits import DERIVED_SUFFIX
 from labels.store import LabelStore, stored_dataset_names
 
-DEMO_DATASETS = (LABELLED_DATASET, PRODUCTION_DATASET, AFTER_FIX_DATASET)
+BRAMBLEPOST_DATASETS = (LABELLED_DATASET, PRODUCTION_DATASET, AFTER_FIX_DATASET)
+"""The first story's datasets (the fictional help centre); the second story is MT-Bench."""
+DEMO_DATASETS = (*BRAMBLEPOST_DATASETS, MTBENCH_DATASET)
 DATASET_FILES = ((LABELLED_DATASET, LABELLED_FILE), (PRODUCTION_DATASET, PRODUCTION_FILE),
                  (AFTER_FIX_DATASET, AFTER_FIX_FILE))
 VERDICT_SUFFIXES = (".jsonl", ".csv", ".parquet")
 
 __all__ = [
-    "AFTER_FIX_DATASET", "ANNOTATORS", "CRITERIA", "DATA_DIR", "DEMO_DATASETS",
+    "AFTER_FIX_DATASET", "ANNOTATORS", "BRAMBLEPOST_DATASETS", "CRITERIA", "DATA_DIR",
+    "DEMO_DATASETS",
     "LABELLED_DATASET",
     "PRODUCTION_DATASET", "DemoSummary", "build_demo",
 ]
@@ -79,6 +85,9 @@ class DemoSummary:
         out += [f"  dataset {name}: {count} rows" for name, count in self.items.items()]
         out += [f"  labels {key}: {count}" for key, count in self.labels.items()]
         out.append(f"  recorded verdict files imported: {self.verdict_files}")
+        if self.items.get(MTBENCH_DATASET):
+            out.append(f"  {MTBENCH_DATASET}: MT-Bench expert votes and GPT-4's verdicts "
+                       "(Zheng et al. 2023, CC BY 4.0; judges/demo/data/mtbench/LICENSE.md)")
         out += [f"  note: {note}" for note in self.notes]
         return out
 
@@ -216,7 +225,19 @@ def _load(store: LabelStore, data: Path, *, keep: bool, notes: list[str]) -> int
         if keep and store.labelled_item_ids(LABELLED_DATASET, annotator, criterion):
             continue
         import_labels(store, path, LABELLED_DATASET, annotator=annotator, criterion=criterion)
+    _load_mtbench(store, data, on_changed=on_changed)
     return _load_verdicts(store, data, keep=keep, notes=notes)
+
+
+def _load_mtbench(store: LabelStore, data: Path, *, on_changed: OnChanged) -> None:
+    """The second story: MT-Bench's votes and GPT-4's verdicts, through the same imports."""
+    source = data / MTBENCH_DIR
+    if not (source / "votes.jsonl").is_file():
+        return
+    from judges.demo.mtbench import load_mtbench
+
+    with tempfile.TemporaryDirectory(prefix="calibrate-mtbench-") as work:
+        load_mtbench(store, source, work, dataset=MTBENCH_DATASET, on_changed=on_changed)
 
 
 def _verdict_files(data: Path) -> list[tuple[str, str, str, Path]]:
@@ -256,4 +277,7 @@ def _counts(store: LabelStore) -> tuple[dict[str, int], dict[str, int]]:
         frame = store.current_labels(LABELLED_DATASET, criterion=criterion)
         for annotator, count in sorted(frame.groupby("annotator").size().items()):
             labels[f"{criterion}/{annotator}"] = int(count)
+    if items.get(MTBENCH_DATASET):
+        votes = store.current_labels(MTBENCH_DATASET, criterion="preference")
+        labels[f"preference/{votes['annotator'].nunique()} MT-Bench experts"] = len(votes)
     return items, labels

@@ -20,3 +20,6 @@ STANDIN_CONFIG = "standin-simulated.yaml"
 """The stand-in judge's config in VERDICTS_DIR: simulated verdicts, not a judge."""
 ANNOTATORS = ("dana", "emeka")
 CRITERIA = ("faithfulness", "correctness")
+MTBENCH_DATASET = "mtbench"
+"""The second story: MT-Bench's expert votes and GPT-4's pairwise verdicts (CC BY 4.0)."""
+MTBENCH_DIR = "mtbench"

@@ -20,13 +20,14 @@ from judges.demo import (
     PRODUCTION_DATASET,
     build_demo,
 )
-from judges.demo.layout import DATA_DIR
+from judges.demo.layout import DATA_DIR, MTBENCH_DATASET
 from labels import open_store
 from labels.errors import ConflictError
 
 EXPECTED_LABELS = {
     "faithfulness/dana": 135, "faithfulness/emeka": 135,
     "correctness/dana": 135, "correctness/emeka": 70,
+    "preference/65 MT-Bench experts": 1751,
 }
 
 
@@ -54,8 +55,9 @@ def test_build_creates_the_demo_fast(db_path: Path) -> None:
     summary = build_demo(db_path)
     assert summary.rebuilt
     assert summary.items == {LABELLED_DATASET: 200, PRODUCTION_DATASET: 600,
-                             AFTER_FIX_DATASET: 200}
+                             AFTER_FIX_DATASET: 200, MTBENCH_DATASET: 1232}
     assert summary.labels == EXPECTED_LABELS
+    assert any("CC BY 4.0" in line for line in summary.lines())
     assert summary.seconds > 0  # how fast is for a bench, not a wall-clock assert here
     store = open_store(str(db_path))
     try:
@@ -166,8 +168,9 @@ def test_recorded_verdict_files_go_through_the_verdict_import(
     db_path: Path, tmp_path: Path
 ) -> None:
     data = tmp_path / "data"
-    # Without the shipped recordings, so this test's own verdict file is the only one.
-    shutil.copytree(DATA_DIR, data, ignore=shutil.ignore_patterns("verdicts"))
+    # Without the shipped recordings, so this test's own verdict file is the only one (and
+    # without the MT-Bench story, whose import leaves a note).
+    shutil.copytree(DATA_DIR, data, ignore=shutil.ignore_patterns("verdicts", "mtbench"))
     folder = data / "verdicts" / LABELLED_DATASET / "faithfulness"
     folder.mkdir(parents=True, exist_ok=True)
     rows = [

@@ -16,7 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from judges.demo import DEMO_DATASETS, LABELLED_DATASET, PRODUCTION_DATASET, build_demo
+from judges.demo import (
+    BRAMBLEPOST_DATASETS,
+    LABELLED_DATASET,
+    PRODUCTION_DATASET,
+    build_demo,
+)
 from judges.demo.layout import DATA_DIR, VERDICTS_DIR
 from judges.providers.scripted import ScriptedProvider
 from judges.reporting import calibration_report, judge_leaderboard
@@ -58,7 +63,7 @@ def _rows(path: Path) -> list[dict[str, object]]:
 def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
     summary = build_demo(path)
-    assert summary.verdict_files == len(DESIGN) + len(DEMO_DATASETS) and not summary.notes
+    assert summary.verdict_files == len(DESIGN) + len(BRAMBLEPOST_DATASETS) and not summary.notes
     return path
 
 
@@ -71,7 +76,7 @@ def demo_store(demo_db: Path) -> Iterator[LabelStore]:
 
 def test_the_shipped_files_are_the_recorded_design() -> None:
     shipped = sorted(p.relative_to(VERDICTS).as_posix() for p in VERDICTS.glob("*/*/*.jsonl"))
-    expected = [*DESIGN, *((d, STANDIN) for d in DEMO_DATASETS)]
+    expected = [*DESIGN, *((d, STANDIN) for d in BRAMBLEPOST_DATASETS)]
     assert shipped == sorted(_file(d, j).relative_to(VERDICTS).as_posix() for d, j in expected)
     for (dataset, judge), (rows, repeats, orders) in DESIGN.items():
         lines = _rows(_file(dataset, judge))
