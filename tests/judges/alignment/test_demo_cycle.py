@@ -9,7 +9,7 @@ from click.testing import CliRunner, Result
 from repo_paths import REPO
 
 from calibrate_app.cli import cli
-from judges.demo import LABELLED_DATASET, build_demo
+from judges.demo import LABELLED_DATASET, _check_replaceable, build_demo
 
 DEMO_JUDGE = str(REPO / "tools" / "demo" / "judges" / "qwen1.5b-oneshot.yaml")
 
@@ -33,10 +33,10 @@ def test_demo_cycle_is_marked_stand_in_and_the_demo_rebuilds_after_it(tmp_path: 
                      out)
     assert "Nothing adopted." in out
     stressed = invoke(db, "judge", "stress", DEMO_JUDGE, "--dataset", LABELLED_DATASET,
-                      "--model", "scripted/demo-judge")
+                      "--model", "scripted/demo-judge", "--limit", "60")
     assert stressed.exit_code == 0, stressed.output
     for test in ("source_deletion", "source_order", "answer_padding", "embedded_instructions"):
         assert re.search(rf"{test} \(must [a-z ]+; right flip rate [01]\): flip rate "
                          r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\], n=\d+", stressed.stdout)
-    # The perturbed copies belong to the demo: rebuilding it still works.
-    assert build_demo(db).rebuilt
+    # The perturbed copies belong to the demo: the file may still be rebuilt (no refusal).
+    _check_replaceable(db, 0.0)
