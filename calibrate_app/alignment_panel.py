@@ -25,7 +25,7 @@ from judges.config import JudgeConfig
 from judges.providers import ProviderConfigError, get_provider
 from labels import LabelStore
 from labels.errors import CalibrateError
-from labels.splits import SplitStore
+from labels.store_splits import SplitStore
 
 JOB_PREFIX = "align:"
 DEFAULT_PROPOSER = "scripted/proposer"

@@ -50,9 +50,8 @@ def test_labels_imports_nothing_from_judges() -> None:
 
 # The store modules, the only ones that hold SQL or talk to a DuckDB cursor: the connection,
 # the migration runner and the label schema, and every ``store.py`` / ``store_*.py`` (the label,
-# judge, batch and alignment stores). labels/splits.py keeps its SplitStore beside the pure split
-# assignment (a debt: the store half belongs in a store module).
-STORES = {"labels/db.py", "labels/migrations.py", "labels/schema.py", "labels/splits.py"}
+# split, judge, batch and alignment stores).
+STORES = {"labels/db.py", "labels/migrations.py", "labels/schema.py"}
 
 
 def _is_store(relative: str) -> bool:

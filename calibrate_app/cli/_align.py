@@ -62,7 +62,7 @@ def judge_split(app: AppContext, dataset: str, criterion: str, seed: int | None,
     from calibrate_app.cli import echo_json
     from judges.alignment.evaluate import optimism_warning
     from judges.alignment.store import AlignStore
-    from labels.splits import SplitStore
+    from labels.store_splits import SplitStore
 
     app.store.dataset(dataset)
     split = SplitStore(app.store.db).ensure(dataset, criterion, seed=seed, test_share=test_share)
@@ -111,7 +111,7 @@ def judge_align(
     from judges.calibration.trust import CertificationRule
     from judges.providers import get_provider
     from judges.runner import run_judge
-    from labels.splits import SplitStore
+    from labels.store_splits import SplitStore
 
     app.store.dataset(dataset)
     base = _current(app, _with_model(_find_config(app, config_name), model, config_name),

@@ -16,8 +16,9 @@ import pandas as pd
 from judges.config import JudgeConfig
 from judges.reporting.inputs import load_human_labels, load_judge_items
 from labels.errors import NotFoundError
-from labels.splits import SplitStore, SplitSummary
+from labels.splits import SplitSummary
 from labels.store import LabelStore
+from labels.store_splits import SplitStore
 
 DECIDED = ("pass", "fail")
 

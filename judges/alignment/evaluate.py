@@ -34,8 +34,8 @@ from judges.config import JudgeConfig
 from judges.providers import Provider
 from judges.runner import RunSummary, run_judge
 from labels.errors import CalibrateError
-from labels.splits import SplitStore
 from labels.store import LabelStore
+from labels.store_splits import SplitStore
 
 TEST_REUSE_LIMIT = 3
 """Distinct revisions evaluated on one test set after which its numbers are called optimistic."""

@@ -55,8 +55,9 @@ from judges.store import item_hash
 from labels.errors import CalibrateError
 from labels.importing import import_rows
 from labels.models import Item, Source
-from labels.splits import DERIVED_SUFFIX, DerivedItem, SplitStore
+from labels.splits import DERIVED_SUFFIX, DerivedItem
 from labels.store import LabelStore
+from labels.store_splits import SplitStore
 
 NOTHING_FOUND = "No passage was retrieved for this question."
 TESTS: dict[str, str] = {

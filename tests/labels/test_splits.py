@@ -12,13 +12,8 @@ from hypothesis import strategies as st
 from labels import LabelStore, NewLabel
 from labels.db import Database
 from labels.errors import CalibrateError, ConflictError
-from labels.splits import (
-    EXPECTED_TABLES,
-    DerivedItem,
-    SplitStore,
-    assign_splits,
-    stratum_of,
-)
+from labels.splits import DerivedItem, assign_splits, stratum_of
+from labels.store_splits import EXPECTED_TABLES, SplitStore
 
 
 def _rows(n: int) -> list[dict[str, Any]]:

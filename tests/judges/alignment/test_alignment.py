@@ -33,7 +33,7 @@ from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
 from judges.store import JudgeStore
 from labels import LabelStore, NewLabel
-from labels.splits import SplitStore
+from labels.store_splits import SplitStore
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ from judges.runner import run_judge
 from labels import LabelStore, NewLabel
 from labels.errors import CalibrateError
 from labels.models import Item, Source
-from labels.splits import SplitStore
+from labels.store_splits import SplitStore
 
 N = 30
 _NUMBER = re.compile(r"\d+")
