@@ -105,3 +105,55 @@ def test_the_page_compares_the_two_weeks_as_the_cli_does(demo_db: Path, tmp_path
     assert flipped["Difference (candidate − baseline)"] == format_point(
         {"estimate": -data["difference"]["estimate"]}, signed=True)
     assert flipped["Only in the candidate"] == str(data["excluded"]["baseline_only"])
+
+
+def _write(path: Path, lines: list[dict[str, Any]] | str) -> str:
+    text = lines if isinstance(lines, str) else "".join(json.dumps(r) + "\n" for r in lines)
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_hostile_segments_stay_literal_and_unpaired_datasets_are_refused(
+    app_env: Path, tmp_path: Path
+) -> None:
+    """Segment names reach the page as data only; datasets with no shared id get a message."""
+    hostile = "**bold** <b>x</b> ![t](http://127.0.0.1:9/t.png)"
+    db = str(app_env)
+
+    def rows(dataset: str, prefix: str, n: int) -> list[dict[str, Any]]:
+        return [{"id": f"{prefix}{i}", "question": f"q{i}", "answer": f"{dataset} answer {i}",
+                 "sources": ["s"], "segment": hostile if i % 2 else "plain"}
+                for i in range(n)]
+
+    def verdicts(prefix: str, n: int, fails: set[int]) -> str:
+        return "id,verdict\n" + "".join(
+            f"{prefix}{i},{'fail' if i in fails else 'pass'}\n" for i in range(n))
+
+    for dataset, prefix, n, fails in (("cal", "r", 40, set(range(0, 40, 3))),
+                                      ("v1", "r", 30, {1, 2, 5, 9, 11}),
+                                      ("v2", "r", 30, {2, 9}),
+                                      ("other", "x", 5, {0})):
+        _cli("--db", db, "import", _write(tmp_path / f"{dataset}.jsonl", rows(dataset, prefix, n)),
+             "--dataset", dataset)
+        _cli("--db", db, "verdicts", "import", _write(tmp_path / f"{dataset}.csv",
+                                                      verdicts(prefix, n, fails)),
+             "--dataset", dataset, "--judge", "jx")
+    labels = "id,label\n" + "".join(f"r{i},{'fail' if i % 3 == 0 else 'pass'}\n"
+                                    for i in range(40))
+    _cli("--db", db, "labels", "import", _write(tmp_path / "labels.csv", labels),
+         "--dataset", "cal", "--annotator", "zoe")
+
+    at = _open_calibration()
+    at.selectbox(key="cal_dataset").select("cal").run()
+    at.selectbox(key="cmp_baseline").select("v1").run()
+    at.selectbox(key="cmp_candidate").select("v2").run()
+    assert not at.exception, at.exception
+    assert {m.label: m.value for m in at.metric}["Rows paired"] == "30"
+    segments = next(d.value for d in at.dataframe if "McNemar p" in d.value.columns)
+    assert hostile in segments["segment"].tolist()
+    assert not any("127.0.0.1:9" in m.value or "<b>" in m.value for m in at.markdown)
+
+    at.selectbox(key="cmp_candidate").select("other").run()
+    assert not at.exception, at.exception
+    assert any("compare needs the same rows" in w.value for w in at.warning)
+    assert not any(m.label == "Rows paired" for m in at.metric)
