@@ -70,9 +70,11 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
         {
             "dataset", "repeats", "swap", "concurrency", "limit", "labelled_only", "dry_run",
             "model", "timeout", "max_retries", "prices_file", "model_path", "as_json",
+            "batch", "poll_interval", "calls_per_batch",
         }
     ),
     ("judge", "runs"): frozenset({"dataset", "judge", "as_json"}),
+    ("judge", "batches"): frozenset({"open_only", "as_json"}),
     ("judge", "split"): frozenset({"dataset", "criterion", "seed", "test_share", "as_json"}),
     ("judge", "align"): frozenset(
         {"dataset", "model", "proposer", "min_sensitivity", "min_specificity", "concurrency",

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from calibrate_app.cli._context import AppContext
     from judges.config import JudgeConfig
     from judges.run_plan import CostEstimate
     from judges.runner import RunSummary
@@ -45,3 +46,27 @@ def run_batch(config: JudgeConfig, dataset: str, *, poll_interval: float,
 
     return run_judge_batch(config, dataset, on_progress=progress, on_status=status,
                            polling=BatchPolling(interval=poll_interval), **options)
+
+
+def list_batches(app: AppContext, *, open_only: bool, as_json: bool) -> None:
+    """``calibrate judge batches``: every stored submission, or the open ones."""
+    from dataclasses import asdict
+
+    from calibrate_app.cli import echo_json
+    from judges.batch import BatchStore
+    from judges.batch.store import OPEN_STATES
+
+    batches = BatchStore(app.store.db).batches(states=OPEN_STATES if open_only else None)
+    if as_json:
+        echo_json([asdict(b) for b in batches])
+        return
+    if not batches:
+        click.echo("No open batches." if open_only else
+                   "No batches yet. Send a run through a provider's batch API with: "
+                   "calibrate judge run NAME --dataset D --batch")
+        return
+    for b in batches:
+        counts = ", ".join(f"{k} {v}" for k, v in (b.counts or {}).items())
+        click.echo(f"{b.batch_id or '(not confirmed)'}  {b.provider}  {b.state:<10} "
+                   f"{b.calls} calls  {b.status or '-'}" + (f" ({counts})" if counts else "")
+                   + f"  run {b.run_id}")

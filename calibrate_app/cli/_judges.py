@@ -289,6 +289,18 @@ def judge_run(
         sys.exit(EXIT_FAILED_CALLS)
 
 
+@judge_group.command("batches")
+@click.option("--open", "open_only", is_flag=True,
+              help="Only batches not yet collected (still at the provider).")
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@pass_app
+def judge_batches(app: AppContext, open_only: bool, as_json: bool) -> None:
+    """List the provider batches of --batch runs, oldest first, with their last status."""
+    from calibrate_app.cli._batch import list_batches
+
+    list_batches(app, open_only=open_only, as_json=as_json)
+
+
 @judge_group.command("runs")
 @click.option("--dataset", default=None, help="Only runs on this dataset.")
 @click.option("--judge", default=None, help="Only runs of this judge name.")

@@ -176,3 +176,12 @@ def test_batch_run_and_a_server_without_batches(
     assert "batches: 1 submitted, 1 collected, 0 still at the provider" in result.output
     again = invoke(db, *args)
     assert "6 cached" in again.output and len(fake_server.batches.batches) == 1
+    listed = invoke(db, "judge", "batches")
+    (batch_id,) = fake_server.batches.batches
+    assert listed.exit_code == 0 and batch_id in listed.output
+    assert "collected  6 calls  completed" in listed.output
+    assert invoke(db, "judge", "batches", "--open").output.strip() == "No open batches."
+    # The refused submission (404) is recorded as abandoned; it never got a batch id.
+    refused_row, row = json.loads(invoke(db, "judge", "batches", "--json").output)
+    assert refused_row["state"] == "abandoned" and refused_row["batch_id"] is None
+    assert row["batch_id"] == batch_id and row["state"] == "collected" and row["calls"] == 6
