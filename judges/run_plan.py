@@ -7,14 +7,18 @@ cost (:class:`CostEstimate`). ``calibrate judge run --dry-run`` stops here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast, overload
 
-from judges.config import JudgeConfig
+import numpy as np
+import pyarrow as pa
+
+from judges.config import JudgeConfig, template_variables
+from judges.plan_store import PlanStore, content_hashes, text_lengths
 from judges.pricing import Price, price_for
 from judges.prompts import ORDERS, Neutraliser, Order, RenderedPrompt, render, render_check
-from judges.store import JudgeStore, item_hash
+from judges.store import JudgeStore
 from labels.errors import CalibrateError, NotFoundError
 from labels.models import Item
 from labels.store import LabelStore
@@ -25,6 +29,12 @@ TYPICAL_OUTPUT_TOKENS = {
 """Output tokens assumed per call before any call of the config has been stored."""
 TYPICAL_CLAIMS = 3
 """Claims per answer assumed when estimating a claim-split judgement (one check call each)."""
+EXACT_ESTIMATE_CALLS = 20_000
+"""Up to this many calls the estimate renders every prompt; above, a sample of
+:data:`ESTIMATE_SAMPLE` calls is rendered and the rest follow from each item's text length."""
+ESTIMATE_SAMPLE = 2_000
+CHUNK_CALLS = 1_024
+"""Calls built at a time when a plan is iterated (one item query, then one render per prompt)."""
 
 
 @dataclass(frozen=True)
@@ -82,19 +92,171 @@ class CostEstimate:
         )
 
 
+class PlannedCalls(Sequence[PlannedCall]):
+    """The calls to make, as columns: an item index, a repeat and an order per call.
+
+    A million calls are three small arrays here; :class:`PlannedCall` objects (with the item
+    and its rendered prompt) are built on demand, :data:`CHUNK_CALLS` at a time when iterating,
+    so a run holds only the calls in flight and the chunk being dispatched.
+
+    Args:
+        store: where the items are read when calls are built.
+        config: the judge (prompts are rendered with it).
+        dataset: the dataset the items belong to.
+        item_ids: the run's items in file order; ``item_index`` points into it.
+        item_hashes: each item's cache identity (:func:`judges.store.item_hash`).
+        item_index / repeats / order_index: one entry per call to make, in run order;
+            ``order_index`` points into ``orders``.
+        orders: the run's orders.
+    """
+
+    def __init__(
+        self, *, store: LabelStore, config: JudgeConfig, dataset: str, item_ids: list[str],
+        item_hashes: list[str], item_index: np.ndarray, repeats: np.ndarray,
+        order_index: np.ndarray, orders: tuple[Order, ...],
+    ) -> None:
+        """Hold the columns; nothing is read or rendered yet."""
+        self._store = store
+        self._config = config
+        self.dataset = dataset
+        self._item_ids = item_ids
+        self._item_hashes = item_hashes
+        self.item_index = item_index
+        self.repeats = repeats
+        self.order_index = order_index
+        self.orders = orders
+        self.neutralise = Neutraliser(config)
+
+    def __len__(self) -> int:
+        """Number of calls to make."""
+        return len(self.item_index)
+
+    @overload
+    def __getitem__(self, index: int) -> PlannedCall: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[PlannedCall]: ...
+
+    def __getitem__(self, index: int | slice) -> PlannedCall | list[PlannedCall]:
+        """Call ``index`` (or a slice of calls), built now."""
+        if isinstance(index, slice):
+            return self.build(range(len(self))[index])
+        position = range(len(self))[index]  # negative indexes and IndexError as for a list
+        return self.build([position])[0]
+
+    def __iter__(self) -> Iterator[PlannedCall]:
+        """The calls in run order, built a chunk at a time."""
+        for start in range(0, len(self), CHUNK_CALLS):
+            yield from self.build(range(start, min(len(self), start + CHUNK_CALLS)))
+
+    def build(self, positions: Sequence[int]) -> list[PlannedCall]:
+        """:class:`PlannedCall` objects for the calls at ``positions`` (one item query)."""
+        wanted = {self._item_ids[self.item_index[p]] for p in positions}
+        items = {i.item_id: i for i in self._store.items(self.dataset, item_ids=wanted)}
+        rendered: dict[tuple[str, Order], RenderedPrompt] = {}
+        calls = []
+        for position in positions:
+            index = int(self.item_index[position])
+            item = items[self._item_ids[index]]
+            order = self.orders[self.order_index[position]]
+            prompt = rendered.get((item.item_id, order))
+            if prompt is None:
+                prompt = render(self._config, item, order, neutralise=self.neutralise)
+                rendered[(item.item_id, order)] = prompt
+            calls.append(PlannedCall(item, self._item_hashes[index],
+                                     int(self.repeats[position]), order, prompt))
+        return calls
+
+    def positions_of(self, item_id: str) -> list[int]:
+        """Positions of the calls on ``item_id``."""
+        index = self._item_ids.index(item_id)
+        return [int(p) for p in np.flatnonzero(self.item_index == index)]
+
+    def item_ids_to_call(self) -> list[str]:
+        """The distinct items with at least one call to make, in file order."""
+        return [self._item_ids[i] for i in np.unique(self.item_index)]
+
+    def keys(self) -> pa.Table:
+        """The calls as a table: ``item_id``, ``item_hash``, ``repeat``, ``ordering``."""
+        take = pa.array(self.item_index, type=pa.int64())
+        return pa.table({
+            "item_id": pa.array(self._item_ids, type=pa.string()).take(take),
+            "item_hash": pa.array(self._item_hashes, type=pa.string()).take(take),
+            "repeat": pa.array(self.repeats, type=pa.int32()),
+            "ordering": pa.array(list(self.orders), type=pa.string()).take(
+                pa.array(self.order_index, type=pa.int64())),
+        })
+
+
 @dataclass
 class RunPlan:
-    """The calls a run will make and what they will cost."""
+    """The calls a run will make and what they will cost.
+
+    ``calls`` holds the calls to make as columns (:class:`PlannedCalls`); ``item_ids`` are the
+    run's items in file order, cached or not.
+    """
 
     config: JudgeConfig
     dataset: str
-    items: list[Item]
+    item_ids: list[str]
     repeats: int
     orders: tuple[Order, ...]
     planned: int
     cached: int
-    calls: list[PlannedCall]
+    calls: PlannedCalls
     estimate: CostEstimate
+
+
+@dataclass(frozen=True)
+class _Selection:
+    """The run's items as columns: ids, cache hashes and text lengths, in file order."""
+
+    item_ids: list[str]
+    hashes: list[str]
+    lengths: np.ndarray
+
+
+def _select(
+    store: LabelStore, dataset: str, config: JudgeConfig, *, item_ids: Iterable[str] | None,
+    labelled_only: bool, limit: int | None,
+) -> _Selection:
+    """Choose the run's items in SQL and hash them batch by batch (see :func:`select_items`)."""
+    info = store.dataset(dataset)
+    if info.kind != config.kind:
+        raise CalibrateError(
+            f"judge {config.name!r} is {config.kind} but dataset {dataset!r} is {info.kind}; "
+            f"pick a {info.kind} judge"
+        )
+    if limit is not None and limit < 1:
+        raise CalibrateError("limit must be at least 1")
+    wanted = list(item_ids) if item_ids is not None else None
+    plan_store = PlanStore(store.db)
+    if wanted is not None:
+        found = plan_store.existing_ids(dataset, wanted)
+        missing = sorted(set(wanted) - found)
+        if missing:
+            raise NotFoundError(
+                f"dataset {dataset!r} has no item {missing[0]!r}"
+                + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+            )
+    ids: list[str] = []
+    hashes: list[str] = []
+    lengths: list[np.ndarray] = []
+    for batch in plan_store.content_batches(
+        dataset, item_ids=wanted, labelled_for=config.criterion if labelled_only else None,
+        limit=limit,
+    ):
+        ids.extend(cast(list[str], batch.column("item_id").to_pylist()))
+        hashes.extend(content_hashes(batch))
+        lengths.append(text_lengths(batch))
+    if not ids and labelled_only:
+        raise CalibrateError(
+            f"dataset {dataset!r} has no rows labelled for criterion {config.criterion!r}; "
+            "label some first or drop --labelled-only"
+        )
+    if not ids:
+        raise CalibrateError(f"dataset {dataset!r} has no items to judge")
+    return _Selection(ids, hashes, np.concatenate(lengths))
 
 
 def select_items(
@@ -111,36 +273,9 @@ def select_items(
         labelled_only: only items with at least one human label for ``config.criterion``.
         limit: the first ``limit`` items after the other filters.
     """
-    info = store.dataset(dataset)
-    if info.kind != config.kind:
-        raise CalibrateError(
-            f"judge {config.name!r} is {config.kind} but dataset {dataset!r} is {info.kind}; "
-            f"pick a {info.kind} judge"
-        )
-    wanted = list(item_ids) if item_ids is not None else None
-    items = store.items(dataset, item_ids=wanted)
-    if wanted is not None:
-        missing = sorted(set(wanted) - {i.item_id for i in items})
-        if missing:
-            raise NotFoundError(
-                f"dataset {dataset!r} has no item {missing[0]!r}"
-                + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
-            )
-    if labelled_only:
-        labelled = set(store.label_counts(dataset, config.criterion))
-        items = [i for i in items if i.item_id in labelled]
-        if not items:
-            raise CalibrateError(
-                f"dataset {dataset!r} has no rows labelled for criterion {config.criterion!r}; "
-                "label some first or drop --labelled-only"
-            )
-    if limit is not None:
-        if limit < 1:
-            raise CalibrateError("limit must be at least 1")
-        items = items[:limit]
-    if not items:
-        raise CalibrateError(f"dataset {dataset!r} has no items to judge")
-    return items
+    chosen = _select(store, dataset, config, item_ids=item_ids, labelled_only=labelled_only,
+                     limit=limit)
+    return store.items(dataset, item_ids=chosen.item_ids)
 
 
 def _typical_output_tokens(config: JudgeConfig, judge_store: JudgeStore | None) -> int:
@@ -164,6 +299,47 @@ def _input_tokens(config: JudgeConfig, call: PlannedCall, neutralise: Neutralise
     return tokens
 
 
+def _check_renderable(store: LabelStore, config: JudgeConfig, calls: PlannedCalls) -> None:
+    """Raise the :class:`RenderError` of the first item a template cannot be filled for.
+
+    For a plan too large to render up front: the items lacking a field a template uses are
+    found in SQL, and the first of them is rendered (which raises, naming item and field).
+    """
+    used = set(template_variables(config.template))
+    if config.claim_split is not None:
+        used |= set(template_variables(config.claim_split.check_template))
+    if config.kind == "pairwise" and len(calls.orders) == 2 and used & {"answer_a", "answer_b"}:
+        used |= {"answer_a", "answer_b"}  # the swapped order shows each answer in the other slot
+    first = PlanStore(store.db).first_lacking(
+        calls.dataset, calls.item_ids_to_call(), sorted(used)
+    )
+    if first is None:
+        return
+    for call in calls.build(calls.positions_of(first)):
+        _input_tokens(config, call, calls.neutralise)
+
+
+def _estimate_input_tokens(
+    config: JudgeConfig, calls: PlannedCalls, lengths: np.ndarray
+) -> int:
+    """Input tokens of ``calls``: exact up to :data:`EXACT_ESTIMATE_CALLS`, else from a sample.
+
+    The sample (evenly spread calls) fits tokens ≈ a + b × the item's text length, which covers
+    the template, few-shot turns and per-passage markup; every call is then counted from its
+    item's length.
+    """
+    neutralise = calls.neutralise
+    if len(calls) <= EXACT_ESTIMATE_CALLS:
+        return sum(_input_tokens(config, c, neutralise) for c in calls)
+    positions = np.unique(np.linspace(0, len(calls) - 1, ESTIMATE_SAMPLE).astype(np.int64))
+    sampled = calls.build([int(p) for p in positions])
+    tokens = np.array([_input_tokens(config, c, neutralise) for c in sampled], dtype=float)
+    x = lengths[calls.item_index[positions]].astype(float)
+    design = np.column_stack([np.ones_like(x), x])
+    (a, b), *_ = np.linalg.lstsq(design, tokens, rcond=None)
+    return round(float(a) * len(calls) + float(b) * float(lengths[calls.item_index].sum()))
+
+
 def plan_run(
     store: LabelStore, config: JudgeConfig, dataset: str, *, repeats: int | None = None,
     swap: bool | None = None, item_ids: Iterable[str] | None = None,
@@ -171,11 +347,12 @@ def plan_run(
     prices: Mapping[str, Price] | None = None, judge_store: JudgeStore | None = None,
     model: str | None = None,
 ) -> RunPlan:
-    """Render every call of a run and estimate its cost; nothing is sent or written.
+    """Plan every call of a run and estimate its cost; nothing is sent or written.
 
     ``repeats``/``swap`` override the config's defaults; ``model`` (``provider/model``, default
     ``config.model``) is what the prices are looked up for. Calls already stored for this config
-    (same item content, repeat and order) count as cached and are not planned again.
+    (same item content, repeat and order) count as cached and are not planned again. The plan is
+    columns (:class:`PlannedCalls`): a 1,000,000-call run plans in seconds and little memory.
 
     Raises:
         RenderError: an item lacks a variable the template uses (before any call is made).
@@ -185,32 +362,36 @@ def plan_run(
         raise CalibrateError("repeats must be at least 1")
     do_swap = config.swap if swap is None else swap
     orders: tuple[Order, ...] = ORDERS if do_swap else ("original",)
-    items = select_items(
-        store, dataset, config, item_ids=item_ids, labelled_only=labelled_only, limit=limit
+    chosen = _select(store, dataset, config, item_ids=item_ids, labelled_only=labelled_only,
+                     limit=limit)
+    per_item = len(orders) * n_repeats
+    n_items = len(chosen.item_ids)
+    # Calls in run order: item, then order, then repeat.
+    item_index = np.repeat(np.arange(n_items, dtype=np.int64), per_item)
+    order_index = np.tile(np.repeat(np.arange(len(orders), dtype=np.int8), n_repeats), n_items)
+    repeat_col = np.tile(np.arange(n_repeats, dtype=np.int32), n_items * len(orders))
+    planned = n_items * per_item
+    keys = pa.table({
+        "idx": pa.array(np.arange(planned, dtype=np.int64)),
+        "item_hash": pa.array(chosen.hashes, type=pa.string()).take(item_index),
+        "repeat": pa.array(repeat_col),
+        "ordering": pa.array(list(orders), type=pa.string()).take(order_index),
+    })
+    to_make = PlanStore(store.db).uncached(
+        config.config_id if judge_store is not None else None, keys
     )
-    done = judge_store.completed_keys(config.config_id) if judge_store is not None else set()
-    neutralise = Neutraliser(config)
-    calls: list[PlannedCall] = []
-    planned = 0
-    rendered: dict[tuple[str, Order], RenderedPrompt] = {}
-    for item in items:
-        digest = item_hash(item)
-        for order in orders:
-            for repeat in range(n_repeats):
-                planned += 1
-                if (digest, repeat, order) in done:
-                    continue
-                # Two rows with the same content share one call.
-                done.add((digest, repeat, order))
-                prompt = rendered.get((item.item_id, order))
-                if prompt is None:
-                    prompt = render(config, item, order, neutralise=neutralise)
-                    rendered[(item.item_id, order)] = prompt
-                calls.append(PlannedCall(item, digest, repeat, order, prompt))
+    del keys
+    calls = PlannedCalls(
+        store=store, config=config, dataset=dataset, item_ids=chosen.item_ids,
+        item_hashes=chosen.hashes, item_index=item_index[to_make],
+        repeats=repeat_col[to_make], order_index=order_index[to_make], orders=orders,
+    )
+    if len(calls) > EXACT_ESTIMATE_CALLS:
+        _check_renderable(store, config, calls)
+    input_tokens = _estimate_input_tokens(config, calls, chosen.lengths)
     typical = _typical_output_tokens(config, judge_store)
     model = model or config.model
     price = price_for(model, prices)
-    input_tokens = sum(_input_tokens(config, c, neutralise) for c in calls)
     out_typical = typical * len(calls)
     per_call_max = config.generation.max_tokens
     if config.claim_split is not None:
@@ -223,11 +404,20 @@ def plan_run(
         cost_typical=price.cost(input_tokens, out_typical) if price else None,
         cost_max=price.cost(input_tokens, out_max) if price else None,
     )
-    return RunPlan(config, dataset, items, n_repeats, orders, planned, planned - len(calls),
-                   calls, estimate)
+    return RunPlan(config, dataset, chosen.item_ids, n_repeats, orders, planned,
+                   planned - len(calls), calls, estimate)
 
 
 __all__ = [
-    "TYPICAL_CLAIMS", "TYPICAL_OUTPUT_TOKENS", "CostEstimate", "PlannedCall", "RunPlan",
-    "plan_run", "select_items",
+    "CHUNK_CALLS",
+    "ESTIMATE_SAMPLE",
+    "EXACT_ESTIMATE_CALLS",
+    "TYPICAL_CLAIMS",
+    "TYPICAL_OUTPUT_TOKENS",
+    "CostEstimate",
+    "PlannedCall",
+    "PlannedCalls",
+    "RunPlan",
+    "plan_run",
+    "select_items",
 ]

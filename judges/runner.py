@@ -25,7 +25,6 @@ import queue
 import random
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Required, TypedDict, Unpack
@@ -221,7 +220,8 @@ async def _execute(
     summary: RunSummary, concurrency: int, batch_size: int,
     on_progress: ProgressCallback | None, should_stop: StopFlag | None,
 ) -> None:
-    pending = deque(plan.calls)
+    calls = iter(plan.calls)  # built a chunk at a time (see PlannedCalls)
+    dispatched = 0
     context = CallContext(
         config=plan.config, config_id=plan.config.config_id, provider=provider, run_id=run_id,
         policy=policy, price=plan.estimate.price, should_stop=should_stop, rng=random.Random(),
@@ -229,8 +229,12 @@ async def _execute(
     writer = _CallWriter(judge_store, batch_size)
 
     async def worker() -> None:
-        while pending and not stopped(should_stop):
-            planned = pending.popleft()
+        nonlocal dispatched
+        while not stopped(should_stop):
+            planned = next(calls, None)
+            if planned is None:
+                break
+            dispatched += 1
             record = await _judge(context, planned)
             writer.put(record)
             summary.add(record)
@@ -241,13 +245,13 @@ async def _execute(
         concurrency = min(concurrency, provider.max_concurrency)
     try:
         async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, min(concurrency, len(pending)))):
+            for _ in range(max(1, min(concurrency, len(plan.calls)))):
                 group.create_task(worker())
     except BaseExceptionGroup as group_error:
         # One worker's failure cancels the others; report the failure itself, not the group.
         raise group_error.exceptions[0] from None
     finally:
-        summary.not_run = len(pending)
+        summary.not_run = len(plan.calls) - dispatched
         try:
             await asyncio.to_thread(writer.close)
         finally:
@@ -343,7 +347,7 @@ async def run_judge_async(
     judge_store.save_config(config)
     options = {
         "repeats": plan.repeats, "swap": len(plan.orders) == 2, "concurrency": concurrency,
-        "limit": limit, "labelled_only": labelled_only, "items": len(plan.items),
+        "limit": limit, "labelled_only": labelled_only, "items": len(plan.item_ids),
         "provider": provider.spec, "policy": asdict(policy),
     }
     if provider.info():

@@ -224,13 +224,15 @@ class LabelStore:
                     f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? ORDER BY position",
                     [dataset],
                 ).fetchall()
-            else:
-                wanted = list(item_ids)
+            else:  # a join, not list_contains: one hash lookup per row, not a list scan
+                wanted = pd.DataFrame({"item_id": pd.array(list(item_ids), dtype="string")})
+                cur.register("wanted_ids", wanted)
                 rows = cur.execute(
-                    f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? "
-                    "AND list_contains(?, item_id) ORDER BY position",
-                    [dataset, wanted],
+                    f"SELECT {_ITEM_COLUMNS} FROM items SEMI JOIN wanted_ids USING (item_id) "
+                    "WHERE dataset = ? ORDER BY position",
+                    [dataset],
                 ).fetchall()
+                cur.unregister("wanted_ids")
         return [_item_from_row(r) for r in rows]
 
     def items_frame(self, dataset: str) -> pd.DataFrame:
