@@ -224,15 +224,12 @@ class LabelStore:
                     f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? ORDER BY position",
                     [dataset],
                 ).fetchall()
-            else:  # a join, not list_contains: one hash lookup per row, not a list scan
-                wanted = pd.DataFrame({"item_id": pd.array(list(item_ids), dtype="string")})
-                cur.register("wanted_ids", wanted)
+            else:  # IN (unnest): a hash semi-join, where list_contains scanned the list per row
                 rows = cur.execute(
-                    f"SELECT {_ITEM_COLUMNS} FROM items SEMI JOIN wanted_ids USING (item_id) "
-                    "WHERE dataset = ? ORDER BY position",
-                    [dataset],
+                    f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? "
+                    "AND item_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY position",
+                    [dataset, list(item_ids)],
                 ).fetchall()
-                cur.unregister("wanted_ids")
         return [_item_from_row(r) for r in rows]
 
     def items_frame(self, dataset: str) -> pd.DataFrame:

@@ -489,7 +489,7 @@ async def run_judge_batch_async(
     judge_store.save_config(config)
     options = {
         "mode": "batch", "repeats": plan.repeats, "swap": len(plan.orders) == 2,
-        "limit": limit, "labelled_only": labelled_only, "items": len(plan.items),
+        "limit": limit, "labelled_only": labelled_only, "items": len(plan.item_ids),
         "provider": provider.spec, "policy": asdict(policy),
     }
     run_id = judge_store.create_run(config.config_id, dataset, options=options,
