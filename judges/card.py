@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from judges.alignment.store import AlignStore
 from judges.calibration import format_interval
 from judges.config import JudgeConfig, parse_config
-from judges.reporting import JudgeReport, calibration_report
+from judges.reporting import JudgeRef, JudgeReport, PairwiseReport, calibration_report
 from judges.store import JudgeStore, external_config_id
 from labels.errors import ImportFileError
 from labels.store import LabelStore
@@ -123,6 +123,29 @@ class CardCalibration(_Model):
     labels_to: datetime | None
 
 
+class PairwiseCardMetrics(_Model):
+    """A pairwise (a / b / tie) judge's measured errors: what ``score``/``gate`` correct with.
+
+    ``table`` is the 3 x 3 calibration table (rows: the human consensus per row, columns: the
+    judge; order a, b, tie) of :func:`judges.calibration.corrected_win_rate_from_counts`.
+    """
+
+    table: list[list[int]]
+    n_votes: int = Field(ge=0)
+    agreement_with_ties: CardInterval
+    agreement_without_ties: CardInterval
+    kappa: CardInterval
+    human_agreement_with_ties: CardInterval | None
+    flip_rate: CardInterval
+
+    @field_validator("table")
+    @classmethod
+    def _three_by_three(cls, value: list[list[int]]) -> list[list[int]]:
+        if len(value) != 3 or any(len(r) != 3 or min(r) < 0 for r in value):
+            raise ValueError("must be 3 x 3 non-negative counts (a, b, tie)")
+        return value
+
+
 class CardMetrics(_Model):
     """The measured error rates: the numbers the gate corrects with."""
 
@@ -145,6 +168,8 @@ class CardMetrics(_Model):
     before they existed fall back to Lee et al. on the confusion counts."""
     unscored: int = Field(ge=0)
     unsure: int = Field(ge=0)
+    pairwise: PairwiseCardMetrics | None = None
+    """A pairwise judge's metrics (its pass/fail fields are then empty and say so)."""
 
 
 class CardStress(_Model):
@@ -232,7 +257,7 @@ def _interval(value: dict[str, Any]) -> CardInterval:
     return CardInterval(**value)
 
 
-def _policy(store: LabelStore, report: JudgeReport) -> Policy:
+def _policy(store: LabelStore, report: JudgeReport | PairwiseReport) -> Policy:
     """Repeats and swap actually used on the calibration dataset (the runs' options)."""
     runs = JudgeStore(store.db).runs(dataset=report.dataset, config_id=report.judge.config_id)
     calls = report.judge_items.calls
@@ -257,6 +282,18 @@ def _stress(store: LabelStore, config_id: str) -> list[CardStress]:
     ]
 
 
+def judge_identity(
+    store: LabelStore, ref: JudgeRef
+) -> tuple[str, str, dict[str, Any], dict[str, Any] | None]:
+    """``(provider, model, generation params, full config)`` of a judge for its card."""
+    stored = ref.stored or JudgeStore(store.db).stored_config(ref.config_id)
+    config: JudgeConfig | None = stored.config
+    if config is None:
+        return "external", ref.model, {}, None
+    return (config.provider_name, config.model, config.generation.model_dump(mode="json"),
+            config.model_dump(mode="json"))
+
+
 def card_from_report(store: LabelStore, report: JudgeReport, *,
                      now: datetime | None = None) -> JudgeCard:
     """Build the card of a judge from its calibration report.
@@ -270,14 +307,7 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
         A verified :class:`JudgeCard`.
     """
     ref = report.judge
-    stored = ref.stored or JudgeStore(store.db).stored_config(ref.config_id)
-    config: JudgeConfig | None = stored.config
-    if config is not None:
-        provider, model = config.provider_name, config.model
-        params = config.generation.model_dump(mode="json")
-        config_data: dict[str, Any] | None = config.model_dump(mode="json")
-    else:
-        provider, model, params, config_data = "external", ref.model, {}, None
+    provider, model, params, config_data = judge_identity(store, ref)
     data = report.to_json()
     human = report.human
     agreement = data["human_agreement"]
@@ -343,6 +373,14 @@ def export_card(
     Returns:
         The card written.
     """
+    if store.dataset(dataset).kind == "pairwise":
+        from judges.pairwise_card import card_from_pairwise_report
+        from judges.reporting import pairwise_report
+
+        card = card_from_pairwise_report(
+            store, pairwise_report(store, dataset, judge, criterion=criterion, rule=rule))
+        write_card(card, path)
+        return card
     report = calibration_report(store, dataset, judge, criterion=criterion, design=design,
                                 rule=rule)
     card = card_from_report(store, report)

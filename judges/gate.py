@@ -34,7 +34,7 @@ from judges.calibration import (
 from judges.card import JudgeCard
 from judges.verdicts import UNSCORED
 from labels.errors import ImportFileError
-from labels.models import POINTWISE_VERDICTS
+from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import Table, read_table
 from labels.verdict_words import parse_optional_verdict, spellings
 
@@ -81,14 +81,15 @@ def _cell_text(value: Any) -> str:
     return str(value).strip()
 
 
-def read_verdicts_file(path: str | Path, *, format: str | None = None) -> VerdictsFile:
+def read_verdicts_file(path: str | Path, *, format: str | None = None,
+                       kind: str = "pointwise") -> VerdictsFile:
     """Read verdicts to score: CSV, JSONL, JSON or Parquet.
 
     Columns: ``id`` or ``item_id``; ``verdict`` (``pass``/``fail``/``unsure``, ``1``/``0``,
     ``true``/``false``; empty or ``unscored`` for no verdict); optionally ``repeat``, ``order``
     (``original``/``swapped``), ``config_id`` (written by ``calibrate verdicts export``; checked
     against the card), ``segment`` and ``document_id`` (per item, for ``calibrate compare``).
-    Extra columns are ignored.
+    Extra columns are ignored. ``kind="pairwise"`` reads ``a``/``b``/``tie`` verdicts instead.
 
     Raises:
         VerdictsFileError: a missing column, an unknown verdict, a bad repeat/order, or a
@@ -100,10 +101,10 @@ def read_verdicts_file(path: str | Path, *, format: str | None = None) -> Verdic
     except ImportFileError as error:
         raise VerdictsFileError(error.reason, path=error.path or name, row=error.row,
                                 column=error.column) from None
-    return verdicts_from_table(table)
+    return verdicts_from_table(table, kind=kind)
 
 
-def verdicts_from_table(table: Table) -> VerdictsFile:
+def verdicts_from_table(table: Table, *, kind: str = "pointwise") -> VerdictsFile:
     """The verdicts of a table already read (a file, or stored verdicts as records).
 
     See :func:`read_verdicts_file` for the columns; ``table.path`` names the source in
@@ -113,6 +114,7 @@ def verdicts_from_table(table: Table) -> VerdictsFile:
         VerdictsFileError: as :func:`read_verdicts_file`.
     """
     name = table.path
+    allowed = PAIRWISE_VERDICTS if kind == "pairwise" else POINTWISE_VERDICTS
     id_col = next((c for c in ("id", "item_id") if c in table.columns), None)
     if id_col is None or "verdict" not in table.columns:
         missing = "id (or item_id)" if id_col is None else "verdict"
@@ -134,11 +136,11 @@ def verdicts_from_table(table: Table) -> VerdictsFile:
             raise VerdictsFileError("is empty but is required", path=name, row=i + 1,
                                     column=id_col)
         try:
-            verdict = parse_optional_verdict(col["verdict"][i], POINTWISE_VERDICTS) or UNSCORED
+            verdict = parse_optional_verdict(col["verdict"][i], allowed) or UNSCORED
         except ValueError:
             raise VerdictsFileError(
                 f"{col['verdict'][i]!r} is not a verdict "
-                f"({spellings(POINTWISE_VERDICTS, missing_ok=True)})",
+                f"({spellings(allowed, missing_ok=True)})",
                 path=name, row=i + 1, column="verdict",
             ) from None
         repeat_text = _cell_text(col["repeat"][i]) if "repeat" in col else ""
@@ -174,6 +176,16 @@ def verdicts_from_table(table: Table) -> VerdictsFile:
                           "verdict": verdicts})
     return VerdictsFile(name, calls, tuple(config_ids), without_config_id,
                         per_item["segment"], per_item["document_id"])
+
+
+def card_reference(card: JudgeCard) -> dict[str, Any]:
+    """``{judge, config_id, dataset, created_at}``: which card a score was made with."""
+    return {
+        "judge": card.judge.name,
+        "config_id": card.judge.config_id,
+        "dataset": card.calibration.dataset,
+        "created_at": card.created_at.isoformat().replace("+00:00", "Z"),
+    }
 
 
 @dataclass(frozen=True)
@@ -216,12 +228,7 @@ class Score:
         m = self.card.metrics
         return {
             "schema_version": SCORE_SCHEMA_VERSION,
-            "card": {
-                "judge": self.card.judge.name,
-                "config_id": self.card.judge.config_id,
-                "dataset": self.card.calibration.dataset,
-                "created_at": self.card.created_at.isoformat().replace("+00:00", "Z"),
-            },
+            "card": card_reference(self.card),
             "verdicts_file": self.verdicts.path,
             "aggregation": self.card.judge.policy.aggregation,
             "confidence": m.confidence,
@@ -428,6 +435,7 @@ __all__ = [
     "Score",
     "VerdictsFile",
     "VerdictsFileError",
+    "card_reference",
     "check_config",
     "gate",
     "read_verdicts_file",

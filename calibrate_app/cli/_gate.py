@@ -65,6 +65,25 @@ def _score_text(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _pairwise_score_text(data: dict[str, Any]) -> list[str]:
+    from judges.calibration import format_interval
+
+    def shares(key: str) -> str:
+        return "  ".join(f"{side} {format_interval(data[key][side])}" for side in
+                         ("a", "b", "tie"))
+
+    c = data["counts"]
+    lines = [
+        f"Pairwise verdicts {data['verdicts_file']} scored with the card of "
+        f"{data['card']['judge']} ({data['card']['config_id']})",
+        f"  scored items   {data['n']} (a {c['a']}, b {c['b']}, tie {c['tie']}; unscored "
+        f"{data['unscored']})",
+        f"  observed       {shares('observed')}",
+        f"  corrected      {shares('corrected')}   (method {data['method']})",
+    ]
+    return lines + [f"  warning: {w}" for w in data["warnings"]]
+
+
 def compare_text(data: dict[str, Any]) -> list[str]:
     """The terminal summary of a ``compare`` result (its JSON form)."""
     from judges.calibration import format_interval
@@ -124,6 +143,12 @@ def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
     from judges.gate import score_file
 
     card = load_card(card_file)
+    if card.judge.kind == "pairwise":
+        from judges.pairwise_card import score_pairwise_file
+
+        pairwise = score_pairwise_file(card, verdicts_file, allow_unverified=allow_unverified)
+        _emit(pairwise.to_json(), as_json, _pairwise_score_text)
+        return
     data = score_file(card, verdicts_file, allow_unverified=allow_unverified).to_json()
     _emit(data, as_json, _score_text)
 
@@ -167,13 +192,16 @@ def compare_command(card_file: str, baseline_file: str, candidate_file: str,
 @click.option("--on", "on", type=click.Choice(["lower", "estimate"]), default="lower",
               show_default=True,
               help="Compare the interval's lower bound (safe) or the point estimate.")
+@click.option("--side", type=click.Choice(["a", "b", "tie"]), default="b", show_default=True,
+              help="Pairwise cards: the side whose corrected share of wins must clear "
+              "--min-pass-rate.")
 @_ALLOW_UNVERIFIED
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def gate_command(
     ctx: click.Context, card_file: str, verdicts_file: str, min_pass_rate: float | str | None,
-    baseline_file: str | None, max_drop: float | None, on: str, allow_unverified: bool,
-    as_json: bool,
+    baseline_file: str | None, max_drop: float | None, on: str, side: str,
+    allow_unverified: bool, as_json: bool,
 ) -> None:
     """Exit 1 when VERDICTS_FILE misses a bar (0 otherwise).
 
@@ -196,6 +224,10 @@ def gate_command(
             "version: give its verdicts with --baseline"
         )
     card = load_card(card_file)
+    if card.judge.kind == "pairwise":
+        _gate_pairwise(ctx, card, verdicts_file, min_pass_rate, baseline_file, on, side,
+                       allow_unverified, as_json)
+        return
     score = score_file(card, verdicts_file, allow_unverified=allow_unverified)
     if score.corrected.refused:
         raise CardError(
@@ -236,6 +268,34 @@ def gate_command(
             click.echo("\n".join(compare_text(data["comparison"])))
         click.echo(("PASS: " if decision["passed"] else "FAIL: ") + decision["reason"])
     ctx.exit(0 if decision["passed"] else 1)
+
+
+def _gate_pairwise(
+    ctx: click.Context, card: Any, verdicts_file: str, min_pass_rate: float | str | None,
+    baseline_file: str | None, on: str, side: str, allow_unverified: bool, as_json: bool,
+) -> None:
+    """``gate`` with a pairwise card: the corrected share of ``side``'s wins against the bar."""
+    from calibrate_app.cli import echo_json
+    from judges.card import CardError
+    from judges.pairwise_card import gate_pairwise, score_pairwise_file
+
+    if baseline_file is not None or not isinstance(min_pass_rate, float):
+        raise click.UsageError("a pairwise card gates on --min-pass-rate RATE (the corrected "
+                               "share of --side's wins); --baseline and --max-drop are for "
+                               "pass/fail cards")
+    score = score_pairwise_file(card, verdicts_file, allow_unverified=allow_unverified)
+    if score.win_rate.refused:
+        raise CardError(f"this card cannot correct a win rate: {score.win_rate.reason}",
+                        path=verdicts_file)
+    result = gate_pairwise(score, side=side, min_share=min_pass_rate, on=on)  # type: ignore[arg-type]
+    data = score.to_json()
+    data["gate"] = {**result.to_json(), "side": side}
+    if as_json:
+        echo_json(data)
+    else:
+        click.echo("\n".join(_pairwise_score_text(data)))
+        click.echo(("PASS: " if result.passed else "FAIL: ") + result.reason)
+    ctx.exit(0 if result.passed else 1)
 
 
 def register(cli: click.Group) -> None:

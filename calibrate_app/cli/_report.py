@@ -293,6 +293,14 @@ def card_export(
         design=None if design == "auto" else design, rule=aggregation,
     )
     m = card.metrics
+    if m.pairwise is not None:
+        click.echo(
+            f"Card for pairwise judge {card.judge.name} ({card.judge.config_id}) written to "
+            f"{output}: agreement {m.pairwise.agreement_with_ties.format()} with ties, "
+            f"{m.pairwise.agreement_without_ties.format()} without, kappa "
+            f"{m.pairwise.kappa.format()}, n={m.n} rows ({m.pairwise.n_votes} votes)"
+        )
+        return
     click.echo(
         f"Card for {card.judge.name} ({card.judge.config_id}) written to {output}: "
         f"sensitivity {m.sensitivity.format()}, specificity "

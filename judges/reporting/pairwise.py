@@ -86,6 +86,9 @@ class PairwiseReport:
             no row has two votes).
         human_alpha: Krippendorff's alpha of the annotators (``None`` likewise).
         consistency: The judge's flip rates (``None`` without calls).
+        judge_items: The judge's calls and per-row verdicts on ``dataset``.
+        calibration: The table the correction uses: the human consensus per labelled row
+            (rows) x the judge's verdict (columns).
         win_rate: Corrected A / B / tie shares of the target.
         by_pair: The same per model pair (empty when the rows carry no model names).
         n_rows: Labelled rows with a judge verdict.
@@ -105,6 +108,8 @@ class PairwiseReport:
     human_agreement: VoteAgreement | None
     human_alpha: Estimate | None
     consistency: ConsistencyResult | None
+    judge_items: JudgeItems
+    calibration: PairwiseConfusion
     win_rate: WinRateEstimate
     by_pair: tuple[ModelPairWinRate, ...]
     n_rows: int
@@ -131,6 +136,7 @@ class PairwiseReport:
             "confusion": {"classes": ["a", "b", "tie"], "table": [list(r) for r in
                                                                  self.confusion.table]},
             "kappa": interval_json(self.kappa),
+            "calibration_table": [list(r) for r in self.calibration.table],
             "human_agreement": (
                 None if self.human_agreement is None else {
                     **_agreement_json(self.human_agreement),
@@ -273,7 +279,8 @@ def pairwise_report(
         dataset=dataset, target=target_name, criterion=crit, judge=ref, rule=rule_name,
         votes=votes, agreement=agreement, confusion=confusion, kappa=kappa,
         human_agreement=human_agreement, human_alpha=human_alpha,
-        consistency=judged.consistency, win_rate=win, by_pair=by_pair,
+        consistency=judged.consistency, judge_items=judged,
+        calibration=pairwise_confusion(consensus, judge_on_ids), win_rate=win, by_pair=by_pair,
         n_rows=len(ids), not_judged=not_judged, warnings=warnings,
     )
 

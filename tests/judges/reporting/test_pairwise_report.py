@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from calibrate_app.cli import cli
+from judges.calibration import corrected_win_rate_from_counts
 from judges.demo.layout import DATA_DIR
 from judges.demo.mtbench import MTBENCH_JUDGE, convert_mtbench
 from judges.reporting import pairwise_report
@@ -130,3 +132,56 @@ def test_labels_import_on_a_pairwise_dataset_refuses_pass_fail(
         import_labels(store, bad, "pw")
     with pytest.raises(ImportFileError, match="use --criterion preference"):
         import_labels(store, bad, "pw", criterion="faithfulness")
+
+
+def test_pairwise_card_score_and_gate_through_the_cli(tmp_path: Path) -> None:
+    db = str(tmp_path / "c.duckdb")
+    rows = tmp_path / "rows.jsonl"
+    human = ["a"] * 12 + ["b"] * 20 + ["tie"] * 8
+    judge = ["a"] * 10 + ["tie"] * 2 + ["b"] * 17 + ["a"] * 3 + ["tie"] * 5 + ["b"] * 3
+    rows.write_text("".join(json.dumps({"id": f"r{i}", "question": f"q{i}", "answer_a": "x",
+                                        "answer_b": f"y{i}"}) + "\n" for i in range(40)))
+    labels = tmp_path / "labels.csv"
+    labels.write_text("id,annotator,label\n" + "".join(f"r{i},ann,{h}\n"
+                                                      for i, h in enumerate(human)))
+    verdicts = tmp_path / "v.csv"
+    verdicts.write_text("id,verdict\n" + "".join(f"r{i},{j}\n" for i, j in enumerate(judge)))
+    runner = CliRunner()
+
+    def run(*args: str) -> Any:
+        return runner.invoke(cli, ["--db", db, *args], catch_exceptions=False)
+
+    assert run("import", str(rows), "--dataset", "pw").exit_code == 0
+    assert run("labels", "import", str(labels), "--dataset", "pw").exit_code == 0
+    assert run("verdicts", "import", str(verdicts), "--dataset", "pw", "--judge",
+               "ext").exit_code == 0
+    card_path = tmp_path / "card.json"
+    out = run("card", "export", "--dataset", "pw", "--judge", "ext", "-o", str(card_path))
+    assert out.exit_code == 0, out.output
+    assert "Card for pairwise judge ext" in out.output
+    card = json.loads(card_path.read_text())
+    table = [[10, 0, 2], [3, 17, 0], [0, 3, 5]]
+    assert card["metrics"]["pairwise"]["table"] == table
+    assert card["judge"]["kind"] == "pairwise"
+    assert card["metrics"]["sensitivity"]["reason"] == "pairwise judge: see metrics.pairwise"
+
+    exported = tmp_path / "new.csv"
+    assert run("verdicts", "export", "--dataset", "pw", "--judge", "ext", "-o",
+               str(exported)).exit_code == 0
+    scored = run("score", "--card", str(card_path), str(exported), "--json")
+    assert scored.exit_code == 0, scored.output
+    data = json.loads(scored.output)
+    assert data["kind"] == "pairwise" and data["counts"] == {"a": 13, "b": 20, "tie": 7}
+    expected = corrected_win_rate_from_counts(table, [13, 20, 7])
+    assert data["corrected"]["b"]["estimate"] == pytest.approx(expected.b.estimate)
+    assert data["corrected"]["b"]["low"] == pytest.approx(expected.b.low)
+    low = expected.b.low
+    passed = run("gate", "--card", str(card_path), str(exported), "--min-pass-rate",
+                 f"{low - 0.01:.3f}")
+    assert passed.exit_code == 0 and "PASS" in passed.output
+    failed = run("gate", "--card", str(card_path), str(exported), "--min-pass-rate",
+                 f"{low + 0.01:.3f}", "--side", "b")
+    assert failed.exit_code == 1 and "FAIL: lower 95% bound" in failed.output
+    bad = runner.invoke(cli, ["--db", db, "gate", "--card", str(card_path), str(exported),
+                              "--min-pass-rate", "0.2", "--baseline", str(exported)])
+    assert bad.exit_code == 2

@@ -1,0 +1,204 @@
+"""Judge cards, scores and gates of pairwise (a / b / tie) judges.
+
+A pairwise card carries the judge's 3 x 3 calibration table (human consensus per labelled row x
+the judge's verdict) besides its agreement figures. ``calibrate score`` then corrects the shares
+of new verdicts — the rows where A wins, B wins, or it is a tie — with
+:func:`judges.calibration.corrected_win_rate_from_counts`, and ``calibrate gate`` checks the
+corrected share of one side (``--side``, default ``b``: the candidate in an A-vs-B comparison)
+against ``--min-pass-rate``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from judges.aggregation import aggregate_calls
+from judges.calibration import WinRateEstimate, corrected_win_rate_from_counts, interval_json
+from judges.card import (
+    CardCalibration,
+    CardInterval,
+    CardJudge,
+    CardMetrics,
+    Confusion,
+    JudgeCard,
+    PairwiseCardMetrics,
+    _policy,
+    _stress,
+    judge_identity,
+    package_versions,
+)
+from judges.gate import (
+    SCORE_SCHEMA_VERSION,
+    GateOn,
+    GateResult,
+    VerdictsFile,
+    VerdictsFileError,
+    card_reference,
+    check_config,
+    read_verdicts_file,
+)
+from judges.reporting import PairwiseReport
+from labels.store import LabelStore
+
+SIDES = ("a", "b", "tie")
+_NOT_PASS_FAIL = CardInterval(estimate=None, low=None, high=None, n=0,
+                              reason="pairwise judge: see metrics.pairwise")
+
+
+def card_from_pairwise_report(store: LabelStore, report: PairwiseReport, *,
+                              now: datetime | None = None) -> JudgeCard:
+    """The card of a pairwise judge from its :func:`~judges.reporting.pairwise_report`."""
+    ref = report.judge
+    provider, model, params, config_data = judge_identity(store, ref)
+    data = report.to_json()
+    labels = store.current_labels(report.dataset, criterion=report.criterion)
+    stamps = pd.to_datetime(labels["labelled_at"], utc=True)
+    human = data["human_agreement"]
+    annotators = sorted(labels["annotator"].astype(str).unique())
+    card = JudgeCard(
+        created_at=now or datetime.now(UTC),
+        judge=CardJudge(
+            name=ref.name, revision=ref.revision, origin=ref.origin,  # type: ignore[arg-type]
+            kind="pairwise", criterion=ref.criterion, config_id=ref.config_id,
+            provider=provider, model=model, params=params, policy=_policy(store, report),
+            config=config_data,
+        ),
+        calibration=CardCalibration(
+            dataset=report.dataset, criterion=report.criterion,
+            content_hash=store.dataset_content_hash(report.dataset),
+            rows=store.count_items(report.dataset), labelled_rows=report.n_rows,
+            design="pairwise",
+            design_reason="human consensus per row (most frequent vote; a split is a tie) "
+                          "against the judge's verdict",
+            annotators=annotators, n_annotators=len(annotators),
+            labels_from=stamps.min().to_pydatetime() if len(stamps) else None,
+            labels_to=stamps.max().to_pydatetime() if len(stamps) else None,
+        ),
+        metrics=CardMetrics(
+            confidence=report.win_rate.confidence, n=report.n_rows, m0=0, m1=0,
+            confusion=Confusion(tp=0, fn=0, fp=0, tn=0), sensitivity=_NOT_PASS_FAIL,
+            specificity=_NOT_PASS_FAIL, fpr=_NOT_PASS_FAIL, kappa=CardInterval(**data["kappa"]),
+            swap_flip_rate=CardInterval(**data["position_consistency"]["flip_rate"]),
+            repeat_flip_rate=_NOT_PASS_FAIL, human_kappa=None,
+            unscored=0, unsure=data["agreement"]["excluded"],
+            pairwise=PairwiseCardMetrics(
+                table=data["calibration_table"], n_votes=data["n_votes"],
+                agreement_with_ties=CardInterval(**data["agreement"]["with_ties"]),
+                agreement_without_ties=CardInterval(**data["agreement"]["without_ties"]),
+                kappa=CardInterval(**data["kappa"]),
+                human_agreement_with_ties=(CardInterval(**human["with_ties"]) if human
+                                           else None),
+                flip_rate=CardInterval(**data["position_consistency"]["flip_rate"]),
+            ),
+        ),
+        software=package_versions(),
+        warnings=list(report.warnings),
+        stress=_stress(store, ref.config_id),
+    )
+    card.verify()
+    return card
+
+
+@dataclass(frozen=True)
+class PairwiseScore:
+    """Corrected A / B / tie shares of new verdicts under a pairwise card.
+
+    Attributes:
+        card: The card.
+        verdicts: The scored file.
+        counts: Items the judge gave a, b, tie (after the card's aggregation rule).
+        unscored: Items with no verdict.
+        win_rate: Observed and corrected shares.
+        swap_flip_rate: Flip rate of the new verdicts across orders (interval dict).
+        warnings: Caveats.
+        verified: ``False`` when rows without a ``config_id`` were let in.
+    """
+
+    card: JudgeCard
+    verdicts: VerdictsFile
+    counts: tuple[int, int, int]
+    unscored: int
+    win_rate: WinRateEstimate
+    swap_flip_rate: dict[str, Any]
+    warnings: tuple[str, ...]
+    verified: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        """The stable JSON form (``docs/report-json.md``, section ``calibrate score``)."""
+        w = self.win_rate
+        return {
+            "schema_version": SCORE_SCHEMA_VERSION,
+            "kind": "pairwise",
+            "card": card_reference(self.card),
+            "verdicts_file": self.verdicts.path,
+            "aggregation": self.card.judge.policy.aggregation,
+            "confidence": self.card.metrics.confidence,
+            "n": sum(self.counts),
+            "counts": dict(zip(SIDES, self.counts, strict=True)),
+            "unscored": self.unscored,
+            "observed": {k: interval_json(v) for k, v in zip(SIDES, w.observed, strict=True)},
+            "corrected": {k: interval_json(v) for k, v in w.shares().items()},
+            "method": w.method,
+            "swap_flip_rate": self.swap_flip_rate,
+            "verified": self.verified,
+            "warnings": list(self.warnings),
+        }
+
+
+def score_pairwise_file(card: JudgeCard, path: str, *,
+                        allow_unverified: bool = False) -> PairwiseScore:
+    """Read a file of a / b / tie verdicts and correct its shares with the card's table.
+
+    Raises:
+        VerdictsFileError: another judge config, no config id (unless ``allow_unverified``),
+            an unreadable file, or no a / b / tie verdict.
+    """
+    pairwise = card.metrics.pairwise
+    if pairwise is None:
+        raise VerdictsFileError("the card is not a pairwise judge's", path=path)
+    verdicts = read_verdicts_file(path, kind="pairwise")
+    warnings = check_config(card, verdicts, allow_unverified=allow_unverified)
+    items, consistency = aggregate_calls(verdicts.calls, rule=card.judge.policy.aggregation,
+                                         confidence=card.metrics.confidence, kind="pairwise")
+    counts = tuple(int(items["verdict"].eq(side).sum()) for side in SIDES)
+    unscored = len(items) - sum(counts)
+    if sum(counts) == 0:
+        raise VerdictsFileError(f"no a/b/tie verdict to score ({unscored} unscored)",
+                                path=verdicts.path)
+    win = corrected_win_rate_from_counts(pairwise.table, counts,
+                                         confidence=card.metrics.confidence)
+    if unscored:
+        warnings.append(f"{unscored} items without a verdict: left out")
+    if win.refused:
+        warnings.append(f"corrected win rate refused: {win.reason}")
+    warnings.extend(win.warnings)
+    swap = interval_json(consistency.flip_rate_order if consistency is not None else None)
+    return PairwiseScore(card, verdicts, (counts[0], counts[1], counts[2]), unscored, win, swap,
+                         tuple(warnings), verified=verdicts.rows_without_config_id == 0)
+
+
+def gate_pairwise(score: PairwiseScore, *, side: str = "b", min_share: float,
+                  on: GateOn = "lower") -> GateResult:
+    """Decide whether the corrected share of rows ``side`` wins clears ``min_share``."""
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {', '.join(SIDES)}, got {side!r}")
+    if not 0.0 <= min_share <= 1.0:
+        raise ValueError(f"min_share must be in [0, 1], got {min_share}")
+    est = score.win_rate.shares()[side]
+    if est.refused or est.estimate is None or est.low is None or est.high is None:
+        return GateResult(False, on, min_share, None, f"no corrected share: {est.reason}")
+    value = float(est.low if on == "lower" else est.estimate)
+    what = f"lower {est.confidence:.0%} bound" if on == "lower" else "point estimate"
+    detail = (f"corrected share of rows where {side} wins {est.estimate:.3f} "
+              f"[{est.low:.3f}, {est.high:.3f}] over {sum(score.counts)} verdicts")
+    sign = ">=" if value >= min_share else "<"
+    return GateResult(value >= min_share, on, min_share, value,
+                      f"{what} {value:.3f} {sign} {min_share:g}: {detail}")
+
+
+__all__ = ["SIDES", "PairwiseScore", "card_from_pairwise_report", "gate_pairwise",
+           "score_pairwise_file"]
