@@ -7,6 +7,7 @@ applies it and stores the result, one transaction per call.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 
 from labels.db import Database
@@ -52,6 +53,11 @@ CREATE TABLE derived_items (
 )
 """
 
+# One process owns the DuckDB file; inside it, sessions and threads that read a split at the
+# same moment would each assign the same new rows and collide on the primary key, so the
+# read-assign-write of :meth:`SplitStore.ensure` runs under one lock per process.
+_ENSURE_LOCK = threading.Lock()
+
 SPLIT_MIGRATIONS = [Migration("m001_splits", M001_SPLITS)]
 EXPECTED_TABLES = ("derived_items", "split_rows", "split_settings")
 
@@ -87,7 +93,7 @@ class SplitStore:
                 f"dataset {dataset!r} holds perturbed copies of rows (calibrate judge stress); "
                 "it is never split or used for calibration"
             )
-        with self.db.transaction() as cur:
+        with _ENSURE_LOCK, self.db.transaction() as cur:
             row = cur.execute(
                 "SELECT seed, test_share FROM split_settings WHERE dataset = ? AND criterion = ?",
                 [dataset, criterion],

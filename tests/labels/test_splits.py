@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from typing import Any
 
@@ -98,6 +99,30 @@ def test_new_labels_are_assigned_as_they_arrive_and_old_rows_never_move(
     assert after.newly_assigned == 30
     assert {i: after.splits[i] for i in before} == before
     assert abs(Counter(after.splits.values())["test"] - 30) <= 6  # within one per stratum
+
+
+def test_sessions_reading_the_split_at_once_agree(store: LabelStore, make_dataset: Any) -> None:
+    make_dataset("d", _rows(120))
+    results: list[dict[str, str]] = []
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            results.append(dict(SplitStore(store.db).ensure("d", "faithfulness").splits))
+        except BaseException as error:  # collected: the assertion below names it
+            errors.append(error)
+
+    for batch in range(3):  # new labels arrive, then 8 sessions read the split at once
+        _label(store, "d", [f"r{i:03d}" for i in range(batch * 40, (batch + 1) * 40)])
+        threads = [threading.Thread(target=read) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert errors == []
+    final = SplitStore(store.db).ensure("d", "faithfulness").splits
+    assert len(final) == 120
+    assert all(r.items() <= final.items() for r in results)
 
 
 def test_derived_datasets_are_never_split(store: LabelStore, make_dataset: Any) -> None:
