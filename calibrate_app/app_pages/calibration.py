@@ -14,9 +14,9 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from calibrate_app import compare_view, pairwise_view, resources, state, widgets
+from calibrate_app import compare_view, judge_info, pairwise_view, resources, state, widgets
 from judges.aggregation import AGGREGATION_RULES
-from judges.calibration import format_interval, format_point
+from judges.calibration import expected_active_saving, format_interval, format_point
 from judges.calibration.trust import SMALL_SAMPLE, CertificationRule, trust_verdict
 from judges.reporting import (
     JudgeRef,
@@ -29,7 +29,7 @@ from judges.reporting import (
 )
 from labels import LabelStore
 from labels.errors import CalibrateError, NotFoundError
-from labels.sampling import QueueSettings
+from labels.sampling import QueueOrder, QueueSettings
 
 AUTO = "auto"
 SAME = "(the labelled dataset)"
@@ -299,6 +299,33 @@ def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
     st.caption(widgets.escape_markdown(f"Design: {report.design} — {report.design_reason}."))
 
 
+def _transfer(report: JudgeReport) -> None:
+    """The transfer check of a separate-calibration target (segment mix and accuracy)."""
+    t = report.to_json().get("transfer")
+    if not t:
+        return
+    st.subheader("Does the correction transfer to the target?")
+    mix, sens, fpr = t["mix_test"], t["sensitivity_test"], t["fpr_test"]
+    st.caption(
+        f"Segment mix, calibration vs target: p = {mix['p_value']:.3g} ({mix['method']}); "
+        f"judge accuracy across segments: sensitivity p = {sens['p_value']:.3g}, FPR p = "
+        f"{fpr['p_value']:.3g}."
+    )
+    if t["warning"]:
+        widgets.message("warning", t["warning"])  # segment names are data: escaped
+    aware = t["segment_aware_pass_rate"]
+    st.metric("Segment-aware corrected", format_point(aware))
+    st.caption(f"CI {format_interval(aware)}: per-segment rates weighted by the target's "
+               "segment shares (sparse segments pooled).")
+    st.dataframe(pd.DataFrame([{
+        "segment": s["segment"], "n_labelled": s["n"],
+        "calibration_share": f"{s['calibration_share']:.0%}",
+        "target_share": f"{s['target_share']:.0%}",
+        "sensitivity": format_interval(s["sensitivity"]), "fpr": format_interval(s["fpr"]),
+        "group": s["group"],
+    } for s in t["segments"]]), hide_index=True, key="cal_transfer")
+
+
 def _segments(report: JudgeReport) -> None:
     frame = report.segments_frame()
     if frame.empty:
@@ -373,12 +400,43 @@ def _leaderboard(store: LabelStore, report: JudgeReport, compare: list[JudgeRef]
             st.text(f"{entry['rank']}. {ref.name}: {entry['note']}")
 
 
-def _use_stratified(store: LabelStore, dataset: str, criterion: str) -> None:
+_ORDER_MESSAGES = {
+    "stratified": "The Label page's queue now alternates judge-pass and judge-fail rows for "
+                  "everyone labelling this dataset and criterion.",
+    "active": "The Label page's queue now serves judge-uncertain rows more often (active "
+              "order); the report reweights each label by its recorded chance of being served.",
+}
+
+
+def _use_order(store: LabelStore, dataset: str, criterion: str, order: QueueOrder) -> None:
     current = store.queue_settings(dataset, criterion)
     store.save_queue_settings(dataset, criterion, QueueSettings(
-        order="stratified", seed=current.seed, overlap=current.overlap))
-    state.flash("success", "The Label page's queue now alternates judge-pass and judge-fail "
-                           "rows for everyone labelling this dataset and criterion.")
+        order=order, seed=current.seed, overlap=current.overlap))
+    state.flash("success", _ORDER_MESSAGES[order])
+
+
+def _active_offer(store: LabelStore, report: JudgeReport, order: QueueOrder) -> None:
+    """The active order with its expected saving, from the judge's flips on this dataset."""
+    scores = judge_info.uncertainty(store, report.dataset)
+    if not scores:
+        return
+    saving = expected_active_saving(list(scores.values()))
+    st.caption(
+        f"Active order (judge-uncertain rows served more often, each label reweighted by its "
+        f"chance of being served): about {saving:.0%} fewer labels than a random order for the "
+        f"same interval, if the judge errs where its verdicts flip ({len(scores):,} rows scored; "
+        "bench/label_budget.py measured 26–30 % fewer where they do, about 20 % more where the "
+        "flips are unrelated to its errors)."
+    )
+    if order == "active":
+        st.caption("The Label page's queue is already in active order.")
+    elif saving > 0:
+        st.button(
+            "Label in active order", key="cal_active", icon=":material/target:",
+            on_click=_use_order, args=(store, report.dataset, report.criterion, "active"),
+            help="Sets the Label page's queue to the active order for everyone labelling this "
+                 "dataset and criterion.",
+        )
 
 
 def _plan(store: LabelStore, report: JudgeReport) -> None:
@@ -400,10 +458,11 @@ def _plan(store: LabelStore, report: JudgeReport) -> None:
     ):
         st.button(
             "Label in stratified order", key="cal_stratify", icon=":material/low_priority:",
-            on_click=_use_stratified, args=(store, report.dataset, report.criterion),
+            on_click=_use_order, args=(store, report.dataset, report.criterion, "stratified"),
             help="Sets the Label page's queue to alternate judge-pass and judge-fail rows, "
                  "which finds the failing rows the plan asks for sooner.",
         )
+    _active_offer(store, report, current.order)
     st.page_link("app_pages/label.py", label="Go to Label", icon=":material/task_alt:",
                  query_params={"dataset": report.dataset, "criterion": report.criterion})
 
@@ -461,6 +520,7 @@ def _page() -> None:
                 hide_index=True, key="cal_clustered",
             )
     _segments(report)
+    _transfer(report)
     _disagreements(store, report)
     _leaderboard(store, report, picked["compare"])
     compare_view.render(store, report)

@@ -31,6 +31,7 @@ from .active import (
     ACTIVE_FLOOR,
     active_inclusion_probabilities,
     active_pass_rate,
+    expected_active_saving,
     judge_uncertainty,
 )
 from .agreement import (
@@ -214,6 +215,7 @@ __all__ = [
     "counts_to_arrays",
     "coverage_study",
     "estimate_pass_rate",
+    "expected_active_saving",
     "fleiss_kappa",
     "format_interval",
     "format_point",

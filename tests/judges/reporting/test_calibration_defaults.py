@@ -87,3 +87,24 @@ def test_the_page_and_the_library_say_the_same(demo_db: Path) -> None:
         assert not verdict.small_sample  # 54 passing and 32 failing rows
     finally:
         store.db.close()
+
+
+def test_the_page_shows_the_transfer_check_and_offers_active_labelling(demo_db: Path) -> None:
+    store = open_store(str(demo_db))
+    try:
+        data = calibration_report(store, LABELLED_DATASET, "qwen1.5b-claimsplit",
+                                  target=PRODUCTION_DATASET).to_json()
+    finally:
+        store.db.close()
+    at = AppTest.from_file(str(APP_SCRIPT), default_timeout=90)
+    at.run()
+    at.switch_page("app_pages/calibration.py").run()
+    assert not at.exception, at.exception
+    assert any(s.value == "Does the correction transfer to the target?" for s in at.subheader)
+    assert any("here it likely fails" in w.value for w in at.warning)
+    shown = {m.label: m.value for m in at.metric}
+    aware = data["transfer"]["segment_aware_pass_rate"]
+    assert shown["Segment-aware corrected"] == f"{aware['estimate']:.3f}"
+    captions = " ".join(c.value for c in at.caption)
+    assert "Active order (judge-uncertain rows served more often" in captions
+    assert "fewer labels than a random order" in captions
