@@ -182,7 +182,7 @@ def expected_active_saving(uncertainty: npt.ArrayLike, *, floor: float = ACTIVE_
 
     Examples:
         >>> round(expected_active_saving([0.0] * 85 + [1.0] * 15), 2)
-        0.45
+        0.54
         >>> expected_active_saving([0.3, 0.3, 0.3])
         0.0
     """
