@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Any, TypeVar
@@ -124,11 +124,14 @@ class BatchPolling:
 
 @dataclass
 class _Open:
-    """A submission at the provider: its stored row, its calls, and the last poll."""
+    """A submission at the provider and its last poll.
+
+    Its calls stay in the store until the batch is collected: a million calls in flight are
+    not a million objects in memory.
+    """
 
     key: str
     batch_id: str
-    calls: list[BatchCall]
     submitted_at: float
     last: BatchState | None = None
 
@@ -140,7 +143,6 @@ class _Engine:
     batches: BatchStore
     context: CallContext
     summary: BatchRunSummary
-    planned: dict[Key, PlannedCall]
     polling: BatchPolling
     calls_per_batch: int
     on_progress: ProgressCallback | None
@@ -148,6 +150,8 @@ class _Engine:
     open: list[_Open] = field(default_factory=list)
     attempts: dict[Key, list[dict[str, Any]]] = field(default_factory=dict)
     counted: set[Key] = field(default_factory=set)
+    planned: set[Key] = field(default_factory=set)
+    """The keys of this run's plan (filled while its calls are submitted)."""
 
     @property
     def spec(self) -> str:
@@ -195,7 +199,6 @@ class _Engine:
                     continue
             assert batch_id is not None
             self.open.append(_Open(stored.batch_key, batch_id,
-                                   self.batches.calls(stored.batch_key),
                                    (stored.submitted_at or stored.created_at).timestamp()))
 
     async def find_lost(self, stored: StoredBatch) -> str | None:
@@ -213,8 +216,8 @@ class _Engine:
 
     # -- submission -----------------------------------------------------------------------
 
-    def chunks(self, calls: list[BatchCall]) -> Iterable[list[BatchCall]]:
-        """Calls in batches under the provider's count and size limits."""
+    def chunks(self, calls: Iterable[BatchCall]) -> Iterator[list[BatchCall]]:
+        """Calls in batches under the provider's count and size limits (one batch in memory)."""
         chunk: list[BatchCall] = []
         size = 0
         for call in calls:
@@ -228,7 +231,7 @@ class _Engine:
         if chunk:
             yield chunk
 
-    async def submit(self, calls: list[BatchCall]) -> None:
+    async def submit(self, calls: Iterable[BatchCall]) -> None:
         for chunk in self.chunks(calls):
             if stopped(self.context.should_stop):
                 return
@@ -258,7 +261,7 @@ class _Engine:
                                    if s.batch_key == key), None)
                     found = await self.find_lost(stored) if stored is not None else None
                     if found is not None:
-                        return _Open(key, found, chunk, time.time())
+                        return _Open(key, found, time.time())
                 # Not created: the calls are free again (a retry carries them under a new key).
                 self.batches.abandon(key, str(error))
                 if unsupported is not None:
@@ -273,7 +276,7 @@ class _Engine:
             self.batches.submitted(key, submitted.batch_id, submitted.input_file_id)
             self.summary.batches_submitted += 1
             self.status(f"submitted batch {submitted.batch_id}: {len(chunk)} calls")
-            return _Open(key, submitted.batch_id, chunk, time.time())
+            return _Open(key, submitted.batch_id, time.time())
 
     # -- polling and collection -----------------------------------------------------------
 
@@ -319,7 +322,7 @@ class _Engine:
         records: list[CallRecord] = []
         outcomes: dict[str, str] = {}
         retries: list[BatchCall] = []
-        for call in entry.calls:
+        for call in self.batches.calls(entry.key):
             result = by_id.get(call.custom_id) or ItemResult(
                 call.custom_id, "errored", error=ProviderError(
                     f"the batch returned no result for this request ({state.error})"
@@ -381,10 +384,17 @@ class _Engine:
         record.error_kind = error.kind
         return record
 
-    async def run(self, calls: list[BatchCall]) -> None:
+    def fresh(self, plan: Iterable[PlannedCall], in_flight: set[Key]) -> Iterator[BatchCall]:
+        """The planned calls no open batch carries, rendered one at a time as they are sent."""
+        for planned in plan:
+            self.planned.add(planned.key)
+            if planned.key not in in_flight:
+                yield _batch_call(self.context, planned)
+
+    async def run(self, plan: Iterable[PlannedCall]) -> None:
         await self.recover()
-        in_flight = {c.key for entry in self.open for c in entry.calls}
-        todo = [c for c in calls if c.key not in in_flight]
+        in_flight = self.batches.in_flight_keys(self.config.config_id)
+        todo: Iterable[BatchCall] = self.fresh(plan, in_flight)
         while True:
             await self.submit(todo)
             if stopped(self.context.should_stop):
@@ -502,7 +512,7 @@ async def run_judge_batch_async(
     )
     engine = _Engine(
         config=config, api=api, batches=batches, context=context, summary=summary,
-        planned={c.key: c for c in plan.calls}, polling=polling or BatchPolling(),
+        polling=polling or BatchPolling(),
         calls_per_batch=min(calls_per_batch or api.max_calls, api.max_calls),
         on_progress=on_progress, on_status=on_status,
     )
@@ -510,7 +520,7 @@ async def run_judge_batch_async(
     status = "failed"
     try:
         engine.progress()
-        await engine.run([_batch_call(context, c) for c in plan.calls])
+        await engine.run(plan.calls)
         status = "cancelled" if summary.batches_open or summary.done < summary.planned else (
             "completed")
     except asyncio.CancelledError:
