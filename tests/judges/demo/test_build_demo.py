@@ -239,6 +239,11 @@ def test_cli_demo_starts_the_app_on_the_demo_file(
     assert "streamlit" in command and "8765" in command
     assert env["CALIBRATE_DB_PATH"] == str(db.resolve())
     assert "http://127.0.0.1:8765" in result.output
+    assert "/calibration?dataset=demo-labelled" in result.output
+    # The second story: the same database, the link opens the MT-Bench dataset.
+    story = _run("--db", str(db), "demo", "--port", "8765", "--story", "mtbench")
+    assert story.exit_code == 0, story.output
+    assert "the mtbench story: http://127.0.0.1:8765/calibration?dataset=mtbench" in story.output
 
 
 def test_cli_demo_refuses_other_work_with_exit_code_2(tmp_path: Path) -> None:
