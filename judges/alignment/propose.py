@@ -242,19 +242,22 @@ def _normalised(text: str) -> str:
 
 
 def check_no_test_text(text: str, test_items: list[Item], dev_items: list[Item], *,
-                       where: str) -> None:
+                       where: str, before: str = "") -> None:
     """Raise :class:`LeakError` when a test row's question or answer appears in ``text``.
 
-    Text that a dev row has too (a question asked in both halves) is dev text and allowed.
+    Text that a dev row has too (a question asked in both halves) is dev text and allowed, and
+    so is text already in ``before`` (the revision being replaced: a proposal cannot be blamed
+    for what the owner wrote).
     """
     haystack = _normalised(text)
+    earlier = _normalised(before)
     dev_texts = {_normalised(t) for i in dev_items for t in (i.question, i.answer) if t}
     for item in test_items:
         for field, value in (("question", item.question), ("answer", item.answer)):
             if not value or len(value.strip()) < LEAK_MIN_CHARS:
                 continue
             needle = _normalised(value)
-            if needle in dev_texts:
+            if needle in dev_texts or needle in earlier:
                 continue
             if needle in haystack:
                 raise LeakError(
@@ -328,7 +331,7 @@ def propose_revision(
     config = build_revision(base, draft, view_shown, by_id,
                             next_revision=_next_revision(judge_store, base))
     check_no_test_text(config.canonical_json(), test_items, dev_items,
-                       where="the proposed revision")
+                       where="the proposed revision", before=base.canonical_json())
     diff = "".join(difflib.unified_diff(
         base.to_yaml().splitlines(keepends=True), config.to_yaml().splitlines(keepends=True),
         fromfile=base.label, tofile=config.label,

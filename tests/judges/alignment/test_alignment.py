@@ -25,6 +25,7 @@ from judges.alignment.propose import (
     CRITERIA_HEADING,
     LeakError,
     ProposalError,
+    check_no_test_text,
     propose_revision,
 )
 from judges.alignment.store import AlignStore
@@ -33,6 +34,7 @@ from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
 from judges.store import JudgeStore
 from labels import LabelStore, NewLabel
+from labels.models import Item
 from labels.store_splits import SplitStore
 
 
@@ -196,3 +198,21 @@ def test_revision_on_test_rows_numbers_mcnemar_certification_and_counting(
     assert (last.test_evaluations, last.test_revisions) == (6, TEST_REUSE_LIMIT)
     assert last.warning is not None and "fresh test set" in last.warning
     assert "WARNING:" in "\n".join(last.describe())
+
+
+def test_the_leak_check_blames_only_new_test_text() -> None:
+    test_row = Item(item_id="t1", question="What does the Team plan include?",
+                    answer="Team includes 10 GB of storage per paid seat.")
+    dev_row = Item(item_id="d1", question="What does the Team plan include?",
+                   answer="Team has unlimited pages for everyone.")
+    # A question asked in both halves is dev text; the answer only test has is not.
+    check_no_test_text("Rows like: What does the Team plan include?", [test_row], [dev_row],
+                       where="x")
+    with pytest.raises(LeakError, match="the answer of test row 't1' appears in x"):
+        check_no_test_text("e.g. team includes 10 GB  of storage per paid seat.", [test_row],
+                           [dev_row], where="x")
+    # Text the owner's revision already had is not the proposal's doing.
+    check_no_test_text(test_row.answer or "", [test_row], [dev_row], where="x",
+                       before=f"old prompt: {test_row.answer}")
+    short = Item(item_id="t2", question="Why?", answer="Yes.")
+    check_no_test_text("Why? Yes.", [short], [], where="x")
