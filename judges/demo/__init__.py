@@ -65,7 +65,8 @@ class DemoSummary:
             database was kept and only completed.
         items: rows per dataset.
         labels: current labels per ``"criterion/annotator"``.
-        verdict_files: recorded verdict files imported.
+        verdict_files: verdict files imported.
+        standin_files: of those, the scripted stand-in's (simulated, not a model's).
         notes: anything skipped, in plain words.
         seconds: wall time.
     """
@@ -75,6 +76,7 @@ class DemoSummary:
     items: dict[str, int]
     labels: dict[str, int]
     verdict_files: int = 0
+    standin_files: int = 0
     notes: tuple[str, ...] = field(default_factory=tuple)
     seconds: float = 0.0
 
@@ -84,7 +86,9 @@ class DemoSummary:
         out = [f"Demo database {self.db_path} {how} in {self.seconds:.1f} s:"]
         out += [f"  dataset {name}: {count} rows" for name, count in self.items.items()]
         out += [f"  labels {key}: {count}" for key, count in self.labels.items()]
-        out.append(f"  recorded verdict files imported: {self.verdict_files}")
+        out.append(f"  recorded verdict files imported: {self.verdict_files}"
+                   + (f" ({self.standin_files} of them a scripted stand-in's, simulated, not a "
+                      "model's: verdicts/RECORDING.md)" if self.standin_files else ""))
         if self.items.get(MTBENCH_DATASET):
             out.append(f"  {MTBENCH_DATASET}: MT-Bench expert votes and GPT-4's verdicts "
                        "(Zheng et al. 2023, CC BY 4.0; judges/demo/data/mtbench/LICENSE.md)")
@@ -150,6 +154,8 @@ def build_demo(
     return DemoSummary(
         db_path=str(target), rebuilt=rebuilt, items=items, labels=labels,
         verdict_files=verdict_files, notes=tuple(notes),
+        standin_files=sum(judge in _standin_configs(data) for _, _, judge, _ in
+                          _verdict_files(data)),
         seconds=time.perf_counter() - started,
     )
 
@@ -252,18 +258,23 @@ def _verdict_files(data: Path) -> list[tuple[str, str, str, Path]]:
     ]
 
 
+def _standin_configs(data: Path) -> dict[str, Path]:
+    """Judge name -> config file of the judges shipped with their config (the stand-in)."""
+    return {path.stem: path for path in sorted((data / VERDICTS_DIR).glob("*.yaml"))}
+
+
 def _load_verdicts(store: LabelStore, data: Path, *, keep: bool, notes: list[str]) -> int:
     files = _verdict_files(data)
     if not files:
         return 0
     judge_store = JudgeStore(store.db)
+    configs = _standin_configs(data)
     for judge in sorted({judge for _, _, judge, _ in files}):
         # A judge shipped with its config (the scripted stand-in) is stored as that config, so
         # its verdicts keep the config id (and the app knows its provider); the others are
         # imported as external judges.
-        config_file = data / VERDICTS_DIR / f"{judge}.yaml"
-        if config_file.is_file():
-            judge_store.save_config(load_config(config_file))
+        if judge in configs:
+            judge_store.save_config(load_config(configs[judge]))
     for dataset, criterion, judge, path in files:
         # A re-import of an unchanged file adds nothing, so --keep can run this every time.
         import_verdicts(store, path, dataset=dataset, judge=judge, criterion=criterion)

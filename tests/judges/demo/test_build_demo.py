@@ -218,6 +218,7 @@ def test_cli_demo_no_app(tmp_path: Path) -> None:
     assert f"dataset {LABELLED_DATASET}: 200 rows" in result.output
     assert f"dataset {PRODUCTION_DATASET}: 600 rows" in result.output
     assert f"dataset {AFTER_FIX_DATASET}: 200 rows" in result.output
+    assert "(3 of them a scripted stand-in's, simulated, not a model's" in result.output
     assert "faithfulness/dana: 135" in result.output
     again = _run("--db", str(db), "demo", "--no-app", "--keep")
     assert again.exit_code == 0 and "kept and completed" in again.output
