@@ -17,7 +17,8 @@ import pytest
 from app_browser import CHROMIUM, Server, require_browser, start_server
 from fake_llm_server import FakeLLMServer
 from judge_helpers import DUMMY_KEY, with_changes
-from report_data import ReportFiles, build_store, write_report_files
+from report_data import ReportFiles, write_report_files
+from stores import opened_store
 
 from judges.calls import CallPolicy
 from judges.config import JudgeConfig, load_builtin
@@ -49,9 +50,8 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def store(db_path: Path) -> Iterator[LabelStore]:
     """A migrated, empty label store on a real DuckDB file."""
-    s = open_store(str(db_path))
-    yield s
-    s.db.close()
+    with opened_store(db_path) as s:
+        yield s
 
 
 @pytest.fixture
@@ -126,12 +126,6 @@ def oneshot() -> JudgeConfig:
 def file_writer() -> Callable[[Path], ReportFiles]:
     """:func:`report_data.write_report_files`, for fixtures of a wider scope than a test."""
     return write_report_files
-
-
-@pytest.fixture(scope="session")
-def store_builder() -> Callable[[LabelStore, ReportFiles], None]:
-    """:func:`report_data.build_store`, for fixtures of a wider scope than a test."""
-    return build_store
 
 
 @pytest.fixture

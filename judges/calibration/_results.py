@@ -160,6 +160,18 @@ class _Interval:
         return format_point(self.to_interval(), digits=digits)
 
 
+class _Claims:
+    """Mixin: whether a result that may be refused or uninformative makes a claim."""
+
+    refused: bool
+    uninformative: bool
+
+    @property
+    def claims(self) -> bool:
+        """``True`` when the result makes a claim: neither refused nor uninformative."""
+        return not (self.refused or self.uninformative)
+
+
 class _ToDict:
     """Mixin: ``to_dict`` over dataclass fields, JSON-safe."""
 
@@ -218,7 +230,7 @@ class Estimate(_ToDict, _Interval):
 
 
 @dataclass(frozen=True)
-class PassRateEstimate(_ToDict, _Interval):
+class PassRateEstimate(_ToDict, _Interval, _Claims):
     """A (corrected or naive) pass rate with its interval and the assumption behind it.
 
     Attributes:
@@ -262,11 +274,6 @@ class PassRateEstimate(_ToDict, _Interval):
     design: str | None = None
     warnings: tuple[str, ...] = ()
     params: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
-
-    @property
-    def claims(self) -> bool:
-        """``True`` when the result makes a claim: neither refused nor uninformative."""
-        return not (self.refused or self.uninformative)
 
     def _interval_n_reason(self) -> tuple[int, str | None]:
         # An uninformative corrected pass rate keeps its numbers (interval widened to [0, 1]);

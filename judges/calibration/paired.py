@@ -60,7 +60,7 @@ import numpy.typing as npt
 from scipy.stats import chi2
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
 
-from ._results import CalibrationInputError, PassRateEstimate, _Interval, _ToDict
+from ._results import CalibrationInputError, PassRateEstimate, _Claims, _Interval, _ToDict
 from ._verdicts import FAIL, PASS, normalize_verdicts
 from .pass_rate import CalibrationCounts, estimate_pass_rate
 from .rates import ConfusionMatrix, check_confidence, z_value
@@ -204,7 +204,7 @@ class PairedTable(_ToDict):
 
 
 @dataclass(frozen=True)
-class DifferenceEstimate(_ToDict, _Interval):
+class DifferenceEstimate(_ToDict, _Interval, _Claims):
     """The corrected pass-rate difference ``candidate - baseline`` with its interval.
 
     Attributes:
@@ -242,11 +242,6 @@ class DifferenceEstimate(_ToDict, _Interval):
     assumption: str = DIFFERENCE_ASSUMPTION
     warnings: tuple[str, ...] = ()
     params: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
-
-    @property
-    def claims(self) -> bool:
-        """``True`` when the result makes a claim: neither refused nor uninformative."""
-        return not (self.refused or self.uninformative)
 
     def _interval_n_reason(self) -> tuple[int, str | None]:
         # As for pass rates: an uninformative difference keeps its numbers (widened to

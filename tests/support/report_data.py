@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from stores import opened_store
 
 from judges.verdicts import import_verdicts
 from labels import LabelStore, import_labels, import_rows
@@ -134,3 +135,15 @@ def build_store(store: LabelStore, files: ReportFiles) -> None:
     import_verdicts(store, files.judge_a_tgt, dataset="tgt", judge="judge-a")
     import_verdicts(store, files.judge_b_cal, dataset="cal", judge="judge-b")
     import_verdicts(store, files.swapper_cal, dataset="cal", judge="swapper")
+
+
+def build_report_db(folder: Path) -> tuple[Path, ReportFiles]:
+    """Write the files into ``folder/files`` and import them all into ``folder/template.duckdb``.
+
+    A template for module-scoped fixtures: tests copy the file rather than import again.
+    """
+    files = write_report_files(folder / "files")
+    db = folder / "template.duckdb"
+    with opened_store(db) as store:
+        build_store(store, files)
+    return db, files

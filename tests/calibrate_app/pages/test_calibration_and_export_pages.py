@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 from markup import shown as rendered
 from repo_paths import APP_SCRIPT
+from report_data import build_report_db
 from streamlit.testing.v1 import AppTest
 
 from calibrate_app.cli import cli
@@ -20,14 +21,8 @@ from labels import open_store
 
 
 @pytest.fixture(scope="module")
-def app_template(tmp_path_factory: pytest.TempPathFactory, file_writer: Any,
-                 store_builder: Any) -> Path:
-    folder = tmp_path_factory.mktemp("app")
-    db = folder / "template.duckdb"
-    s = open_store(str(db))
-    store_builder(s, file_writer(folder / "files"))
-    s.db.close()
-    return db
+def app_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_report_db(tmp_path_factory.mktemp("app"))[0]
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from stores import opened_store
 
 from judges.compare import compare_datasets
 from judges.demo import AFTER_FIX_DATASET, LABELLED_DATASET, PRODUCTION_DATASET, build_demo
@@ -117,9 +118,8 @@ def test_the_standin_has_the_same_error_rates_everywhere() -> None:
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabelStore]:
     path = tmp_path_factory.mktemp("after-fix") / "demo.duckdb"
     build_demo(path)
-    store = open_store(str(path))
-    yield store
-    store.db.close()
+    with opened_store(path) as store:
+        yield store
 
 
 def test_compare_on_the_demo_covers_the_true_difference(

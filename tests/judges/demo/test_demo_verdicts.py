@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from stores import opened_store
 
 from judges.demo import (
     BRAMBLEPOST_DATASETS,
@@ -27,7 +28,7 @@ from judges.providers.scripted import ScriptedProvider
 from judges.reporting import calibration_report, judge_leaderboard
 from judges.runner import run_judge
 from judges.verdicts import import_verdicts, judge_verdicts
-from labels import LabelStore, open_store
+from labels import LabelStore
 from tools.demo.record import (
     CLAIMSPLIT,
     ONESHOT,
@@ -69,9 +70,8 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def demo_store(demo_db: Path) -> Iterator[LabelStore]:
-    store = open_store(str(demo_db))
-    yield store
-    store.db.close()
+    with opened_store(demo_db) as store:
+        yield store
 
 
 def test_the_shipped_files_are_the_recorded_design() -> None:

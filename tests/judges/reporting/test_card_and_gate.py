@@ -6,11 +6,12 @@ import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from report_data import build_report_db
+from stores import opened_store
 
 from calibrate_app.cli import cli
 from judges.calibration import (
@@ -28,20 +29,15 @@ from judges.gate import (
     score_verdicts,
 )
 from judges.reporting import calibration_report
-from labels import LabelStore, open_store
+from labels import LabelStore
 
 CANARY = "sk-canary-3f9c1e77d2b04a5c"
 
 
 @pytest.fixture(scope="module")
-def judged_template(tmp_path_factory: pytest.TempPathFactory, file_writer: Any,
-                    store_builder: Any) -> Path:
+def judged_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The test data plus a real (scripted) judge run with repeats and swapped orders."""
-    folder = tmp_path_factory.mktemp("card")
-    db = folder / "template.duckdb"
-    s = open_store(str(db))
-    store_builder(s, file_writer(folder / "files"))
-    s.db.close()
+    db, _ = build_report_db(tmp_path_factory.mktemp("card"))
     result = CliRunner().invoke(cli, [
         "--db", str(db), "judge", "run", "faithfulness", "--dataset", "cal", "--model",
         "scripted/demo", "--swap", "--repeats", "2", "--limit", "24",
@@ -58,9 +54,8 @@ def card_db(judged_template: Path, db_path: Path) -> Path:
 
 @pytest.fixture
 def card_store(card_db: Path) -> Iterator[LabelStore]:
-    s = open_store(str(card_db))
-    yield s
-    s.db.close()
+    with opened_store(card_db) as s:
+        yield s
 
 
 def test_card_round_trips_in_json_and_yaml(card_store: LabelStore, tmp_path: Path) -> None:

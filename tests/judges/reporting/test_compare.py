@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 from report_data import ReportFiles, build_store
 from scipy.stats import binomtest, norm
+from stores import opened_store
 
 from calibrate_app.cli import cli
 from judges.calibration import CalibrationCounts, ConfusionMatrix, estimate_pass_rate
@@ -32,10 +33,9 @@ INTERVAL_KEYS = {"estimate", "low", "high", "n", "reason"}
 @pytest.fixture
 def filled_store(db_path: Path, report_files: ReportFiles) -> Iterator[LabelStore]:
     """A store with every generated file imported."""
-    s = open_store(str(db_path))
-    build_store(s, report_files)
-    yield s
-    s.db.close()
+    with opened_store(db_path) as s:
+        build_store(s, report_files)
+        yield s
 
 
 @pytest.fixture

@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from report_data import build_report_db
 from sklearn.metrics import cohen_kappa_score
+from stores import opened_store
 
 from judges.calibration import (
     build_summary,
@@ -32,28 +34,20 @@ from judges.reporting import (
     judge_leaderboard,
     load_human_labels,
 )
-from labels import CalibrateError, LabelStore, open_store
+from labels import CalibrateError, LabelStore
 from labels.sampling import QueueSettings
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory, file_writer: Any,
-             store_builder: Any) -> tuple[Path, Any]:
-    folder = tmp_path_factory.mktemp("numbers")
-    files = file_writer(folder / "files")
-    db = folder / "template.duckdb"
-    s = open_store(str(db))
-    store_builder(s, files)
-    s.db.close()
-    return db, files
+def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    return build_report_db(tmp_path_factory.mktemp("numbers"))
 
 
 @pytest.fixture
 def numbers_store(template: tuple[Path, Any], db_path: Path) -> Iterator[LabelStore]:
     shutil.copy(template[0], db_path)
-    s = open_store(str(db_path))
-    yield s
-    s.db.close()
+    with opened_store(db_path) as s:
+        yield s
 
 
 def _read(path: Path) -> pd.DataFrame:
