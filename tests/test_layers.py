@@ -49,14 +49,14 @@ def test_labels_imports_nothing_from_judges() -> None:
 
 
 # The store modules, the only ones that hold SQL or talk to a DuckDB cursor: the connection,
-# the migration runner and the label schema, and every ``store.py`` / ``store_*.py`` (the label,
-# split, judge, batch and alignment stores).
+# the migration runner and the label schema, and every ``store.py`` / ``*_store.py`` /
+# ``store_*.py`` (the label, split, judge, batch, alignment and plan stores).
 STORES = {"labels/db.py", "labels/migrations.py", "labels/schema.py"}
 
 
 def _is_store(relative: str) -> bool:
     name = relative.rsplit("/", 1)[-1]
-    return relative in STORES or name == "store.py" or name.startswith("store_")
+    return relative in STORES or name.endswith("store.py") or name.startswith("store_")
 _SQL_TEXT = re.compile(
     r"^\s*(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TEMP )?(TABLE|VIEW|INDEX|SEQUENCE)"
     r"|DROP TABLE|ALTER TABLE)\b"
