@@ -347,7 +347,8 @@ def _combine(d: _Data, groups: list[_Group], conf: float) -> PassRateEstimate:
     if bounded:
         warnings.append(
             f"not identified in {', '.join(bounded)} ({unknown:.0%} of the target): the judge's "
-            "Youden index there is not above 0, so those rows' pass rate is bounded by [0, 1]"
+            "Youden index there is not significantly above 0, so those rows' pass rate is "
+            "bounded by [0, 1]"
         )
     params["identified"] = not bounded
     return PassRateEstimate(
