@@ -158,14 +158,12 @@ def batch_api(provider: Provider) -> BatchAPI:
     Raises:
         BatchUnsupportedError: the provider kind has no batch API (local, scripted, ...).
     """
-    from judges.providers.anthropic import AnthropicProvider
-    from judges.providers.openai import OpenAIProvider
-
-    if isinstance(provider, AnthropicProvider):
+    # By name, not isinstance: importing the other provider's SDK costs seconds.
+    if provider.name == "anthropic" and isinstance(provider, SDKProvider):
         from judges.batch.anthropic import AnthropicBatches
 
         return AnthropicBatches(provider)
-    if isinstance(provider, OpenAIProvider):
+    if provider.name == "openai" and isinstance(provider, SDKProvider):
         from judges.batch.openai import OpenAIBatches
 
         return OpenAIBatches(provider)
