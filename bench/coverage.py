@@ -62,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from coverage_designs import designs_block
 from coverage_paired import paired_block
 from coverage_pairwise import pairwise_block
+from coverage_stat import Stat
 from coverage_transfer import transfer_block
 
 from judges.calibration import (
@@ -94,38 +95,6 @@ class Cell:
     design: str
     valid: tuple[str, ...]  # methods this project claims valid in this cell
     reference_valid: tuple[str, ...] = ()  # valid by their own literature (asymptotically)
-
-
-@dataclass
-class Stat:
-    reps: int = 0
-    claims: int = 0
-    covered: int = 0
-    width: float = 0.0
-
-    def add(self, lo: float | None, hi: float | None, theta: float) -> None:
-        self.reps += 1
-        if lo is None or hi is None:
-            return
-        self.claims += 1
-        self.covered += int(lo <= theta <= hi)
-        self.width += hi - lo
-
-    @property
-    def coverage(self) -> float | None:
-        return self.covered / self.claims if self.claims else None
-
-    @property
-    def mean_width(self) -> float | None:
-        return self.width / self.claims if self.claims else None
-
-    @property
-    def no_claim(self) -> float:
-        return (self.reps - self.claims) / self.reps if self.reps else 0.0
-
-    @property
-    def wrong(self) -> float:
-        return (self.claims - self.covered) / self.reps if self.reps else 0.0
 
 
 def _claim(r: PassRateEstimate) -> tuple[float | None, float | None]:

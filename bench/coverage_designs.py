@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from coverage_stat import Stat
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -78,39 +79,6 @@ class Cell:
 
     def p(self, name: str) -> float:
         return dict(self.params)[name]
-
-
-@dataclass
-class Stat:
-    reps: int = 0
-    claims: int = 0
-    covered: int = 0
-    width: float = 0.0
-
-    def add(self, iv: Interval, truth: float) -> None:
-        self.reps += 1
-        lo, hi = iv
-        if lo is None or hi is None:
-            return
-        self.claims += 1
-        self.covered += int(lo - 1e-12 <= truth <= hi + 1e-12)
-        self.width += hi - lo
-
-    @property
-    def coverage(self) -> float | None:
-        return self.covered / self.claims if self.claims else None
-
-    @property
-    def mean_width(self) -> float | None:
-        return self.width / self.claims if self.claims else None
-
-    @property
-    def no_claim(self) -> float:
-        return (self.reps - self.claims) / self.reps if self.reps else 0.0
-
-    @property
-    def wrong(self) -> float:
-        return (self.claims - self.covered) / self.reps if self.reps else 0.0
 
 
 @dataclass
@@ -360,7 +328,7 @@ def _run_cell(args: tuple[int, Cell, int, int]) -> CellResult:
     for _ in range(reps):
         truth, out = fn(rng, cell)
         for m in cell.methods:
-            res.stats[m].add(out[m], truth)
+            res.stats[m].add(*out[m], truth, tolerance=1e-12)
     return res
 
 

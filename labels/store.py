@@ -1,4 +1,8 @@
-"""LabelStore: the only SQL on datasets, items, annotators, criteria and labels."""
+"""LabelStore: the SQL on datasets, items, annotators, criteria and labels.
+
+The import of a file of rows writes through :mod:`labels.store_items`; the schema is in
+:mod:`labels.schema`.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,45 @@
+"""What every coverage block counts per (cell, method): claims, coverage, width, wrong claims."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Stat:
+    """Running counts of one method in one cell of a coverage study.
+
+    A replicate either makes no claim (refused or uninformative: ``lo``/``hi`` are ``None``) or
+    claims an interval, which covers the truth or not.
+    """
+
+    reps: int = 0
+    claims: int = 0
+    covered: int = 0
+    width: float = 0.0
+
+    def add(self, lo: float | None, hi: float | None, truth: float, *,
+            tolerance: float = 0.0) -> None:
+        """Count one replicate; ``tolerance`` widens the bounds for floating-point ties."""
+        self.reps += 1
+        if lo is None or hi is None:
+            return
+        self.claims += 1
+        self.covered += int(lo - tolerance <= truth <= hi + tolerance)
+        self.width += hi - lo
+
+    @property
+    def coverage(self) -> float | None:
+        return self.covered / self.claims if self.claims else None
+
+    @property
+    def mean_width(self) -> float | None:
+        return self.width / self.claims if self.claims else None
+
+    @property
+    def no_claim(self) -> float:
+        return (self.reps - self.claims) / self.reps if self.reps else 0.0
+
+    @property
+    def wrong(self) -> float:
+        return (self.claims - self.covered) / self.reps if self.reps else 0.0
