@@ -139,6 +139,15 @@ def test_demo_production_week_warns_and_reports_both_corrections(db_path: Path) 
         t = report.to_json()["transfer"]
     finally:
         store.db.close()
+    from calibrate_app.cli._report import render_report
+
+    text = render_report(report)
+    aware_line = ("  segment-aware corrected pass rate "
+                  f"{t['segment_aware_pass_rate']['estimate']:.3f} [")
+    assert "Transfer check (does the correction carry over to the target?):" in text
+    assert aware_line in text
+    assert f"p = {t['mix_test']['p_value']:.3g} (chi-square" in text
+    assert "  - transfer: the correction assumes" in text
     assert t["mix_differs"] and t["accuracy_differs"]
     assert t["sensitivity_test"]["p_value"] < 0.01
     assert t["warning"].startswith("the correction assumes")
