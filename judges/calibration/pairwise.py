@@ -456,6 +456,8 @@ def corrected_win_rate_from_counts(
     Returns:
         A :class:`WinRateEstimate`; refused when a human class has no labelled row, the target
         has no decided verdict, or ``M`` is singular or no better than chance (``det M <= 0``).
+        Forced-choice data (no tie from the humans, nor from the judge on either set) gets the
+        two-class correction of a vs b, with a tie share of 0 and a warning saying so.
 
     Examples:
         >>> r = corrected_win_rate_from_counts([[40, 5, 5], [5, 40, 5], [10, 10, 30]],
@@ -489,39 +491,51 @@ def corrected_win_rate_from_counts(
         r = Estimate.refusal(reason, n=int(n), method=tag, confidence=conf)
         return WinRateEstimate(r, r, r, refused=True, reason=reason, **common)  # type: ignore[arg-type]
 
-    missing = [CLASSES[i] for i in range(_K) if m[i] == 0]
+    # Forced choice (no tie from the humans, nor from the judge on either set): the correction
+    # is the two-class one over a and b (Rogan-Gladen / Lee), with no tie share to estimate.
+    forced = m[TIE] == 0 and cal[:, TIE].sum() == 0 and tgt[TIE] == 0
+    keep = [A, B] if forced else [A, B, TIE]
+    missing = [CLASSES[i] for i in keep if m[i] == 0]
     if missing:
         return refuse(f"no labelled row where the humans say {' or '.join(missing)}: label "
                       "rows of every outcome (a, b and tie) to estimate the judge's errors")
     if n == 0:
         return refuse("no target row with a decided judge verdict")
-    if np.linalg.det(mat) <= 1e-9:
+    sub, sub_t = cal[np.ix_(keep, keep)], tgt[keep]
+    k = len(keep)
+    sub_mat = sub / sub.sum(axis=1)[:, None]
+    if np.linalg.det(sub_mat) <= 1e-9:
         return refuse("the judge's misclassification matrix is singular or no better than "
                       "chance (det M <= 0): its verdicts carry no usable information")
-    raw = np.asarray(np.linalg.solve(mat.T, tgt / n), dtype=np.float64)
+    raw = np.asarray(np.linalg.solve(sub_mat.T, sub_t / n), dtype=np.float64)
     point = _project_simplex(raw)
     clipped = bool(np.any(np.abs(raw - point) > 1e-12))
     z = z_value(conf)
     if method == "delta":
-        lows, highs, ses = _delta_interval(cal, tgt, z)
+        lows, highs, ses = _delta_interval(sub, sub_t, z)
     else:
         assert rng is not None
-        lows, highs, ses = _bootstrap_interval(cal, tgt, conf, rng, n_boot)
+        lows, highs, ses = _bootstrap_interval(sub, sub_t, conf, rng, n_boot)
     warnings: tuple[str, ...] = ()
+    if forced:
+        warnings = ("no tie from the humans or the judge: a two-class correction of a vs b "
+                    "(the tie share is 0 by construction)",)
     if clipped:
-        warnings = ("the corrected shares left [0, 1] and were projected back: the judge's "
-                    "errors on the labelled rows do not fit these target counts well",)
-    smoothed = (cal + 2.0 / _K) / (m[:, None] + 2.0)
+        warnings += ("the corrected shares left [0, 1] and were projected back: the judge's "
+                     "errors on the labelled rows do not fit these target counts well",)
+    smoothed = (sub + 2.0 / k) / (sub.sum(axis=1)[:, None] + 2.0)
     if np.linalg.det(smoothed) <= 0.05:
         warnings += ("the judge barely separates the outcomes (det M near 0): the corrected "
                      "shares are uninformative",)
     # The interval is centred on the smoothed solution; keep the point estimate inside it.
     lows, highs = np.minimum(lows, point), np.maximum(highs, point)
     shares = [
-        Estimate(float(point[k]), float(lows[k]), float(highs[k]), int(n), tag, conf,
-                 se=float(ses[k]), warnings=warnings)
-        for k in range(_K)
+        Estimate(float(point[i]), float(lows[i]), float(highs[i]), int(n), tag, conf,
+                 se=float(ses[i]), warnings=warnings)
+        for i in range(k)
     ]
+    if forced:
+        shares.append(Estimate(0.0, 0.0, 0.0, int(n), tag, conf, se=0.0, warnings=warnings))
     return WinRateEstimate(shares[0], shares[1], shares[2], clipped=clipped, warnings=warnings,
                            **common)  # type: ignore[arg-type]
 
@@ -535,14 +549,15 @@ def _delta_interval(
     each human class's row independent multinomials, so
     ``Var pi = A [Cov(p)/n + sum_i pi_i^2 Cov(M_i)/m_i] A^T``.
     """
+    k = tgt.shape[0]
     n_s = tgt.sum() + z * z
-    p_s = (tgt + z * z / _K) / n_s
+    p_s = (tgt + z * z / k) / n_s
     m_s = cal.sum(axis=1) + 2.0
-    mat_s = (cal + 2.0 / _K) / m_s[:, None]
+    mat_s = (cal + 2.0 / k) / m_s[:, None]
     inv = np.linalg.inv(mat_s.T)
     pi_s = _project_simplex(inv @ p_s)
     cov = _multinomial_cov(p_s) / n_s
-    for i in range(_K):
+    for i in range(k):
         cov = cov + pi_s[i] ** 2 * _multinomial_cov(mat_s[i]) / m_s[i]
     var = np.diag(inv @ cov @ inv.T)
     se = np.sqrt(np.maximum(var, 0.0))
@@ -554,14 +569,14 @@ def _bootstrap_interval(
     rng: np.random.Generator, n_boot: int,
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Parametric bootstrap: redraw each class's calibration row and the target counts."""
-    m = cal.sum(axis=1)
-    mats = np.stack([rng.multinomial(int(m[i]), cal[i] / m[i], size=n_boot) for i in range(_K)],
+    m, k = cal.sum(axis=1), cal.shape[0]
+    mats = np.stack([rng.multinomial(int(m[i]), cal[i] / m[i], size=n_boot) for i in range(k)],
                     axis=1).astype(float)
     mats = mats / m[None, :, None]
     n = tgt.sum()
     ps = rng.multinomial(int(n), tgt / n, size=n_boot).astype(float) / n
     ok = np.linalg.det(mats) > 1e-9
-    sol = np.full((n_boot, _K), np.nan)
+    sol = np.full((n_boot, k), np.nan)
     sol[ok] = _project_simplex(
         np.linalg.solve(np.transpose(mats[ok], (0, 2, 1)), ps[ok][..., None])[..., 0])
     alpha = 1.0 - conf

@@ -106,9 +106,9 @@ def test_corrected_win_rate_from_arrays_matches_counts() -> None:
 
 
 def test_corrected_win_rate_refuses_what_it_cannot_estimate() -> None:
-    no_ties = corrected_win_rate_from_counts([[5, 1, 0], [1, 5, 0], [0, 0, 0]], [10, 10, 0])
-    assert no_ties.refused and "tie" in (no_ties.reason or "")
-    assert no_ties.a.estimate is None
+    no_b = corrected_win_rate_from_counts([[5, 1, 1], [0, 0, 0], [1, 1, 5]], [10, 10, 5])
+    assert no_b.refused and "humans say b" in (no_b.reason or "")
+    assert no_b.a.estimate is None
     chance = corrected_win_rate_from_counts([[10, 10, 10]] * 3, [10, 10, 10])
     assert chance.refused and "chance" in (chance.reason or "")
     empty = corrected_win_rate_from_counts([[5, 1, 1], [1, 5, 1], [1, 1, 5]], [0, 0, 0])
@@ -126,3 +126,21 @@ def test_corrected_win_rate_projects_onto_the_simplex_and_says_so() -> None:
     assert r.b.estimate == 0.0 and r.a.estimate == pytest.approx(1.0)
     assert any("projected" in w for w in r.warnings)
     assert r.a.low <= r.a.estimate <= r.a.high
+
+
+def test_forced_choice_data_gets_the_two_class_correction() -> None:
+    # no tie anywhere: b is the "positive" class of Rogan-Gladen
+    calibration = [[40, 10, 0], [5, 45, 0], [0, 0, 0]]
+    target = [300, 700, 0]
+    r = corrected_win_rate_from_counts(calibration, target)
+    assert not r.refused
+    q1, q0, p = 45 / 50, 40 / 50, 0.7
+    theta = (p + q0 - 1) / (q0 + q1 - 1)
+    assert r.b.estimate == pytest.approx(theta)
+    assert r.a.estimate == pytest.approx(1 - theta)
+    assert (r.tie.estimate, r.tie.low, r.tie.high) == (0.0, 0.0, 0.0)
+    assert any("two-class" in w for w in r.warnings)
+    assert r.b.low < theta < r.b.high
+    # a judge that says tie while the humans never do cannot be corrected: refused
+    judge_ties = corrected_win_rate_from_counts([[40, 5, 5], [5, 40, 5], [0, 0, 0]], target)
+    assert judge_ties.refused and "tie" in (judge_ties.reason or "")
