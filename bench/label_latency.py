@@ -46,9 +46,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from synthetic_items import seed_items
 
 from calibrate_app.cli._app import APP_SCRIPT, streamlit_command
-from labels import open_store
 
 CHROMIUM = "/usr/bin/chromium"
 REPO = Path(__file__).resolve().parents[1]
@@ -124,33 +124,6 @@ new MutationObserver(() => {
   }
 }).observe(document, {subtree: true, childList: true, characterData: true});
 """
-
-
-def seed(db_path: Path, n_items: int) -> float:
-    """Create the dataset with ``n_items`` rows in one INSERT … SELECT; returns seconds."""
-    store = open_store(str(db_path))
-    try:
-        store.create_dataset(DATASET, source_file="bench (generated)")
-        started = time.perf_counter()
-        with store.db.transaction() as cur:
-            cur.execute(
-                """
-                INSERT INTO items (dataset, item_id, position, question, answer, sources,
-                                   reference, metadata, content_hash)
-                SELECT ?, 'b' || i, i + 1,
-                       'Bench question #' || i || ': does the answer follow from the sources?',
-                       'The answer to question ' || i || ' says: ' || repeat('claim ', 40),
-                       to_json([{'text': 'Passage ' || i || '.' || k || ' ' ||
-                                 repeat('evidence ', 60), 'source_id': 'doc-' || k}
-                                FOR k IN range(3)]),
-                       'Reference ' || i, '{}', md5('bench' || i)
-                FROM range(?) t(i)
-                """,
-                [DATASET, n_items],
-            )
-        return time.perf_counter() - started
-    finally:
-        store.db.close()
 
 
 def free_port() -> int:
@@ -290,7 +263,7 @@ def main() -> int:
     db_path = workdir / "bench.duckdb"
     if db_path.exists():
         db_path.unlink()
-    seconds = seed(db_path, args.items)
+    seconds = seed_items(db_path, DATASET, args.items)
     print(f"seeded {args.items:,} items in {seconds:.2f} s "
           f"({db_path.stat().st_size / 1e6:.1f} MB)", flush=True)
     results: dict[str, Any] = {

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from synthetic_items import seed_items
+
 from judges.config import load_builtin
 from judges.run_plan import plan_run
 from judges.store import JudgeStore
@@ -34,32 +36,6 @@ from labels import open_store
 
 DATASET = "bench"
 CONFIG = "faithfulness-oneshot"
-
-
-def seed(db_path: Path, n_items: int) -> float:
-    """``n_items`` rows with three sources each, in one statement; returns seconds."""
-    store = open_store(str(db_path))
-    try:
-        store.create_dataset(DATASET, source_file="bench (generated)")
-        started = time.perf_counter()
-        with store.db.transaction() as cur:
-            cur.execute(
-                """
-                INSERT INTO items (dataset, item_id, position, question, answer, sources,
-                                   reference, metadata, content_hash)
-                SELECT ?, 'b' || i, i + 1,
-                       'Bench question #' || i || ': does the answer follow from the sources?',
-                       'The answer to question ' || i || ' says: ' || repeat('claim ', 40),
-                       to_json([{'source_id': 'doc-' || k, 'text': 'Passage ' || i || '.' || k
-                                 || ' ' || repeat('evidence ', 60)} FOR k IN range(3)]),
-                       'Reference ' || i, '{}', md5('bench' || i)
-                FROM range(?) t(i)
-                """,
-                [DATASET, n_items],
-            )
-        return time.perf_counter() - started
-    finally:
-        store.db.close()
 
 
 def peak_rss_mb() -> float:
@@ -122,7 +98,7 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "plan.duckdb"
-        seconds = seed(db, args.items)
+        seconds = seed_items(db, DATASET, args.items)
         calls = args.items * 2 * args.repeats
         print(f"dataset: {args.items:,} items seeded in {seconds:.1f} s; run: swap x "
               f"{args.repeats} repeats = {calls:,} calls; load average {os.getloadavg()[0]:.2f}")
