@@ -60,8 +60,7 @@ def judge_split(app: AppContext, dataset: str, criterion: str, seed: int | None,
     assigned as they are read. Tuning views show dev rows only.
     """
     from calibrate_app.cli import echo_json
-    from judges.alignment.evaluate import optimism_warning
-    from judges.alignment.store import AlignStore
+    from judges.alignment.store import AlignStore, optimism_warning
     from labels.store_splits import SplitStore
 
     app.store.dataset(dataset)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judges.alignment.dev import human_verdicts, judge_item_verdicts
-from judges.alignment.store import AlignStore
+from judges.alignment.store import TEST_REUSE_LIMIT, AlignStore, optimism_warning
 from judges.calibration import (
     Estimate,
     JudgeRates,
@@ -36,9 +36,6 @@ from judges.runner import RunSummary, run_judge
 from labels.errors import CalibrateError
 from labels.store import LabelStore
 from labels.store_splits import SplitStore
-
-TEST_REUSE_LIMIT = 3
-"""Distinct revisions evaluated on one test set after which its numbers are called optimistic."""
 
 ProviderFactory = Callable[[JudgeConfig], Provider]
 
@@ -154,15 +151,6 @@ class AlignmentResult:
             "test_evaluations": self.test_evaluations, "test_revisions": self.test_revisions,
             "warning": self.warning,
         }
-
-
-def optimism_warning(test_revisions: int) -> str | None:
-    """The warning once :data:`TEST_REUSE_LIMIT` revisions have seen the test rows."""
-    if test_revisions < TEST_REUSE_LIMIT:
-        return None
-    return (f"{test_revisions} revisions have been evaluated on these test rows (limit "
-            f"{TEST_REUSE_LIMIT}): picking among them by their test numbers makes those numbers "
-            "optimistic. Label a fresh test set (new rows) before trusting them.")
 
 
 def split_numbers(split: str, ids: list[str], human: dict[str, str],

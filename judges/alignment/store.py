@@ -71,6 +71,18 @@ CREATE TABLE stress_results (
 """
 
 ALIGN_MIGRATIONS = [Migration("m001_alignment", M001_ALIGNMENT)]
+
+TEST_REUSE_LIMIT = 3
+"""Distinct revisions evaluated on one test set after which its numbers are called optimistic."""
+
+
+def optimism_warning(test_revisions: int) -> str | None:
+    """The warning once :data:`TEST_REUSE_LIMIT` revisions have seen the same test rows."""
+    if test_revisions < TEST_REUSE_LIMIT:
+        return None
+    return (f"{test_revisions} revisions have been evaluated on these test rows (limit "
+            f"{TEST_REUSE_LIMIT}): picking among them by their test numbers makes those numbers "
+            "optimistic. Label a fresh test set (new rows) before trusting them.")
 EXPECTED_TABLES = ("adoptions", "proposals", "stress_results", "test_evaluations")
 
 
@@ -134,6 +146,10 @@ class AlignStore:
                 "INSERT INTO test_evaluations (dataset, criterion, config_id, n_rows, context) "
                 "VALUES (?, ?, ?, ?, ?)", [dataset, criterion, config_id, n_rows, context],
             )
+
+    def reuse_warning(self, dataset: str, criterion: str) -> str | None:
+        """:func:`optimism_warning` for the test rows of ``dataset``/``criterion``."""
+        return optimism_warning(self.test_usage(dataset, criterion)[1])
 
     def test_usage(self, dataset: str, criterion: str) -> tuple[int, int]:
         """``(evaluations, distinct revisions)`` on the test rows of ``dataset``/``criterion``."""
@@ -235,5 +251,5 @@ class AlignStore:
                              json.loads(r[7]), r[8]) for r in rows]
 
 
-__all__ = ["ALIGN_MIGRATIONS", "EXPECTED_TABLES", "AlignStore", "StoredProposal", "StoredStress",
-           "StressCounts"]
+__all__ = ["ALIGN_MIGRATIONS", "EXPECTED_TABLES", "TEST_REUSE_LIMIT", "AlignStore",
+           "StoredProposal", "StoredStress", "StressCounts", "optimism_warning"]

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from judges.aggregation import rule_for
+from judges.alignment.store import AlignStore
 from judges.calibration import (
     DESIGNS,
     CalibrationSummary,
@@ -444,6 +445,9 @@ def calibration_report(
             warnings.append(f"transfer: {transfer.warning}")
             warnings += [f"segment-aware corrected pass rate: {w}"
                          for w in transfer.segment_aware.warnings]  # fmt: skip
+    reuse = AlignStore(store.db).reuse_warning(dataset, crit)  # calibrate judge align's test use
+    if reuse:
+        warnings.append(f"test rows of {dataset}/{crit}: {reuse}")
     all_labelled = target_name == dataset and len(human.items) >= store.count_items(dataset)
     plan = plan_labels(stats, target_half_width=target_half_width, all_labelled=all_labelled)
     return JudgeReport(

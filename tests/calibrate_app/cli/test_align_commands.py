@@ -80,6 +80,10 @@ def test_split_align_adopt_align_again_warns(db: Path, server: FakeLLMServer) ->
     assert result["candidate"]["label"].startswith("faithfulness-oneshot r3")
     assert result["test_revisions"] == 3 and "fresh test set" in result["warning"]
     assert result["numbers"]["candidate/test"]["sensitivity"]["n"] > 0
+    # The calibration report of the dataset says so too.
+    report = invoke(db, "report", "--dataset", DATASET, "--judge",
+                    result["candidate"]["config_id"])
+    assert "test rows of bot/faithfulness: 3 revisions have been evaluated" in report.output
 
 
 def test_align_with_scripted_stand_ins_is_marked(db: Path) -> None:
