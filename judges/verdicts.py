@@ -40,6 +40,7 @@ from typing import Any
 
 import pandas as pd
 
+from judges.plan_store import PlanStore, content_hashes
 from judges.store import CallRecord, JudgeStore, external_config_id, item_hash, new_run_id
 from labels.cells import text_cell
 from labels.errors import ConflictError, ImportFileError, NotFoundError
@@ -83,12 +84,13 @@ def resolve_judge(
 
 
 def _dataset_hashes(store: LabelStore, dataset: str) -> pd.DataFrame:
-    items = store.items(dataset)
-    return pd.DataFrame({
-        "item_id": [i.item_id for i in items],
-        "item_hash": [item_hash(i) for i in items],
-        "position": range(len(items)),
-    })
+    """Each item's id, cache hash and position, hashed page by page (no Item objects)."""
+    ids: list[str] = []
+    hashes: list[str] = []
+    for batch in PlanStore(store.db).content_batches(dataset):
+        ids += [str(i) for i in batch.column("item_id").to_pylist()]
+        hashes += content_hashes(batch)
+    return pd.DataFrame({"item_id": ids, "item_hash": hashes, "position": range(len(ids))})
 
 
 def judge_verdicts(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:

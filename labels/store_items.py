@@ -94,17 +94,19 @@ def write_items(
                 f"dataset {dataset!r} holds {stored_kind[0][0]} rows; this file has {kind} rows",
                 path=name,
             )
+        # The temp table holds the keys only; the text is read once more from the Arrow rows
+        # by the INSERT, rather than copied into the temp table first.
         cur.register("incoming_raw", rows)
-        cur.execute(
-            "CREATE TEMP TABLE incoming AS SELECT coalesce(id, "
-            f"{_ID_SQL}) AS item_id, id IS NULL AS generated, {_HASH_SQL} AS content_hash, * "
-            "EXCLUDE (id) FROM incoming_raw"
-        )
-        cur.unregister("incoming_raw")
         try:
+            cur.execute(
+                "CREATE TEMP TABLE incoming AS SELECT row, coalesce(id, "
+                f"{_ID_SQL}) AS item_id, id IS NULL AS generated, {_HASH_SQL} AS content_hash "
+                "FROM incoming_raw"
+            )
             return _write_incoming(cur, dataset, name, on_changed)
         finally:
             cur.execute("DROP TABLE IF EXISTS incoming")
+            cur.unregister("incoming_raw")
 
 
 def _refuse_stored_lookalikes(cur: duckdb.DuckDBPyConnection, dataset: str, name: str) -> None:
@@ -186,10 +188,10 @@ def _write_incoming(
         """
         INSERT INTO items (dataset, item_id, position, question, answer, answer_a, answer_b,
                            sources, reference, segment, document_id, metadata, content_hash)
-        SELECT ?, n.item_id, ? + n.row, n.question, n.answer, n.answer_a, n.answer_b, n.sources,
-               n.reference, n.segment, n.document_id, n.metadata, n.content_hash
-        FROM incoming n ANTI JOIN (SELECT item_id FROM items WHERE dataset = ?) i
-             ON i.item_id = n.item_id
+        SELECT ?, n.item_id, ? + n.row, r.question, r.answer, r.answer_a, r.answer_b, r.sources,
+               r.reference, r.segment, r.document_id, r.metadata, n.content_hash
+        FROM incoming n JOIN incoming_raw r ON r.row = n.row
+             ANTI JOIN (SELECT item_id FROM items WHERE dataset = ?) i ON i.item_id = n.item_id
         """,
         [dataset, start_row[0] if start_row else 0, dataset],
     ).fetchone()
