@@ -24,7 +24,7 @@ verdict strings normalise in a few tens of milliseconds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -194,15 +194,24 @@ def verdict_names(codes: npt.ArrayLike, *, kind: VerdictKind = "binary") -> npt.
 
 
 def labelled_codes(
-    human: npt.ArrayLike | Sequence[Any], judge_labelled: npt.ArrayLike | Sequence[Any]
+    human: npt.ArrayLike | Sequence[Any],
+    judge_labelled: npt.ArrayLike | Sequence[Any],
+    *,
+    judge_codes: Callable[[npt.ArrayLike | Sequence[Any]], npt.NDArray[np.int8]] | None = None,
 ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
     """Codes of the human and judge verdicts on the labelled rows, checked to be aligned.
+
+    Args:
+        human: Human verdicts on the labelled rows.
+        judge_labelled: Judge verdicts on the same rows.
+        judge_codes: How to code the judge's verdicts (default :func:`normalize_verdicts`;
+            the stratified estimators pass their stratum codes).
 
     Raises:
         CalibrationInputError: the two arrays differ in length.
     """
     h = normalize_verdicts(human)
-    jl = normalize_verdicts(judge_labelled)
+    jl = (judge_codes or normalize_verdicts)(judge_labelled)
     if h.shape != jl.shape:
         raise CalibrationInputError(
             f"human and judge_labelled must be aligned: {h.shape[0]} vs {jl.shape[0]} rows"

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._results import CalibrationInputError, PassRateEstimate, _ToDict
-from ._verdicts import FAIL, PASS, normalize_verdicts
+from ._verdicts import FAIL, PASS, labelled_codes, normalize_verdicts
 from .clustered import document_counts
 from .rates import check_confidence, z_value
 from .resampling import group_codes
@@ -140,12 +140,7 @@ def stratum_counts(
     Returns:
         A :class:`StratumCounts`.
     """
-    h = normalize_verdicts(human)
-    sl = verdict_strata(judge_labelled)
-    if h.shape != sl.shape:
-        raise CalibrationInputError(
-            f"human and judge_labelled must be aligned: {h.shape[0]} vs {sl.shape[0]} rows"
-        )
+    h, sl = labelled_codes(human, judge_labelled, judge_codes=verdict_strata)
     sp = verdict_strata(judge_population)
     return _counts(h, sl, sp)
 
@@ -250,12 +245,7 @@ def stratified_run_pass_rate(
         0.62
     """
     conf = check_confidence(confidence)
-    h = normalize_verdicts(human)
-    sl = verdict_strata(judge_labelled)
-    if h.shape != sl.shape:
-        raise CalibrationInputError(
-            f"human and judge_labelled must be aligned: {h.shape[0]} vs {sl.shape[0]} rows"
-        )
+    h, sl = labelled_codes(human, judge_labelled, judge_codes=verdict_strata)
     sp = verdict_strata(judge_population)
     counts = _counts(h, sl, sp)
     docs = None
