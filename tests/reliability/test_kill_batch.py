@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -39,10 +40,7 @@ PER_BATCH = 10
 KILL_AT = ("create", "created", "retrieve", "results")
 
 
-# OpenAI (file upload, metadata, output and error files) in the default run; Anthropic's path is
-# covered there in-process (tests/judges/batch) and here with -m slow.
-@pytest.mark.parametrize("provider", ["openai", pytest.param("anthropic", marks=pytest.mark.slow)])
-def test_kill_9_at_every_batch_step_then_rerun(tmp_path: Path, provider: str) -> None:
+def _dataset(tmp_path: Path) -> Path:
     db = tmp_path / "batch.duckdb"
     rows = tmp_path / "rows.jsonl"
     rows.write_text("\n".join(json.dumps(r) for r in faithfulness_rows(ITEMS)),
@@ -50,20 +48,47 @@ def test_kill_9_at_every_batch_step_then_rerun(tmp_path: Path, provider: str) ->
     store = open_store(str(db))
     import_rows(store, rows, "docs")
     store.db.close()
+    return db
 
+
+def _command(db: Path, server: FakeLLMServer, provider: str) -> tuple[list[str], dict[str, str]]:
+    base_url = server.openai_base_url if provider == "openai" else server.base_url
+    env = {
+        **{k: v for k, v in os.environ.items()
+           if not k.startswith(("CALIBRATE_", "ANTHROPIC_", "OPENAI_"))},
+        f"CALIBRATE_{provider.upper()}_BASE_URL": base_url,
+        f"{provider.upper()}_API_KEY": DUMMY_KEY,
+    }
+    command = [sys.executable, "-m", "calibrate_app.cli", "--db", str(db), "judge", "run",
+               "faithfulness-oneshot", "--model", f"{provider}/fake-judge", "--dataset",
+               "docs", "--swap", "--repeats", str(REPEATS), "--batch",
+               "--poll-interval", "0.05", "--calls-per-batch", str(PER_BATCH)]
+    return command, env
+
+
+def _stored(db: Path) -> tuple[Any, list[Any], Counter[tuple[str, int, str]], list[Any]]:
+    """Calls, batches, how often each key was carried by a collected batch, runs."""
+    store = open_store(str(db))
+    try:
+        calls = JudgeStore(store.db).calls_frame()
+        batch_store = BatchStore(store.db)
+        batches = batch_store.batches()
+        carried = Counter(c.key for b in batches if b.state == "collected"
+                          for c in batch_store.calls(b.batch_key))
+        runs = JudgeStore(store.db).runs()
+    finally:
+        store.db.close()
+    return calls, batches, carried, runs
+
+
+# OpenAI (file upload, metadata, output and error files) in the default run; Anthropic's path is
+# covered there in-process (tests/judges/batch) and here with -m slow.
+@pytest.mark.parametrize("provider", ["openai", pytest.param("anthropic", marks=pytest.mark.slow)])
+def test_kill_9_at_every_batch_step_then_rerun(tmp_path: Path, provider: str) -> None:
+    db = _dataset(tmp_path)
     with FakeLLMServer() as server:
         server.batches.complete_after = 0.3
-        base_url = server.openai_base_url if provider == "openai" else server.base_url
-        env = {
-            **{k: v for k, v in os.environ.items()
-               if not k.startswith(("CALIBRATE_", "ANTHROPIC_", "OPENAI_"))},
-            f"CALIBRATE_{provider.upper()}_BASE_URL": base_url,
-            f"{provider.upper()}_API_KEY": DUMMY_KEY,
-        }
-        command = [sys.executable, "-m", "calibrate_app.cli", "--db", str(db), "judge", "run",
-                   "faithfulness-oneshot", "--model", f"{provider}/fake-judge", "--dataset",
-                   "docs", "--swap", "--repeats", str(REPEATS), "--batch",
-                   "--poll-interval", "0.05", "--calls-per-batch", str(PER_BATCH)]
+        command, env = _command(db, server, provider)
         current: dict[str, Any] = {}
 
         def kill_at(event: str, info: dict[str, Any]) -> str | None:
@@ -97,17 +122,7 @@ def test_kill_9_at_every_batch_step_then_rerun(tmp_path: Path, provider: str) ->
     # No online call at all.
     assert {c.action for c in server.calls} == {"batch"}
 
-    store = open_store(str(db))
-    try:
-        calls = JudgeStore(store.db).calls_frame()
-        batch_store = BatchStore(store.db)
-        batches = batch_store.batches()
-        # Which batch carried which call key, from our own records.
-        carried = Counter(c.key for b in batches if b.state == "collected"
-                          for c in batch_store.calls(b.batch_key))
-        runs = JudgeStore(store.db).runs()
-    finally:
-        store.db.close()
+    calls, batches, carried, runs = _stored(db)
     # Every result stored once, each from the batch that carried it.
     assert len(calls) == CALLS and set(calls["status"]) == {"scored"}
     assert calls.groupby(["item_hash", "repeat", "ordering"]).size().max() == 1
@@ -123,3 +138,33 @@ def test_kill_9_at_every_batch_step_then_rerun(tmp_path: Path, provider: str) ->
               "distinct call keys": int(calls.groupby(["item_hash", "repeat",
                                                         "ordering"]).ngroups)}
     print("kill -9 batch counts:", json.dumps(report))
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_moments_then_rerun(tmp_path: Path) -> None:
+    """Six kills at seeded random moments (1.5-6 s into a run), then a run to the end."""
+    db = _dataset(tmp_path)
+    rng = random.Random(16)
+    with FakeLLMServer() as server:
+        server.batches.complete_after = 1.0
+        command, env = _command(db, server, "openai")
+        codes = []
+        for _ in range(6):
+            process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+            try:
+                codes.append(process.wait(timeout=rng.uniform(1.5, 6.0)))
+            except subprocess.TimeoutExpired:
+                os.kill(process.pid, signal.SIGKILL)
+                codes.append(process.wait(timeout=30))
+        final = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert final.returncode == 0, final.stdout + final.stderr
+    bodies = Counter(server.batches.submitted_bodies())
+    calls, batches, carried, _ = _stored(db)
+    assert sum(bodies.values()) == CALLS  # nothing submitted twice at the provider
+    assert len(carried) == CALLS and set(carried.values()) == {1}
+    assert len(calls) == CALLS
+    assert calls.groupby(["item_hash", "repeat", "ordering"]).size().max() == 1
+    print("random kill -9 batch counts:", json.dumps({
+        "kills": codes.count(-signal.SIGKILL), "calls submitted": sum(bodies.values()),
+        "rows stored": len(calls), "batches": Counter(b.state for b in batches)}))
