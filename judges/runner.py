@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Required, TypedDict, Unpack
+from typing import Any, Required, Self, TypedDict, Unpack
 
 from judges.calls import CallContext, CallPolicy, StopFlag, call_single, stopped
 from judges.claimsplit import call_claim_split
@@ -79,6 +79,21 @@ class RunSummary:
     failure_kinds: dict[str, int] = field(default_factory=dict)
     verdicts: dict[str, int] = field(default_factory=dict)
     estimate: CostEstimate | None = None
+
+    @classmethod
+    def for_plan(cls, config: JudgeConfig, dataset: str, plan: RunPlan) -> Self:
+        """The summary of a run of ``config`` on ``dataset`` about to start on ``plan``."""
+        return cls(
+            config_id=config.config_id, config_name=config.name, revision=config.revision,
+            dataset=dataset, model=plan.estimate.model, planned=plan.planned,
+            cached=plan.cached, estimate=plan.estimate,
+        )
+
+    def dry_run_of(self, plan: RunPlan) -> Self:
+        """End as a dry run: nothing of ``plan`` was sent."""
+        self.status = "dry_run"
+        self.not_run = len(plan.calls)
+        return self
 
     @property
     def done(self) -> int:
@@ -334,15 +349,9 @@ async def run_judge_async(
         labelled_only=labelled_only, limit=limit, prices=prices, judge_store=judge_store,
         model=provider.spec if provider is not None else None,
     )
-    summary = RunSummary(
-        config_id=config.config_id, config_name=config.name, revision=config.revision,
-        dataset=dataset, model=plan.estimate.model, planned=plan.planned, cached=plan.cached,
-        estimate=plan.estimate,
-    )
+    summary = RunSummary.for_plan(config, dataset, plan)
     if dry_run:
-        summary.status = "dry_run"
-        summary.not_run = len(plan.calls)
-        return summary
+        return summary.dry_run_of(plan)
     assert provider is not None  # built above unless dry_run
     judge_store.save_config(config)
     options = {

@@ -486,15 +486,9 @@ async def run_judge_batch_async(
         labelled_only=labelled_only, limit=limit, prices=prices, judge_store=judge_store,
         model=provider.spec if provider is not None else None,
     )
-    summary = BatchRunSummary(
-        config_id=config.config_id, config_name=config.name, revision=config.revision,
-        dataset=dataset, model=plan.estimate.model, planned=plan.planned, cached=plan.cached,
-        estimate=plan.estimate,
-    )
+    summary = BatchRunSummary.for_plan(config, dataset, plan)
     if dry_run or api is None or provider is None:
-        summary.status = "dry_run"
-        summary.not_run = len(plan.calls)
-        return summary
+        return summary.dry_run_of(plan)
     batches = BatchStore(store.db)
     judge_store.save_config(config)
     options = {
