@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from json.encoder import encode_basestring as _encode
 from typing import Any, cast
 
@@ -128,18 +129,23 @@ class PlanStore:
                 left -= page.num_rows
             yield from page.to_batches()
 
+    @contextmanager
+    def _with_ids(self, item_ids: Iterable[str]) -> Iterator[Any]:
+        """A cursor on which ``ids`` is a table of ``item_ids`` (column ``item_id``)."""
+        with self.db.cursor() as cur:
+            cur.register("ids", pa.table({"item_id": pa.array(list(item_ids), type=pa.string())}))
+            try:
+                yield cur
+            finally:
+                cur.unregister("ids")
+
     def existing_ids(self, dataset: str, item_ids: Sequence[str]) -> set[str]:
         """Which of ``item_ids`` the dataset has."""
-        with self.db.cursor() as cur:
-            cur.register("wanted_ids", pa.table({"item_id": pa.array(list(item_ids),
-                                                                    type=pa.string())}))
-            try:
-                rows = cur.execute(
-                    "SELECT item_id FROM items SEMI JOIN wanted_ids USING (item_id) "
-                    "WHERE dataset = ?", [dataset],
-                ).fetchall()
-            finally:
-                cur.unregister("wanted_ids")
+        with self._with_ids(item_ids) as cur:
+            rows = cur.execute(
+                "SELECT item_id FROM items SEMI JOIN ids USING (item_id) WHERE dataset = ?",
+                [dataset],
+            ).fetchall()
         return {r[0] for r in rows}
 
     def first_lacking(
@@ -154,17 +160,12 @@ class PlanStore:
                  if c in JUDGED_COLUMNS]
         if not tests:
             return None
-        with self.db.cursor() as cur:
-            cur.register("planned_items", pa.table({"item_id": pa.array(list(item_ids),
-                                                                        type=pa.string())}))
-            try:
-                row = cur.execute(
-                    "SELECT i.item_id FROM items i SEMI JOIN planned_items p USING (item_id) "
-                    f"WHERE i.dataset = ? AND ({' OR '.join(tests)}) ORDER BY i.position LIMIT 1",
-                    [dataset],
-                ).fetchall()
-            finally:
-                cur.unregister("planned_items")
+        with self._with_ids(item_ids) as cur:
+            row = cur.execute(
+                "SELECT i.item_id FROM items i SEMI JOIN ids USING (item_id) "
+                f"WHERE i.dataset = ? AND ({' OR '.join(tests)}) ORDER BY i.position LIMIT 1",
+                [dataset],
+            ).fetchall()
         return str(row[0][0]) if row else None
 
     def uncached(self, config_id: str | None, keys: pa.Table) -> np.ndarray:
