@@ -74,6 +74,11 @@ def _logit_interval(value: float, se: float, z: float) -> tuple[float, float]:
     return 1.0 / (1.0 + math.exp(-(lg - z * s))), 1.0 / (1.0 + math.exp(-(lg + z * s)))
 
 
+def _containing(bounds: tuple[float, float], point: float) -> tuple[float, float]:
+    """``bounds`` widened, if needed, so that they contain ``point``."""
+    return min(bounds[0], point), max(bounds[1], point)
+
+
 def _multinomial_cov(w: npt.NDArray[np.float64], n: float) -> npt.NDArray[np.float64]:
     return (np.diag(w) - np.outer(w, w)) / max(n, 1.0)
 
@@ -190,16 +195,19 @@ def _population_rates(counts: StratumCounts, conf: float) -> PopulationRates:
     for name, fun in (("sensitivity", sens), ("specificity", spec)):
         value = fun(x_hat)
         _, se = _delta(fun, x_s, cov)
-        lo, hi = _logit_interval(fun(x_s), se, z)
+        # The interval is centred on the smoothed rates (coverage at the edges) but the point is
+        # the raw rate: with a stratum of 14 rows and no human-pass row among the judge's fails,
+        # sensitivity is 1.000 while the smoothed interval ends at 0.996. An interval that
+        # excludes its own estimate reads as a bug, so it is widened to reach the point.
+        lo, hi = _containing(_logit_interval(fun(x_s), se, z), value)
         out[name] = Estimate(value, lo, hi, n_lab, method, conf, se=se)
         if name == "specificity":  # FPR = 1 - specificity, bounds swapped
             out["fpr"] = Estimate(1.0 - value, 1.0 - hi, 1.0 - lo, n_lab, method, conf, se=se)
     sp = out["specificity"]
     kv = kappa(x_hat)
     kc, kse = _delta(kappa, x_s, cov)
-    out["kappa"] = Estimate(
-        kv, max(-1.0, kc - z * kse), min(1.0, kc + z * kse), n_lab, method, conf, se=kse
-    )
+    klo, khi = _containing((max(-1.0, kc - z * kse), min(1.0, kc + z * kse)), kv)
+    out["kappa"] = Estimate(kv, klo, khi, n_lab, method, conf, se=kse)
     return PopulationRates(out["sensitivity"], sp, out["fpr"], out["kappa"], nj_share, method)
 
 

@@ -229,6 +229,42 @@ def test_population_rates_reweight_an_oversampled_stratum() -> None:
         assert e.low <= e.estimate <= e.high  # type: ignore[operator]
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    pass_in_pass=st.integers(0, 12),
+    n_pass=st.integers(1, 12),
+    pass_in_fail=st.integers(0, 12),
+    n_fail=st.integers(1, 12),
+    population_pass=st.integers(1, 500),
+)
+def test_population_rates_intervals_contain_their_estimates(
+    pass_in_pass: int, n_pass: int, pass_in_fail: int, n_fail: int, population_pass: int
+) -> None:
+    # Small strata with a zero cell (e.g. no human-pass row among the judge's fails: raw
+    # sensitivity 1.000) once printed "1.000 [0.715, 0.996]" on the demo.
+    k_pass, k_fail = min(pass_in_pass, n_pass), min(pass_in_fail, n_fail)
+    h = (
+        ["pass"] * k_pass
+        + ["fail"] * (n_pass - k_pass)
+        + ["pass"] * k_fail
+        + ["fail"] * (n_fail - k_fail)
+    )
+    jl = ["pass"] * n_pass + ["fail"] * n_fail
+    rates = population_rates(h, jl, ["pass"] * population_pass + ["fail"] * 100)
+    for e in (rates.sensitivity, rates.specificity, rates.fpr, rates.kappa):
+        if not e.refused:
+            assert e.low <= e.estimate <= e.high  # type: ignore[operator]
+
+
+def test_population_rates_interval_reaches_a_raw_rate_of_one() -> None:
+    h = ["pass"] * 8 + ["fail"] * 2 + ["fail"] * 10  # no human pass among the judge's fails
+    jl = ["pass"] * 10 + ["fail"] * 10
+    rates = population_rates(h, jl, ["pass"] * 300 + ["fail"] * 100)
+    assert rates.sensitivity.estimate == 1.0
+    assert rates.sensitivity.high == 1.0
+    assert 0.7 < rates.sensitivity.low < 0.9  # type: ignore[operator]
+
+
 # --------------------------------------------------------------------------- transport
 
 
