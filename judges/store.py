@@ -269,13 +269,12 @@ class JudgeStore:
 
     def save_config(self, config: JudgeConfig) -> str:
         """Store ``config`` (idempotent) and return its id."""
-        with self.db.cursor() as cur:
-            cur.execute(
-                "INSERT INTO judge_configs (config_id, name, revision, kind, criterion, model, "
-                "origin, config) VALUES (?, ?, ?, ?, ?, ?, 'config', ?) ON CONFLICT DO NOTHING",
-                [config.config_id, config.name, config.revision, config.kind, config.criterion,
-                 config.model, config.canonical_json()],
-            )
+        self.db.execute(
+            "INSERT INTO judge_configs (config_id, name, revision, kind, criterion, model, "
+            "origin, config) VALUES (?, ?, ?, ?, ?, ?, 'config', ?) ON CONFLICT DO NOTHING",
+            [config.config_id, config.name, config.revision, config.kind, config.criterion,
+             config.model, config.canonical_json()],
+        )
         return config.config_id
 
     def save_external(self, name: str, kind: str, criterion: str) -> str:
@@ -346,12 +345,11 @@ class JudgeStore:
     def configs(self, *, name: str | None = None) -> list[StoredConfig]:
         """Stored configs (optionally one name), newest first."""
         where, params = ("WHERE name = ?", [name]) if name else ("", [])
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT config_id, name, revision, kind, criterion, model, origin, created_at, "
-                f"config FROM judge_configs {where} ORDER BY created_at DESC, revision DESC",
-                params,
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT config_id, name, revision, kind, criterion, model, origin, created_at, "
+            f"config FROM judge_configs {where} ORDER BY created_at DESC, revision DESC",
+            params,
+        )
         return [
             StoredConfig(
                 config_id=r[0], name=r[1], revision=r[2], kind=r[3], criterion=r[4], model=r[5],
@@ -376,25 +374,23 @@ class JudgeStore:
     ) -> str:
         """Start a run row (status ``running``) and return its id."""
         run_id = run_id or new_run_id()
-        with self.db.cursor() as cur:
-            cur.execute(
-                "INSERT INTO judge_runs (run_id, config_id, dataset, origin, status, options, "
-                "planned, pid) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
-                [run_id, config_id, dataset, origin, canonical_json(options), planned,
-                 os.getpid()],
-            )
+        self.db.execute(
+            "INSERT INTO judge_runs (run_id, config_id, dataset, origin, status, options, "
+            "planned, pid) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
+            [run_id, config_id, dataset, origin, canonical_json(options), planned,
+             os.getpid()],
+        )
         with _ACTIVE_LOCK:
             _ACTIVE_RUNS.add(run_id)
         return run_id
 
     def finish_run(self, run_id: str, status: str, summary: dict[str, Any]) -> None:
         """Record a run's final status and summary."""
-        with self.db.cursor() as cur:
-            cur.execute(
-                "UPDATE judge_runs SET status = ?, summary = ?, finished_at = current_timestamp "
-                "WHERE run_id = ?",
-                [status, json.dumps(summary, default=str), run_id],
-            )
+        self.db.execute(
+            "UPDATE judge_runs SET status = ?, summary = ?, finished_at = current_timestamp "
+            "WHERE run_id = ?",
+            [status, json.dumps(summary, default=str), run_id],
+        )
         with _ACTIVE_LOCK:
             _ACTIVE_RUNS.discard(run_id)
 
@@ -409,14 +405,13 @@ class JudgeStore:
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT r.run_id, r.config_id, r.dataset, r.origin, r.status, r.options, "
-                "r.planned, r.summary, r.started_at, r.finished_at, r.pid, c.name, c.revision "
-                "FROM judge_runs r JOIN judge_configs c USING (config_id) "
-                f"WHERE {' AND '.join(where)} ORDER BY r.started_at DESC, r.run_id DESC",
-                params,
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT r.run_id, r.config_id, r.dataset, r.origin, r.status, r.options, "
+            "r.planned, r.summary, r.started_at, r.finished_at, r.pid, c.name, c.revision "
+            "FROM judge_runs r JOIN judge_configs c USING (config_id) "
+            f"WHERE {' AND '.join(where)} ORDER BY r.started_at DESC, r.run_id DESC",
+            params,
+        )
         with _ACTIVE_LOCK:
             active = set(_ACTIVE_RUNS)
         out = []
@@ -440,23 +435,21 @@ class JudgeStore:
 
     def completed_keys(self, config_id: str) -> set[tuple[str, int, str]]:
         """Keys ``(item_hash, repeat, ordering)`` that already have a reply for ``config_id``."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT DISTINCT item_hash, repeat, ordering FROM judge_calls "
-                "WHERE config_id = ? AND status <> 'failed'",
-                [config_id],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT DISTINCT item_hash, repeat, ordering FROM judge_calls "
+            "WHERE config_id = ? AND status <> 'failed'",
+            [config_id],
+        )
         return {(r[0], int(r[1]), r[2]) for r in rows}
 
     def stored_outcomes(self, config_id: str) -> dict[tuple[str, int, str], tuple[str, str | None]]:
         """Per key with a reply: ``(status, verdict)`` of the latest stored reply."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT item_hash, repeat, ordering, status, verdict FROM judge_calls "
-                "WHERE config_id = ? AND status <> 'failed' QUALIFY row_number() OVER "
-                "(PARTITION BY item_hash, repeat, ordering ORDER BY call_id DESC) = 1",
-                [config_id],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT item_hash, repeat, ordering, status, verdict FROM judge_calls "
+            "WHERE config_id = ? AND status <> 'failed' QUALIFY row_number() OVER "
+            "(PARTITION BY item_hash, repeat, ordering ORDER BY call_id DESC) = 1",
+            [config_id],
+        )
         return {(r[0], int(r[1]), r[2]): (r[3], r[4]) for r in rows}
 
     def write_calls(self, calls: Sequence[CallRecord]) -> None:
@@ -483,12 +476,11 @@ class JudgeStore:
             where.append("list_contains(?, item_id)")
             params.append(list(item_ids))
         selected = ", ".join(columns) if columns else "*"
-        with self.db.cursor() as cur:
-            return cur.execute(
-                f"SELECT {selected} FROM judge_calls WHERE {' AND '.join(where)} "
-                "ORDER BY call_id",
-                params,
-            ).df()
+        return self.db.frame(
+            f"SELECT {selected} FROM judge_calls WHERE {' AND '.join(where)} "
+            "ORDER BY call_id",
+            params,
+        )
 
     def latest_calls(self, config_id: str, items: pd.DataFrame) -> pd.DataFrame:
         """Per (item, repeat, order): the latest stored reply of ``config_id`` on ``items``.
@@ -543,49 +535,44 @@ class JudgeStore:
 
     def run_counts(self) -> dict[str, int]:
         """Dataset name → number of judge runs (and verdict imports) on it."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT dataset, count(*) FROM judge_runs GROUP BY dataset"
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT dataset, count(*) FROM judge_runs GROUP BY dataset"
+        )
         return {str(r[0]): int(r[1]) for r in rows}
 
     def latest_config_on(self, dataset: str) -> str | None:
         """The config of the newest run (or import) on ``dataset``; ``None`` before any."""
-        with self.db.cursor() as cur:
-            row = cur.execute(
-                "SELECT config_id FROM judge_runs WHERE dataset = ? "
-                "ORDER BY started_at DESC, run_id DESC LIMIT 1",
-                [dataset],
-            ).fetchone()
+        row = self.db.fetchone(
+            "SELECT config_id FROM judge_runs WHERE dataset = ? "
+            "ORDER BY started_at DESC, run_id DESC LIMIT 1",
+            [dataset],
+        )
         return None if row is None else str(row[0])
 
     def calls_fingerprint(self, dataset: str) -> str:
         """Changes whenever a call is stored by a run on ``dataset`` (one cheap aggregate)."""
-        with self.db.cursor() as cur:
-            row = cur.execute(
-                "SELECT count(*), max(c.call_id) FROM judge_calls c "
-                "JOIN judge_runs r USING (run_id) WHERE r.dataset = ?",
-                [dataset],
-            ).fetchone()
+        row = self.db.fetchone(
+            "SELECT count(*), max(c.call_id) FROM judge_calls c "
+            "JOIN judge_runs r USING (run_id) WHERE r.dataset = ?",
+            [dataset],
+        )
         return "none" if row is None or not row[0] else f"{row[0]}:{row[1]}"
 
     def mean_output_tokens(self, config_id: str) -> float | None:
         """Mean output tokens of the stored calls of ``config_id`` (``None`` before any)."""
-        with self.db.cursor() as cur:
-            row = cur.execute(
-                "SELECT avg(output_tokens) FROM judge_calls WHERE config_id = ? "
-                "AND output_tokens IS NOT NULL",
-                [config_id],
-            ).fetchone()
+        row = self.db.fetchone(
+            "SELECT avg(output_tokens) FROM judge_calls WHERE config_id = ? "
+            "AND output_tokens IS NOT NULL",
+            [config_id],
+        )
         return None if row is None or row[0] is None else float(row[0])
 
     def call_counts(self, config_id: str) -> dict[str, int]:
         """Number of stored calls per status for ``config_id``."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT status, count(*) FROM judge_calls WHERE config_id = ? GROUP BY status",
-                [config_id],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT status, count(*) FROM judge_calls WHERE config_id = ? GROUP BY status",
+            [config_id],
+        )
         return {r[0]: int(r[1]) for r in rows}
 
 

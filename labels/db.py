@@ -16,11 +16,15 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from labels.errors import DatabaseAccessError, DatabaseLockedError, DatabaseOpenError
 from labels.migrations import Migration, migrate
+
+if TYPE_CHECKING:
+    import pandas as pd  # only for a type: opening a database loads no pandas
 
 _PID = re.compile(r"\(PID (\d+)\)")
 _CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
@@ -141,6 +145,26 @@ class Database:
             yield cur
         finally:
             cur.close()
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> None:
+        """Run one statement on its own cursor (autocommit)."""
+        with self.cursor() as cur:
+            cur.execute(sql, params)
+
+    def frame(self, sql: str, params: Sequence[object] = ()) -> pd.DataFrame:
+        """The result of one read query as a pandas DataFrame."""
+        with self.cursor() as cur:
+            return cur.execute(sql, params).df()
+
+    def fetchone(self, sql: str, params: Sequence[object] = ()) -> tuple[Any, ...] | None:
+        """The first row of one read query (on its own cursor), ``None`` when it has none."""
+        with self.cursor() as cur:
+            return cur.execute(sql, params).fetchone()
+
+    def fetchall(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """Every row of one read query (on its own cursor)."""
+        with self.cursor() as cur:
+            return cur.execute(sql, params).fetchall()
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:

@@ -161,25 +161,23 @@ class LabelStore:
             InvalidNameError: ``name`` breaks :data:`labels.validation.NAME_RULE`.
         """
         name = check_name(name, "dataset")
-        with self.db.cursor() as cur:
-            cur.execute(
-                "INSERT INTO datasets (name, kind, source_file) VALUES (?, ?, ?) "
-                "ON CONFLICT DO NOTHING",
-                [name, kind, source_file],
-            )
+        self.db.execute(
+            "INSERT INTO datasets (name, kind, source_file) VALUES (?, ?, ?) "
+            "ON CONFLICT DO NOTHING",
+            [name, kind, source_file],
+        )
 
     def datasets(self) -> list[Dataset]:
         """All datasets with their item, label and annotator counts."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                """
-                SELECT d.name, d.kind, d.created_at, d.source_file,
-                       (SELECT count(*) FROM items i WHERE i.dataset = d.name),
-                       (SELECT count(*) FROM current_labels l WHERE l.dataset = d.name),
-                       (SELECT count(DISTINCT annotator) FROM labels l WHERE l.dataset = d.name)
-                FROM datasets d ORDER BY d.created_at, d.name
-                """
-            ).fetchall()
+        rows = self.db.fetchall(
+            """
+            SELECT d.name, d.kind, d.created_at, d.source_file,
+                   (SELECT count(*) FROM items i WHERE i.dataset = d.name),
+                   (SELECT count(*) FROM current_labels l WHERE l.dataset = d.name),
+                   (SELECT count(DISTINCT annotator) FROM labels l WHERE l.dataset = d.name)
+            FROM datasets d ORDER BY d.created_at, d.name
+            """
+        )
         return [
             Dataset(
                 name=r[0],
@@ -205,17 +203,15 @@ class LabelStore:
 
     def count_items(self, dataset: str) -> int:
         """Number of items in ``dataset``."""
-        with self.db.cursor() as cur:
-            row = cur.execute("SELECT count(*) FROM items WHERE dataset = ?", [dataset]).fetchone()
+        row = self.db.fetchone("SELECT count(*) FROM items WHERE dataset = ?", [dataset])
         return int(row[0]) if row else 0
 
     def item(self, dataset: str, item_id: str) -> Item:
         """One item, or :class:`NotFoundError`."""
-        with self.db.cursor() as cur:
-            row = cur.execute(
-                f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? AND item_id = ?",
-                [dataset, item_id],
-            ).fetchone()
+        row = self.db.fetchone(
+            f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? AND item_id = ?",
+            [dataset, item_id],
+        )
         if row is None:
             raise NotFoundError(f"dataset {dataset!r} has no item {item_id!r}")
         return _item_from_row(row)
@@ -238,21 +234,19 @@ class LabelStore:
 
     def items_frame(self, dataset: str) -> pd.DataFrame:
         """Items of ``dataset`` as a DataFrame (sources and metadata as JSON text)."""
-        with self.db.cursor() as cur:
-            return cur.execute(
-                f"SELECT {_ITEM_COLUMNS}, content_hash FROM items WHERE dataset = ? "
-                "ORDER BY position",
-                [dataset],
-            ).df()
+        return self.db.frame(
+            f"SELECT {_ITEM_COLUMNS}, content_hash FROM items WHERE dataset = ? "
+            "ORDER BY position",
+            [dataset],
+        )
 
     def dataset_content_hash(self, dataset: str) -> str:
         """A hash over the content of every item of ``dataset`` (order-independent)."""
-        with self.db.cursor() as cur:
-            row = cur.execute(
-                "SELECT sha256(coalesce(string_agg(item_id || ':' || content_hash, ',' "
-                "ORDER BY item_id), '')) FROM items WHERE dataset = ?",
-                [dataset],
-            ).fetchone()
+        row = self.db.fetchone(
+            "SELECT sha256(coalesce(string_agg(item_id || ':' || content_hash, ',' "
+            "ORDER BY item_id), '')) FROM items WHERE dataset = ?",
+            [dataset],
+        )
         return str(row[0]) if row else ""
 
     # -- annotators and criteria ------------------------------------------------------------
@@ -264,8 +258,7 @@ class LabelStore:
             InvalidNameError: the name breaks :data:`labels.validation.NAME_RULE`.
         """
         name = check_name(name.strip(), "annotator")
-        with self.db.cursor() as cur:
-            cur.execute("INSERT INTO annotators (name) VALUES (?) ON CONFLICT DO NOTHING", [name])
+        self.db.execute("INSERT INTO annotators (name) VALUES (?) ON CONFLICT DO NOTHING", [name])
 
     def annotators(self) -> list[str]:
         """Names of all annotators."""
@@ -276,11 +269,10 @@ class LabelStore:
 
     def criteria(self) -> list[Criterion]:
         """All criteria."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT name, kind, guidelines, show_reference, failure_tags FROM criteria "
-                "ORDER BY name"
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT name, kind, guidelines, show_reference, failure_tags FROM criteria "
+            "ORDER BY name"
+        )
         return [
             Criterion(
                 name=r[0],
@@ -307,23 +299,22 @@ class LabelStore:
             InvalidNameError: the criterion's name breaks :data:`labels.validation.NAME_RULE`.
         """
         criterion = criterion.model_copy(update={"name": check_name(criterion.name, "criterion")})
-        with self.db.cursor() as cur:
-            cur.execute(
-                """
-                INSERT INTO criteria (name, kind, guidelines, show_reference, failure_tags)
-                VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (name) DO UPDATE SET kind = excluded.kind,
-                    guidelines = excluded.guidelines, show_reference = excluded.show_reference,
-                    failure_tags = excluded.failure_tags
-                """,
-                [
-                    criterion.name,
-                    criterion.kind,
-                    criterion.guidelines,
-                    criterion.show_reference,
-                    json.dumps(list(criterion.failure_tags)),
-                ],
-            )
+        self.db.execute(
+            """
+            INSERT INTO criteria (name, kind, guidelines, show_reference, failure_tags)
+            VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (name) DO UPDATE SET kind = excluded.kind,
+                guidelines = excluded.guidelines, show_reference = excluded.show_reference,
+                failure_tags = excluded.failure_tags
+            """,
+            [
+                criterion.name,
+                criterion.kind,
+                criterion.guidelines,
+                criterion.show_reference,
+                json.dumps(list(criterion.failure_tags)),
+            ],
+        )
 
     # -- labels -----------------------------------------------------------------------------
 
@@ -463,12 +454,11 @@ class LabelStore:
     ) -> list[Label]:
         """Every label ever given to an item, oldest first."""
         where, params = self._filters(dataset, annotator=annotator, criterion=criterion)
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                f"SELECT {_LABEL_COLUMNS} FROM labels "
-                f"WHERE {where} AND item_id = ? ORDER BY labelled_at, label_id",
-                [*params, item_id],
-            ).fetchall()
+        rows = self.db.fetchall(
+            f"SELECT {_LABEL_COLUMNS} FROM labels "
+            f"WHERE {where} AND item_id = ? ORDER BY labelled_at, label_id",
+            [*params, item_id],
+        )
         return [_label_from_row(r) for r in rows]
 
     @staticmethod
@@ -489,13 +479,12 @@ class LabelStore:
     ) -> pd.DataFrame:
         """The latest label per (item, annotator, criterion), as a DataFrame."""
         where, params = self._filters(dataset, annotator=annotator, criterion=criterion)
-        with self.db.cursor() as cur:
-            return cur.execute(
-                "SELECT label_id, item_id, annotator, criterion, verdict, note, failure_tags, "
-                f"labelled_at, seconds_spent, origin FROM current_labels WHERE {where} "
-                "ORDER BY item_id, annotator, criterion",
-                params,
-            ).df()
+        return self.db.frame(
+            "SELECT label_id, item_id, annotator, criterion, verdict, note, failure_tags, "
+            f"labelled_at, seconds_spent, origin FROM current_labels WHERE {where} "
+            "ORDER BY item_id, annotator, criterion",
+            params,
+        )
 
     def provenance_frame(self, dataset: str, *, criterion: str | None = None) -> pd.DataFrame:
         """The current labels with how their rows were chosen (``unknown`` when not recorded).
@@ -504,64 +493,58 @@ class LabelStore:
         stratum, inclusion_probability, selection_share, judge``.
         """
         where, params = self._filters(dataset, criterion=criterion)
-        with self.db.cursor() as cur:
-            return cur.execute(
-                "SELECT c.label_id, c.item_id, c.annotator, c.criterion, c.verdict, c.origin, "
-                "coalesce(p.selection, 'unknown') AS selection, p.stratum, "
-                "p.inclusion_probability, p.selection_share, p.judge "
-                f"FROM (SELECT * FROM current_labels WHERE {where}) c "
-                "LEFT JOIN label_provenance p USING (label_id) "
-                "ORDER BY c.item_id, c.annotator, c.criterion",
-                params,
-            ).df()
+        return self.db.frame(
+            "SELECT c.label_id, c.item_id, c.annotator, c.criterion, c.verdict, c.origin, "
+            "coalesce(p.selection, 'unknown') AS selection, p.stratum, "
+            "p.inclusion_probability, p.selection_share, p.judge "
+            f"FROM (SELECT * FROM current_labels WHERE {where}) c "
+            "LEFT JOIN label_provenance p USING (label_id) "
+            "ORDER BY c.item_id, c.annotator, c.criterion",
+            params,
+        )
 
     def label_history_frame(self, dataset: str, *, criterion: str | None = None) -> pd.DataFrame:
         """Every label version of ``dataset`` (optionally one criterion), oldest first."""
         where, params = self._filters(dataset, criterion=criterion)
-        with self.db.cursor() as cur:
-            return cur.execute(
-                "SELECT label_id, item_id, annotator, criterion, verdict, note, failure_tags, "
-                f"labelled_at, seconds_spent, origin FROM labels WHERE {where} "
-                "ORDER BY labelled_at, label_id",
-                params,
-            ).df()
+        return self.db.frame(
+            "SELECT label_id, item_id, annotator, criterion, verdict, note, failure_tags, "
+            f"labelled_at, seconds_spent, origin FROM labels WHERE {where} "
+            "ORDER BY labelled_at, label_id",
+            params,
+        )
 
     def labelled_item_ids(self, dataset: str, annotator: str, criterion: str) -> set[str]:
         """Items this annotator has a current label for (any verdict)."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT DISTINCT item_id FROM labels WHERE dataset = ? AND annotator = ? "
-                "AND criterion = ?",
-                [dataset, annotator, criterion],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT DISTINCT item_id FROM labels WHERE dataset = ? AND annotator = ? "
+            "AND criterion = ?",
+            [dataset, annotator, criterion],
+        )
         return {r[0] for r in rows}
 
     def label_counts(self, dataset: str, criterion: str) -> dict[str, int]:
         """Number of distinct annotators with a current label, per item (labelled items only)."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT item_id, count(DISTINCT annotator) FROM labels "
-                "WHERE dataset = ? AND criterion = ? GROUP BY item_id",
-                [dataset, criterion],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT item_id, count(DISTINCT annotator) FROM labels "
+            "WHERE dataset = ? AND criterion = ? GROUP BY item_id",
+            [dataset, criterion],
+        )
         return {r[0]: int(r[1]) for r in rows}
 
     # -- queue support for the labelling app ------------------------------------------------
 
     def dataset_kinds(self) -> dict[str, Kind]:
         """Dataset name → kind, without counting anything (cheap enough for every rerun)."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT name, kind FROM datasets ORDER BY created_at, name"
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT name, kind FROM datasets ORDER BY created_at, name"
+        )
         return {r[0]: r[1] for r in rows}
 
     def item_ids(self, dataset: str) -> list[str]:
         """Every item id of ``dataset`` in file order."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT item_id FROM items WHERE dataset = ? ORDER BY position", [dataset]
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT item_id FROM items WHERE dataset = ? ORDER BY position", [dataset]
+        )
         return [r[0] for r in rows]
 
     def labelled_in_order(self, dataset: str, annotator: str, criterion: str) -> list[str]:
@@ -570,12 +553,11 @@ class LabelStore:
         Editing a label adds a newer version but does not move the item in this list, so an
         annotator stepping back through their work sees a stable sequence.
         """
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT item_id FROM labels WHERE dataset = ? AND annotator = ? AND criterion = ? "
-                "GROUP BY item_id ORDER BY min(labelled_at), min(label_id)",
-                [dataset, annotator, criterion],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT item_id FROM labels WHERE dataset = ? AND annotator = ? AND criterion = ? "
+            "GROUP BY item_id ORDER BY min(labelled_at), min(label_id)",
+            [dataset, annotator, criterion],
+        )
         return [r[0] for r in rows]
 
     def queue_snapshot(
@@ -587,16 +569,15 @@ class LabelStore:
             (items in the dataset, items ``annotator`` labelled, item id → number of
             annotators with a label for ``criterion``).
         """
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                """
-                SELECT NULL, (SELECT count(*) FROM items WHERE dataset = ?), false
-                UNION ALL
-                SELECT item_id, count(DISTINCT annotator), bool_or(annotator = ?)
-                FROM labels WHERE dataset = ? AND criterion = ? GROUP BY item_id
-                """,
-                [dataset, annotator, dataset, criterion],
-            ).fetchall()
+        rows = self.db.fetchall(
+            """
+            SELECT NULL, (SELECT count(*) FROM items WHERE dataset = ?), false
+            UNION ALL
+            SELECT item_id, count(DISTINCT annotator), bool_or(annotator = ?)
+            FROM labels WHERE dataset = ? AND criterion = ? GROUP BY item_id
+            """,
+            [dataset, annotator, dataset, criterion],
+        )
         total = next(int(r[1]) for r in rows if r[0] is None)
         mine = {r[0] for r in rows if r[0] is not None and r[2]}
         counts = {r[0]: int(r[1]) for r in rows if r[0] is not None}
@@ -608,26 +589,24 @@ class LabelStore:
         Skipping the same row again moves it to the end again.
         """
         self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-        with self.db.cursor() as cur:
-            cur.execute(
-                """
-                INSERT INTO queue_skips (dataset, criterion, annotator, item_id, skipped_at)
-                VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (dataset, criterion, annotator, item_id)
-                DO UPDATE SET skipped_at = excluded.skipped_at
-                """,
-                [dataset, criterion, annotator, item_id, datetime.now(UTC)],
-            )
+        self.db.execute(
+            """
+            INSERT INTO queue_skips (dataset, criterion, annotator, item_id, skipped_at)
+            VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (dataset, criterion, annotator, item_id)
+            DO UPDATE SET skipped_at = excluded.skipped_at
+            """,
+            [dataset, criterion, annotator, item_id, datetime.now(UTC)],
+        )
 
     def skipped(self, dataset: str, criterion: str, annotator: str) -> list[str]:
         """Items ``annotator`` skipped for (dataset, criterion), oldest skip first."""
         self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT item_id FROM queue_skips WHERE dataset = ? AND criterion = ? "
-                "AND annotator = ? ORDER BY skipped_at, item_id",
-                [dataset, criterion, annotator],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT item_id FROM queue_skips WHERE dataset = ? AND criterion = ? "
+            "AND annotator = ? ORDER BY skipped_at, item_id",
+            [dataset, criterion, annotator],
+        )
         return [r[0] for r in rows]
 
     def open_work(self, annotator: str) -> list[tuple[str, str, int]]:
@@ -651,12 +630,11 @@ class LabelStore:
     def queue_settings(self, dataset: str, criterion: str) -> QueueSettings:
         """The eval owner's queue settings for (dataset, criterion); defaults when never set."""
         self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT queue_order, seed, overlap FROM queue_settings "
-                "WHERE dataset = ? AND criterion = ?",
-                [dataset, criterion],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT queue_order, seed, overlap FROM queue_settings "
+            "WHERE dataset = ? AND criterion = ?",
+            [dataset, criterion],
+        )
         if not rows:
             return QueueSettings()
         return QueueSettings(order=rows[0][0], seed=int(rows[0][1]), overlap=int(rows[0][2]))
@@ -664,14 +642,13 @@ class LabelStore:
     def save_queue_settings(self, dataset: str, criterion: str, settings: QueueSettings) -> None:
         """Store the queue settings every annotator of (dataset, criterion) will get."""
         self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-        with self.db.cursor() as cur:
-            cur.execute(
-                """
-                INSERT INTO queue_settings (dataset, criterion, queue_order, seed, overlap)
-                VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT (dataset, criterion) DO UPDATE SET
-                    queue_order = excluded.queue_order, seed = excluded.seed,
-                    overlap = excluded.overlap, updated_at = now()
-                """,
-                [dataset, criterion, settings.order, settings.seed, settings.overlap],
-            )
+        self.db.execute(
+            """
+            INSERT INTO queue_settings (dataset, criterion, queue_order, seed, overlap)
+            VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (dataset, criterion) DO UPDATE SET
+                queue_order = excluded.queue_order, seed = excluded.seed,
+                overlap = excluded.overlap, updated_at = now()
+            """,
+            [dataset, criterion, settings.order, settings.seed, settings.overlap],
+        )

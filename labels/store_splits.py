@@ -162,19 +162,17 @@ class SplitStore:
 
     def derived(self, dataset: str) -> list[DerivedItem]:
         """The derived rows stored in ``dataset`` with their origins."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT dataset, item_id, origin_dataset, origin_item_id, perturbation "
-                "FROM derived_items WHERE dataset = ? ORDER BY item_id", [dataset],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT dataset, item_id, origin_dataset, origin_item_id, perturbation "
+            "FROM derived_items WHERE dataset = ? ORDER BY item_id", [dataset],
+        )
         return [DerivedItem(*r) for r in rows]
 
     def is_derived_dataset(self, dataset: str) -> bool:
         """Whether ``dataset`` holds derived (perturbed) rows."""
-        with self.db.cursor() as cur:
-            row = cur.execute(
-                "SELECT count(*) FROM derived_items WHERE dataset = ?", [dataset]
-            ).fetchone()
+        row = self.db.fetchone(
+            "SELECT count(*) FROM derived_items WHERE dataset = ?", [dataset]
+        )
         return bool(row and row[0])
 
     def derived_datasets(self) -> set[str]:

@@ -141,11 +141,10 @@ class AlignStore:
         self, dataset: str, criterion: str, config_id: str, *, n_rows: int, context: str
     ) -> None:
         """Count one evaluation of ``config_id`` on the test rows."""
-        with self.db.cursor() as cur:
-            cur.execute(
-                "INSERT INTO test_evaluations (dataset, criterion, config_id, n_rows, context) "
-                "VALUES (?, ?, ?, ?, ?)", [dataset, criterion, config_id, n_rows, context],
-            )
+        self.db.execute(
+            "INSERT INTO test_evaluations (dataset, criterion, config_id, n_rows, context) "
+            "VALUES (?, ?, ?, ?, ?)", [dataset, criterion, config_id, n_rows, context],
+        )
 
     def reuse_warning(self, dataset: str, criterion: str) -> str | None:
         """:func:`optimism_warning` for the test rows of ``dataset``/``criterion``."""
@@ -153,11 +152,10 @@ class AlignStore:
 
     def test_usage(self, dataset: str, criterion: str) -> tuple[int, int]:
         """``(evaluations, distinct revisions)`` on the test rows of ``dataset``/``criterion``."""
-        with self.db.cursor() as cur:
-            row = cur.execute(
-                "SELECT count(*), count(DISTINCT config_id) FROM test_evaluations "
-                "WHERE dataset = ? AND criterion = ?", [dataset, criterion],
-            ).fetchone()
+        row = self.db.fetchone(
+            "SELECT count(*), count(DISTINCT config_id) FROM test_evaluations "
+            "WHERE dataset = ? AND criterion = ?", [dataset, criterion],
+        )
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
     # -- proposals and adoptions ------------------------------------------------------------
@@ -168,24 +166,22 @@ class AlignStore:
     ) -> str:
         """Store a proposal; returns its id."""
         proposal_id = "p" + uuid.uuid4().hex[:12]
-        with self.db.cursor() as cur:
-            cur.execute(
-                "INSERT INTO proposals (proposal_id, dataset, criterion, base_config_id, "
-                "config_id, proposer, addressed, diff, request, reply) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [proposal_id, dataset, criterion, base_config_id, config_id, proposer,
-                 json.dumps(addressed), diff, json.dumps(request, ensure_ascii=False), reply],
-            )
+        self.db.execute(
+            "INSERT INTO proposals (proposal_id, dataset, criterion, base_config_id, "
+            "config_id, proposer, addressed, diff, request, reply) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [proposal_id, dataset, criterion, base_config_id, config_id, proposer,
+             json.dumps(addressed), diff, json.dumps(request, ensure_ascii=False), reply],
+        )
         return proposal_id
 
     def proposal(self, proposal_id: str) -> StoredProposal:
         """One proposal by id (or :class:`NotFoundError`)."""
-        with self.db.cursor() as cur:
-            row = cur.execute(
-                "SELECT proposal_id, dataset, criterion, base_config_id, config_id, proposer, "
-                "addressed, diff, created_at FROM proposals WHERE proposal_id = ?",
-                [proposal_id],
-            ).fetchone()
+        row = self.db.fetchone(
+            "SELECT proposal_id, dataset, criterion, base_config_id, config_id, proposer, "
+            "addressed, diff, created_at FROM proposals WHERE proposal_id = ?",
+            [proposal_id],
+        )
         if row is None:
             raise NotFoundError(f"no proposal {proposal_id!r}")
         return StoredProposal(row[0], row[1], row[2], row[3], row[4], row[5],
@@ -193,31 +189,28 @@ class AlignStore:
 
     def proposals(self, dataset: str, criterion: str) -> list[StoredProposal]:
         """Proposals for a dataset and criterion, newest first."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT proposal_id, dataset, criterion, base_config_id, config_id, proposer, "
-                "addressed, diff, created_at FROM proposals WHERE dataset = ? AND criterion = ? "
-                "ORDER BY created_at DESC", [dataset, criterion],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT proposal_id, dataset, criterion, base_config_id, config_id, proposer, "
+            "addressed, diff, created_at FROM proposals WHERE dataset = ? AND criterion = ? "
+            "ORDER BY created_at DESC", [dataset, criterion],
+        )
         return [StoredProposal(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), r[7], r[8])
                 for r in rows]
 
     def adopt(self, dataset: str, criterion: str, name: str, config_id: str,
               proposal_id: str | None) -> None:
         """Record the owner's explicit adoption of a revision."""
-        with self.db.cursor() as cur:
-            cur.execute(
-                "INSERT INTO adoptions (dataset, criterion, name, config_id, proposal_id) "
-                "VALUES (?, ?, ?, ?, ?)", [dataset, criterion, name, config_id, proposal_id],
-            )
+        self.db.execute(
+            "INSERT INTO adoptions (dataset, criterion, name, config_id, proposal_id) "
+            "VALUES (?, ?, ?, ?, ?)", [dataset, criterion, name, config_id, proposal_id],
+        )
 
     def adopted(self, dataset: str, criterion: str, name: str) -> str | None:
         """The config id adopted last for this judge name, or ``None``."""
-        with self.db.cursor() as cur:
-            row = cur.execute(
-                "SELECT config_id FROM adoptions WHERE dataset = ? AND criterion = ? "
-                "AND name = ? ORDER BY adopted_at DESC LIMIT 1", [dataset, criterion, name],
-            ).fetchone()
+        row = self.db.fetchone(
+            "SELECT config_id FROM adoptions WHERE dataset = ? AND criterion = ? "
+            "AND name = ? ORDER BY adopted_at DESC LIMIT 1", [dataset, criterion, name],
+        )
         return str(row[0]) if row else None
 
     # -- stress results ---------------------------------------------------------------------
@@ -239,14 +232,13 @@ class AlignStore:
         if dataset is not None:
             where += " AND dataset = ?"
             params.append(dataset)
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT stress_run, dataset, config_id, test, expectation, n, flips, detail, "
-                f"created_at FROM stress_results WHERE {where} AND stress_run = ("
-                f"SELECT stress_run FROM stress_results WHERE {where} "
-                "ORDER BY created_at DESC, result_id DESC LIMIT 1) ORDER BY result_id",
-                params + params,
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT stress_run, dataset, config_id, test, expectation, n, flips, detail, "
+            f"created_at FROM stress_results WHERE {where} AND stress_run = ("
+            f"SELECT stress_run FROM stress_results WHERE {where} "
+            "ORDER BY created_at DESC, result_id DESC LIMIT 1) ORDER BY result_id",
+            params + params,
+        )
         return [StoredStress(r[0], r[1], r[2], r[3], r[4], int(r[5]), int(r[6]),
                              json.loads(r[7]), r[8]) for r in rows]
 

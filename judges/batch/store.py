@@ -151,30 +151,27 @@ class BatchStore:
 
     def submitted(self, batch_key: str, batch_id: str, input_file_id: str | None) -> None:
         """The provider accepted the submission: store its batch id."""
-        with self.db.cursor() as cur:
-            cur.execute(
-                "UPDATE judge_batches SET state = 'submitted', batch_id = ?, input_file_id = ?, "
-                "submitted_at = current_timestamp WHERE batch_key = ?",
-                [batch_id, input_file_id, batch_key],
-            )
+        self.db.execute(
+            "UPDATE judge_batches SET state = 'submitted', batch_id = ?, input_file_id = ?, "
+            "submitted_at = current_timestamp WHERE batch_key = ?",
+            [batch_id, input_file_id, batch_key],
+        )
 
     def abandon(self, batch_key: str, reason: str) -> None:
         """The submission never reached the provider (or was refused): its calls are free."""
-        with self.db.cursor() as cur:
-            cur.execute(
-                "UPDATE judge_batches SET state = 'abandoned', error = ? WHERE batch_key = ?",
-                [reason[:2000], batch_key],
-            )
+        self.db.execute(
+            "UPDATE judge_batches SET state = 'abandoned', error = ? WHERE batch_key = ?",
+            [reason[:2000], batch_key],
+        )
 
     def update_status(self, batch_key: str, status: str, counts: dict[str, int],
                       ended_at: datetime | None) -> None:
         """What the last poll said (shown by ``calibrate judge batches`` and the app)."""
-        with self.db.cursor() as cur:
-            cur.execute(
-                "UPDATE judge_batches SET status = ?, counts = ?, ended_at = ? "
-                "WHERE batch_key = ?",
-                [status, json.dumps(counts), ended_at, batch_key],
-            )
+        self.db.execute(
+            "UPDATE judge_batches SET status = ?, counts = ?, ended_at = ? "
+            "WHERE batch_key = ?",
+            [status, json.dumps(counts), ended_at, batch_key],
+        )
 
     def collect(self, batch_key: str, run_id: str, records: Sequence[CallRecord],
                 outcomes: dict[str, str], *, error: str | None = None) -> bool:
@@ -223,12 +220,11 @@ class BatchStore:
         if states is not None:
             where.append("list_contains(?, state)")
             params.append(list(states))
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                f"SELECT {_BATCH_COLUMNS} FROM judge_batches WHERE {' AND '.join(where)} "
-                "ORDER BY created_at, batch_key",
-                params,
-            ).fetchall()
+        rows = self.db.fetchall(
+            f"SELECT {_BATCH_COLUMNS} FROM judge_batches WHERE {' AND '.join(where)} "
+            "ORDER BY created_at, batch_key",
+            params,
+        )
         return [
             StoredBatch(
                 batch_key=r[0], config_id=r[1], provider=r[2], run_id=r[3], state=r[4],
@@ -241,32 +237,29 @@ class BatchStore:
 
     def known_batch_ids(self, provider: str) -> set[str]:
         """Every provider batch id recorded for ``provider`` (any config, any state)."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT batch_id FROM judge_batches WHERE provider = ? AND batch_id IS NOT NULL",
-                [provider],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT batch_id FROM judge_batches WHERE provider = ? AND batch_id IS NOT NULL",
+            [provider],
+        )
         return {str(r[0]) for r in rows}
 
     def calls(self, batch_key: str) -> list[BatchCall]:
         """The calls a submission carries."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT custom_id, item_id, item_hash, repeat, ordering, request "
-                "FROM judge_batch_calls WHERE batch_key = ? ORDER BY custom_id",
-                [batch_key],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT custom_id, item_id, item_hash, repeat, ordering, request "
+            "FROM judge_batch_calls WHERE batch_key = ? ORDER BY custom_id",
+            [batch_key],
+        )
         return [BatchCall(r[0], r[1], r[2], int(r[3]), r[4], json.loads(r[5])) for r in rows]
 
     def in_flight_keys(self, config_id: str) -> set[tuple[str, int, str]]:
         """Call keys of ``config_id`` carried by a batch not yet collected."""
-        with self.db.cursor() as cur:
-            rows = cur.execute(
-                "SELECT DISTINCT c.item_hash, c.repeat, c.ordering FROM judge_batch_calls c "
-                "JOIN judge_batches b USING (batch_key) "
-                "WHERE b.config_id = ? AND list_contains(?, b.state)",
-                [config_id, list(OPEN_STATES)],
-            ).fetchall()
+        rows = self.db.fetchall(
+            "SELECT DISTINCT c.item_hash, c.repeat, c.ordering FROM judge_batch_calls c "
+            "JOIN judge_batches b USING (batch_key) "
+            "WHERE b.config_id = ? AND list_contains(?, b.state)",
+            [config_id, list(OPEN_STATES)],
+        )
         return {(r[0], int(r[1]), r[2]) for r in rows}
 
 
