@@ -62,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from coverage_designs import designs_block
 from coverage_paired import paired_block
 from coverage_pairwise import pairwise_block
-from coverage_stat import Stat
+from coverage_stat import Stat, verdict_lines
 from coverage_transfer import transfer_block
 
 from judges.calibration import (
@@ -327,13 +327,11 @@ def main() -> int:
         print("reference methods below 0.94 where their theory says valid:")
         for n in notes:
             print(f"  - {n}")
-    if failures:
-        print("BARS NOT MET:")
-        for f in failures:
-            print(f"  - {f}")
-    else:
-        print("all bars met (lee and auto coverage >= 0.94 where claimed; auto width <= 1.05x; "
-              "degenerate judge: no confident wrong interval; report <= 2 s)")
+    print(*verdict_lines(
+        failures, not_met="BARS NOT MET:",
+        met="all bars met (lee and auto coverage >= 0.94 where claimed; auto width <= 1.05x; "
+        "degenerate judge: no confident wrong interval; report <= 2 s)",
+    ), sep="\n")  # fmt: skip
     if ns.block == "all":
         for run in others.values():
             print()

@@ -38,12 +38,11 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from coverage_stat import Stat
+from coverage_stat import Stat, run_cells, verdict_lines
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -342,8 +341,7 @@ def designs_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], lis
     """Run every design cell; return the printed lines and the bars not met."""
     t0 = time.perf_counter()
     cells = _cells()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(_run_cell, [(i, c, reps, seed) for i, c in enumerate(cells)]))
+    results = run_cells(_run_cell, cells, reps=reps, seed=seed, workers=workers)
     mc_se = (0.95 * 0.05 / reps) ** 0.5
     lines = [
         f"Coverage of nominal-95% intervals under every labelling design, seed {seed}, {reps} "
@@ -405,13 +403,10 @@ def designs_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], lis
         elif auto.coverage is None or auto.coverage < 0.94:
             failures.append(f"{c.block} {c.label}: auto coverage {auto.coverage}")
     lines += ["", f"design blocks wall time: {time.perf_counter() - t0:.0f} s on {workers} workers"]
-    if failures:
-        lines.append("DESIGN BARS NOT MET:")
-        lines += [f"  - {f}" for f in failures]
-    else:
-        lines.append(
-            "all design bars met (auto coverage >= 0.94 in every cell where it claims; auto "
-            "width <= 1.05x the narrowest covering method; degenerate judge: no confident wrong "
-            "interval; forced same_run_random on another run's labels: refused every time)"
-        )
+    lines += verdict_lines(
+        failures, not_met="DESIGN BARS NOT MET:",
+        met="all design bars met (auto coverage >= 0.94 in every cell where it claims; auto "
+        "width <= 1.05x the narrowest covering method; degenerate judge: no confident wrong "
+        "interval; forced same_run_random on another run's labels: refused every time)",
+    )  # fmt: skip
     return lines, failures

@@ -24,10 +24,10 @@ Bars: ``cov >= 0.94`` wherever claimed, ``rej <= 0.05`` and ``mcn <= 0.05`` in n
 from __future__ import annotations
 
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+from coverage_stat import run_cells, verdict_lines
 
 from judges.calibration import ConfusionMatrix, paired_difference, simulate_paired
 
@@ -142,9 +142,7 @@ def paired_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], list
     """Run the block; return the printed lines and the bars not met."""
     t0 = time.perf_counter()
     cells = paired_cells()
-    jobs = [(i, c, reps, seed) for i, c in enumerate(cells)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(run_paired_cell, jobs))
+    results = run_cells(run_paired_cell, cells, reps=reps, seed=seed, workers=workers)
     lines = [
         f"Paired corrected difference (candidate - baseline), nominal 95 %: seed {seed}, "
         f"{reps} replicates per cell",
@@ -192,10 +190,9 @@ def paired_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], list
               "fail together):", *doc_lines]
     lines.append(f"block wall time: {time.perf_counter() - t0:.0f} s on {workers} workers")
     lines.append("")
-    if failures:
-        lines.append("BARS NOT MET (paired):")
-        lines += [f"  - {f}" for f in failures]
-    else:
-        lines.append("paired bars met: coverage >= 0.94 wherever claimed; null rejected <= 0.05 "
-                     "by the interval and by McNemar")
+    lines += verdict_lines(
+        failures, not_met="BARS NOT MET (paired):",
+        met="paired bars met: coverage >= 0.94 wherever claimed; null rejected <= 0.05 by the "
+        "interval and by McNemar",
+    )  # fmt: skip
     return lines, failures

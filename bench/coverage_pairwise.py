@@ -21,10 +21,10 @@ its coverage was 0.922-0.970 at 1,000 replicates (0.922 for B wins at shares 0.0
 from __future__ import annotations
 
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
+from coverage_stat import run_cells, verdict_lines
 
 from judges.calibration import corrected_win_rate_from_counts
 
@@ -94,10 +94,7 @@ def run_pairwise_cell(
 def pairwise_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], list[str]]:
     """Run the block; return the printed lines and the bars not met."""
     t0 = time.perf_counter()
-    cells = pairwise_cells()
-    jobs = [(i, c, reps, seed) for i, c in enumerate(cells)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(run_pairwise_cell, jobs))
+    results = run_cells(run_pairwise_cell, pairwise_cells(), reps=reps, seed=seed, workers=workers)
     lines = [
         f"Corrected pairwise win rate (a / b / tie), nominal 95 %: seed {seed}, {reps} "
         "replicates per cell",
@@ -127,8 +124,6 @@ def pairwise_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], li
         lines.append(f"{cell.name:9} {pi:>18} {cell.m:4d} {cell.n:5d} | " + " | ".join(parts))
     lines.append("each entry: coverage, '!' if < 0.94, mean width, share refused; bar on delta")
     lines.append(f"pairwise block: {time.perf_counter() - t0:.1f} s")
-    if failures:
-        lines += ["BARS NOT MET:"] + [f"  - {f}" for f in failures]
-    else:
-        lines.append("all bars met (delta coverage >= 0.94 for every share)")
+    lines += verdict_lines(failures, not_met="BARS NOT MET:",
+                           met="all bars met (delta coverage >= 0.94 for every share)")
     return lines, failures

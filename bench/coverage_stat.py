@@ -1,8 +1,24 @@
-"""What every coverage block counts per (cell, method): claims, coverage, width, wrong claims."""
+"""What every coverage block shares: the counts per (cell, method), running cells, the verdict."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Any
+
+
+def run_cells(
+    run: Callable[[Any], Any], cells: Sequence[Any], *, reps: int, seed: int, workers: int
+) -> list[Any]:
+    """``run((index, cell, reps, seed))`` for every cell on ``workers`` processes, in cell order."""
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(run, [(i, c, reps, seed) for i, c in enumerate(cells)]))
+
+
+def verdict_lines(failures: Sequence[str], *, not_met: str, met: str) -> list[str]:
+    """A block's closing lines: the ``not_met`` heading and each failure, or ``met``."""
+    return [not_met, *(f"  - {f}" for f in failures)] if failures else [met]
 
 
 @dataclass

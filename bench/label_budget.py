@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from coverage_stat import verdict_lines
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -181,13 +182,11 @@ def main() -> int:
         print(f"{sc.name:38} | " + " | ".join(parts) + f" | {saving}")
     print()
     print(f"benchmark wall time: {time.perf_counter() - t0:.0f} s on {ns.workers} workers")
-    if failures:
-        print("AIMS NOT MET:")
-        for f in failures:
-            print(f"  - {f}")
-    else:
-        print("aims met: active needs >= 25% fewer labels than random where the judge's errors "
-              "concentrate in the rows it flags; coverage >= 0.94 at the budget reached")
+    print(*verdict_lines(
+        failures, not_met="AIMS NOT MET:",
+        met="aims met: active needs >= 25% fewer labels than random where the judge's errors "
+        "concentrate in the rows it flags; coverage >= 0.94 at the budget reached",
+    ), sep="\n")  # fmt: skip
     return 0
 
 

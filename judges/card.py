@@ -29,7 +29,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from judges.alignment.store import AlignStore
-from judges.calibration import format_interval
+from judges.calibration import HumanMargins, format_interval
 from judges.config import JudgeConfig, parse_config
 from judges.reporting import JudgeRef, JudgeReport, PairwiseReport, calibration_report
 from judges.store import JudgeStore, external_config_id
@@ -64,23 +64,13 @@ class CardInterval(_Model):
         return format_interval(self.model_dump(), digits=digits)
 
 
-class Confusion(_Model):
+class Confusion(HumanMargins, _Model):
     """Judge-vs-human counts on the calibration rows (pass is the positive class)."""
 
     tp: int = Field(ge=0)
     fn: int = Field(ge=0)
     fp: int = Field(ge=0)
     tn: int = Field(ge=0)
-
-    @property
-    def m1(self) -> int:
-        """Human-pass rows."""
-        return self.tp + self.fn
-
-    @property
-    def m0(self) -> int:
-        """Human-fail rows."""
-        return self.tn + self.fp
 
 
 class Policy(_Model):

@@ -29,7 +29,14 @@ from judges.calibration import (
     paired_difference,
 )
 from judges.card import CardError, JudgeCard, card_from_report
-from judges.gate import Score, VerdictsFile, VerdictsFileError, check_config, verdicts_from_table
+from judges.gate import (
+    GateDecision,
+    Score,
+    VerdictsFile,
+    VerdictsFileError,
+    check_config,
+    verdicts_from_table,
+)
 from judges.reporting import JudgeReport
 from judges.verdicts import export_frame
 from labels.reading import Table
@@ -227,7 +234,7 @@ def compare_datasets(
 
 
 @dataclass(frozen=True)
-class DropGateResult:
+class DropGateResult(GateDecision):
     """A non-inferiority decision: did the candidate lose more than ``max_drop``?
 
     Attributes:
@@ -241,11 +248,6 @@ class DropGateResult:
     max_drop: float
     value: float | None
     reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {"passed": self.passed, "max_drop": self.max_drop, "value": self.value,
-                "reason": self.reason}
 
 
 def drop_gate(comparison: Comparison, *, max_drop: float) -> DropGateResult:

@@ -16,9 +16,9 @@ card's, no scored verdict, or a card whose counts cannot correct anything.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import pandas as pd
 
@@ -37,6 +37,9 @@ from labels.errors import ImportFileError
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import Table, read_table
 from labels.verdict_words import parse_optional_verdict, spellings
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 GateOn = Literal["lower", "estimate"]
 SCORE_SCHEMA_VERSION = 1
@@ -365,8 +368,16 @@ def score_verdicts(
                  repeat, tuple(warnings), verified=verdicts.rows_without_config_id == 0)
 
 
+class GateDecision:
+    """Mixin of the gate decisions: ``to_json`` of a dataclass whose fields are JSON-safe."""
+
+    def to_json(self: DataclassInstance) -> dict[str, Any]:
+        """JSON-safe form: the fields in their declared order."""
+        return asdict(self)
+
+
 @dataclass(frozen=True)
-class GateResult:
+class GateResult(GateDecision):
     """A gate decision.
 
     Attributes:
@@ -382,11 +393,6 @@ class GateResult:
     min_pass_rate: float
     value: float | None
     reason: str
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-safe form."""
-        return {"passed": self.passed, "on": self.on, "min_pass_rate": self.min_pass_rate,
-                "value": self.value, "reason": self.reason}
 
 
 def gate(score: Score, *, min_pass_rate: float, on: GateOn = "lower") -> GateResult:
@@ -431,6 +437,7 @@ def score_file(card: JudgeCard, path: str | Path, *, allow_unverified: bool = Fa
 
 __all__ = [
     "JUDGE_CHANGED",
+    "GateDecision",
     "GateResult",
     "Score",
     "VerdictsFile",

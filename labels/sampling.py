@@ -168,15 +168,17 @@ def plan_queue(
         to ``random`` and ``note`` says why.
     """
     ids = list(item_ids)
+
+    def random_fallback(missing: str) -> QueuePlan:
+        """Random order, with a note that the judge ``missing`` (verdicts, runs) are not there."""
+        note = f"No judge {missing} for this dataset yet, so the queue is in random order."
+        return QueuePlan(tuple(_shuffled(ids, seed)), "random", note)
+
     if order == "file":
         return QueuePlan(tuple(ids), "file")
     if order == "stratified":
         if not verdicts:
-            return QueuePlan(
-                tuple(_shuffled(ids, seed)),
-                "random",
-                "No judge verdicts for this dataset yet, so the queue is in random order.",
-            )
+            return random_fallback("verdicts")
         strata: dict[str, list[str]] = {}
         for item_id in ids:
             strata.setdefault(verdicts.get(item_id, NO_VERDICT), []).append(item_id)
@@ -190,11 +192,7 @@ def plan_queue(
         return QueuePlan(tuple(interleaved), "stratified", strata=dict(verdicts))
     if order == "flips_first":
         if flips is None:
-            return QueuePlan(
-                tuple(_shuffled(ids, seed)),
-                "random",
-                "No judge runs for this dataset yet, so the queue is in random order.",
-            )
+            return random_fallback("runs")
         flipped = set(flips)
         first = _shuffled([i for i in ids if i in flipped], seed)
         rest = _shuffled([i for i in ids if i not in flipped], seed)
@@ -202,11 +200,7 @@ def plan_queue(
         return QueuePlan(tuple(first + rest), "flips_first", note)
     if order == "active":
         if not uncertainty:
-            return QueuePlan(
-                tuple(_shuffled(ids, seed)),
-                "random",
-                "No judge verdicts for this dataset yet, so the queue is in random order.",
-            )
+            return random_fallback("verdicts")
         weight = {
             i: max(math.sqrt(min(1.0, max(0.0, uncertainty.get(i, 1.0)))), ACTIVE_FLOOR)
             for i in ids

@@ -103,6 +103,7 @@ from .planning import (
 )
 from .rates import (
     ConfusionMatrix,
+    HumanMargins,
     JudgeRates,
     confusion_matrix,
     judge_rates,
@@ -176,6 +177,7 @@ __all__ = [
     "DifferenceEstimate",
     "Estimate",
     "HomogeneityTest",
+    "HumanMargins",
     "JudgeErrorRates",
     "JudgeRates",
     "LabelsNeeded",

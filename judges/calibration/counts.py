@@ -57,6 +57,27 @@ class CalibrationCounts(_ToDict):
         """Judge pass rate ``p`` on the target rows (``None`` without target rows)."""
         return self.k_target / self.n_target if self.n_target else None
 
+    def exclusions(self) -> tuple[tuple[int, str, str], ...]:
+        """The rows left out and why, one ``(count, rows, reason)`` per non-empty group.
+
+        The groups, in this order: ``"labelled"`` rows whose human verdict is not pass/fail
+        (``"human unsure/unscored"``), ``"labelled"`` rows the judge did not score and
+        ``"target"`` rows the judge did not score (both ``"judge unscored"``). Callers word
+        their warnings from these, so every page names the same exclusions.
+
+        Example:
+            >>> cm = ConfusionMatrix(tp=5, fn=1, fp=1, tn=3, n_human_undecided=2)
+            >>> CalibrationCounts(cm, k_target=4, n_target=9, n_target_unscored=1).exclusions()
+            ((2, 'labelled', 'human unsure/unscored'), (1, 'target', 'judge unscored'))
+        """
+        cm = self.confusion
+        groups = (
+            (cm.n_human_undecided, "labelled", "human unsure/unscored"),
+            (cm.n_judge_unscored, "labelled", "judge unscored"),
+            (self.n_target_unscored, "target", "judge unscored"),
+        )
+        return tuple(g for g in groups if g[0])
+
 
 def calibration_counts(
     human: npt.ArrayLike | Sequence[Any],

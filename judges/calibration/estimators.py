@@ -84,16 +84,13 @@ def _refuse(
     )
 
 
-def _exclusion_warnings(counts: CalibrationCounts) -> tuple[str, ...]:
-    cm = counts.confusion
-    out = []
-    if cm.n_human_undecided:
-        out.append(f"{cm.n_human_undecided} labelled rows excluded: human unsure/unscored")
-    if cm.n_judge_unscored:
-        out.append(f"{cm.n_judge_unscored} labelled rows excluded: judge unscored")
-    if counts.n_target_unscored:
-        out.append(f"{counts.n_target_unscored} target rows excluded: judge unscored")
-    return tuple(out)
+def _exclusion_warnings(counts: CalibrationCounts, *, target_only: bool = False) -> tuple[str, ...]:
+    """One warning per group of rows left out (only the target rows' with ``target_only``)."""
+    return tuple(
+        f"{n} {rows} rows excluded: {why}"
+        for n, rows, why in counts.exclusions()
+        if rows == "target" or not target_only
+    )
 
 
 def _clip_interval(
@@ -125,11 +122,7 @@ def _naive(counts: CalibrationCounts, conf: float) -> PassRateEstimate:
         warnings=(
             "uncorrected judge pass rate: biased for the true pass rate unless the judge is "
             "perfect",
-            *(
-                (f"{counts.n_target_unscored} target rows excluded: judge unscored",)
-                if counts.n_target_unscored
-                else ()
-            ),
+            *_exclusion_warnings(counts, target_only=True),
         ),
     )
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -55,8 +55,39 @@ def z_value(confidence: float) -> float:
     return float(norm.ppf(0.5 + check_confidence(confidence) / 2.0))
 
 
+class _Cells(Protocol):
+    """The four cells of a judge-vs-human table (read-only is enough)."""
+
+    @property
+    def tp(self) -> int: ...
+    @property
+    def fn(self) -> int: ...
+    @property
+    def fp(self) -> int: ...
+    @property
+    def tn(self) -> int: ...
+
+
+class HumanMargins:
+    """Mixin: the human-pass and human-fail margins of a table with ``tp``, ``fn``, ``fp``, ``tn``.
+
+    Shared by :class:`ConfusionMatrix` and the judge card's stored counts, so both say the same
+    thing by ``m1`` and ``m0``.
+    """
+
+    @property
+    def m1(self: _Cells) -> int:
+        """Human-pass rows used (``tp + fn``)."""
+        return self.tp + self.fn
+
+    @property
+    def m0(self: _Cells) -> int:
+        """Human-fail rows used (``tn + fp``)."""
+        return self.tn + self.fp
+
+
 @dataclass(frozen=True)
-class ConfusionMatrix(_ToDict):
+class ConfusionMatrix(HumanMargins, _ToDict):
     """Judge-vs-human counts on rows where both gave pass/fail.
 
     Attributes:
@@ -82,16 +113,6 @@ class ConfusionMatrix(_ToDict):
     def n(self) -> int:
         """Rows used (both verdicts pass/fail)."""
         return self.tp + self.fn + self.fp + self.tn
-
-    @property
-    def m1(self) -> int:
-        """Human-pass rows used (``tp + fn``)."""
-        return self.tp + self.fn
-
-    @property
-    def m0(self) -> int:
-        """Human-fail rows used (``tn + fp``)."""
-        return self.tn + self.fp
 
     def as_array(self) -> npt.NDArray[np.int64]:
         """Return ``[[tn, fp], [fn, tp]]``: rows = human fail/pass, columns = judge fail/pass.

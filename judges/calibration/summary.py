@@ -143,13 +143,7 @@ def build_summary(
     elif segments_target is not None:
         raise CalibrationInputError("segments_target needs segments_labelled")
 
-    warnings: list[str] = []
-    if cm.n_human_undecided:
-        warnings.append(f"{cm.n_human_undecided} labelled rows excluded (human unsure/unscored)")
-    if cm.n_judge_unscored:
-        warnings.append(f"{cm.n_judge_unscored} labelled rows excluded (judge unscored)")
-    if counts.n_target_unscored:
-        warnings.append(f"{counts.n_target_unscored} target rows excluded (judge unscored)")
+    warnings = [f"{n} {rows} rows excluded ({why})" for n, rows, why in counts.exclusions()]
     if corrected.refused:
         warnings.append(f"corrected pass rate refused: {corrected.reason}")
     elif corrected.uninformative:
