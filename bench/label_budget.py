@@ -53,6 +53,10 @@ N_ROWS = 5000
 GRID = (50, 75, 100, 150, 200, 300, 400, 600, 800, 1200, 1600)
 SELECTIONS = ("random", "by-verdict", "active")
 HALF_WIDTH = 0.05
+AIMS_MET = (
+    "aims met: active needs >= 25% fewer labels than random where the judge's errors "
+    "concentrate in the rows it flags; coverage >= 0.94 at the budget reached"
+)
 
 
 @dataclass(frozen=True)
@@ -182,11 +186,7 @@ def main() -> int:
         print(f"{sc.name:38} | " + " | ".join(parts) + f" | {saving}")
     print()
     print(f"benchmark wall time: {time.perf_counter() - t0:.0f} s on {ns.workers} workers")
-    print(*verdict_lines(
-        failures, not_met="AIMS NOT MET:",
-        met="aims met: active needs >= 25% fewer labels than random where the judge's errors "
-        "concentrate in the rows it flags; coverage >= 0.94 at the budget reached",
-    ), sep="\n")  # fmt: skip
+    print("\n".join(verdict_lines(failures, not_met="AIMS NOT MET:", met=AIMS_MET)))
     return 0
 
 

@@ -17,7 +17,7 @@ Refusal pattern (used consistently across the package):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import Any
@@ -229,6 +229,11 @@ class Estimate(_ToDict, _Interval):
         return self.n, self.reason
 
 
+def clip01(x: float) -> float:
+    """``x`` clipped to [0, 1]."""
+    return min(1.0, max(0.0, x))
+
+
 @dataclass(frozen=True)
 class PassRateEstimate(_ToDict, _Interval, _Claims):
     """A (corrected or naive) pass rate with its interval and the assumption behind it.
@@ -274,6 +279,34 @@ class PassRateEstimate(_ToDict, _Interval, _Claims):
     design: str | None = None
     warnings: tuple[str, ...] = ()
     params: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+
+    @classmethod
+    def clipped_to_unit(
+        cls,
+        method: str,
+        confidence: float,
+        estimate: float,
+        raw: tuple[float, float],
+        *,
+        bounds: tuple[float, float] | None = None,
+        point_counts: bool = False,
+        warnings: Sequence[str] = (),
+        params: Mapping[str, Any] | None = None,
+        **fields: Any,
+    ) -> PassRateEstimate:
+        """A weighting estimator's result: its point and its interval ``raw`` clipped to [0, 1].
+
+        ``bounds`` replaces the clipped interval where the estimator reports another one (an
+        uninformative judge's [0, 1]); ``clipped`` is set when the reported bounds differ from
+        ``raw`` (and, with ``point_counts``, when the point lay outside [0, 1]).
+        """
+        low, high = bounds if bounds is not None else (clip01(raw[0]), clip01(raw[1]))
+        return cls(
+            estimate=clip01(estimate), low=low, high=high, method=method, confidence=confidence,
+            clipped=(low, high) != raw or (point_counts and not 0.0 <= estimate <= 1.0),
+            warnings=tuple(warnings),
+            params=_EMPTY if params is None else MappingProxyType(dict(params)), **fields,
+        )  # fmt: skip
 
     def _interval_n_reason(self) -> tuple[int, str | None]:
         # An uninformative corrected pass rate keeps its numbers (interval widened to [0, 1]);

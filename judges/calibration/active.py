@@ -336,22 +336,11 @@ def active_pass_rate(
             "high": min(1.0, hi_c + q * math.sqrt(hi_v) + hi_u),
         }  # fmt: skip
         warnings.append(f"{n_unsure} labelled rows human-unsure: left out and bounded")
-    low, high = min(1.0, max(0.0, raw_low)), min(1.0, max(0.0, raw_high))
     params.update(
         min_probability=float(pi.min()), max_probability=float(pi.max()), identified=not unknown
     )
-    return PassRateEstimate(
-        estimate=min(1.0, max(0.0, est)),
-        low=low,
-        high=high,
-        method=method,
-        confidence=conf,
-        n_labelled=n,
-        n_target=n_rows,
-        center=centre + unknown / 2.0,
-        se=se,
-        clipped=low != raw_low or high != raw_high,
+    return PassRateEstimate.clipped_to_unit(
+        method, conf, est, (raw_low, raw_high), warnings=warnings, params=params,
+        n_labelled=n, n_target=n_rows, center=centre + unknown / 2.0, se=se,
         assumption=ASSUMPTION_ACTIVE,
-        warnings=tuple(warnings),
-        params=MappingProxyType(params),
-    )
+    )  # fmt: skip

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from types import MappingProxyType
 from typing import Any, Literal
 
-from ._results import CalibrationInputError, PassRateEstimate
+from ._results import CalibrationInputError, PassRateEstimate, clip01
 from .counts import CalibrationCounts
 from .rates import check_confidence, wilson_interval, youden_interval, z_value
 
@@ -41,10 +41,6 @@ ASSUMPTIONS: dict[str, str] = {
         "the labelled rows are a simple random sample of this run's rows; the judge is ignored"
     ),
 }
-
-
-def _clip01(x: float) -> float:
-    return min(1.0, max(0.0, x))
 
 
 def _result(
@@ -97,7 +93,7 @@ def _clip_interval(
     raw_low: float, raw_high: float, warnings: list[str]
 ) -> tuple[float, float, bool]:
     """Clip an interval to [0, 1]; says so in ``warnings``. Returns ``(low, high, clipped)``."""
-    low, high = _clip01(raw_low), _clip01(raw_high)
+    low, high = clip01(raw_low), clip01(raw_high)
     clipped = low != raw_low or high != raw_high
     if clipped:
         warnings.append(f"interval [{raw_low:.3f}, {raw_high:.3f}] clipped to [0, 1]")
@@ -192,7 +188,7 @@ def _lee(counts: CalibrationCounts, conf: float) -> PassRateEstimate:
             params=MappingProxyType(params),
         )
     theta_raw = (p + q0 - 1.0) / youden
-    theta_hat = _clip01(theta_raw)
+    theta_hat = clip01(theta_raw)
     theta_t = (p_t + q0_t - 1.0) / youden_t
     v0 = q0_t * (1.0 - q0_t) / m0_t
     v1 = q1_t * (1.0 - q1_t) / m1_t
@@ -294,7 +290,7 @@ def _ppi(counts: CalibrationCounts, conf: float, lam: float | None) -> PassRateE
             counts,
             conf,
         )
-    est, low, high = _clip01(theta), _clip01(raw_low), _clip01(raw_high)
+    est, low, high = clip01(theta), clip01(raw_low), clip01(raw_high)
     warnings = list(_exclusion_warnings(counts))
     clipped = est != theta or low != raw_low or high != raw_high
     if clipped:

@@ -60,7 +60,7 @@ import numpy.typing as npt
 from scipy.stats import chi2
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
 
-from ._results import CalibrationInputError, PassRateEstimate, _Claims, _Interval, _ToDict
+from ._results import CalibrationInputError, PassRateEstimate, _Claims, _Interval, _ToDict, clip01
 from ._verdicts import FAIL, PASS, normalize_verdicts
 from .pass_rate import CalibrationCounts, estimate_pass_rate
 from .rates import ConfusionMatrix, check_confidence, z_value
@@ -486,19 +486,17 @@ def _rate_from_error_rates(
                                 refused=True, reason=why, assumption=assumption)
     p = k / n
     theta_raw = (p + rates.specificity - 1.0) / j
-    theta = min(1.0, max(0.0, theta_raw))
+    theta = clip01(theta_raw)
     var = (p * (1 - p) / n + (1 - theta) ** 2 * rates.var_specificity
            + theta**2 * rates.var_sensitivity
            - 2 * theta * (1 - theta) * rates.covariance) / j**2
     se = math.sqrt(max(0.0, var))
     z = z_value(conf)
     raw_low, raw_high = theta_raw - z * se, theta_raw + z * se
-    low, high = min(1.0, max(0.0, raw_low)), min(1.0, max(0.0, raw_high))
-    return PassRateEstimate(
-        theta, low, high, "rogan-gladen", conf, rates.n_labelled, n, center=theta_raw, se=se,
-        clipped=(theta != theta_raw or low != raw_low or high != raw_high),
-        assumption=assumption,
-    )
+    return PassRateEstimate.clipped_to_unit(
+        "rogan-gladen", conf, theta_raw, (raw_low, raw_high), point_counts=True,
+        n_labelled=rates.n_labelled, n_target=n, center=theta_raw, se=se, assumption=assumption,
+    )  # fmt: skip
 
 
 def _difference(

@@ -364,20 +364,9 @@ def _run_estimate(
             f"{int(u.sum())} labelled rows human-unsure: left out; if they were all pass/all fail "
             f"the estimate would be {all_pass.estimate:.3f}/{all_fail.estimate:.3f}"
         )
-    c_low, c_high = min(1.0, max(0.0, low)), min(1.0, max(0.0, high))
     estimate = core.estimate if identified else core.estimate + core.unknown_weight / 2.0
-    return PassRateEstimate(
-        estimate=min(1.0, max(0.0, estimate)),
-        low=c_low,
-        high=c_high,
-        method=method,
-        confidence=conf,
-        n_labelled=int(m.sum()),
-        n_target=n_rows,
-        center=core.center,
-        se=se,
-        clipped=c_low != low or c_high != high,
-        assumption=ASSUMPTION_RUN,
-        warnings=tuple(warnings),
-        params=MappingProxyType({**params, "identified": identified}),
-    )
+    return PassRateEstimate.clipped_to_unit(
+        method, conf, estimate, (low, high), warnings=warnings,
+        params={**params, "identified": identified}, n_labelled=int(m.sum()), n_target=n_rows,
+        center=core.center, se=se, assumption=ASSUMPTION_RUN,
+    )  # fmt: skip

@@ -342,7 +342,6 @@ def _combine(d: _Data, groups: list[_Group], conf: float) -> PassRateEstimate:
     z = z_value(conf)
     se = math.sqrt(var)
     raw_low, raw_high = center - z * se, center + z * se + unknown
-    low, high = min(1.0, max(0.0, raw_low)), min(1.0, max(0.0, raw_high))
     warnings = []
     if bounded:
         warnings.append(
@@ -351,11 +350,10 @@ def _combine(d: _Data, groups: list[_Group], conf: float) -> PassRateEstimate:
             "bounded by [0, 1]"
         )
     params["identified"] = not bounded
-    return PassRateEstimate(
-        estimate=min(1.0, max(0.0, est + unknown / 2.0)), low=low, high=high, method=method,
-        confidence=conf, n_labelled=n_lab, n_target=n_t, center=center + unknown / 2.0, se=se,
-        clipped=low != raw_low or high != raw_high, assumption=ASSUMPTION_SEGMENTS,
-        warnings=tuple(warnings), params=MappingProxyType(params),
+    return PassRateEstimate.clipped_to_unit(
+        method, conf, est + unknown / 2.0, (raw_low, raw_high), warnings=warnings, params=params,
+        n_labelled=n_lab, n_target=n_t, center=center + unknown / 2.0, se=se,
+        assumption=ASSUMPTION_SEGMENTS,
     )  # fmt: skip
 
 

@@ -378,14 +378,12 @@ def _transport(
             "not identified: no labelled calibration rows the judge did not judge; the interval "
             "is the union over every possible pass rate of those rows"
         )
-    low, high = min(1.0, max(0.0, raw_low)), min(1.0, max(0.0, raw_high))
     uninformative = params["youden_low"] <= 0.0
     if uninformative:
         warnings.append(
             f"uninformative: the judge's Youden index ({params['youden']:.3f}) has a lower "
             f"{conf:.0%} bound <= 0; interval widened to [0, 1]"
         )
-        low, high = 0.0, 1.0
     est = float(np.mean(points))
     unsure = counts.human_unsure
     if sum(unsure):
@@ -411,19 +409,11 @@ def _transport(
             }  # fmt: skip
             warnings.append(f"{sum(unsure)} labelled calibration rows human-unsure: left out "
                             "and bounded")  # fmt: skip
-    return PassRateEstimate(
-        estimate=min(1.0, max(0.0, est)),
-        low=low,
-        high=high,
-        method=method,
-        confidence=conf,
-        n_labelled=int(m.sum()),
+    return PassRateEstimate.clipped_to_unit(
+        method, conf, est, (raw_low, raw_high), bounds=(0.0, 1.0) if uninformative else None,
+        point_counts=True, warnings=warnings, params=params, n_labelled=int(m.sum()),
         n_target=int(n_t),
         center=float(np.mean([(lo + hi) / 2 for lo, hi in zip(lows, highs, strict=True)])),
-        se=float((raw_high - raw_low) / (2 * z)),
-        clipped=low != raw_low or high != raw_high or not 0.0 <= est <= 1.0,
-        uninformative=uninformative,
+        se=float((raw_high - raw_low) / (2 * z)), uninformative=uninformative,
         assumption=ASSUMPTION_TRANSPORT,
-        warnings=tuple(warnings),
-        params=MappingProxyType(params),
-    )
+    )  # fmt: skip
