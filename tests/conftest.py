@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from app_browser import CHROMIUM, Server, require_browser, start_server
 from fake_llm_server import FakeLLMServer
-from judge_helpers import DUMMY_KEY, with_changes
+from judge_helpers import DUMMY_KEY, oneshot_judge
 from report_data import ReportFiles, write_report_files
 from stores import opened_store
 
 from judges.calls import CallPolicy
-from judges.config import JudgeConfig, load_builtin
+from judges.config import JudgeConfig
 from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
 from labels import LabelStore, import_rows, open_store
@@ -55,16 +55,23 @@ def store(db_path: Path) -> Iterator[LabelStore]:
 
 
 @pytest.fixture
-def demo_app_db(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The demo built into ``db_path``, with the app pointed at it (its store closed after)."""
+def app_env(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point the app at the test database; close the app's cached store afterwards."""
     from calibrate_app import resources
-    from judges.demo import build_demo
 
-    build_demo(db_path)
     monkeypatch.setenv("CALIBRATE_DB_PATH", str(db_path))
     monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")
     yield db_path
     resources.release_store()
+
+
+@pytest.fixture
+def demo_app_db(app_env: Path) -> Path:
+    """The demo built into ``db_path``, with the app pointed at it (its store closed after)."""
+    from judges.demo import build_demo
+
+    build_demo(app_env)
+    return app_env
 
 
 # -- judges ---------------------------------------------------------------------------------
@@ -113,10 +120,7 @@ def fast_policy() -> CallPolicy:
 @pytest.fixture
 def oneshot() -> JudgeConfig:
     """The built-in one-shot faithfulness judge (marker contract) on an OpenAI model, seed 7."""
-    return with_changes(
-        load_builtin("faithfulness-oneshot"), model="openai/gpt-4o-mini",
-        generation={"temperature": 0.0, "max_tokens": 600, "seed": 7, "json_mode": False},
-    )
+    return oneshot_judge("openai/gpt-4o-mini", max_tokens=600, seed=7)
 
 
 # -- the calibration report's data (see report_data) ----------------------------------------

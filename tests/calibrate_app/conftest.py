@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from app_browser import Server
 
 from labels import LabelStore
 from labels.importing import import_rows
@@ -46,20 +48,30 @@ def make_rows() -> object:
 
 
 @pytest.fixture
-def injections() -> tuple[str, ...]:
-    """Strings that must reach the page literally."""
-    return INJECTIONS
+def rows_server(make_server: Any, tmp_path: Path) -> Callable[..., Server]:
+    """Start an app server on datasets of :func:`write_rows` rows (name → how many).
+
+    ``then`` runs on the store after the import (labels, queue settings, criteria).
+    """
+
+    def make(sizes: dict[str, int], *,
+             then: Callable[[LabelStore], None] | None = None) -> Server:
+        def seed(store: LabelStore) -> None:
+            for name, n in sizes.items():
+                import_rows(store, write_rows(tmp_path / f"{name}.jsonl", n), name)
+            if then is not None:
+                then(store)
+
+        server: Server = make_server(seed)
+        return server
+
+    return make
 
 
 @pytest.fixture
-def app_env(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Point the app at the test database; close the app's cached store afterwards."""
-    from calibrate_app import resources
-
-    monkeypatch.setenv("CALIBRATE_DB_PATH", str(db_path))
-    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")
-    yield db_path
-    resources.release_store()
+def injections() -> tuple[str, ...]:
+    """Strings that must reach the page literally."""
+    return INJECTIONS
 
 
 @pytest.fixture

@@ -100,6 +100,13 @@ def start_server(db_path: Path, cwd: Path) -> Server:
     raise RuntimeError(f"the app server did not become healthy: {log.read_text()[-2000:]}")
 
 
+def open_page(browser: Any, url: str, *, width: int = 1400, height: int = 900) -> Any:
+    """A page in a new browser context of ``width``×``height`` pixels, opened on ``url``."""
+    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
+    page.goto(url)
+    return page
+
+
 def ready(page: Any, buttons: int = LABEL_PAGE_BUTTONS) -> None:
     """Wait until the label page's buttons are mounted (keys pressed earlier are lost)."""
     from playwright.sync_api import expect

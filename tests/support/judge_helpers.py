@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judges.config import JudgeConfig, parse_config
+from judges.config import JudgeConfig, load_builtin, parse_config
 
 DUMMY_KEY = "sk-test-do-not-store-0123456789"
 """A recognisable dummy key: tests grep the database for it."""
@@ -42,3 +42,12 @@ def pairwise_rows(n: int) -> list[dict[str, Any]]:
 def with_changes(config: JudgeConfig, **changes: Any) -> JudgeConfig:
     """``config`` with some fields replaced (validated again)."""
     return parse_config({**config.model_dump(mode="json"), **changes})
+
+
+def oneshot_judge(model: str, *, max_tokens: int = 300, seed: int = 1) -> JudgeConfig:
+    """The built-in one-shot faithfulness judge (marker contract) on ``model``, temperature 0."""
+    return with_changes(
+        load_builtin("faithfulness-oneshot"), model=model,
+        generation={"temperature": 0.0, "max_tokens": max_tokens, "seed": seed,
+                    "json_mode": False},
+    )

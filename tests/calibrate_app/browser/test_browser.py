@@ -12,7 +12,7 @@ from typing import Any
 
 import app_browser
 import pytest
-from app_browser import ARTIFACTS, question, question_is, ready, shows
+from app_browser import ARTIFACTS, open_page, question, question_is, ready, shows
 
 from labels import LabelStore
 from labels.importing import import_rows
@@ -22,18 +22,11 @@ from labels.sampling import QueueSettings
 pytestmark = pytest.mark.browser
 
 
-def test_keyboard_only_labelling_then_reload_resumes(
-    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
-) -> None:
+def test_keyboard_only_labelling_then_reload_resumes(browser: Any, rows_server: Any) -> None:
     from playwright.sync_api import expect
 
-    def seed(store: LabelStore) -> None:
-        import_rows(store, make_rows(tmp_path / "demo.jsonl", 8), "demo")
-
-    server = make_server(seed)
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    page.goto(server.url + "/label")
+    server = rows_server({"demo": 8})
+    page = open_page(browser, server.url + "/label")
     # Pick a name: typed once, Enter submits; it goes into the URL.
     page.get_by_label("Your name").fill("kim")
     page.keyboard.press("Enter")
@@ -89,7 +82,7 @@ def test_keyboard_only_labelling_then_reload_resumes(
     shows(page, "6 / 8 labelled")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "label-page.png"), full_page=True)
-    context.close()
+    page.context.close()
 
     store = server.open_store()
     try:
@@ -109,20 +102,12 @@ def test_keyboard_only_labelling_then_reload_resumes(
 
 
 def test_two_annotators_at_once_lose_and_duplicate_nothing(
-    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
+    browser: Any, rows_server: Any
 ) -> None:
     total = 12
-
-    def seed(store: LabelStore) -> None:
-        import_rows(store, make_rows(tmp_path / "demo.jsonl", total), "demo")
-
-    server = make_server(seed)
-    pages = []
-    for name in ("alice", "bob"):
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        page.goto(f"{server.url}/label?user={name}&dataset=demo")
-        pages.append(page)
+    server = rows_server({"demo": total})
+    pages = [open_page(browser, f"{server.url}/label?user={name}&dataset=demo", width=1280)
+             for name in ("alice", "bob")]
     for page in pages:
         ready(page)
     # Both press a key before either waits, so the two sessions' reruns overlap on the server.

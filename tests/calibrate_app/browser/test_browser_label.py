@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 from app_browser import (
     fail_with_note,
+    open_page,
     question,
     question_is,
     ready,
@@ -23,29 +23,22 @@ from app_browser import (
 )
 
 from labels import LabelStore
-from labels.importing import import_rows
 from labels.sampling import QueueSettings
 
 pytestmark = pytest.mark.browser
+KIM_ON_DEMO = "/label?user=kim&dataset=demo&criterion=faithfulness"
 
 
-def _file_order(store: LabelStore, dataset: str) -> None:
+def _file_order(store: LabelStore) -> None:
     for criterion in ("faithfulness", "correctness"):
-        store.save_queue_settings(dataset, criterion, QueueSettings("file", 0, 1))
+        store.save_queue_settings("demo", criterion, QueueSettings("file", 0, 1))
 
 
-def test_relabelling_keeps_the_tags_and_note(
-    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
-) -> None:
+def test_relabelling_keeps_the_tags_and_note(browser: Any, rows_server: Any) -> None:
     from playwright.sync_api import expect
 
-    def seed(store: LabelStore) -> None:
-        import_rows(store, make_rows(tmp_path / "rows.jsonl", 4), "demo")
-        _file_order(store, "demo")
-
-    server = make_server(seed)
-    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
-    page.goto(f"{server.url}/label?user=kim&dataset=demo&criterion=faithfulness")
+    server = rows_server({"demo": 4}, then=_file_order)
+    page = open_page(browser, server.url + KIM_ON_DEMO)
     ready(page)
     first = question(page)
     page.keyboard.press("2")  # contradiction
@@ -78,22 +71,19 @@ def test_relabelling_keeps_the_tags_and_note(
 
 
 def test_a_newcomer_lands_on_work_and_an_empty_queue_points_to_more(
-    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
+    browser: Any, rows_server: Any
 ) -> None:
     from playwright.sync_api import expect
 
-    def seed(store: LabelStore) -> None:
-        import_rows(store, make_rows(tmp_path / "done.jsonl", 2), "done")
-        import_rows(store, make_rows(tmp_path / "todo.jsonl", 3), "todo")
+    def label(store: LabelStore) -> None:
         for item_id in ("q0", "q1"):  # "done" is fully labelled for both pointwise criteria
             for criterion in ("faithfulness", "correctness"):
                 store.add_label("done", item_id, "dana", "pass", criterion=criterion)
         store.add_label("todo", "q0", "dana", "pass", criterion="faithfulness")
 
-    server = make_server(seed)
-    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
+    server = rows_server({"done": 2, "todo": 3}, then=label)
     # No dataset in the address: the first dataset and criterion with rows left, not "done".
-    page.goto(f"{server.url}/label?user=newcomer")
+    page = open_page(browser, f"{server.url}/label?user=newcomer")
     ready(page)
     assert re.search(r"[?&]dataset=todo\b", page.url)
     assert re.search(r"[?&]criterion=faithfulness\b", page.url)  # the default criterion first
@@ -111,16 +101,9 @@ def test_a_newcomer_lands_on_work_and_an_empty_queue_points_to_more(
     page.context.close()
 
 
-def test_skips_survive_a_reload_and_come_last(
-    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
-) -> None:
-    def seed(store: LabelStore) -> None:
-        import_rows(store, make_rows(tmp_path / "rows.jsonl", 3), "demo")
-        _file_order(store, "demo")
-
-    server = make_server(seed)
-    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
-    page.goto(f"{server.url}/label?user=kim&dataset=demo&criterion=faithfulness")
+def test_skips_survive_a_reload_and_come_last(browser: Any, rows_server: Any) -> None:
+    server = rows_server({"demo": 3}, then=_file_order)
+    page = open_page(browser, server.url + KIM_ON_DEMO)
     ready(page)
     assert question(page) == "Question number 0?"
     page.keyboard.press("s")
@@ -139,17 +122,12 @@ def test_skips_survive_a_reload_and_come_last(
 
 
 def test_keys_work_after_choosing_a_dataset_and_question_mark_opens_help(
-    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
+    browser: Any, rows_server: Any
 ) -> None:
     from playwright.sync_api import expect
 
-    def seed(store: LabelStore) -> None:
-        import_rows(store, make_rows(tmp_path / "a.jsonl", 3), "alpha")
-        import_rows(store, make_rows(tmp_path / "b.jsonl", 4), "beta")
-
-    server = make_server(seed)
-    page = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
-    page.goto(f"{server.url}/label?user=kim&dataset=alpha&criterion=faithfulness")
+    server = rows_server({"alpha": 3, "beta": 4})
+    page = open_page(browser, f"{server.url}/label?user=kim&dataset=alpha&criterion=faithfulness")
     ready(page)
     shows(page, "0 / 3 labelled")
     # Choose the other dataset with the keyboard only.
@@ -175,15 +153,9 @@ def test_keys_work_after_choosing_a_dataset_and_question_mark_opens_help(
     page.context.close()
 
 
-def test_everything_needed_to_label_fits_1366_by_768(
-    browser: Any, make_server: Any, make_rows: Any, tmp_path: Path
-) -> None:
-    def seed(store: LabelStore) -> None:
-        import_rows(store, make_rows(tmp_path / "rows.jsonl", 3), "demo")
-
-    server = make_server(seed)
-    page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
-    page.goto(f"{server.url}/label?user=kim&dataset=demo&criterion=faithfulness")
+def test_everything_needed_to_label_fits_1366_by_768(browser: Any, rows_server: Any) -> None:
+    server = rows_server({"demo": 3})
+    page = open_page(browser, server.url + KIM_ON_DEMO, width=1366, height=768)
     ready(page)
     assert page.get_by_test_id("stProgress").count() == 1
     controls = {

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +25,9 @@ def app_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def app_db(app_template: Path, db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    from calibrate_app import resources
-
-    shutil.copy(app_template, db_path)
-    monkeypatch.setenv("CALIBRATE_DB_PATH", str(db_path))
-    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")
-    yield db_path
-    resources.release_store()
+def app_db(app_template: Path, app_env: Path) -> Path:
+    shutil.copy(app_template, app_env)
+    return app_env
 
 
 def cli_report(db: Path, *args: str) -> dict[str, Any]:

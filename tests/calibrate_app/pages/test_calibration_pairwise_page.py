@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,11 +18,8 @@ from labels import open_store
 
 
 @pytest.fixture
-def pairwise_db(db_path: Path, tmp_path: Path,
-                monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    from calibrate_app import resources
-
-    store = open_store(str(db_path))
+def pairwise_db(app_env: Path, tmp_path: Path) -> Path:
+    store = open_store(str(app_env))
     try:
         load_mtbench(store, DATA_DIR / "mtbench", tmp_path / "work")
         # A hostile annotator note is data too: it must never reach markdown.
@@ -31,10 +27,7 @@ def pairwise_db(db_path: Path, tmp_path: Path,
                         criterion="preference", note="**x** <b>y</b> [link](http://127.0.0.1:9/)")
     finally:
         store.db.close()
-    monkeypatch.setenv("CALIBRATE_DB_PATH", str(db_path))
-    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")
-    yield db_path
-    resources.release_store()
+    return app_env
 
 
 def test_calibration_page_shows_the_pairwise_report(pairwise_db: Path) -> None:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from app_pages import app_page, finished_run
 from fake_llm_server import FakeLLMServer
 from judge_helpers import DUMMY_KEY, faithfulness_rows
-from repo_paths import APP_SCRIPT
-from streamlit.testing.v1 import AppTest
 
 from judges.batch import BatchStore
 from judges.store import JudgeStore
@@ -19,25 +16,18 @@ from labels import LabelStore
 
 
 @pytest.fixture
-def page_store(store: LabelStore, db_path: Path, make_dataset: Any, fake_server: FakeLLMServer,
-               monkeypatch: pytest.MonkeyPatch) -> Iterator[LabelStore]:
-    from calibrate_app import resources
-
+def page_store(store: LabelStore, app_env: Path, make_dataset: Any, fake_server: FakeLLMServer,
+               monkeypatch: pytest.MonkeyPatch) -> LabelStore:
     make_dataset("docs", faithfulness_rows(3))
-    monkeypatch.setenv("CALIBRATE_DB_PATH", str(db_path))
-    monkeypatch.setenv("CALIBRATE_LOCK_TIMEOUT", "0")
     monkeypatch.setenv("CALIBRATE_ANTHROPIC_BASE_URL", fake_server.anthropic_base_url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", DUMMY_KEY)
-    yield store
-    resources.release_store()
+    return store
 
 
 def test_batch_option_estimates_both_prices_and_runs_in_batches(
     page_store: LabelStore, fake_server: FakeLLMServer,
 ) -> None:
-    at = AppTest.from_file(str(APP_SCRIPT), default_timeout=30)
-    at.switch_page("app_pages/judges.py")
-    at.run()
+    at = app_page("app_pages/judges.py")
     at.selectbox(key="judge_config").set_value("faithfulness-oneshot (built-in)").run()
     at.checkbox(key="judge_labelled_only").uncheck().run()
     assert not at.exception, at.exception
@@ -46,14 +36,8 @@ def test_batch_option_estimates_both_prices_and_runs_in_batches(
     at.checkbox(key="judge_batch").check().run()
     at.button(key="judge_run").click().run()
     assert not at.exception, at.exception
-    judges = JudgeStore(page_store.db)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        runs = judges.runs(dataset="docs")
-        if runs and runs[0].status not in ("running",):
-            break
-        time.sleep(0.1)
-    assert runs[0].status == "completed" and runs[0].options["mode"] == "batch"
-    assert len(judges.calls_frame()) == 3 and fake_server.calls
+    run = finished_run(page_store.db, "docs", timeout=30)
+    assert run.status == "completed" and run.options["mode"] == "batch"
+    assert len(JudgeStore(page_store.db).calls_frame()) == 3 and fake_server.calls
     assert {c.action for c in fake_server.calls} == {"batch"}
     assert [b.state for b in BatchStore(page_store.db).batches()] == ["collected"]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from align_data import DATASET, N, Scripted, rows, tricky, truth
 from fake_llm_server import FakeLLMServer
-from judge_helpers import DUMMY_KEY, with_changes
+from judge_helpers import DUMMY_KEY, oneshot_judge
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.proportion import proportion_confint
@@ -29,7 +29,7 @@ from judges.alignment.propose import (
     propose_revision,
 )
 from judges.alignment.store import AlignStore
-from judges.config import JudgeConfig, load_builtin
+from judges.config import JudgeConfig
 from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
 from judges.store import JudgeStore
@@ -51,9 +51,7 @@ def server(scripted: Scripted) -> Iterator[FakeLLMServer]:
 
 @pytest.fixture
 def base() -> JudgeConfig:
-    return with_changes(load_builtin("faithfulness-oneshot"), model="openai/fake-judge",
-                        generation={"temperature": 0.0, "max_tokens": 300, "seed": 1,
-                                    "json_mode": False})
+    return oneshot_judge("openai/fake-judge")
 
 
 @pytest.fixture

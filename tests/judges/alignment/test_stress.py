@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from fake_llm_server import FakeLLMServer
-from judge_helpers import DUMMY_KEY, with_changes
+from judge_helpers import DUMMY_KEY, oneshot_judge, with_changes
 from statsmodels.stats.proportion import proportion_confint
 
 from judges.alignment.store import AlignStore
@@ -27,7 +27,7 @@ from judges.alignment.stress import (
     run_stress,
 )
 from judges.card import card_from_report, dumps_card, loads_card
-from judges.config import JudgeConfig, load_builtin
+from judges.config import JudgeConfig
 from judges.providers.openai import OpenAIProvider
 from judges.reporting import calibration_report
 from judges.runner import run_judge
@@ -90,9 +90,7 @@ def server() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture
 def judge() -> JudgeConfig:
-    return with_changes(load_builtin("faithfulness-oneshot"), model="openai/gpt-4.1-mini",
-                        generation={"temperature": 0.0, "max_tokens": 300, "seed": 1,
-                                    "json_mode": False})
+    return oneshot_judge("openai/gpt-4.1-mini")
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:

@@ -13,10 +13,10 @@ import os
 from typing import Any
 
 import pytest
-from judge_helpers import faithfulness_rows
+from judge_helpers import faithfulness_rows, with_changes
 
 from judges.calls import CallPolicy
-from judges.config import load_builtin, parse_config
+from judges.config import JudgeConfig, load_builtin
 from judges.runner import run_judge
 from judges.settings import Settings
 from labels import LabelStore
@@ -32,16 +32,21 @@ MODELS = {
 pytestmark = pytest.mark.api
 
 
+def _live_judge(provider: str) -> tuple[JudgeConfig, Settings]:
+    """The built-in one-shot judge on ``provider``'s live model and its key (skip without one)."""
+    if not KEYS[provider]:
+        pytest.skip(f"{provider.upper()}_API_KEY is not set")
+    config = with_changes(load_builtin("faithfulness-oneshot"),
+                          model=f"{provider}/{MODELS[provider]}")
+    return config, Settings(**{f"{provider}_api_key": KEYS[provider]})  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_a_real_judge_call(provider: str, store: LabelStore, make_dataset: Any) -> None:
     if not LIVE:
         pytest.skip("live API tests run only with CALIBRATE_RUN_LIVE_API=1")
-    if not KEYS[provider]:
-        pytest.skip(f"{provider.upper()}_API_KEY is not set")
+    config, settings = _live_judge(provider)
     make_dataset("live", faithfulness_rows(1))
-    config = parse_config({**load_builtin("faithfulness-oneshot").model_dump(mode="json"),
-                           "model": f"{provider}/{MODELS[provider]}"})
-    settings = Settings(**{f"{provider}_api_key": KEYS[provider]})  # type: ignore[arg-type]
     summary = run_judge(config, "live", store=store, settings=settings,
                         policy=CallPolicy(timeout=60, max_retries=2))
     assert summary.failed == 0, summary.describe()
@@ -54,14 +59,10 @@ def test_a_real_batch(provider: str, store: LabelStore, make_dataset: Any) -> No
     if not LIVE_BATCH:
         pytest.skip("live batch tests run only with CALIBRATE_RUN_LIVE_API=1 and "
                     "CALIBRATE_RUN_LIVE_BATCH=1")
-    if not KEYS[provider]:
-        pytest.skip(f"{provider.upper()}_API_KEY is not set")
+    config, settings = _live_judge(provider)
     from judges.batch import BatchPolling, run_judge_batch
 
     make_dataset("live", faithfulness_rows(2))
-    config = parse_config({**load_builtin("faithfulness-oneshot").model_dump(mode="json"),
-                           "model": f"{provider}/{MODELS[provider]}"})
-    settings = Settings(**{f"{provider}_api_key": KEYS[provider]})  # type: ignore[arg-type]
     summary = run_judge_batch(config, "live", store=store, settings=settings,
                               polling=BatchPolling(interval=10, max_interval=60))
     assert summary.status == "completed" and summary.failed == 0, summary.describe()
