@@ -33,7 +33,7 @@ import duckdb
 import pandas as pd
 
 from judges.config import JudgeConfig, canonical_json, parse_config
-from labels.db import Database
+from labels.db import Database, equal_conditions
 from labels.errors import NotFoundError
 from labels.migrations import Migration
 from labels.models import Item
@@ -399,12 +399,8 @@ class JudgeStore:
         name: str | None = None,
     ) -> list[RunRecord]:
         """Runs, newest first; a ``running`` run whose process is gone reads ``interrupted``."""
-        where, params = ["true"], []
-        for column, value in (("r.dataset", dataset), ("r.config_id", config_id),
-                              ("c.name", name)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
+        where, params = equal_conditions(
+            {"r.dataset": dataset, "r.config_id": config_id, "c.name": name})
         rows = self.db.fetchall(
             "SELECT r.run_id, r.config_id, r.dataset, r.origin, r.status, r.options, "
             "r.planned, r.summary, r.started_at, r.finished_at, r.pid, c.name, c.revision "
@@ -464,14 +460,7 @@ class JudgeStore:
         item_ids: Iterable[str] | None = None, columns: Sequence[str] | None = None,
     ) -> pd.DataFrame:
         """Stored calls as a DataFrame (every column of ``judge_calls`` unless ``columns``)."""
-        where: list[str] = ["true"]
-        params: list[Any] = []
-        if run_id is not None:
-            where.append("run_id = ?")
-            params.append(run_id)
-        if config_id is not None:
-            where.append("config_id = ?")
-            params.append(config_id)
+        where, params = equal_conditions({"run_id": run_id, "config_id": config_id})
         if item_ids is not None:
             where.append("list_contains(?, item_id)")
             params.append(list(item_ids))

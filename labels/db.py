@@ -13,7 +13,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,6 +90,16 @@ def held_by_another_process(path: str | Path) -> bool:
         return is_lock_error(error)
     con.close()
     return False
+
+
+def equal_conditions(columns: Mapping[str, object]) -> tuple[list[str], list[Any]]:
+    """``column = ?`` conditions and their parameters for the columns given a value.
+
+    ``None`` means any value; ``["true"]`` when no column is given one. The column names come
+    from code, never from input.
+    """
+    given = {column: value for column, value in columns.items() if value is not None}
+    return [f"{column} = ?" for column in given] or ["true"], list(given.values())
 
 
 class Database:

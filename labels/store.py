@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from labels.db import Database
+from labels.db import Database, equal_conditions
 from labels.errors import CalibrateError, NotFoundError
 from labels.models import (
     DEFAULT_CRITERION,
@@ -465,13 +465,8 @@ class LabelStore:
     def _filters(
         dataset: str, *, annotator: str | None = None, criterion: str | None = None
     ) -> tuple[str, list[Any]]:
-        where, params = ["dataset = ?"], [dataset]
-        if annotator is not None:
-            where.append("annotator = ?")
-            params.append(annotator)
-        if criterion is not None:
-            where.append("criterion = ?")
-            params.append(criterion)
+        where, params = equal_conditions(
+            {"dataset": dataset, "annotator": annotator, "criterion": criterion})
         return " AND ".join(where), params
 
     def current_labels(
