@@ -22,7 +22,6 @@ from judges.calibration import format_interval, format_point
 from judges.compare import compare_datasets
 from judges.reporting import JudgeReport, judges_on
 from labels import LabelStore
-from labels.errors import CalibrateError
 
 STAND_IN_NOTE = (
     "This judge is a scripted stand-in, not a judge: its verdicts are simulated or scripted "
@@ -144,9 +143,8 @@ def render(store: LabelStore, report: JudgeReport) -> None:
     if baseline == candidate:
         st.info("Pick two different datasets.")
         return
-    try:
-        comparison = compare_datasets(store, report, baseline=baseline, candidate=candidate)
-    except CalibrateError as error:
-        widgets.message("warning", str(error))
+    comparison = widgets.or_warning(
+        lambda: compare_datasets(store, report, baseline=baseline, candidate=candidate))
+    if comparison is None:
         return
     _show(comparison.to_json())

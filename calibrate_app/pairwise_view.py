@@ -14,22 +14,15 @@ import pandas as pd
 import streamlit as st
 
 from calibrate_app import widgets
-from judges.calibration import format_interval, format_point
+from judges.calibration import format_interval
 from judges.reporting import JudgeRef, PairwiseReport, pairwise_report
 from labels import LabelStore
-from labels.errors import CalibrateError
 
 CLASSES = ("a", "b", "tie")
 
 
 def _metric(col: Any, title: str, value: dict[str, Any], help_text: str, unit: str) -> None:
-    with col:
-        if value["estimate"] is None:
-            st.metric(title, "—", help=help_text)
-            st.caption(f"Not computed: {widgets.escape_markdown(value['reason'])}")
-            return
-        st.metric(title, format_point(value), help=help_text)
-        st.caption(f"CI {value['low']:.3f}–{value['high']:.3f} · n={value['n']} {unit}")
+    widgets.interval_metric(col, title, value, help_text, after_n=f" {unit}")
 
 
 def _headline(data: dict[str, Any]) -> None:
@@ -110,10 +103,8 @@ def _disagreements(report: PairwiseReport) -> None:
 
 def render(store: LabelStore, dataset: str, judge: JudgeRef, *, rule: str | None) -> None:
     """The pairwise report of ``judge`` on ``dataset``, on the Calibration page."""
-    try:
-        report = pairwise_report(store, dataset, judge, rule=rule)
-    except CalibrateError as error:
-        widgets.message("warning", str(error))
+    report = widgets.or_warning(lambda: pairwise_report(store, dataset, judge, rule=rule))
+    if report is None:
         return
     data = report.to_json()
     st.caption(widgets.escape_markdown(

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import streamlit as st
 
+from labels.errors import CalibrateError
 from labels.models import Criterion, Item
+
+T = TypeVar("T")
 
 # Trusted, constant CSS: the question stands out; long text keeps its line breaks.
 _CSS = """
@@ -74,6 +77,37 @@ def message(kind: str, text: str, **options: Any) -> None:
     }
     show = shows.get(kind, st.info)
     show(escape_markdown(text), **options)
+
+
+def interval_metric(col: Any, title: str, value: Mapping[str, Any], help_text: str, *,
+                    after_n: str = "") -> None:
+    """A metric in ``col`` with its interval and n below it, or why it was not computed.
+
+    ``value`` is an interval's JSON (``estimate``, ``low``, ``high``, ``n``, ``reason``);
+    ``after_n`` follows the count (its unit, a small-sample note).
+    """
+    # Lazily: the label page uses this module too and needs no statistics.
+    from judges.calibration import format_point
+
+    with col:
+        if value["estimate"] is None:
+            st.metric(title, "—", help=help_text)
+            st.caption(f"Not computed: {escape_markdown(value['reason'])}")
+            return
+        st.metric(title, format_point(value), help=help_text)
+        st.caption(f"CI {value['low']:.3f}–{value['high']:.3f} · n={value['n']}{after_n}")
+
+
+def or_warning(build: Callable[[], T]) -> T | None:
+    """``build()``, or ``None`` once its :class:`CalibrateError` is shown as a warning box.
+
+    The reports raise that error with the reason the data cannot give a result.
+    """
+    try:
+        return build()
+    except CalibrateError as error:
+        message("warning", str(error))
+        return None
 
 
 def file_name(text: str) -> str:

@@ -28,7 +28,7 @@ from judges.reporting import (
     judges_on,
 )
 from labels import LabelStore
-from labels.errors import CalibrateError, NotFoundError
+from labels.errors import NotFoundError
 from labels.sampling import QueueOrder, QueueSettings
 
 AUTO = "auto"
@@ -140,14 +140,9 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
 
 
 def _metric(col: Any, title: str, value: dict[str, Any], help_text: str) -> None:
-    with col:
-        if value["estimate"] is None:
-            st.metric(title, "—", help=help_text)
-            st.caption(f"Not computed: {widgets.escape_markdown(value['reason'])}")
-            return
-        st.metric(title, format_point(value), help=help_text)
-        small = " · small sample" if value["n"] < SMALL_SAMPLE else ""
-        st.caption(f"CI {value['low']:.3f}–{value['high']:.3f} · n={value['n']}{small}")
+    small = value["estimate"] is not None and value["n"] < SMALL_SAMPLE
+    widgets.interval_metric(col, title, value, help_text,
+                            after_n=" · small sample" if small else "")
 
 
 def _verdict(report: JudgeReport, rule: CertificationRule) -> None:
@@ -479,14 +474,12 @@ def _page() -> None:
     if picked.get("pairwise"):
         pairwise_view.render(store, picked["dataset"], picked["judge"], rule=picked["rule"])
         return
-    try:
-        report = calibration_report(
-            store, picked["dataset"], picked["judge"], criterion=picked["criterion"],
-            target=picked["target"], design=picked["design"], rule=picked["rule"],
-            target_half_width=picked["half_width"],
-        )
-    except CalibrateError as error:
-        widgets.message("warning", str(error))
+    report = widgets.or_warning(lambda: calibration_report(
+        store, picked["dataset"], picked["judge"], criterion=picked["criterion"],
+        target=picked["target"], design=picked["design"], rule=picked["rule"],
+        target_half_width=picked["half_width"],
+    ))
+    if report is None:
         return
     data = report.to_json()
     st.caption(widgets.escape_markdown(

@@ -142,12 +142,17 @@ def test_import_export_round_trip(
     assert again.added == 0 and again.unchanged == 12 and again.run_id is None
 
 
+def _written(path: Path, text: str) -> Path:
+    """``path`` with ``text`` written to it (UTF-8): a verdict file to import."""
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def test_import_minimal_file_with_unscored_rows(
     store: LabelStore, make_dataset: Any, tmp_path: Path
 ) -> None:
     make_dataset("docs", faithfulness_rows(3))
-    path = tmp_path / "ext.csv"
-    path.write_text("id,verdict\nrow-000,1\nrow-001,FAIL\nrow-002,\n", encoding="utf-8")
+    path = _written(tmp_path / "ext.csv", "id,verdict\nrow-000,1\nrow-001,FAIL\nrow-002,\n")
     summary = import_verdicts(store, path, dataset="docs", judge="gpt4o")
     assert summary.added == 3 and summary.unscored == 1
     frame = judge_verdicts(store, "docs", "gpt4o")
@@ -171,8 +176,7 @@ def test_import_errors_name_row_and_column_and_write_nothing(
     store: LabelStore, make_dataset: Any, tmp_path: Path, content: str, message: str
 ) -> None:
     make_dataset("docs", faithfulness_rows(2))
-    path = tmp_path / "bad.csv"
-    path.write_text(content, encoding="utf-8")
+    path = _written(tmp_path / "bad.csv", content)
     with pytest.raises(ImportFileError, match=message):
         import_verdicts(store, path, dataset="docs", judge="ext")
     with store.db.cursor() as cur:
@@ -186,8 +190,7 @@ def test_import_conflict_changes_nothing(
     store: LabelStore, make_dataset: Any, tmp_path: Path
 ) -> None:
     make_dataset("docs", faithfulness_rows(2))
-    path = tmp_path / "v.jsonl"
-    path.write_text('{"id": "row-000", "verdict": "pass"}\n', encoding="utf-8")
+    path = _written(tmp_path / "v.jsonl", '{"id": "row-000", "verdict": "pass"}\n')
     import_verdicts(store, path, dataset="docs", judge="ext")
     path.write_text('{"id": "row-001", "verdict": "pass"}\n'
                     '{"id": "row-000", "verdict": "fail"}\n', encoding="utf-8")
@@ -200,9 +203,8 @@ def test_pairwise_import_accepts_a_b_tie(
     store: LabelStore, make_dataset: Any, tmp_path: Path
 ) -> None:
     make_dataset("pairs", pairwise_rows(2))
-    path = tmp_path / "p.csv"
-    path.write_text("id,verdict,order,reasoning\npair-000,A,original,first\n"
-                    "pair-000,tie,swapped,\npair-001,b,original,x\n", encoding="utf-8")
+    path = _written(tmp_path / "p.csv", "id,verdict,order,reasoning\npair-000,A,original,first\n"
+                                        "pair-000,tie,swapped,\npair-001,b,original,x\n")
     import_verdicts(store, path, dataset="pairs", judge="mt")
     frame = judge_verdicts(store, "pairs", "mt")
     assert frame["verdict"].tolist() == ["a", "tie", "b"]
