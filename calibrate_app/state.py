@@ -18,6 +18,8 @@ _QUEUES = "_calibrate_queues"
 _FLASH = "_calibrate_flash"
 _REMEMBERED = "_calibrate_remembered"
 _UPLOADS = "_calibrate_upload_generation"
+_KEPT = "_calibrate_kept_widgets"
+_DISMISSED = "_calibrate_dismissed_jobs"
 
 Scope = tuple[str, str, str]
 """(dataset, criterion, annotator): one annotator's queue."""
@@ -107,6 +109,11 @@ def prefill_widget(key: str, value: Any) -> None:
     st.session_state.setdefault(key, value)
 
 
+def set_value(key: str, value: Any) -> None:
+    """Set a session value that no widget owns (e.g. a pending confirmation)."""
+    st.session_state[key] = value
+
+
 def clear_widget(key: str) -> None:
     """Forget a widget's value so it renders empty next time."""
     st.session_state.pop(key, None)
@@ -135,3 +142,40 @@ def upload_key() -> str:
 def reset_upload() -> None:
     """Empty the file uploader on the next run (after its file was imported and deleted)."""
     st.session_state[_UPLOADS] = int(st.session_state.get(_UPLOADS, 0)) + 1
+
+
+def keep(key: str) -> str:
+    """Keep the value of the widget ``key`` while it is not on screen; returns ``key``.
+
+    Streamlit forgets a widget's value at the end of any run that does not draw it: a switch
+    to another page, or to another judge config whose editor has its own key, would lose
+    unsaved edits and choices. :func:`keep_alive` (run by the entry point on every run)
+    re-saves the kept keys, which stops that clean-up for them.
+    """
+    kept: set[str] = st.session_state.setdefault(_KEPT, set())
+    kept.add(key)
+    return key
+
+
+def keep_alive() -> None:
+    """Re-save every kept widget value (see :func:`keep`); call once at the top of each run."""
+    for key in list(st.session_state.get(_KEPT, ())):
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def kept_keys(prefix: str) -> list[str]:
+    """Kept widget keys starting with ``prefix`` that hold a value."""
+    return sorted(k for k in st.session_state.get(_KEPT, ())
+                  if k.startswith(prefix) and k in st.session_state)
+
+
+def dismiss_job(job_id: str) -> None:
+    """Hide a finished background job's card in this tab."""
+    dismissed: set[str] = st.session_state.setdefault(_DISMISSED, set())
+    dismissed.add(job_id)
+
+
+def job_dismissed(job_id: str) -> bool:
+    """Whether this tab dismissed the job's card."""
+    return job_id in st.session_state.get(_DISMISSED, set())

@@ -38,6 +38,7 @@ def _access_gate(code: str) -> None:
 def main() -> None:
     """Build the app for one run of the script."""
     st.set_page_config(page_title="calibrate", page_icon=str(FAVICON), layout="wide")
+    state.keep_alive()  # unsaved edits and choices survive page switches (state.keep)
     widgets.page_style()
     settings = resources.get_settings()
     if settings.access_code is not None and settings.access_code.get_secret_value():

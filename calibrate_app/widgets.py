@@ -17,6 +17,7 @@ cells and headers are plain text already (checked in Chromium) and need nothing.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -214,6 +215,13 @@ def _check_token(value: str) -> str:
     return value
 
 
+def _check_selector(value: str) -> str:
+    """A CSS selector of the constant kind the label page builds (attribute tests allowed)."""
+    if not all(c.isalnum() or c in "_-. []*=\"" for c in value):
+        raise ValueError(f"unexpected characters in {value!r}")
+    return value
+
+
 def focus_script(css_selector: str, nonce: str) -> None:
     """Move keyboard focus to the element matching ``css_selector`` (trusted, constant code).
 
@@ -242,39 +250,53 @@ def leave_note_on_save() -> None:
 
 
 # Installed once per page load (the window flag); HELP is replaced by a checked CSS selector.
+# The key map (letter -> button selector) is set on every change of it, outside the flag, so a
+# switch between pointwise and pairwise datasets updates it without a reload.
 _KEYBOARD_JS = """
+window.__calibrateKeyMap = KEYMAP;
 if (!window.__calibrateKeys) {
   window.__calibrateKeys = true;
   const inSelect = (el) => el && el.closest &&
     el.closest('[data-testid="stSelectbox"], [data-testid="stMultiSelect"], [role="combobox"]');
   const typing = (el) => el && (el.tagName === 'TEXTAREA' || el.isContentEditable ||
     el.tagName === 'INPUT' || inSelect(el));
-  const leaveSelect = () => setTimeout(() => {
-    const el = document.activeElement;
-    if (inSelect(el)) { el.blur(); }
-  }, 150);
   document.addEventListener('keydown', (e) => {
     if (e.key === '?' && !typing(e.target)) {
       const button = document.querySelector('HELP');
       if (button) { e.preventDefault(); button.click(); }
+      return;
     }
-    if (e.key === 'Enter' && inSelect(e.target) &&
-        e.target.getAttribute('aria-expanded') === 'true') { leaveSelect(); }
-  }, true);
-  document.addEventListener('click', (e) => {
-    if (e.target && e.target.closest && e.target.closest('[role="option"]')) { leaveSelect(); }
+    // Focus is handed back only here, on a verdict or skip key pressed while a *closed*
+    // dropdown holds the focus (e.g. just after choosing a dataset with the keyboard): the
+    // key labels the row instead of typing into the dropdown. Nothing is blurred on a rerun
+    // or a choice, so a dropdown the annotator opens is never closed under them.
+    if (e.ctrlKey || e.metaKey || e.altKey || e.shiftKey || !inSelect(e.target)) { return; }
+    if (e.target.getAttribute('aria-expanded') === 'true') { return; }
+    const selector = (window.__calibrateKeyMap || {})[e.key.toLowerCase()];
+    const button = selector && document.querySelector(selector);
+    if (button && !button.disabled) {
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      e.target.blur();
+      button.click();
+    }
   }, true);
 }
 """
 
 
-def keyboard_helpers(*, help_button: str) -> None:
+def keyboard_helpers(*, help_button: str, keys: dict[str, str]) -> None:
     """Two keyboard habits Streamlit's shortcuts cannot express (trusted, constant code).
 
     - ``?`` opens the help (shortcuts take no punctuation): it clicks ``help_button``.
-    - After a choice in a dropdown (Enter on an open list, or a click on an option) the
-      focus leaves it, so the next letter key labels the row instead of typing into it.
+    - A key of ``keys`` (a letter -> the CSS selector of its button) pressed while a closed
+      dropdown has the focus clicks that button and takes the focus out of the dropdown.
+      Streamlit's own shortcuts ignore keys typed into a dropdown, so without this the first
+      verdict after choosing a dataset with the keyboard would be lost. The focus is never
+      moved at any other time: a dropdown the annotator has just opened stays open.
 
-    Keys typed into text boxes are left alone.
+    Keys typed into text boxes and open dropdowns are left alone.
     """
-    _script(_KEYBOARD_JS.replace("HELP", _check_token(help_button)))
+    checked = {_check_token(k.lower()): _check_selector(v) for k, v in keys.items()}
+    _script(_KEYBOARD_JS.replace("HELP", _check_token(help_button))
+            .replace("KEYMAP", json.dumps(checked, sort_keys=True)))

@@ -30,10 +30,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from judges.alignment.store import AlignStore
 from judges.calibration import HumanMargins, format_interval
+from judges.calibration.trust import SMALL_SAMPLE
+from judges.calibration.vocabulary import describe_used
 from judges.config import JudgeConfig, parse_config
+from judges.providers import STAND_IN_NOTE
 from judges.reporting import JudgeRef, JudgeReport, PairwiseReport, calibration_report
 from judges.store import JudgeStore, external_config_id
-from labels.errors import ImportFileError
+from labels.errors import CalibrateError, ImportFileError
 from labels.store import LabelStore
 
 CARD_SCHEMA_VERSION: Literal[1] = 1
@@ -44,6 +47,22 @@ _PACKAGES = ("calibrate", "numpy", "scipy", "statsmodels", "pandas", "duckdb", "
 
 class CardError(ImportFileError):
     """A card file is missing, unreadable, malformed, or its config hash does not match."""
+
+
+class CardRefusedError(CalibrateError):
+    """A card would mislead (stand-in provider, unfinished run, too few labels); see ``reasons``.
+
+    ``force=True`` (``--force``, the Export page's checkbox) writes it anyway, with the reasons
+    inside the card (``forced``).
+    """
+
+    def __init__(self, reasons: list[str]) -> None:
+        """Say why, and how to export it anyway."""
+        self.reasons = list(reasons)
+        super().__init__(
+            "no judge card: " + "; ".join(reasons) + ". Export it anyway with --force (the "
+            "Export page: 'Export anyway'); the card then says so inside (forced)."
+        )
 
 
 class _Model(BaseModel):
@@ -95,6 +114,8 @@ class CardJudge(_Model):
     params: dict[str, Any]
     policy: Policy
     config: dict[str, Any] | None
+    stand_in: bool = False
+    """The verdicts came from a stand-in provider (``scripted``), not a model."""
 
 
 class CardCalibration(_Model):
@@ -160,6 +181,13 @@ class CardMetrics(_Model):
     unsure: int = Field(ge=0)
     pairwise: PairwiseCardMetrics | None = None
     """A pairwise judge's metrics (its pass/fail fields are then empty and say so)."""
+    counts: dict[str, dict[str, int]] | None = None
+    """The report's counts in the one vocabulary (:mod:`judges.calibration.vocabulary`):
+    ``labelled`` (the judge's verdicts on every labelled row: ``rows``, ``judged``,
+    ``not_judged``, ``unscored``, ``unsure``), ``human`` (``rows``, ``decided``, ``unsure``)
+    and ``used`` (``rows``: both the human and the judge gave pass/fail; that is ``n``).
+    ``calibration.labelled_rows`` is ``labelled.rows``. ``unscored`` and ``unsure`` above are
+    the labelled rows' judge counts."""
 
 
 class CardStress(_Model):
@@ -190,6 +218,9 @@ class JudgeCard(_Model):
     software: dict[str, str]
     warnings: list[str] = Field(default_factory=list)
     stress: list[CardStress] = Field(default_factory=list)
+    forced: list[str] = Field(default_factory=list)
+    """Why this card would have been refused, when it was exported anyway (``--force``):
+    empty for a card that met every rule (:func:`card_problems`)."""
 
     @field_validator("created_at")
     @classmethod
@@ -284,24 +315,67 @@ def judge_identity(
             config.model_dump(mode="json"))
 
 
+def card_problems(store: LabelStore, report: JudgeReport) -> list[str]:
+    """Why a card of this report would mislead; empty when it may be exported.
+
+    A card is refused (unless forced) when the verdicts come from a stand-in provider, when
+    the latest run of the judge on the calibration dataset is cancelled, failed, interrupted
+    or still running, or partial (some of its calls failed or were never sent), or when a
+    human class has fewer than :data:`~judges.calibration.trust.SMALL_SAMPLE` rows used: a
+    gate would then correct pass rates with error rates nobody can trust. (A judge run on a
+    subset of the labelled rows on purpose is not partial: the report says how many it used.)
+    """
+    problems = []
+    if report.stand_in:
+        problems.append(f"the verdicts come from {', '.join(report.stand_in)}, a {STAND_IN_NOTE}")
+    runs = JudgeStore(store.db).runs(dataset=report.dataset, config_id=report.judge.config_id)
+    if runs:
+        latest = runs[0]
+        summary = latest.summary or {}
+        failed, not_run = int(summary.get("failed") or 0), int(summary.get("not_run") or 0)
+        if latest.status != "completed":
+            detail = f" ({not_run} of {latest.planned} calls not run)" if not_run else ""
+            problems.append(f"the latest run ({latest.run_id}) is {latest.status}{detail}")
+        elif failed or not_run:
+            problems.append(
+                f"the latest run ({latest.run_id}) is partial: {failed} of {latest.planned} "
+                f"calls failed and {not_run} were not run"
+            )
+    data = report.to_json()
+    if min(data["m0"], data["m1"]) < SMALL_SAMPLE:
+        problems.append(
+            f"too few labels: {data['m0']} human-fail and {data['m1']} human-pass rows used "
+            f"(at least {SMALL_SAMPLE} of each are needed for rates worth a gate)"
+        )
+    return problems
+
+
 def card_from_report(store: LabelStore, report: JudgeReport, *,
-                     now: datetime | None = None) -> JudgeCard:
+                     now: datetime | None = None, force: bool = False) -> JudgeCard:
     """Build the card of a judge from its calibration report.
 
     Args:
         store: The label store the report came from (for the dataset hash and the runs).
         report: A :func:`~judges.reporting.calibration_report` on the calibration dataset.
         now: Creation time (default: now, UTC).
+        force: Build it even when :func:`card_problems` finds a reason not to; the reasons
+            go into the card's ``forced`` list and its warnings.
 
     Returns:
         A verified :class:`JudgeCard`.
+
+    Raises:
+        CardRefusedError: :func:`card_problems` found a reason and ``force`` is false.
     """
+    problems = card_problems(store, report)
+    if problems and not force:
+        raise CardRefusedError(problems)
     ref = report.judge
     provider, model, params, config_data = judge_identity(store, ref)
     data = report.to_json()
     human = report.human
     agreement = data["human_agreement"]
-    counts = report.counts()
+    counts = data["counts"]
     card = JudgeCard(
         created_at=(now or datetime.now(UTC)),
         judge=CardJudge(
@@ -309,13 +383,14 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
             kind=ref.kind, criterion=ref.criterion,  # type: ignore[arg-type]
             config_id=ref.config_id, provider=provider, model=model, params=params,
             policy=_policy(store, report), config=config_data,
+            stand_in=bool(report.stand_in),
         ),
         calibration=CardCalibration(
             dataset=report.dataset,
             criterion=report.criterion,
             content_hash=store.dataset_content_hash(report.dataset),
             rows=store.count_items(report.dataset),
-            labelled_rows=len(human.items),
+            labelled_rows=counts["labelled"]["rows"],
             design=report.design,
             design_reason=report.design_reason,
             annotators=list(human.annotators),
@@ -337,12 +412,15 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
             repeat_flip_rate=_interval(data["repeat_flip_rate"]),
             human_kappa=_interval(agreement["kappa"]) if agreement else None,
             strata=data.get("calibration_strata"),
-            unscored=counts["judge_unscored_labelled"],
-            unsure=counts["human_unsure"] + counts["judge_unsure_labelled"],
+            unscored=counts["labelled"]["unscored"],
+            unsure=counts["labelled"]["unsure"],
+            counts={"labelled": dict(counts["labelled"]), "human": dict(counts["human"]),
+                    "used": {"rows": data["n"]}},
         ),
         software=package_versions(),
-        warnings=list(report.warnings),
         stress=_stress(store, ref.config_id),
+        warnings=[*(f"FORCED: {p}" for p in problems), *report.warnings],
+        forced=problems,
     )
     card.verify()
     return card
@@ -357,25 +435,61 @@ def export_card(
     criterion: str | None = None,
     design: str | None = None,
     rule: str | None = None,
+    force: bool = False,
 ) -> JudgeCard:
     """Calibrate ``judge`` on ``dataset`` and write its card to ``path`` (JSON or YAML).
 
     Returns:
         The card written.
+
+    Raises:
+        CardRefusedError: the card would mislead and ``force`` is false (nothing is written).
+    """
+    card = build_card(store, dataset, judge, criterion=criterion, design=design, rule=rule,
+                      force=force)
+    write_card(card, path)
+    return card
+
+
+def build_card(
+    store: LabelStore,
+    dataset: str,
+    judge: str,
+    *,
+    criterion: str | None = None,
+    design: str | None = None,
+    rule: str | None = None,
+    force: bool = False,
+) -> JudgeCard:
+    """Calibrate ``judge`` on ``dataset`` and return its card without writing it (a preview).
+
+    Raises:
+        CardRefusedError: the card would mislead and ``force`` is false.
     """
     if store.dataset(dataset).kind == "pairwise":
         from judges.pairwise_card import card_from_pairwise_report
         from judges.reporting import pairwise_report
 
-        card = card_from_pairwise_report(
+        # Pairwise cards carry their own metrics (judges.pairwise_card); the pass/fail card
+        # rules (card_problems) do not apply to them.
+        return card_from_pairwise_report(
             store, pairwise_report(store, dataset, judge, criterion=criterion, rule=rule))
-        write_card(card, path)
-        return card
     report = calibration_report(store, dataset, judge, criterion=criterion, design=design,
                                 rule=rule)
-    card = card_from_report(store, report)
-    write_card(card, path)
-    return card
+    return card_from_report(store, report, force=force)
+
+
+def card_counts(card: JudgeCard) -> str:
+    """The card's row counts in one sentence, in the one vocabulary; the parts add up.
+
+    Example: "86 of 200 labelled rows used (human pass 54, fail 32): the 91 the judge judged,
+    less 5 the humans were unsure on; 109 not judged (0 unscored, 9 unsure, 100 not run)".
+    """
+    m = card.metrics
+    if m.counts is None:  # a card written before the counts were recorded
+        return (f"{m.n} of {card.calibration.labelled_rows} labelled rows used (human pass "
+                f"{m.m1}, fail {m.m0})")
+    return describe_used(used=m.n, m1=m.m1, m0=m.m0, labelled=m.counts["labelled"])
 
 
 def dumps_card(card: JudgeCard, *, format: Literal["json", "yaml"] = "json") -> str:
@@ -461,9 +575,13 @@ __all__ = [
     "CARD_KIND",
     "CARD_SCHEMA_VERSION",
     "CardError",
+    "CardRefusedError",
     "CardStress",
     "JudgeCard",
+    "build_card",
+    "card_counts",
     "card_from_report",
+    "card_problems",
     "dumps_card",
     "export_card",
     "load_card",

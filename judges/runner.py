@@ -33,7 +33,7 @@ from judges.calls import CallContext, CallPolicy, StopFlag, call_single, stopped
 from judges.claimsplit import call_claim_split
 from judges.config import JudgeConfig
 from judges.pricing import Price
-from judges.providers import Provider, get_provider
+from judges.providers import STAND_IN_NOTE, Provider, get_provider, is_stand_in
 from judges.run_plan import CostEstimate, PlannedCall, RunPlan, plan_run
 from judges.settings import Settings
 from judges.store import CallRecord, JudgeStore
@@ -136,9 +136,11 @@ class RunSummary:
     def describe(self) -> str:
         """A few lines for people."""
         cost = "unknown" if self.cost is None else f"${self.cost:,.4f}"
+        stand_in = (f"\n  STAND-IN: {self.model}, a {STAND_IN_NOTE}" if is_stand_in(self.model)
+                    else "")
         lines = [
             f"run {self.run_id or '(dry run)'}: judge {self.config_name} r{self.revision} "
-            f"({self.config_id[:11]}) on {self.dataset!r} — {self.status}",
+            f"({self.config_id[:11]}) on {self.dataset!r} — {self.status}{stand_in}",
             f"  calls: {self.planned} planned, {self.cached} cached, {self.scored} scored, "
             f"{self.unscored} unscored, {self.failed} failed"
             + (f", {self.not_run} not run" if self.not_run else ""),

@@ -269,13 +269,17 @@ class JudgeStore:
 
     def save_config(self, config: JudgeConfig) -> str:
         """Store ``config`` (idempotent) and return its id."""
-        self.db.execute(
+        self._insert_config(self.db, config)
+        return config.config_id
+
+    @staticmethod
+    def _insert_config(cur: Any, config: JudgeConfig) -> None:
+        cur.execute(
             "INSERT INTO judge_configs (config_id, name, revision, kind, criterion, model, "
             "origin, config) VALUES (?, ?, ?, ?, ?, ?, 'config', ?) ON CONFLICT DO NOTHING",
             [config.config_id, config.name, config.revision, config.kind, config.criterion,
              config.model, config.canonical_json()],
         )
-        return config.config_id
 
     def save_external(self, name: str, kind: str, criterion: str) -> str:
         """Register an external judge (verdicts imported from a file) and return its id.
@@ -303,6 +307,7 @@ class JudgeStore:
         self, *, judge: str, kind: str, criterion: str, dataset: str, run_id: str,
         options: dict[str, Any], calls: Sequence[CallRecord], summary: dict[str, Any],
         config_id: str | None = None, register_external: bool = True,
+        config: JudgeConfig | None = None,
     ) -> str:
         """Store verdicts imported from a file in one transaction.
 
@@ -322,11 +327,16 @@ class JudgeStore:
                 judge's own id).
             register_external: store the external judge's config row (not needed when the
                 verdicts belong to a config already stored).
+            config: the judge config that made the verdicts, stored in the same transaction
+                (``verdicts import --config``); the verdicts go under its id.
 
         Returns:
             The config id the verdicts were stored under.
         """
         with self.db.transaction() as cur:
+            if config is not None:
+                self._insert_config(cur, config)
+                config_id, register_external = config.config_id, False
             if register_external:
                 external = self._insert_external(cur, judge, kind, criterion)
                 config_id = config_id or external

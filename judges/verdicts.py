@@ -40,10 +40,11 @@ from typing import Any
 
 import pandas as pd
 
+from judges.config import JudgeConfig
 from judges.plan_store import PlanStore, content_hashes
 from judges.store import CallRecord, JudgeStore, external_config_id, item_hash, new_run_id
 from labels.cells import text_cell
-from labels.errors import ConflictError, ImportFileError, NotFoundError
+from labels.errors import CalibrateError, ConflictError, ImportFileError, NotFoundError
 from labels.exporting import write_table
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import Table, read_table
@@ -176,11 +177,16 @@ def _repeat_cell(value: Any) -> int | None:
 
 
 def _file_config(
-    judge_store: JudgeStore, table: Table, path: str, judge: str, external_id: str
+    judge_store: JudgeStore, table: Table, path: str, judge: str, external_id: str,
+    config: JudgeConfig | None = None,
 ) -> str:
-    """The config id the file's verdicts belong to (``external_id`` without a column)."""
+    """The config id the file's verdicts belong to.
+
+    ``config``'s id when one is given (a ``config_id`` column must then agree with it), else
+    the column's id, else ``external_id``.
+    """
     if "config_id" not in table.columns:
-        return external_id
+        return external_id if config is None else config.config_id
     found: dict[str, int] = {}
     for index in range(table.n_rows):
         value = table.record(index).get("config_id")
@@ -194,6 +200,15 @@ def _file_config(
                     f"{first!r}): import one judge's verdicts at a time",
                     path=path, row=index + 1, column="config_id",
                 )
+    if config is not None:
+        for file_id, row in found.items():
+            if file_id != config.config_id:
+                raise ImportFileError(
+                    f"the verdicts come from judge config {file_id}, not from the config "
+                    f"given ({config.config_id}): import them with the config that made them",
+                    path=path, row=row, column="config_id",
+                )
+        return config.config_id
     if not found or external_id in found:
         return external_id
     file_id, row = next(iter(found.items()))
@@ -215,9 +230,9 @@ def _file_config(
 
 
 def import_verdicts(
-    store: LabelStore, path: str | Path, *, dataset: str, judge: str,
+    store: LabelStore, path: str | Path, *, dataset: str, judge: str | None = None,
     criterion: str | None = None, format: str | None = None, encoding: str = "utf-8",
-    display_name: str | None = None,
+    display_name: str | None = None, config: JudgeConfig | None = None,
 ) -> VerdictImportSummary:
     """Import verdicts produced elsewhere as a judge run of an *external* judge named ``judge``.
 
@@ -238,14 +253,25 @@ def import_verdicts(
     name stored in this database), and the verdicts are stored under it. Verdicts of another
     judge, or of a config this database does not know, are refused.
 
+    ``config`` links the verdicts to the judge config that made them (``verdicts import
+    --config FILE``): the config is stored with them, in the same transaction, and the
+    verdicts are stored under its id, so a judge card carries its prompt and parameters.
+    ``judge`` and ``criterion`` then default to the config's and must agree with it.
+
     Raises:
         ImportFileError: a problem in the file, naming the file, row and column.
         ConflictError: a row would change a stored verdict.
         InvalidNameError: ``judge`` breaks :data:`labels.validation.NAME_RULE`.
+        CalibrateError: ``config`` is for another judge name, criterion or kind of dataset.
     """
-    judge = check_name(judge, "judge")
     name = display_name or str(path)
     info = store.dataset(dataset)
+    if config is not None:
+        _check_config_fits(config, judge=judge, criterion=criterion, kind=info.kind)
+        judge, criterion = config.name, config.criterion
+    if judge is None:
+        raise CalibrateError("name the judge (--judge) or give its config (--config)")
+    judge = check_name(judge, "judge")
     table = read_table(path, format=format, encoding=encoding, display_name=name)
     id_col = "id" if "id" in table.columns else ("item_id" if "item_id" in table.columns else None)
     if id_col is None or "verdict" not in table.columns:
@@ -258,7 +284,7 @@ def import_verdicts(
     items = {i.item_id: i for i in store.items(dataset)}
     judge_store = JudgeStore(store.db)
     config_id = _file_config(judge_store, table, name, judge,
-                             external_config_id(judge, info.kind))
+                             external_config_id(judge, info.kind), config)
     stored = judge_store.stored_outcomes(config_id)
     run_id = new_run_id()
     records: list[CallRecord] = []
@@ -334,7 +360,7 @@ def import_verdicts(
         criterion = criterion or ("preference" if info.kind == "pairwise" else "faithfulness")
         judge_store.save_imported_run(
             judge=judge, kind=info.kind, criterion=criterion, dataset=dataset, run_id=run_id,
-            config_id=config_id,
+            config_id=config_id, config=config,
             register_external=config_id == external_config_id(judge, info.kind),
             options={"imported_from": name, "rows": table.n_rows}, calls=records,
             summary={"planned": len(records), "scored": len(records) - unscored,
@@ -345,6 +371,22 @@ def import_verdicts(
         run_id=run_id if records else None, rows_read=table.n_rows, added=len(records),
         unchanged=unchanged, unscored=unscored,
     )
+
+
+def _check_config_fits(config: JudgeConfig, *, judge: str | None, criterion: str | None,
+                       kind: str) -> None:
+    """Refuse a ``--config`` that names another judge, criterion or kind of dataset."""
+    if judge is not None and judge != config.name:
+        raise CalibrateError(
+            f"the config is judge {config.name!r}, not {judge!r}: leave out --judge, or give "
+            "the config of that judge"
+        )
+    if criterion is not None and criterion != config.criterion:
+        raise CalibrateError(
+            f"the config judges {config.criterion!r}, not {criterion!r}"
+        )
+    if config.kind != kind:
+        raise CalibrateError(f"the config is a {config.kind} judge; the dataset is {kind}")
 
 
 def export_frame(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:

@@ -18,6 +18,7 @@ from calibrate_app import compare_view, judge_info, pairwise_view, resources, st
 from judges.aggregation import AGGREGATION_RULES
 from judges.calibration import expected_active_saving, format_interval, format_point
 from judges.calibration.trust import SMALL_SAMPLE, CertificationRule, trust_verdict
+from judges.calibration.vocabulary import describe_counts, describe_used
 from judges.reporting import (
     JudgeRef,
     JudgeReport,
@@ -91,8 +92,11 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
     with st.expander("Options: target, sampling design, aggregation, criterion, plan",
                      icon=":material/tune:"):
         cols = st.columns(5)
+        # Only datasets this judge config has verdicts on: another judge's target would be
+        # an error, and Streamlit resets the choice when the options change.
         others = [d.name for d in store.datasets()
-                  if d.kind == "pointwise" and d.name != dataset]
+                  if d.kind == "pointwise" and d.name != dataset
+                  and any(j.config_id == main for j in judges_on(store, d.name))]
         targets = [SAME, *others]
         judged_target = default_target(store, dataset, by_id[main])
         target = cols[0].selectbox(
@@ -183,17 +187,26 @@ def _headline(data: dict[str, Any]) -> None:
                       help="Needs two annotators on the same rows (Label page: overlap ≥ 2).")
             st.caption("No two annotators share a row yet.")
     counts = st.columns(5)
-    counts[0].metric("Labelled rows used", data["n"])
-    counts[1].metric("Human unsure", data["unsure"]["human"])
-    counts[2].metric("Judge unscored", f"{data['unscored']['labelled']} / "
-                     f"{data['unscored']['target']}",
-                     help="Labelled rows / target rows with no usable judge verdict (refusal, "
-                          "parse failure, error): excluded, never counted as fails.")
+    vocab = data["counts"]
+    labelled, target = vocab["labelled"], vocab["target"]
+    counts[0].metric(
+        "Labelled rows used", f"{data['n']} of {labelled['rows']}",
+        help="Rows with both a human and a judge pass/fail verdict: the rows every rate above "
+             "is measured on.")
+    counts[1].metric(
+        "Labelled rows judged", f"{labelled['judged']} of {labelled['rows']}",
+        help=widgets.escape_markdown(describe_counts(labelled, rows="labelled ")))
+    counts[2].metric(
+        "Target rows judged", f"{target['judged']} of {target['rows']}",
+        help=widgets.escape_markdown(describe_counts(target, rows="target ")))
     swap, repeat = data["swap_flip_rate"], data["repeat_flip_rate"]
     counts[3].metric("Swap flip rate", format_point(swap), help=widgets.escape_markdown(
         swap["reason"] or f"{swap['n']} items judged in both orders."))
     counts[4].metric("Repeat flip rate", format_point(repeat), help=widgets.escape_markdown(
         repeat["reason"] or f"{repeat['n']} items judged more than once."))
+    st.caption(widgets.escape_markdown(
+        describe_used(used=data["n"], m1=data["m1"], m0=data["m0"], labelled=labelled)
+        + f". Target: {describe_counts(target, rows='target ')}."))
 
 
 def _confusion_chart(data: dict[str, Any]) -> alt.LayerChart:
@@ -272,14 +285,20 @@ def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
         "corrected one removes that bias; the human pass rate covers the labelled rows only."
     )
     cols = st.columns(3)
+    target = data["counts"]["target"]
+    human = data["counts"]["human"]
     panels = [
         ("Observed (judge)", data["observed_pass_rate"],
-         f"Judge pass rate on {data['n_target']} target rows, uncorrected."),
+         widgets.escape_markdown(
+             f"Judge pass rate, uncorrected, on {target['judged']} of {target['rows']} target "
+             f"rows judged ({describe_counts(target, rows='target ')}).")),
         ("Corrected", data["corrected_pass_rate"],
          widgets.escape_markdown(
-             f"Estimator: {data['method']}. Valid when {data['assumption']}.")),
+             f"Estimator: {data['method']}. Valid when {data['assumption']}. It estimates "
+             f"{data.get('population') or 'the true pass rate of the target'}.")),
         ("Human (labelled rows)", data["human_pass_rate"],
-         f"Human pass rate of the {data['n']} labelled rows (Wilson)."),
+         f"Human pass rate of the {human['decided']} of {human['rows']} labelled rows the "
+         "humans decided (Wilson)."),
     ]
     for col, (title, value, explain) in zip(cols, panels, strict=True):
         with col, st.container(border=True):
@@ -370,7 +389,9 @@ def _disagreements(store: LabelStore, report: JudgeReport) -> None:
         return
     st.caption("Rows where judge ≠ human, then rows whose verdict flipped across repeats or "
                "orders. Select a row (or type its number) to read both sides.")
-    shown = frame[["kind", "item_id", "human", "judge", "segment", "flipped"]]
+    # Missing cells read "—", never None/NaN.
+    shown = frame[["kind", "item_id", "human", "judge", "segment", "flipped"]].astype(
+        object).where(lambda f: f.notna(), "—")
     event = st.dataframe(shown, key="cal_disagreements", on_select="rerun",
                          selection_mode="single-row", hide_index=False)
     selected = list(getattr(getattr(event, "selection", None), "rows", []) or [])
@@ -487,6 +508,11 @@ def _page() -> None:
         f"{len(report.human.annotators)} annotator(s), criterion {report.criterion!r}, "
         f"{int(data['confidence'] * 100)}% intervals."
     ))
+    if report.stand_in:
+        widgets.message(
+            "warning", f"Stand-in judge ({', '.join(report.stand_in)}): the scripted provider "
+            "decides by word overlap, not with a model. These numbers test the plumbing, "
+            "never a judge.", icon=":material/science:")
     _verdict(report, picked["certify"])
     _headline(data)
     left, right = st.columns(2)

@@ -1,7 +1,9 @@
 """Export page: the judge card for CI, and the labels and verdicts as files.
 
 The card is :func:`judges.card.card_from_report` over the same report the Calibration page shows
-(``calibrate card export`` on the command line); files go through
+(``calibrate card export`` on the command line), previewed before download; a card the rules
+refuse (:func:`judges.card.card_problems`) downloads only after "Export anyway", and then says
+so inside. Files go through
 :func:`labels.exporting.write_table`, which neutralises spreadsheet formulas in CSV cells.
 """
 
@@ -13,7 +15,8 @@ from pathlib import Path
 import streamlit as st
 
 from calibrate_app import resources, widgets
-from judges.card import card_from_report, dumps_card
+from judges.calibration import format_point
+from judges.card import card_counts, card_from_report, dumps_card
 from judges.reporting import calibration_report, judges_on
 from judges.verdicts import judge_verdicts
 from labels import LabelStore
@@ -51,28 +54,43 @@ def _card_section(store: LabelStore, dataset: str) -> None:
     fmt = st.radio("Card format", ["JSON", "YAML"], horizontal=True, key="export_card_format")
     try:
         report = calibration_report(store, dataset, by_id[config_id])
-        card = card_from_report(store, report)
+        card = card_from_report(store, report, force=True)
     except CalibrateError as error:
         widgets.message("warning", str(error))
         return
     m = card.metrics
+    if card.judge.stand_in:
+        widgets.message("warning", "Stand-in judge: these verdicts come from the scripted "
+                        "provider (word overlap), not a model.", icon=":material/science:")
     cols = st.columns(3)
-    cols[0].metric("Sensitivity", f"{m.sensitivity.estimate:.3f}"
-                   if m.sensitivity.estimate is not None else "—")
-    cols[1].metric("Specificity", f"{m.specificity.estimate:.3f}"
-                   if m.specificity.estimate is not None else "—")
-    cols[2].metric("Labelled rows", m.n)
-    st.caption(
-        f"Sensitivity {m.sensitivity.format()}, specificity "
-        f"{m.specificity.format()}; m1={m.m1}, m0={m.m0}."
-    )
+    cols[0].metric("Sensitivity", format_point(m.sensitivity.model_dump()))
+    cols[1].metric("Specificity", format_point(m.specificity.model_dump()))
+    cols[2].metric("Labelled rows used", f"{m.n} of {card.calibration.labelled_rows}")
+    st.caption(widgets.escape_markdown(
+        f"Sensitivity {m.sensitivity.format()}, specificity {m.specificity.format()}. "
+        f"{card_counts(card)}."))
     suffix = ".json" if fmt == "JSON" else ".yaml"
+    forced = False
+    if card.forced:
+        with st.container(border=True, key="export_card_refused"):
+            st.error("This card would mislead, so it is not exported by default:",
+                     icon=":material/block:")
+            for reason in card.forced:
+                widgets.literal(f"• {reason}")
+            forced = st.checkbox(
+                "Export anyway (the card lists these reasons inside, under `forced`)",
+                key=f"export_card_force_{config_id}",
+            )
     text = dumps_card(card, format="json" if fmt == "JSON" else "yaml")
+    with st.expander("Preview the card", icon=":material/visibility:",
+                     expanded=bool(card.forced)):
+        st.code(text, language="json" if fmt == "JSON" else "yaml", height=320)
     st.download_button(
         "Download judge card", data=text.encode("utf-8"),
         file_name=widgets.file_name(f"{card.judge.name}-card{suffix}"),
         mime="application/json" if suffix == ".json" else "application/yaml",
         key="export_card", icon=":material/download:", type="primary",
+        disabled=bool(card.forced) and not forced,
     )
 
 

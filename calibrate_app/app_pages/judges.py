@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from calibrate_app import alignment_panel, resources, widgets
+from calibrate_app import alignment_panel, resources, state, widgets
 from judges.batch import describe_batch_cost, has_batch_api, run_judge_batch
 from judges.config import (
     ConfigError,
@@ -30,7 +30,7 @@ from judges.config import (
     load_builtin,
 )
 from judges.prompts import Order, RenderError, render
-from judges.providers import ProviderConfigError, get_provider
+from judges.providers import STAND_IN_NOTE, ProviderConfigError, get_provider, is_stand_in
 from judges.run_plan import plan_run
 from judges.runner import RunSummary, run_judge
 from judges.store import JudgeStore
@@ -39,6 +39,8 @@ from labels import LabelStore
 from labels.errors import CalibrateError
 
 JOB_PREFIX = "judge:"
+EDIT_PREFIX = "judge_yaml_"
+DISCARD_ASKED = "judge_discard_asked"
 
 
 def _job_key(config: JudgeConfig, dataset: str) -> str:
@@ -89,19 +91,49 @@ def _as_revision(judge_store: JudgeStore, edited: JudgeConfig, base: JudgeConfig
 
 
 def _editor(base: JudgeConfig) -> tuple[JudgeConfig | None, str]:
-    """The YAML editor for ``base``; returns the parsed config (or None) and the text."""
-    key = f"judge_yaml_{base.config_id}"
+    """The YAML editor for ``base``; returns the parsed config (or None) and the text.
+
+    Unsaved edits are kept (per config) across page switches and config changes in this tab;
+    discarding them asks first.
+    """
+    key = state.keep(f"{EDIT_PREFIX}{base.config_id}")
+    saved = base.to_yaml()
     text = st.text_area(
-        "Config (YAML)", value=base.to_yaml(), height=420, key=key,
+        "Config (YAML)", value=saved, height=420, key=key,
         help="Everything that decides a verdict: model, prompts, output contract, verdicts, "
         "generation parameters. Any change gives a new config id.",
     )
+    if text != saved:
+        _unsaved(key)
     try:
         return config_from_text(text, source="the edited config"), text
     except ConfigError as error:
         st.error("The config is not valid; fix the fields below.", icon=":material/error:")
         st.code(str(error), language=None, wrap_lines=True)
         return None, text
+
+
+def _discard(key: str) -> None:
+    state.clear_widget(key)
+    state.clear_widget(DISCARD_ASKED)
+
+
+def _unsaved(key: str) -> None:
+    """Say that the editor holds unsaved edits, and discard them only after a second click."""
+    with st.container(border=True, key="judge_unsaved"):
+        st.caption("Unsaved edits: kept in this tab while you switch pages or configs; save "
+                   "them as a revision (or run them) to keep them for good.")
+        if state.widget_value(DISCARD_ASKED) != key:
+            st.button("Discard edits", key="judge_discard", icon=":material/delete:",
+                      on_click=state.set_value, args=(DISCARD_ASKED, key))
+            return
+        st.warning("Discard your edits to this config? This cannot be undone.",
+                   icon=":material/warning:")
+        cols = st.columns(2)
+        cols[0].button("Yes, discard them", key="judge_discard_yes", type="primary",
+                       on_click=_discard, args=(key,))
+        cols[1].button("Keep editing", key="judge_discard_no",
+                       on_click=state.clear_widget, args=(DISCARD_ASKED,))
 
 
 def _preview(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
@@ -113,9 +145,9 @@ def _preview(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     left, right = st.columns([3, 1])
     # Rows are picked by position: item ids come from files and stay out of widget text.
     index = left.selectbox("Preview row", range(len(ids)), format_func=lambda i: f"row {i + 1}",
-                           key="judge_preview_row")
+                           key=state.keep("judge_preview_row"))
     chosen = right.segmented_control("Order", ["original", "swapped"], default="original",
-                                     key="judge_preview_order")
+                                     key=state.keep("judge_preview_order"))
     order: Order = "swapped" if chosen == "swapped" else "original"
     widgets.literal(f"id: {ids[index]}")
     try:
@@ -132,18 +164,18 @@ def _run_options(config: JudgeConfig) -> dict[str, Any]:
     cols = st.columns(5, vertical_alignment="bottom")
     options = {
         "repeats": int(cols[0].number_input("Repeats", 1, 50, config.repeats,
-                                            key="judge_repeats")),
-        "swap": cols[1].checkbox("Swap order", value=config.swap, key="judge_swap",
+                                            key=state.keep("judge_repeats"))),
+        "swap": cols[1].checkbox("Swap order", value=config.swap, key=state.keep("judge_swap"),
                                  help="Also judge with the sources reversed (pairwise: A and "
                                  "B exchanged). Verdicts that flip show position bias."),
         "labelled_only": cols[2].checkbox("Labelled rows only", value=True,
-                                          key="judge_labelled_only",
+                                          key=state.keep("judge_labelled_only"),
                                           help="Cheap tuning: judge only rows the experts "
                                           "labelled for this criterion."),
         "concurrency": int(cols[3].number_input("Concurrency", 1, 128, 8,
-                                                key="judge_concurrency")),
+                                                key=state.keep("judge_concurrency"))),
         "limit": int(cols[4].number_input("Row limit (0 = all)", 0, None, 0,
-                                          key="judge_limit")) or None,
+                                          key=state.keep("judge_limit"))) or None,
     }
     if has_batch_api(config.model):
         options["batch"] = st.checkbox(
@@ -200,32 +232,53 @@ def _start(store: LabelStore, dataset: str, config: JudgeConfig,
         return run_judge(config, dataset, store=store, provider=provider,
                          on_progress=progress, should_stop=_JobFlag(job), **options)
 
-    resources.get_jobs().start(_job_key(config, dataset), config.label, work)
+    title = config.label + (" (stand-in)" if is_stand_in(provider.spec) else "")
+    resources.get_jobs().start(_job_key(config, dataset), title, work)
     return True
+
+
+def _job_id(job: resources.BackgroundJob) -> str:
+    return f"{job.key}@{job.started_at.isoformat()}"
 
 
 @st.fragment(run_every=0.5)
 def _progress() -> None:
-    """Every judge job of this server process; polled, so it keeps moving across pages."""
-    jobs = [j for j in resources.get_jobs().jobs() if j.key.startswith(JOB_PREFIX)]
+    """Every judge job of this server process; polled, so it keeps moving across pages.
+
+    Running jobs show their progress bar; finished ones collapse to one line that opens to
+    their summary and can be dismissed (in this tab).
+    """
+    jobs = [j for j in resources.get_jobs().jobs()
+            if j.key.startswith(JOB_PREFIX) and not state.job_dismissed(_job_id(j))]
     for job in jobs[:5]:
         total = job.total or 0
-        fraction = min(job.done / total, 1.0) if total else 0.0
-        with st.container(border=True):
-            st.progress(fraction, text=widgets.escape_markdown(
-                f"{job.title}: {job.done}/{total} — {job.status}"))
-            widgets.literal("dataset: " + _job_dataset(job.key))
-            if job.message:
-                st.caption(widgets.escape_markdown(job.message))
-            if job.error:
-                st.code(job.error, language=None, wrap_lines=True)
-            summary = job.result if isinstance(job.result, RunSummary) else None
-            if summary is not None:
-                st.code(summary.describe(), language=None, wrap_lines=True)
-            if job.running and st.button("Stop", key=f"stop_{job.key}",
-                                         icon=":material/stop_circle:",
-                                         help="Calls in flight finish and are stored."):
-                job.cancel()
+        title = widgets.escape_markdown(f"{job.title}: {job.done}/{total} — {job.status}")
+        if job.running:
+            with st.container(border=True):
+                fraction = min(job.done / total, 1.0) if total else 0.0
+                st.progress(fraction, text=title)
+                _job_details(job)
+                if st.button("Stop", key=f"stop_{job.key}", icon=":material/stop_circle:",
+                             help="Calls in flight finish and are stored."):
+                    job.cancel()
+            continue
+        icon = {"done": ":material/check_circle:", "failed": ":material/error:",
+                "cancelled": ":material/cancel:"}.get(job.status, ":material/info:")
+        with st.expander(title, icon=icon):
+            _job_details(job)
+            st.button("Dismiss", key=f"dismiss_{_job_id(job)}", icon=":material/close:",
+                      on_click=state.dismiss_job, args=(_job_id(job),))
+
+
+def _job_details(job: resources.BackgroundJob) -> None:
+    widgets.literal("dataset: " + _job_dataset(job.key))
+    if job.message:
+        st.caption(widgets.escape_markdown(job.message))
+    if job.error:
+        st.code(job.error, language=None, wrap_lines=True)
+    summary = job.result if isinstance(job.result, RunSummary) else None
+    if summary is not None:
+        st.code(summary.describe(), language=None, wrap_lines=True)
 
 
 def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
@@ -240,6 +293,12 @@ def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     if frame.empty:
         st.info("No verdicts of this revision on this dataset yet.")
         return
+    stand_in = sorted({spec for spec in [config.model, *_run_providers(store, dataset, config)]
+                       if is_stand_in(spec)})
+    if stand_in:
+        widgets.message("warning", f"Stand-in results ({', '.join(stand_in)}): the "
+                        f"{STAND_IN_NOTE.removeprefix('stand-in: ')}.",
+                        icon=":material/science:")
     counts = frame["verdict"].value_counts()
     cols = st.columns(4)
     cols[0].metric("Verdict rows", len(frame))
@@ -251,31 +310,56 @@ def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     if len(reasons):
         st.caption(widgets.escape_markdown(
             "Unscored: " + ", ".join(f"{k} {v}" for k, v in reasons.items())))
-    st.dataframe(frame.drop(columns=["config_id"]), hide_index=True, height=280)
+    # Missing cells (no reasoning, no unscored reason) read "—", never None/NaN.
+    shown = frame.drop(columns=["config_id"]).astype(object)
+    st.dataframe(shown.where(shown.notna(), "—"), hide_index=True, height=280)
     ids = list(dict.fromkeys(frame["item_id"]))
     index = st.selectbox("Row details", range(len(ids)), format_func=lambda i: f"row {i + 1}",
-                         key="judge_detail_row")
+                         key=state.keep("judge_detail_row"))
     item_id = ids[index]
     widgets.literal(f"id: {item_id}")
     calls = calls_for_dataset(store, dataset, config.config_id)
     for call in calls[calls["item_id"] == item_id].itertuples(index=False):
         with st.container(border=True):
             verdict = call.verdict if call.status == "scored" else call.status
+            reason = _text(call.unscored_reason)
             st.caption(widgets.escape_markdown(
                 f"repeat {call.repeat}, {call.ordering} order — {verdict}"
-                + (f" ({call.unscored_reason})" if call.unscored_reason else "")
-                + f" — {call.retries} retries"))
-            if call.reasoning:
-                widgets.literal(call.reasoning)
-            if call.detail:
-                st.code(call.detail, language=None, wrap_lines=True)
-            if call.error:
-                st.code(call.error, language=None, wrap_lines=True)
+                + (f" ({reason})" if reason else "") + f" — {call.retries} retries"))
+            for text in (_text(call.reasoning),):
+                if text:
+                    widgets.literal(text)
+            for text in (_text(call.detail), _text(call.error)):
+                if text:
+                    st.code(text, language=None, wrap_lines=True)
             with st.expander("Raw reply and request"):
-                st.code(call.reply or "(no reply)", language=None, wrap_lines=True)
-                request = json.loads(call.request) if call.request else {}
+                st.code(_text(call.reply) or "(no reply)", language=None, wrap_lines=True)
+                raw_request = _text(call.request)
+                request = json.loads(raw_request) if raw_request else {}
                 st.code(json.dumps(request, indent=2, ensure_ascii=False), language="json",
                         wrap_lines=True)
+
+
+def _other_edits(choices: dict[str, JudgeConfig], base: JudgeConfig) -> None:
+    """Name the other configs that hold unsaved edits in this tab, so none is forgotten."""
+    by_key = {f"{EDIT_PREFIX}{c.config_id}": (label, c) for label, c in choices.items()}
+    edited = [label for key in state.kept_keys(EDIT_PREFIX)
+              if key in by_key and by_key[key][1].config_id != base.config_id
+              and state.widget_value(key) != by_key[key][1].to_yaml()
+              for label in (by_key[key][0],)]
+    if edited:
+        st.caption(widgets.escape_markdown("Unsaved edits also in: " + "; ".join(edited)))
+
+
+def _text(value: object) -> str | None:
+    """A text cell, or ``None`` for a missing one (a frame's NaN must never print as "nan")."""
+    return value if isinstance(value, str) and value else None
+
+
+def _run_providers(store: LabelStore, dataset: str, config: JudgeConfig) -> list[str]:
+    """The providers the runs of ``config`` on ``dataset`` used (a run may override the model)."""
+    runs = JudgeStore(store.db).runs(dataset=dataset, config_id=config.config_id)
+    return [str(r.options.get("provider") or "") for r in runs]
 
 
 def _revisions(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
@@ -307,14 +391,15 @@ def main() -> None:
     _progress()
     top = st.columns([2, 3], vertical_alignment="bottom")
     names = [d.name for d in datasets]
-    dataset = top[0].selectbox("Dataset", names, key="judge_dataset")
+    dataset = top[0].selectbox("Dataset", names, key=state.keep("judge_dataset"))
     kind = next(d.kind for d in datasets if d.name == dataset)
     choices = {label: c for label, c in _config_choices(judge_store).items() if c.kind == kind}
     if not choices:
         st.info(f"No {widgets.escape_markdown(kind)} judge config exists yet.")
         return
-    label = top[1].selectbox("Judge config", list(choices), key="judge_config")
+    label = top[1].selectbox("Judge config", list(choices), key=state.keep("judge_config"))
     base = choices[label]
+    _other_edits(choices, base)
     edit, preview = st.columns(2)
     with edit:
         config, _ = _editor(base)

@@ -327,6 +327,18 @@ def _queue_settings(store: LabelStore, dataset: str, criterion: str,
                   args=(store, dataset, criterion))
 
 
+def _hand_back_keys(kind: Kind) -> dict[str, str]:
+    """Verdict and skip keys -> their buttons, for a key pressed while a dropdown has focus.
+
+    The buttons' widget keys carry the row token (:meth:`Row.key`), so they are matched by
+    prefix.
+    """
+    keys = {key: f'[class*="st-key-verdict_{verdict}_"] button'
+            for verdict, _, key in VERDICTS[kind]}
+    keys[SKIP_KEY] = '[class*="st-key-nav_skip_"] button'
+    return keys
+
+
 def _verdict_bar(row: Row, kind: Kind, criterion: Criterion, pending: str | None,
                  chosen_tags: list[str]) -> None:
     choices = VERDICTS[kind]
@@ -521,7 +533,7 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     pending = queue.pending.get(item_id)
     _verdict_bar(row, kind, criterion, pending, queue.tags.get(item_id, []))
     widgets.leave_note_on_save()
-    widgets.keyboard_helpers(help_button=".st-key-nav_help button")
+    widgets.keyboard_helpers(help_button=".st-key-nav_help button", keys=_hand_back_keys(kind))
     if pending is not None:
         widgets.focus_script(f".st-key-{row.note_key} textarea", row.note_key + pending)
 

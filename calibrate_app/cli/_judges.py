@@ -340,24 +340,36 @@ def verdicts_group() -> None:
 @verdicts_group.command("import")
 @click.argument("file", type=ClientPath(dir_okay=False))
 @click.option("--dataset", required=True, help="Dataset the verdicts belong to.")
-@click.option("--judge", required=True, help="Name for the external judge (e.g. gpt4o-2025).")
+@click.option("--judge", default=None,
+              help="Name for the external judge (e.g. gpt4o-2025); with --config, the config's "
+                   "name (the default).")
+@click.option("--config", "config_file", default=None,
+              help="The judge config (YAML/JSON file, built-in name, or a config stored in this "
+                   "database) that made the verdicts: they are stored under it, so the Calibration "
+                   "page and the judge card carry its prompt and parameters.")
 @click.option("--criterion", default=None,
-              help="What the verdicts judge (default: faithfulness, or preference if pairwise).")
+              help="What the verdicts judge (default: the config's, else faithfulness, or "
+                   "preference if pairwise).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @pass_app
 def verdicts_import(
-    app: AppContext, file: str, dataset: str, judge: str, criterion: str | None, as_json: bool
+    app: AppContext, file: str, dataset: str, judge: str | None, config_file: str | None,
+    criterion: str | None, as_json: bool,
 ) -> None:
     """Import verdicts from FILE: columns id, verdict, and optional repeat, order, reasoning.
 
     Verdicts: pass/fail/unsure (or 1/0, true/false), a/b/tie for pairwise datasets; an empty
-    cell or 'unscored' is an unscored row. All or nothing; re-importing adds nothing.
+    cell or 'unscored' is an unscored row. All or nothing; re-importing adds nothing. Give
+    --judge (an external judge without a config) or --config (or both, naming the same judge).
     """
     from calibrate_app.cli import echo_json
     from judges.verdicts import import_verdicts
 
+    if judge is None and config_file is None:
+        raise click.UsageError("give --judge NAME or --config FILE")
+    config = None if config_file is None else _find_config(app, config_file)
     summary = import_verdicts(app.store, file, dataset=dataset, judge=judge,
-                              criterion=criterion)
+                              criterion=criterion, config=config)
     if as_json:
         echo_json(summary.__dict__)
         return

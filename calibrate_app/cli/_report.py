@@ -42,13 +42,20 @@ def _pct(value: dict[str, Any]) -> str:
 
 def render_report(report: JudgeReport) -> str:
     """A plain-text summary of a report for the terminal."""
+    from judges.calibration.vocabulary import describe_counts, describe_used
+
     d = report.to_json()
     c = d["confusion"]
+    counts = d.get("counts", {})
+    tc, lc = counts.get("target"), counts.get("labelled")
+    judged_note = (f"{tc['judged']} of {tc['rows']} target rows judged" if tc
+                   else f"{d['n_target']} target rows judged")
+    stand_in = "  [STAND-IN: scripted verdicts, not a model]" if d["judge"].get("stand_in") else ""
     lines = [
         f"Judge {d['judge']['name']} ({d['judge']['config_id']}) on {d['dataset']!r}, "
-        f"criterion {d['criterion']!r}",
-        f"Labelled rows used: {d['n']} (human pass {d['m1']}, fail {d['m0']}); "
-        f"target rows: {d['n_target']} of {d['target']!r}",
+        f"criterion {d['criterion']!r}{stand_in}",
+        f"Labelled rows used: {d['n']}" + (f" of {lc['rows']}" if lc else "")
+        + f" (human pass {d['m1']}, fail {d['m0']}); target {d['target']!r}: {judged_note}",
         f"Confusion (human x judge): TP {c['tp']}  FN {c['fn']}  FP {c['fp']}  TN {c['tn']}",
         "",
         f"  sensitivity          {_pct(d['sensitivity'])}",
@@ -64,7 +71,8 @@ def render_report(report: JudgeReport) -> str:
         )
     lines += [
         "",
-        f"  observed pass rate   {_pct(d['observed_pass_rate'])}   (judge, uncorrected)",
+        f"  observed pass rate   {_pct(d['observed_pass_rate'])}   (judge, uncorrected; "
+        f"{judged_note})",
         f"  corrected pass rate  {_pct(d['corrected_pass_rate'])}   (method {d['method']}, "
         f"design {d['design']})",
         f"  human pass rate      {_pct(d['human_pass_rate'])}   (labelled rows only)",
@@ -74,16 +82,11 @@ def render_report(report: JudgeReport) -> str:
         lines.append(f"  corrected pass rate: {reason}")
     if d.get("population"):
         lines.append(f"  (the corrected pass rate estimates {d['population']})")
-    counts = d.get("counts", {})
-    tc, lc = counts.get("target"), counts.get("labelled")
     lines += ["", f"Design: {d['design_reason']}"]
     if tc and lc:
-        lines.append(
-            f"Target rows: {tc['judged']} judged, {tc['not_judged']} not judged "
-            f"({tc['unscored']} unscored, {tc['unsure']} unsure); labelled rows: {lc['judged']} "
-            f"judged, {lc['not_judged']} not judged ({lc['unscored']} unscored, "
-            f"{lc['unsure']} unsure); human unsure {d['unsure']['human']}"
-        )
+        lines.append(f"Target: {describe_counts(tc, rows='target ')}")
+        lines.append("Labelled: " + describe_used(used=d["n"], m1=d["m1"], m0=d["m0"],
+                                                  labelled=lc))
     else:
         lines.append(
             f"Unsure: human {d['unsure']['human']}, judge {d['unsure']['judge_labelled']} "
@@ -278,20 +281,40 @@ def card_group() -> None:
 @click.option("--aggregation", type=_RULES, default=None,
               help="How repeated / swapped calls combine per item (also used by the gate); "
                    "default: the judge config's aggregation.")
-@click.option("-o", "--output", required=True, type=ClientPath(dir_okay=False),
-              help="Card file: .json, .yaml or .yml.")
+@click.option("-o", "--output", default=None, type=ClientPath(dir_okay=False),
+              help="Card file: .json, .yaml or .yml (required unless --preview).")
+@click.option("--preview", is_flag=True,
+              help="Print the card (YAML with -o *.yaml, else JSON) and whether it would be "
+                   "refused, without writing anything.")
+@click.option("--force", is_flag=True,
+              help="Write the card even from a stand-in provider, an unfinished or partial run, "
+                   "or fewer than 30 labels per class (judges.calibration.trust.SMALL_SAMPLE); "
+                   "the card lists why (forced).")
 @pass_app
 def card_export(
     app: AppContext, dataset: str, judge: str, criterion: str | None, design: str,
-    aggregation: str | None, output: str,
+    aggregation: str | None, output: str | None, preview: bool, force: bool,
 ) -> None:
-    """Write the judge card: config + hash, error rates with intervals, dataset hash."""
-    from judges.card import export_card
+    """Write the judge card: config + hash, error rates with intervals, dataset hash.
 
-    card = export_card(
-        app.store, dataset, judge, output, criterion=criterion,
-        design=None if design == "auto" else design, rule=aggregation,
-    )
+    A card from a stand-in (scripted) provider, a cancelled, failed or partial run, or fewer
+    than 30 labelled rows of a human class is refused unless --force is given.
+    """
+    from judges.card import build_card, card_counts, dumps_card, export_card
+
+    if output is None and not preview:
+        raise click.UsageError("give -o/--output FILE, or --preview to see the card first")
+    options = {"criterion": criterion, "design": None if design == "auto" else design,
+               "rule": aggregation}
+    if preview:
+        card = build_card(app.store, dataset, judge, force=True, **options)
+        yaml_file = bool(output and output.lower().endswith((".yaml", ".yml")))
+        click.echo(dumps_card(card, format="yaml" if yaml_file else "json"), nl=False)
+        if card.forced and not force:
+            click.echo("Would be refused without --force: " + "; ".join(card.forced), err=True)
+        return
+    assert output is not None  # checked above
+    card = export_card(app.store, dataset, judge, output, force=force, **options)
     m = card.metrics
     if m.pairwise is not None:
         click.echo(
@@ -304,8 +327,10 @@ def card_export(
     click.echo(
         f"Card for {card.judge.name} ({card.judge.config_id}) written to {output}: "
         f"sensitivity {m.sensitivity.format()}, specificity "
-        f"{m.specificity.format()}, n={m.n} (m1={m.m1}, m0={m.m0})"
+        f"{m.specificity.format()}; {card_counts(card)}"
     )
+    for reason in card.forced:
+        click.echo(f"FORCED: {reason}", err=True)
 
 
 @card_group.command("show")
@@ -314,16 +339,20 @@ def card_export(
 def card_show(card_file: str, as_json: bool) -> None:
     """Check a card (schema, config hash) and print what it says."""
     from calibrate_app.cli import echo_json
-    from judges.card import load_card
+    from judges.card import card_counts, load_card
 
     card = load_card(card_file)
     if as_json:
         echo_json(card.to_json())
         return
     m, c, j = card.metrics, card.calibration, card.judge
-    click.echo(f"Judge {j.name} r{j.revision} ({j.config_id}), model {j.model}")
+    stand_in = " (STAND-IN: scripted, not a model)" if j.stand_in else ""
+    click.echo(f"Judge {j.name} r{j.revision} ({j.config_id}), model {j.model}{stand_in}")
     click.echo(f"Calibrated on {c.dataset!r} ({c.labelled_rows} labelled of {c.rows} rows, "
                f"{c.n_annotators} annotators), {card.created_at.isoformat()}")
+    click.echo(f"  {card_counts(card)}")
+    for reason in card.forced:
+        click.echo(f"  FORCED: {reason}")
     click.echo(f"  sensitivity {m.sensitivity.format()}")
     click.echo(f"  specificity {m.specificity.format()}")
     click.echo(f"  kappa       {m.kappa.format()}")

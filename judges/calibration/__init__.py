@@ -149,7 +149,7 @@ from .transport import (
     transported_pass_rate,
     transported_pass_rate_from_counts,
 )
-from .vocabulary import JUDGED, NOT_JUDGED, STRATA, UNSCORED, UNSURE, VOCABULARY
+from .vocabulary import JUDGED, NOT_JUDGED, NOT_RUN, STRATA, UNSCORED, UNSURE, VOCABULARY
 
 __all__ = [
     "ACTIVE_FLOOR",
@@ -159,6 +159,7 @@ __all__ = [
     "DESIGN_ESTIMATORS",
     "JUDGED",
     "NOT_JUDGED",
+    "NOT_RUN",
     "SELECTIONS",
     "SMALL_N",
     "STRATA",

@@ -6,15 +6,20 @@ One vocabulary, defined once, so the app, the card and the report cannot drift a
 term            meaning
 ==============  ===================================================================
 judged          the judge gave a usable pass/fail verdict for the row
-not judged      the judge gave no pass/fail verdict: ``unscored`` or ``unsure``
-unscored        no usable verdict (unparseable reply, refusal, provider error)
+not judged      the judge gave no pass/fail verdict: ``unscored``, ``unsure`` or
+                ``not run``
+unscored        the judge was called but gave no usable verdict (unparseable reply,
+                refusal, provider error)
 unsure          the judge abstained, or its verdicts flipped across repeats/orders,
                 or tied under the aggregation rule
+not run         the judge was never run on the row (no call at all)
 ==============  ===================================================================
 
-``not judged = unscored + unsure``. For the estimators the two make one verdict stratum
+``not judged = unscored + unsure + not run``. For the estimators they make one verdict stratum
 (:data:`STRATA`): the whole run is the estimand, so those rows are a stratum of the run (same
-run) or a third judge outcome (separate calibration set), never silently dropped.
+run) or a third judge outcome (separate calibration set), never silently dropped. (The
+transported estimator counts only rows the judge ran on; its population statement says so.)
+Every pass rate is shown beside "N of M rows judged".
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Final
 __all__ = [
     "JUDGED",
     "NOT_JUDGED",
+    "NOT_RUN",
     "STRATA",
     "STRATUM_FAIL",
     "STRATUM_NOT_JUDGED",
@@ -31,6 +37,8 @@ __all__ = [
     "UNSCORED",
     "UNSURE",
     "VOCABULARY",
+    "describe_counts",
+    "describe_used",
     "population_statement",
 ]
 
@@ -38,12 +46,14 @@ JUDGED: Final = "judged"
 NOT_JUDGED: Final = "not judged"
 UNSCORED: Final = "unscored"
 UNSURE: Final = "unsure"
+NOT_RUN: Final = "not run"
 
 VOCABULARY: Final[dict[str, str]] = {
     JUDGED: "the judge gave a usable pass/fail verdict",
-    NOT_JUDGED: "the judge gave no pass/fail verdict (unscored or unsure)",
-    UNSCORED: "no usable verdict: unparseable reply, refusal or provider error",
+    NOT_JUDGED: "the judge gave no pass/fail verdict (unscored, unsure or not run)",
+    UNSCORED: "called, but no usable verdict: unparseable reply, refusal or provider error",
     UNSURE: "the judge abstained, flipped across repeats/orders, or tied",
+    NOT_RUN: "the judge was never run on the row",
 }
 
 STRATUM_PASS: Final = "judge pass"
@@ -58,12 +68,12 @@ def population_statement(n_rows: int, n_not_judged: int, *, run: str = "the targ
 
     Args:
         n_rows: Rows in the target run.
-        n_not_judged: Of those, rows the judge did not judge (unscored or unsure).
+        n_not_judged: Of those, rows the judge did not judge (unscored, unsure or not run).
         run: How to name the run in the sentence.
 
     Returns:
         A sentence such as "the true pass rate of all 1,000 rows of the target run, including
-        the 200 rows the judge did not judge (unscored or unsure)".
+        the 200 rows the judge did not judge (unscored, unsure or not run)".
 
     Examples:
         >>> population_statement(10, 0)
@@ -73,6 +83,52 @@ def population_statement(n_rows: int, n_not_judged: int, *, run: str = "the targ
     if n_not_judged:
         base += (
             f", including the {n_not_judged:,} rows the judge did not judge "
-            f"({UNSCORED} or {UNSURE})"
+            f"({UNSCORED}, {UNSURE} or {NOT_RUN})"
         )
     return base
+
+
+def describe_counts(counts: dict[str, int], *, rows: str = "") -> str:
+    """A counts dict in words: ``rows``, ``judged``, ``not_judged`` and its parts.
+
+    Args:
+        counts: The counts, as in the report JSON's ``counts.target`` / ``counts.labelled``.
+        rows: A word for the rows ("target ", "labelled "), with its trailing space.
+
+    Returns:
+        "88 of 600 rows judged; 512 not judged (0 unscored, 12 unsure, 500 not run)".
+
+    Examples:
+        >>> describe_counts({"rows": 3, "judged": 3, "not_judged": 0}, rows="target ")
+        '3 of 3 target rows judged'
+    """
+    text = f"{counts['judged']:,} of {counts['rows']:,} {rows}rows {JUDGED}"
+    if counts["not_judged"]:
+        text += (f"; {counts['not_judged']:,} {NOT_JUDGED} ({counts.get('unscored', 0):,} "
+                 f"{UNSCORED}, {counts.get('unsure', 0):,} {UNSURE}, "
+                 f"{counts.get('not_run', 0):,} {NOT_RUN})")
+    return text
+
+
+def describe_used(*, used: int, m1: int, m0: int, labelled: dict[str, int]) -> str:
+    """How many labelled rows a calibration used, and where the others went; the parts add up.
+
+    Args:
+        used: Rows with both a human and a judge pass/fail (the report's ``n``).
+        m1: Of those, human pass.
+        m0: Of those, human fail.
+        labelled: The judge's counts on every labelled row (``counts.labelled``).
+
+    Returns:
+        "86 of 200 labelled rows used (human pass 54, fail 32): the 91 the judge judged, less
+        5 the humans were unsure on; 109 not judged (0 unscored, 9 unsure, 100 not run)".
+    """
+    text = (f"{used:,} of {labelled['rows']:,} labelled rows used (human pass {m1:,}, fail "
+            f"{m0:,}): the {labelled['judged']:,} the judge {JUDGED}")
+    if labelled["judged"] > used:
+        text += f", less {labelled['judged'] - used:,} the humans were {UNSURE} on"
+    if labelled["not_judged"]:
+        text += (f"; {labelled['not_judged']:,} {NOT_JUDGED} ({labelled.get('unscored', 0):,} "
+                 f"{UNSCORED}, {labelled.get('unsure', 0):,} {UNSURE}, "
+                 f"{labelled.get('not_run', 0):,} {NOT_RUN})")
+    return text

@@ -22,6 +22,7 @@ from judges.demo.layout import (
     ANNOTATORS,
     CRITERIA,
     DATA_DIR,
+    JUDGES_DIR,
     LABELLED_DATASET,
     LABELLED_FILE,
     LABELS_DIR,
@@ -31,7 +32,6 @@ from judges.demo.layout import (
     PRODUCTION_FILE,
     VERDICTS_DIR,
 )
-from judges.store import JudgeStore
 from judges.verdicts import import_verdicts
 from labels import open_store
 from labels.db import Database
@@ -267,17 +267,17 @@ def _load_verdicts(store: LabelStore, data: Path, *, keep: bool, notes: list[str
     files = _verdict_files(data)
     if not files:
         return 0
-    judge_store = JudgeStore(store.db)
-    configs = _standin_configs(data)
-    for judge in sorted({judge for _, _, judge, _ in files}):
-        # A judge shipped with its config (the scripted stand-in) is stored as that config, so
-        # its verdicts keep the config id (and the app knows its provider); the others are
-        # imported as external judges.
-        if judge in configs:
-            judge_store.save_config(load_config(configs[judge]))
     for dataset, criterion, judge, path in files:
+        # The judge config that made the verdicts goes in with them (as `verdicts import
+        # --config` does), so the Calibration page and a judge card show its prompt and the
+        # app knows its provider: judges/<judge>.yaml for the recorded ones, the scripted
+        # stand-in's beside its verdicts.
+        found = [f for f in (data / JUDGES_DIR / f"{judge}.yaml",
+                             data / VERDICTS_DIR / f"{judge}.yaml") if f.is_file()]
+        config = load_config(found[0]) if found else None
         # A re-import of an unchanged file adds nothing, so --keep can run this every time.
-        import_verdicts(store, path, dataset=dataset, judge=judge, criterion=criterion)
+        import_verdicts(store, path, dataset=dataset, judge=judge, criterion=criterion,
+                        config=config)
     return len(files)
 
 

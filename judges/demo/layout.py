@@ -18,6 +18,8 @@ LABELS_DIR = "labels"
 VERDICTS_DIR = "verdicts"
 STANDIN_CONFIG = "standin-simulated.yaml"
 """The stand-in judge's config in VERDICTS_DIR: simulated verdicts, not a judge."""
+JUDGES_DIR = "judges"
+"""Judge configs of the recorded verdicts: ``judges/<judge>.yaml`` (imported with them)."""
 ANNOTATORS = ("dana", "emeka")
 CRITERIA = ("faithfulness", "correctness")
 MTBENCH_DATASET = "mtbench"

@@ -78,6 +78,20 @@ _REGISTRY: dict[str, Factory] = {
 }
 
 
+STAND_IN_PROVIDERS = frozenset({"scripted"})
+"""Provider kinds that are no model: their verdicts test the plumbing, never a judge."""
+
+STAND_IN_NOTE = (
+    "stand-in: the scripted provider decides by word overlap between answer and sources, "
+    "not with a model; its numbers test the plumbing, never a judge"
+)
+
+
+def is_stand_in(spec: str | None) -> bool:
+    """Whether ``provider/model`` names a stand-in provider (see :data:`STAND_IN_PROVIDERS`)."""
+    return bool(spec) and str(spec).partition("/")[0] in STAND_IN_PROVIDERS
+
+
 def register_provider(name: str, factory: Factory) -> None:
     """Add (or replace) a provider kind: ``factory(model, settings) -> Provider``."""
     _REGISTRY[name] = factory
@@ -114,6 +128,8 @@ def get_provider(spec: str, *, settings: Settings | None = None) -> Provider:
 
 __all__ = [
     "LOCAL_PLACEHOLDER_KEY",
+    "STAND_IN_NOTE",
+    "STAND_IN_PROVIDERS",
     "Completion",
     "CompletionRequest",
     "Factory",
@@ -123,6 +139,7 @@ __all__ = [
     "ProviderError",
     "Usage",
     "get_provider",
+    "is_stand_in",
     "provider_names",
     "register_provider",
     "split_spec",

@@ -29,6 +29,7 @@ from judges.reporting.inputs import (
     judges_on,
     load_human_labels,
     load_judge_items,
+    stand_in_specs,
 )
 from judges.reporting.leaderboard import (
     Leaderboard,
@@ -68,4 +69,5 @@ __all__ = [
     "load_judge_items",
     "pairwise_report",
     "plan_labels",
+    "stand_in_specs",
 ]

@@ -27,6 +27,7 @@ from judges.calibration import (
     format_interval,
     interval_json,
 )
+from judges.providers import STAND_IN_NOTE
 from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, plan_labels
 from judges.reporting.headline import Headline, design_headline, headline_json
 from judges.reporting.inputs import (
@@ -37,6 +38,7 @@ from judges.reporting.inputs import (
     find_judge,
     load_human_labels,
     load_judge_items,
+    stand_in_specs,
 )
 from judges.reporting.transfer import transfer_check, transfer_json
 from labels.errors import CalibrateError, NotFoundError
@@ -79,6 +81,8 @@ class JudgeReport:
         headline: The design-based headline (whole-run corrected pass rate, population rates).
         transfer: Segment-mix and segment-accuracy checks with the segment-aware correction
             (target another dataset, rows with segments), else ``None``.
+        stand_in: The stand-in providers (``scripted/…``) behind the verdicts; empty for a
+            model. Said in the warnings, the JSON (``judge.stand_in``) and the page.
     """
 
     dataset: str
@@ -98,6 +102,7 @@ class JudgeReport:
     warnings: tuple[str, ...]
     headline: Headline | None = None
     transfer: TransferDiagnostics | None = None
+    stand_in: tuple[str, ...] = ()
 
     # -- derived views ----------------------------------------------------------------------
 
@@ -202,7 +207,7 @@ class JudgeReport:
             "dataset": self.dataset,
             "target": self.target,
             "criterion": self.criterion,
-            "judge": self.judge.to_json(),
+            "judge": {**self.judge.to_json(), "stand_in": bool(self.stand_in)},
             "design": self.design,
             "design_reason": self.design_reason,
             "aggregation": self.rule,
@@ -407,13 +412,25 @@ def calibration_report(
     # The summary's exclusion warnings called unsure rows "unscored"; the headline counts them
     # in the one vocabulary and keeps them in the estimand.
     warnings = [w for w in stats.warnings if "excluded (judge unscored)" not in w]
+    stand_in = stand_in_specs(store, ref, dataset, target_name)
+    if stand_in:
+        warnings.insert(0, f"STAND-IN: the verdicts come from {', '.join(stand_in)}, a "
+                           f"{STAND_IN_NOTE}")
     warnings += list(design_warnings)
     tc = headline.counts["target"]
     if tc["not_judged"]:
-        warnings.append(
-            f"{tc['not_judged']} target rows not judged ({tc['unscored']} unscored, "
-            f"{tc['unsure']} unsure): kept in the estimand ({headline.population})"
-        )
+        # The transported estimator covers the target rows the judge ran on; the others keep
+        # every target row, never-run ones in the not-judged stratum.
+        outside = tc["not_run"] if headline.decision.estimator == "lee_stratified" else 0
+        kept = tc["not_judged"] - outside
+        parts = [f"{tc['judged']} of {tc['rows']} target rows judged; {tc['not_judged']} not "
+                 f"judged ({tc['unscored']} unscored, {tc['unsure']} unsure, {tc['not_run']} "
+                 "not run)"]
+        if outside:
+            parts.append(f"the {outside} not run are outside the estimand")
+        if kept:
+            parts.append(f"{kept} are kept in it")
+        warnings.append("; ".join(parts) + f" ({headline.population})")
     for w in headline.corrected.warnings:
         warnings.append(f"corrected pass rate: {w}")
     if headline.corrected.refused:
@@ -472,4 +489,5 @@ def calibration_report(
         warnings=tuple(dict.fromkeys(warnings)),
         headline=headline,
         transfer=transfer,
+        stand_in=tuple(stand_in),
     )

@@ -25,6 +25,7 @@ import pandas as pd
 
 from judges.calibration import (
     NOT_JUDGED,
+    NOT_RUN,
     SMALL_N,
     UNSCORED,
     UNSURE,
@@ -76,15 +77,21 @@ class Headline:
 
 
 def verdict_counts(verdicts: pd.Series) -> dict[str, int]:
-    """Judged / not judged / unscored / unsure counts of judge verdicts (one vocabulary)."""
-    unscored = int(verdicts.eq("unscored").sum() + verdicts.isna().sum())
+    """Judged / not judged / unscored / unsure / not run counts of judge verdicts.
+
+    ``verdicts`` holds one entry per row: the judge's verdict, ``unscored``, or NaN where the
+    judge was never run on the row. ``not_judged = unscored + unsure + not_run``.
+    """
+    unscored = int(verdicts.eq("unscored").sum())
     unsure = int(verdicts.eq("unsure").sum())
+    not_run = int(verdicts.isna().sum())
     return {
         "rows": len(verdicts),
         "judged": int(verdicts.isin(["pass", "fail"]).sum()),
-        NOT_JUDGED.replace(" ", "_"): unscored + unsure,
+        NOT_JUDGED.replace(" ", "_"): unscored + unsure + not_run,
         UNSCORED: unscored,
         UNSURE: unsure,
+        NOT_RUN.replace(" ", "_"): not_run,
     }
 
 
@@ -144,7 +151,6 @@ def design_headline(
     )  # fmt: skip
     if decision.refused:
         raise CalibrateError(decision.reason)
-    target = population if same_dataset else _population(target_items, target_verdicts)
     corrected: PassRateEstimate
     if decision.estimator == "active_ipw":
         share = labelled["item_id"].map(
@@ -177,8 +183,11 @@ def design_headline(
     if random_like and int(pd.Series(judge).isin(["pass", "fail"]).sum()) < SMALL_N:
         kappa = kappa_interval(human, judge, confidence=confidence)
     counts = {
-        "target": verdict_counts(pd.Series(target)),
-        "labelled": verdict_counts(pd.Series(judge)),
+        # Counted before rows without a call are filled in as "unscored" for the estimators.
+        "target": verdict_counts(
+            (dataset_items if same_dataset else target_items).map(
+                dataset_verdicts if same_dataset else target_verdicts)),
+        "labelled": verdict_counts(labelled["judge"]),
         "human": {
             "rows": len(human),
             "decided": int(pd.Series(human).isin(["pass", "fail"]).sum()),

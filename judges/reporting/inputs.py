@@ -30,6 +30,7 @@ from judges.calibration import (
     multi_rater_agreement,
 )
 from judges.config import JudgeConfig
+from judges.providers import is_stand_in
 from judges.store import JudgeStore, StoredConfig
 from judges.verdicts import judge_verdicts, resolve_judge
 from labels.store import LabelStore
@@ -69,7 +70,7 @@ class JudgeRef:
     @property
     def stand_in(self) -> bool:
         """A scripted stand-in (``scripted/…``): plumbing for demos and tests, not a judge."""
-        return self.model.startswith("scripted/")
+        return is_stand_in(self.model)
 
     @property
     def config(self) -> JudgeConfig | None:
@@ -99,6 +100,19 @@ class JudgeRef:
             "model": self.model,
             "origin": self.origin,
         }
+
+
+def stand_in_specs(store: LabelStore, ref: JudgeRef, *datasets: str) -> list[str]:
+    """The stand-in providers (``scripted/…``) behind ``ref``'s verdicts on ``datasets``.
+
+    The config's own model, and the provider each run actually used (a run may override it).
+    """
+    judge_store = JudgeStore(store.db)
+    specs = {ref.model}
+    for dataset in dict.fromkeys(datasets):
+        specs |= {str(r.options.get("provider") or "")
+                  for r in judge_store.runs(dataset=dataset, config_id=ref.config_id)}
+    return sorted(s for s in specs if is_stand_in(s))
 
 
 def find_judge(store: LabelStore, judge: str, *, dataset: str | None = None) -> JudgeRef:

@@ -96,18 +96,20 @@ class Leaderboard:
         records = []
         for ref, row, c in zip(self.judges, self.rows, self._consistency(), strict=True):
             p = row.mcnemar_p_vs_best
+            # Text cells in the one vocabulary; "—" where there is no number (rank 1 has no
+            # McNemar p against itself), never a bare None/NaN on a page.
             records.append({
                 "rank": row.rank,
                 "judge": row.judge,
                 "note": "" if c is None else c.note(row.n),
                 "config_id": ref.config_id,
-                "n": row.n,
-                "unscored": row.n_judge_unscored,
+                "rows used": f"{row.n} of {self.n_items}",
+                "not judged": row.n_judge_unscored,
                 "kappa": row.kappa.format(),
                 "sensitivity": row.sensitivity.format(),
                 "fpr": row.fpr.format(),
                 "accuracy": row.accuracy.format(),
-                "mcnemar_p_vs_best": None if p is None else float(p),
+                "mcnemar_p_vs_best": "—" if p is None else f"{float(p):.4g}",
                 "repeat_flip_rate": "—" if c is None or c.repeat_flip_rate is None
                 else c.repeat_flip_rate.format(),
                 "swap_flip_rate": "—" if c is None or c.swap_flip_rate is None
@@ -123,6 +125,7 @@ class Leaderboard:
                 "judge": ref.to_json(),
                 "note": "" if c is None else c.note(row.n),
                 "n": row.n,
+                "not_judged": row.n_judge_unscored,
                 "unscored": row.n_judge_unscored,
                 "kappa": interval_json(row.kappa),
                 "sensitivity": interval_json(row.sensitivity),

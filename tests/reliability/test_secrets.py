@@ -51,7 +51,9 @@ def test_canary_key_never_written(tmp_path: Path) -> None:
         ],
         ["labels", "export", "--dataset", "d", "-o", "labels-out.jsonl"],
         ["report", "--dataset", "d", "--judge", "faithfulness-oneshot", "--json"],
-        ["card", "export", "--dataset", "d", "--judge", "faithfulness-oneshot", "-o", "card.json"],
+        # Eight rows are below the card's small-sample rule: forced (and marked so inside).
+        ["card", "export", "--dataset", "d", "--judge", "faithfulness-oneshot", "-o", "card.json",
+         "--force"],
         ["gate", "--card", "card.json", "verdicts.csv", "--min-pass-rate", "0.1", "--json"],
     ]
     outputs = []

@@ -5,7 +5,7 @@ Not part of the product and not run by the tests: it needs the optional ``local`
 
 1. builds a scratch database from the shipped demo rows and labels (without any recorded
    verdicts) — or reuses it, so an interrupted recording resumes where it stopped;
-2. runs the demo judge configs in ``tools/demo/judges/`` (a one-shot prompt sampled at
+2. runs the demo judge configs in ``judges/demo/data/judges/`` (a one-shot prompt sampled at
    temperature 0.8 with repeats, and the claim-split judge at temperature 0), both with the
    sources also in reverse order, over a seeded subset of the labelled rows stratified by
    segment, with :func:`judges.runner.run_judge` and the ``local`` provider (one call at a time,
@@ -66,7 +66,7 @@ from labels import open_store
 from labels.errors import CalibrateError
 from labels.store import LabelStore
 
-JUDGES_DIR = Path(__file__).resolve().parent / "judges"
+JUDGES_DIR = DATA_DIR / "judges"
 ONESHOT = "qwen1.5b-oneshot"
 CLAIMSPLIT = "qwen1.5b-claimsplit"
 CRITERION = "faithfulness"
@@ -75,7 +75,7 @@ MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 
 
 def demo_judges() -> dict[str, JudgeConfig]:
-    """The demo judge configs, by name (``tools/demo/judges/*.yaml``)."""
+    """The demo judge configs, by name (``judges/demo/data/judges/*.yaml``)."""
     configs = [load_config(p) for p in sorted(JUDGES_DIR.glob("*.yaml"))]
     return {c.name: c for c in configs}
 

@@ -68,7 +68,7 @@ def test_report_json_has_the_documented_shape(cli_db: Path) -> None:
     assert data["design"] == "separate_calibration"
     assert data["population"].startswith("the true (human) pass rate of all 400 rows")
     assert data["counts"]["target"] == {
-        "rows": 400, "judged": 397, "not_judged": 3, "unscored": 3, "unsure": 0}
+        "rows": 400, "judged": 397, "not_judged": 3, "unscored": 3, "unsure": 0, "not_run": 0}
     assert data["unscored"] == {"labelled": 1, "target": 3}
     assert data["unsure"]["human"] == 4  # alice and bob disagree on 4 rows: a tie
     assert data["human_agreement"]["annotators"] == 2

@@ -71,11 +71,16 @@ def test_calibration_page_shows_the_cli_numbers(app_db: Path) -> None:
     }
     for label, value in expected.items():
         assert shown[label] == format_point(value), label
-    assert shown["Labelled rows used"] == str(data["n"])
-    assert shown["Human unsure"] == str(data["unsure"]["human"])
-    assert shown["Judge unscored"] == (f"{data['unscored']['labelled']} / "
-                                       f"{data['unscored']['target']}")
-    captions = " ".join(c.value for c in at.caption)
+    # One vocabulary of counts: "N of M" beside every rate, the same numbers as the JSON.
+    labelled, target = data["counts"]["labelled"], data["counts"]["target"]
+    assert shown["Labelled rows used"] == f"{data['n']} of {labelled['rows']}"
+    assert shown["Labelled rows judged"] == f"{labelled['judged']} of {labelled['rows']}"
+    assert shown["Target rows judged"] == f"{target['judged']} of {target['rows']}"
+    captions = " ".join(rendered(c.value) for c in at.caption)
+    assert (f"{data['n']} of {labelled['rows']} labelled rows used (human pass {data['m1']}, "
+            f"fail {data['m0']})") in captions
+    assert (f"Judge pass rate, uncorrected, on {target['judged']} of {target['rows']} target "
+            "rows judged") in captions
     for key in ("sensitivity", "fpr", "corrected_pass_rate"):
         assert f"CI {data[key]['low']:.3f}–{data[key]['high']:.3f}" in captions
     texts = [t.value for t in at.text]
@@ -127,7 +132,11 @@ def test_calibration_page_leaderboard_and_refusal(app_db: Path, tmp_path: Path) 
     shown = next(d.value for d in at.dataframe if "mcnemar_p_vs_best" in d.value.columns)
     assert shown["judge"].tolist() == ["judge-a", "judge-b"]
     assert shown["kappa"].tolist()[0].startswith(format_point(board[0]["kappa"]))
-    assert shown["mcnemar_p_vs_best"].tolist()[1] == pytest.approx(board[1]["mcnemar_p_vs_best"])
+    p_values = shown["mcnemar_p_vs_best"].tolist()
+    assert p_values[0] == "—"  # the best judge has no p-value against itself: no raw None
+    assert float(p_values[1]) == pytest.approx(board[1]["mcnemar_p_vs_best"], rel=1e-3)
+    assert shown["rows used"].tolist() == [f"{r['n']} of {a['counts']['labelled']['rows']}"
+                                           for r in board]
 
     # Only passing labels: the corrected pass rate is refused, and the page says why.
     at.selectbox(key="cal_dataset").select("mini").run()
@@ -143,4 +152,43 @@ def test_export_page_offers_the_card(app_db: Path) -> None:
     at.selectbox(key="export_dataset").select("cal").run()
     assert not at.exception, at.exception
     labels = [m.label for m in at.metric]
-    assert labels == ["Sensitivity", "Specificity", "Labelled rows"]
+    assert labels == ["Sensitivity", "Specificity", "Labelled rows used"]
+
+
+def test_export_page_previews_and_refuses_a_misleading_card(app_db: Path) -> None:
+    """A stand-in judge on 24 rows: previewed, refused until "Export anyway", marked inside."""
+    result = CliRunner().invoke(cli, [
+        "--db", str(app_db), "judge", "run", "faithfulness", "--dataset", "cal", "--model",
+        "scripted/demo", "--limit", "24"])
+    assert result.exit_code == 0, result.output
+    at = open_page("app_pages/export.py")
+    at.selectbox(key="export_dataset").select("cal").run()
+    judge = at.selectbox(key="export_judge")
+    # The imported judge meets every rule: its card downloads at once, previewed.
+    judge.select_index(_option_index(judge, "judge-a")).run()
+    assert not at.exception, at.exception
+    assert not at.error and not at.get("download_button")[0].proto.disabled
+    assert any('"forced": []' in c.value for c in at.code)
+    at.selectbox(key="export_judge").select_index(_option_index(judge, "faithfulness")).run()
+    assert not at.exception, at.exception
+    assert [rendered(e.value) for e in at.error] == [
+        "This card would mislead, so it is not exported by default:"]
+    reasons = [t.value for t in at.text if t.value.startswith("• ")]
+    assert reasons[0].startswith("• the verdicts come from scripted/demo, a stand-in")
+    assert any("too few labels" in r for r in reasons)
+    assert any("Stand-in judge" in rendered(w.value) for w in at.warning)
+    download = at.get("download_button")[0]
+    assert download.proto.disabled
+    preview = next(c.value for c in at.code if '"kind": "calibrate.judge_card"' in c.value)
+    card = json.loads(preview)
+    assert card["forced"] == [r.removeprefix("• ") for r in reasons]
+    force = next(c for c in at.checkbox if c.key.startswith("export_card_force_"))
+    force.check().run()
+    assert not at.exception, at.exception
+    assert not at.get("download_button")[0].proto.disabled
+
+
+
+def _option_index(box: Any, name: str) -> int:
+    """The index of the selectbox option whose shown label starts with ``name``."""
+    return next(i for i, o in enumerate(box.options) if o.startswith(name + " "))

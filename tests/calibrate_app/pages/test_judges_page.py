@@ -98,6 +98,17 @@ def test_background_run_and_results(page_store: LabelStore) -> None:
     assert finished_run(page_store.db, "docs", timeout=20).status == "completed"
     at.run()
     assert not at.exception, at.exception
+    # The scripted provider is labelled a stand-in in the results and the job's summary.
+    assert any("Stand-in results (scripted/demo)" in shown(w.value) for w in at.warning)
+    assert "STAND-IN: scripted/demo" in codes(at)
+    # The finished job collapses to one line and can be dismissed.
+    finished = [e for e in at.expander if "— done" in shown(e.label)]
+    assert len(finished) == 1 and "(stand-in)" in shown(finished[0].label)
+    assert not any(p.proto.text.endswith("— done") for p in at.get("progress"))
+    dismiss = next(b for b in at.button if b.key.startswith("dismiss_"))
+    dismiss.click().run()
+    assert not at.exception, at.exception
+    assert not [e for e in at.expander if "— done" in shown(e.label)]
     assert any(m.label == "Items" and m.value == "4" for m in at.metric)
     assert any(m.label == "Swap flip rate" and m.value.endswith("%") for m in at.metric)
     assert "track" not in markup(at)
@@ -111,3 +122,38 @@ def test_background_run_and_results(page_store: LabelStore) -> None:
     assert not at.exception, at.exception
     assert len(at.dataframe) == 2
 
+
+
+def test_edits_and_choices_survive_a_page_switch_and_discarding_asks_first(
+    page_store: LabelStore,
+) -> None:
+    at = choose_config(open_page(), "refusal")
+    edited = at.text_area[0].value.replace("at most four sentences", "at most two sentences")
+    at.text_area[0].set_value(edited).run()
+    at.number_input(key="judge_repeats").set_value(3).run()
+    assert any("Unsaved edits" in shown(c.value) for c in at.caption)
+    # Away to another page and back: the edit, the config and the options are still there.
+    at.switch_page("app_pages/calibration.py").run()
+    assert not at.exception, at.exception
+    at.switch_page("app_pages/judges.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="judge_config").value == "refusal (built-in)"
+    assert at.text_area[0].value == edited
+    assert at.number_input(key="judge_repeats").value == 3
+    # Another config, then back: still there, and named meanwhile.
+    choose_config(at, "correctness")
+    assert any("Unsaved edits also in: refusal (built-in)" in shown(c.value)
+               for c in at.caption)
+    choose_config(at, "refusal")
+    assert at.text_area[0].value == edited
+    # Discarding asks first; "Keep editing" keeps the edit, "Yes" restores the saved config.
+    at.button(key="judge_discard").click().run()
+    assert any("Discard your edits" in shown(w.value) for w in at.warning)
+    assert at.text_area[0].value == edited
+    at.button(key="judge_discard_no").click().run()
+    assert at.text_area[0].value == edited
+    at.button(key="judge_discard").click().run()
+    at.button(key="judge_discard_yes").click().run()
+    assert not at.exception, at.exception
+    assert at.text_area[0].value == load_builtin("refusal").to_yaml()
+    assert not any("Unsaved edits" in shown(c.value) for c in at.caption)

@@ -198,9 +198,10 @@ def test_generator_reproduces_the_shipped_files_byte_for_byte(tmp_path: Path) ->
         assert path.read_bytes() == (DATA_DIR / relative).read_bytes(), f"{relative} differs"
     shipped = {
         p.relative_to(DATA_DIR) for p in DATA_DIR.rglob("*")
-        # verdicts/ are recorded (tools/demo/record.py, tools/demo/standin.py) and mtbench/ is
-        # real public data (judges/demo/mtbench.py): neither is the generator's output.
-        if p.is_file() and p.relative_to(DATA_DIR).parts[0] not in ("verdicts", "mtbench")
+        # verdicts/ are recorded (tools/demo/record.py, tools/demo/standin.py), judges/ holds
+        # the configs that recorded them, and mtbench/ is real public data
+        # (judges/demo/mtbench.py): none is the generator's output.
+        if p.is_file() and p.relative_to(DATA_DIR).parts[0] not in ("verdicts", "judges", "mtbench")
     }
     # kb.jsonl is the help centre as written (the generator's input), not an output.
     assert shipped == {p.relative_to(tmp_path) for p in written} | {Path(KB_FILE)}

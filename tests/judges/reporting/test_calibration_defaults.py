@@ -45,7 +45,7 @@ def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None
     at.switch_page("app_pages/calibration.py").run()
     assert not at.exception, at.exception
     judge = at.selectbox(key="cal_judge")
-    assert judge.value.startswith("ext:")
+    assert judge.value == "b2:1967089ffe21956c2b7a4d04596781e0"  # the recorded config's id
     assert "claimsplit" in judge.format_func(judge.value)
     assert at.selectbox(key="cal_target").value == PRODUCTION_DATASET
     headline = next(m.value for m in at.markdown if m.value.startswith("#### Passes"))

@@ -60,7 +60,11 @@ def card_store(card_db: Path) -> Iterator[LabelStore]:
 
 def test_card_round_trips_in_json_and_yaml(card_store: LabelStore, tmp_path: Path) -> None:
     report = calibration_report(card_store, "cal", "faithfulness")
-    card = card_from_report(card_store, report)
+    # A scripted judge on 24 rows: refused unless forced (tests/judges/reporting/
+    # test_card_rules.py), and the forced card says why inside.
+    card = card_from_report(card_store, report, force=True)
+    assert card.judge.stand_in and card.forced and card.forced[0].startswith(
+        "the verdicts come from scripted/demo, a stand-in")
     assert card.judge.config is not None
     assert card.judge.config["model"] == "scripted/demo"
     assert card.judge.policy.repeats == 2 and card.judge.policy.swap is True
@@ -90,7 +94,8 @@ def test_card_holds_no_key(card_db: Path, tmp_path: Path, monkeypatch: pytest.Mo
     for suffix in (".json", ".yaml"):
         out = tmp_path / f"card{suffix}"
         result = CliRunner().invoke(cli, ["--db", str(card_db), "card", "export", "--dataset",
-                                          "cal", "--judge", "faithfulness", "-o", str(out)])
+                                          "cal", "--judge", "faithfulness", "-o", str(out),
+                                          "--force"])
         assert result.exit_code == 0, result.output
         text = out.read_text(encoding="utf-8")
         assert CANARY not in text and CANARY[:12] not in text
@@ -99,7 +104,8 @@ def test_card_holds_no_key(card_db: Path, tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_edited_config_is_refused(card_store: LabelStore, tmp_path: Path) -> None:
-    card = card_from_report(card_store, calibration_report(card_store, "cal", "faithfulness"))
+    card = card_from_report(card_store, calibration_report(card_store, "cal", "faithfulness"),
+                            force=True)
     path = write_card(card, tmp_path / "card.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     data["judge"]["config"]["template"] += "\nBe lenient."
@@ -115,7 +121,8 @@ def test_edited_config_is_refused(card_store: LabelStore, tmp_path: Path) -> Non
 
 
 def test_gate_rejects_verdicts_of_another_config(card_store: LabelStore, tmp_path: Path) -> None:
-    card = card_from_report(card_store, calibration_report(card_store, "cal", "faithfulness"))
+    card = card_from_report(card_store, calibration_report(card_store, "cal", "faithfulness"),
+                            force=True)
     path = write_card(card, tmp_path / "card.json")
     verdicts = tmp_path / "other.csv"
     result = CliRunner().invoke(cli, ["--db", str(card_store.db.path), "verdicts", "export",
@@ -133,7 +140,7 @@ def test_score_uses_the_cards_strata_and_old_cards_fall_back_to_lee(
     card_store: LabelStore, tmp_path: Path
 ) -> None:
     report = calibration_report(card_store, "cal", "judge-a")
-    card = card_from_report(card_store, report)
+    card = card_from_report(card_store, report, force=True)
     assert card.metrics.strata == report.to_json()["calibration_strata"]
     new = tmp_path / "new.jsonl"
     rows = [{"item_id": f"n{i}", "verdict": "pass" if i < 70 else "fail",
@@ -170,7 +177,8 @@ def test_score_uses_the_cards_strata_and_old_cards_fall_back_to_lee(
 
 
 def test_uninformative_card_never_passes(card_store: LabelStore, tmp_path: Path) -> None:
-    card = card_from_report(card_store, calibration_report(card_store, "cal", "judge-a"))
+    card = card_from_report(card_store, calibration_report(card_store, "cal", "judge-a"),
+                            force=True)
     weak = card.model_copy(update={"metrics": card.metrics.model_copy(update={
         "strata": None,
         "confusion": card.metrics.confusion.model_copy(update={"tp": 3, "fn": 2, "fp": 2,

@@ -41,7 +41,7 @@ def filled_store(db_path: Path, report_files: ReportFiles) -> Iterator[LabelStor
 @pytest.fixture
 def files(filled_store: LabelStore, tmp_path: Path) -> Iterator[dict[str, Path]]:
     report = calibration_report(filled_store, "cal", "judge-a")
-    card = card_from_report(filled_store, report)
+    card = card_from_report(filled_store, report, force=True)  # a scripted judge
     paths = {"card": write_card(card, tmp_path / "card.json")}
     paths["baseline"] = export_verdicts(filled_store, "tgt", "judge-a", tmp_path / "base.csv")
     rows = list(csv.DictReader(paths["baseline"].open(encoding="utf-8")))

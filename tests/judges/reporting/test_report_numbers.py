@@ -111,7 +111,7 @@ def test_report_equals_direct_statistics(numbers_store: LabelStore, template: An
     assert data["sensitivity"] == interval_json(rates.sensitivity)
     assert data["population"] == (
         "the true (human) pass rate of all 400 rows of the target run, including the 3 rows the "
-        "judge did not judge (unscored or unsure)")
+        "judge did not judge (unscored, unsure or not run)")
     assert data["counts"]["target"]["unscored"] == 3
     bounds = data["human_unsure_bounds"]  # 4 rows where alice and bob tie: all pass / all fail
     assert bounds["if_all_fail"] < data["corrected_pass_rate"]["estimate"] < bounds["if_all_pass"]
