@@ -122,8 +122,20 @@ def _picked_path() -> str | None:
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _read(path: str, mtime: float, file_format: str | None, encoding: str) -> Table:
-    return read_table(path, format=file_format, encoding=encoding)
+def _read(path: str, display_name: str, mtime: float, file_format: str | None,
+          encoding: str) -> Table:
+    return read_table(path, format=file_format, encoding=encoding, display_name=display_name)
+
+
+def _display_name(path: str) -> str:
+    """How messages name the file: an upload by its own name, a server file by its path
+    relative to the app's directory, never by the server's temporary folder."""
+    if resources.session_uploads().holds(path):
+        return Path(path).name
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return Path(path).name
 
 
 def _mapping_inputs(table: Table, is_ragas: bool) -> dict[str, str]:
@@ -189,7 +201,7 @@ def _do_import(
     try:
         summary = import_rows(
             store, path, dataset, format=file_format, mapping=mapping, encoding=encoding,
-            on_changed=on_changed,
+            on_changed=on_changed, display_name=_display_name(path),
         )
     except CalibrateError as error:
         state.flash("error", str(error))
@@ -206,7 +218,10 @@ def _do_import(
         f"already present" + (f", {summary.changed:,} changed rows kept as stored"
                               if summary.changed else "")
     )
-    state.flash("success", f"Imported into {summary.dataset!r}. {message}.")
+    # The importer's warnings (e.g. sources kept as plain text) come with the result.
+    state.flash("warning" if summary.warnings else "success",
+                f"Imported into {summary.dataset!r}. {message}."
+                + "".join(f" Warning: {w}" for w in summary.warnings))
 
 
 def _import_section(store: LabelStore) -> None:
@@ -223,9 +238,10 @@ def _import_section(store: LabelStore) -> None:
     file_format = None if fmt_choice == FORMATS[0] or is_ragas else fmt_choice
     encoding = right.text_input("Text encoding", value="utf-8", key="import_encoding")
     try:
-        table = _read(path, Path(path).stat().st_mtime, file_format, encoding)
+        table = _read(path, _display_name(path), Path(path).stat().st_mtime, file_format,
+                      encoding)
     except FileNotFoundError:
-        widgets.message("error", f"{path}: no such file")
+        widgets.message("error", f"{_display_name(path)}: no such file")
         return
     except (CalibrateError, OSError) as error:
         widgets.message("error", str(error))

@@ -106,6 +106,42 @@ def test_uploads_are_private_and_deleted_after_import_in_the_browser(
         store.db.close()
 
 
+def test_upload_messages_name_the_file_not_the_server_folder(
+    browser: Any, make_server: Any, tmp_path: Path
+) -> None:
+    """A citation-style source ("[1] ...") imports as plain text with a warning; no message on
+    the page shows the server's temporary folder (TMPDIR is tmp_path here)."""
+    server = make_server(lambda store: None)
+    files = tmp_path / "files"
+    files.mkdir()
+    cites = files / "cites.csv"
+    cites.write_text('id,question,answer,sources\nc1,q,a,"[1] See the manual, section 4."\n'
+                     'c2,q,a,"[""one"", ""two""]"\n', encoding="utf-8")
+    broken = files / "broken.csv"
+    broken.write_text("id,answer\nb1,a\n", encoding="utf-8")
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(server.url)
+    shows(page, "No datasets yet", timeout=30_000)
+    page.locator("input[type=file]").set_input_files(str(broken))
+    shows(page, "broken.csv: missing required column 'question'", timeout=30_000)
+    assert str(tmp_path) not in page.locator("body").inner_text()
+    page.locator("input[type=file]").set_input_files(str(cites))
+    shows(page, "The first 2 of 2 rows", timeout=30_000)
+    page.get_by_role("button", name="Import").click()
+    shows(page, "cites.csv, column 'sources': rows 1 start with '[' but are not a JSON list; "
+                "each was kept as plain text (one passage)")
+    assert str(tmp_path) not in page.locator("body").inner_text()
+    context.close()
+    store: LabelStore = server.open_store()
+    try:
+        assert [s.text for s in store.item("cites", "c1").sources] == [
+            "[1] See the manual, section 4."]
+        assert [s.text for s in store.item("cites", "c2").sources] == ["one", "two"]
+    finally:
+        store.db.close()
+
+
 def test_an_upload_over_the_cap_is_refused_in_the_browser(
     browser: Any, make_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -194,20 +194,10 @@ def _literal(page: Any, text: str) -> None:
 
 
 def _choose(page: Any, label: str, option: str) -> None:
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
+    # Opened once: nothing in the app moves the focus out of a dropdown after a rerun.
     _settle(page)
-    choice = page.get_by_role("option", name=option).first
-    # The page hands focus back to itself once a rerun has painted (so keys are not typed into
-    # a dropdown); a dropdown opened just before that closes again, so open it until it stays.
-    for _ in range(5):
-        page.get_by_label(label, exact=True).click()
-        try:
-            choice.wait_for(state="visible", timeout=3_000)
-            break
-        except PlaywrightTimeout:
-            _settle(page)
-    choice.click()
+    page.get_by_label(label, exact=True).click()
+    page.get_by_role("option", name=option).first.click()
     _settle(page)
 
 
