@@ -128,8 +128,10 @@ def _read(path: str, display_name: str, mtime: float, file_format: str | None,
 
 
 def _display_name(path: str) -> str:
-    """How messages name the file: an upload by its own name, a server file by its path
-    relative to the app's directory, never by the server's temporary folder."""
+    """How messages name the file: never by the server's temporary folder.
+
+    An upload by its own name, a server file by its path relative to the app's directory.
+    """
     if resources.session_uploads().holds(path):
         return Path(path).name
     try:

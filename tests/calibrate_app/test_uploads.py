@@ -109,8 +109,10 @@ def test_uploads_are_private_and_deleted_after_import_in_the_browser(
 def test_upload_messages_name_the_file_not_the_server_folder(
     browser: Any, make_server: Any, tmp_path: Path
 ) -> None:
-    """A citation-style source ("[1] ...") imports as plain text with a warning; no message on
-    the page shows the server's temporary folder (TMPDIR is tmp_path here)."""
+    """A citation-style source ("[1] ...") imports as plain text, with a warning.
+
+    No message on the page shows the server's temporary folder (TMPDIR is tmp_path here).
+    """
     server = make_server(lambda store: None)
     files = tmp_path / "files"
     files.mkdir()
