@@ -227,7 +227,9 @@ def compare_datasets(
         VerdictsFileError: no row is in both datasets' verdicts.
         CardError: the calibration has no failing or no passing labelled row.
     """
-    card = card_from_report(store, report)
+    # An in-app comparison, not an exported card: the card rules (stand-in, small samples)
+    # do not apply here; the page shows its own stand-in and small-sample warnings.
+    card = card_from_report(store, report, force=True)
     config_id = report.judge.config_id
     return compare_verdicts(card, stored_verdicts(store, baseline, config_id),
                             stored_verdicts(store, candidate, config_id))

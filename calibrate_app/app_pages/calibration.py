@@ -290,8 +290,8 @@ def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
     panels = [
         ("Observed (judge)", data["observed_pass_rate"],
          widgets.escape_markdown(
-             f"Judge pass rate, uncorrected, on {target['judged']} of {target['rows']} target "
-             f"rows judged ({describe_counts(target, rows='target ')}).")),
+             f"Judge pass rate, uncorrected, on the "
+             f"{describe_counts(target, rows='target ')}.")),
         ("Corrected", data["corrected_pass_rate"],
          widgets.escape_markdown(
              f"Estimator: {data['method']}. Valid when {data['assumption']}. It estimates "
@@ -511,7 +511,7 @@ def _page() -> None:
     if report.stand_in:
         widgets.message(
             "warning", f"Stand-in judge ({', '.join(report.stand_in)}): the scripted provider "
-            "decides by word overlap, not with a model. These numbers test the plumbing, "
+            "follows a script, not a model. These numbers test the plumbing, "
             "never a judge.", icon=":material/science:")
     _verdict(report, picked["certify"])
     _headline(data)

@@ -61,7 +61,7 @@ def _card_section(store: LabelStore, dataset: str) -> None:
     m = card.metrics
     if card.judge.stand_in:
         widgets.message("warning", "Stand-in judge: these verdicts come from the scripted "
-                        "provider (word overlap), not a model.", icon=":material/science:")
+                        "provider (a script), not a model.", icon=":material/science:")
     cols = st.columns(3)
     cols[0].metric("Sensitivity", format_point(m.sensitivity.model_dump()))
     cols[1].metric("Specificity", format_point(m.specificity.model_dump()))

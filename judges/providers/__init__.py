@@ -82,8 +82,8 @@ STAND_IN_PROVIDERS = frozenset({"scripted"})
 """Provider kinds that are no model: their verdicts test the plumbing, never a judge."""
 
 STAND_IN_NOTE = (
-    "stand-in: the scripted provider decides by word overlap between answer and sources, "
-    "not with a model; its numbers test the plumbing, never a judge"
+    "stand-in: the scripted provider follows a script (by default word overlap between "
+    "answer and sources), not a model; its numbers test the plumbing, never a judge"
 )
 
 

@@ -562,9 +562,11 @@ def _readme(labelled: list[Row], production: list[Row], after: list[Row],
         "- `labels/<criterion>-<annotator>.csv`: `id,label,note`, imported with "
         "`calibrate labels import` / `labels.importing.import_labels`.",
         "- `verdicts/<dataset>/<criterion>/<judge>.jsonl` (when present): recorded judge "
-        "verdicts (`id, verdict, repeat, order, reasoning`), imported as the external judge "
-        "`<judge>` through the judge engine's ordinary verdict import "
-        "(`judges.verdicts.import_verdicts`, as `calibrate verdicts import` does).",
+        "verdicts (`id, verdict, repeat, order, reasoning`), imported under the judge config "
+        "that recorded them, `judges/<judge>.yaml`, through the judge engine's ordinary "
+        "verdict import (`judges.verdicts.import_verdicts`, as `calibrate verdicts import "
+        "--config judges/<judge>.yaml` does); a file without a config is imported as the "
+        "external judge `<judge>`.",
         "",
         "Rows use the import format: `id, question, answer, sources` (a list of "
         "`{text, source_id}`, the passages the answerer was actually given, in order), "

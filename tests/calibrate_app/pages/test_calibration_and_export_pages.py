@@ -79,8 +79,8 @@ def test_calibration_page_shows_the_cli_numbers(app_db: Path) -> None:
     captions = " ".join(rendered(c.value) for c in at.caption)
     assert (f"{data['n']} of {labelled['rows']} labelled rows used (human pass {data['m1']}, "
             f"fail {data['m0']})") in captions
-    assert (f"Judge pass rate, uncorrected, on {target['judged']} of {target['rows']} target "
-            "rows judged") in captions
+    assert (f"Judge pass rate, uncorrected, on the {target['judged']} of {target['rows']} "
+            "target rows judged") in captions
     for key in ("sensitivity", "fpr", "corrected_pass_rate"):
         assert f"CI {data[key]['low']:.3f}–{data[key]['high']:.3f}" in captions
     texts = [t.value for t in at.text]

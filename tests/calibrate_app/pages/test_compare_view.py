@@ -37,8 +37,9 @@ def _cli(*args: str) -> str:
 def _cli_compare(db: Path, folder: Path) -> dict[str, Any]:
     """Card and verdicts exported from ``db``, then ``calibrate compare --json`` on the files."""
     card, week, after = folder / "card.json", folder / "week.jsonl", folder / "after.jsonl"
+    # A stand-in's card is refused unless forced (the app's comparison uses it the same way).
     _cli("--db", str(db), "card", "export", "--dataset", LABELLED_DATASET, "--judge", STANDIN,
-         "-o", str(card))
+         "-o", str(card), "--force")
     for dataset, path in ((PRODUCTION_DATASET, week), (AFTER_FIX_DATASET, after)):
         _cli("--db", str(db), "verdicts", "export", "--dataset", dataset, "--judge", STANDIN,
              "-o", str(path))

@@ -63,9 +63,16 @@ def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None
     assert board["judge"].tolist() == ["qwen1.5b-claimsplit", "qwen1.5b-oneshot"]
     assert board["note"].tolist()[0] == ""
     assert board["repeat_flip_rate"].tolist()[1] == "0.980 [0.930, 0.994]"
+    # Its recorded config (imported with the verdicts) says majority: 78 rows decided.
+    assert board["rows used"].tolist() == ["86 of 200", "78 of 200"]
+    assert board["note"].tolist()[1] == ""
+    # Under "all must agree" its flips leave almost every row unsure, and the page says why.
+    at.selectbox(key="cal_rule").set_value("all_agree").run()
+    assert not at.exception, at.exception
     reason = next(t.value for t in at.text if t.value.startswith("2. qwen1.5b-oneshot: "))
     assert "flips across repeats on 98% of rows" in reason
     assert "leaves 98 of 100 judged rows unsure" in reason and "rest on 2 rows" in reason
+    at.selectbox(key="cal_rule").set_value("judge").run()
     # The eval owner's rule is a setting: a lower bar for sensitivity changes the decision.
     at.number_input(key="cal_min_sensitivity").set_value(0.30).run()
     assert not at.error
