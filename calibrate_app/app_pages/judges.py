@@ -241,16 +241,39 @@ def _job_id(job: resources.BackgroundJob) -> str:
     return f"{job.key}@{job.started_at.isoformat()}"
 
 
-@st.fragment(run_every=0.5)
-def _progress() -> None:
-    """Every judge job of this server process; polled, so it keeps moving across pages.
+def _visible_jobs() -> list[resources.BackgroundJob]:
+    return [j for j in resources.get_jobs().jobs()
+            if j.key.startswith(JOB_PREFIX) and not state.job_dismissed(_job_id(j))][:5]
 
-    Running jobs show their progress bar; finished ones collapse to one line that opens to
-    their summary and can be dismissed (in this tab).
+
+def _progress() -> None:
+    """Every judge job of this server process (see :func:`_job_cards`).
+
+    Polled only while a job runs: a polling rerun every half second would close a dropdown
+    the user has open elsewhere on the page.
     """
-    jobs = [j for j in resources.get_jobs().jobs()
-            if j.key.startswith(JOB_PREFIX) and not state.job_dismissed(_job_id(j))]
-    for job in jobs[:5]:
+    jobs = _visible_jobs()
+    if any(j.running for j in jobs):
+        _live_progress()
+    else:
+        _job_cards(jobs)
+
+
+@st.fragment(run_every=0.5)
+def _live_progress() -> None:
+    """The job cards, polled; once no job runs, one full rerun hands over to the still ones."""
+    jobs = _visible_jobs()
+    _job_cards(jobs)
+    if not any(j.running for j in jobs):
+        st.rerun()
+
+
+def _job_cards(jobs: list[resources.BackgroundJob]) -> None:
+    """Running jobs with their progress bar; finished ones collapsed, dismissible.
+
+    A finished job is one line that opens to its summary and can be dismissed (in this tab).
+    """
+    for job in jobs:
         total = job.total or 0
         title = widgets.escape_markdown(f"{job.title}: {job.done}/{total} — {job.status}")
         if job.running:

@@ -194,10 +194,21 @@ def _literal(page: Any, text: str) -> None:
 
 
 def _choose(page: Any, label: str, option: str) -> None:
-    # Opened once: nothing in the app moves the focus out of a dropdown after a rerun.
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     _settle(page)
-    page.get_by_label(label, exact=True).click()
-    page.get_by_role("option", name=option).first.click()
+    choice = page.get_by_role("option", name=option).first
+    # The label page no longer moves the focus out of a dropdown on its own (only a verdict
+    # key does), but the Judges page's polling fragments still rerun while the test opens a
+    # list, so open it until it stays.
+    for _ in range(5):
+        page.get_by_label(label, exact=True).click()
+        try:
+            choice.wait_for(state="visible", timeout=3_000)
+            break
+        except PlaywrightTimeout:
+            _settle(page)
+    choice.click()
     _settle(page)
 
 
