@@ -25,7 +25,7 @@ run: $(RUN_STAMP)
 # One alignment cycle and one stress run on a fresh demo database, with the scripted stand-in
 # judge and proposer (the output says so). The first stress run is of the proposed revision (a
 # stored judge name means the revision run last), the second of the demo's one-shot judge.
-DEMO_JUDGE := tools/demo/judges/qwen1.5b-oneshot.yaml
+DEMO_JUDGE := judges/demo/data/judges/qwen1.5b-oneshot.yaml
 demo-align: $(RUN_STAMP)
 	rm -f demo-align.duckdb demo-align.duckdb.wal
 	$(BIN)/calibrate --db demo-align.duckdb demo --no-app

@@ -11,7 +11,7 @@ from repo_paths import REPO
 from calibrate_app.cli import cli
 from judges.demo import LABELLED_DATASET, _check_replaceable, build_demo
 
-DEMO_JUDGE = str(REPO / "tools" / "demo" / "judges" / "qwen1.5b-oneshot.yaml")
+DEMO_JUDGE = str(REPO / "judges" / "demo" / "data" / "judges" / "qwen1.5b-oneshot.yaml")
 
 
 def invoke(db: Path, *args: str) -> Result:

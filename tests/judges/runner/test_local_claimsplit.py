@@ -32,7 +32,7 @@ from judges.verdicts import judge_verdicts
 from labels import LabelStore
 from labels.models import Item, Source
 
-DEMO_JUDGES = REPO / "tools" / "demo" / "judges"
+DEMO_JUDGES = REPO / "judges" / "demo" / "data" / "judges"  # shipped with the verdicts
 # The built-in ids before `strategy` existed: adding the field must not change them.
 BUILTIN_IDS = {
     "correctness": "b2:b0e60d2e2fcc89f0127bf2044443662a",
