@@ -11,17 +11,25 @@ The rule of a report is the judge config's ``aggregation`` field unless the call
 it (:func:`rule_for`); imported verdicts, which have no config, use ``all_agree``. The counting
 itself is :func:`judges.calibration.self_consistency`; :func:`aggregate_calls` applies it to the
 per-call rows of :func:`judges.verdicts.judge_verdicts` (or of a verdicts file, for the gate).
+:func:`aggregate_stored_calls` gives the same result for calls in the database without
+loading them: one SQL pass (:meth:`judges.store.JudgeStore.item_aggregates`) per report, so a
+report on 10 M calls never holds a per-call frame.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
+import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
-from judges.calibration import ConsistencyResult, self_consistency
+from judges.calibration import ConsistencyResult, consistency_from_flags, self_consistency
 from judges.config import JudgeConfig
+from judges.store import JudgeStore
+from judges.verdicts import dataset_hashes
 from labels.errors import CalibrateError
+from labels.store import LabelStore
 
 AggregationRule = Literal["all_agree", "majority"]
 AGGREGATION_RULES: dict[str, str] = {
@@ -136,7 +144,61 @@ def aggregate_calls(
     return per_item[_ITEM_COLUMNS], consistency
 
 
+def aggregate_stored_calls(
+    store: LabelStore, dataset: str, config_id: str, *, rule: str = "all_agree",
+    confidence: float = 0.95, kind: str = "pointwise",
+) -> tuple[pd.DataFrame, ConsistencyResult | None]:
+    """:func:`aggregate_calls` of :func:`judges.verdicts.judge_verdicts`, counted in SQL.
+
+    Same arguments and result as ``aggregate_calls(judge_verdicts(store, dataset,
+    config_id), ...)`` (``tests/judges/test_aggregation_sql.py`` compares the two on random
+    call tables), but the calls stay in DuckDB: one GROUP BY counts each item's verdicts and
+    flips, so memory grows with the items, not with the calls.
+    """
+    name = normalize_rule(rule)
+    pairwise = kind == "pairwise"
+    categories = ["a", "b", "tie", "unsure"] if pairwise else ["fail", "pass", "unsure"]
+    rows = JudgeStore(store.db).item_aggregates(
+        config_id, dataset_hashes(store, dataset), categories=categories,
+        inconsistent="tie" if pairwise else "unsure", rule=name,
+    )
+    if rows.empty:
+        return pd.DataFrame(columns=_ITEM_COLUMNS), None
+    by_id = np.argsort(rows["id_rank"].to_numpy())
+    ids = rows["item_id"].astype(str).to_numpy()
+
+    def sorted_by_id(column: str) -> npt.NDArray[Any]:
+        return rows[column].to_numpy()[by_id]
+
+    consistency = consistency_from_flags(
+        kind="pairwise" if pairwise else "binary", rule=name,
+        item_ids=ids[by_id].astype(str), verdicts=sorted_by_id("verdict").astype(str),
+        n_calls=sorted_by_id("n_calls"), n_scored=sorted_by_id("n_scored"),
+        order_flipped=sorted_by_id("order_flipped"),
+        order_comparable=sorted_by_id("order_comparable"),
+        repeat_flipped=sorted_by_id("repeat_flipped"),
+        repeat_comparable=sorted_by_id("repeat_comparable"),
+        any_flipped=sorted_by_id("any_flipped"), n_order_pairs=int(rows["n_pairs"].sum()),
+        n_order_pairs_flipped=int(rows["n_pairs_flipped"].sum()), confidence=confidence,
+    )
+    per_item = pd.DataFrame({
+        "item_id": ids,
+        "verdict": rows["verdict"].astype(str).to_numpy(),
+        "n_calls": rows["n_calls"].to_numpy(dtype=np.int64),
+        "n_scored": rows["n_scored"].to_numpy(dtype=np.int64),
+        "order_flipped": rows["order_flipped"].to_numpy(dtype=bool),
+        "repeat_flipped": rows["repeat_flipped"].to_numpy(dtype=bool),
+        "flipped": rows["any_flipped"].to_numpy(dtype=bool)
+        & (rows["n_scored"].to_numpy() >= 2),
+        # NaN for none, as aggregate_calls' Series.map gives
+        "reasoning": rows["reasoning"].astype(object).where(rows["reasoning"].notna(), np.nan),
+        "unscored_reason": rows["unscored_reason"].astype(object).where(
+            rows["unscored_reason"].notna(), np.nan),
+    })
+    return per_item[_ITEM_COLUMNS], consistency
+
+
 __all__ = [
-    "AGGREGATION_RULES", "DEFAULT_RULE", "AggregationRule", "aggregate_calls", "normalize_rule",
-    "rule_for",
+    "AGGREGATION_RULES", "DEFAULT_RULE", "AggregationRule", "aggregate_calls",
+    "aggregate_stored_calls", "normalize_rule", "rule_for",
 ]

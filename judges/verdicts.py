@@ -84,7 +84,7 @@ def resolve_judge(
     return named[0].config_id
 
 
-def _dataset_hashes(store: LabelStore, dataset: str) -> pd.DataFrame:
+def dataset_hashes(store: LabelStore, dataset: str) -> pd.DataFrame:
     """Each item's id, cache hash and position, hashed page by page (no Item objects)."""
     ids: list[str] = []
     hashes: list[str] = []
@@ -108,7 +108,7 @@ def judge_verdicts(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:
     store.dataset(dataset)
     judge_store = JudgeStore(store.db)
     config_id = resolve_judge(judge_store, judge, dataset=dataset)
-    frame = judge_store.latest_calls(config_id, _dataset_hashes(store, dataset))
+    frame = judge_store.latest_calls(config_id, dataset_hashes(store, dataset))
     frame = frame.astype({"repeat": "int64"}) if len(frame) else frame
     return frame[list(VERDICT_COLUMNS)].reset_index(drop=True)
 
@@ -117,7 +117,7 @@ def calls_for_dataset(store: LabelStore, dataset: str, judge: str) -> pd.DataFra
     """Every stored call of a judge on a dataset's items (all columns, for browsing)."""
     judge_store = JudgeStore(store.db)
     config_id = resolve_judge(judge_store, judge, dataset=dataset)
-    return judge_store.calls_on_items(config_id, _dataset_hashes(store, dataset))
+    return judge_store.calls_on_items(config_id, dataset_hashes(store, dataset))
 
 
 def swap_flips(frame: pd.DataFrame) -> pd.DataFrame:
@@ -417,6 +417,6 @@ def export_verdicts(store: LabelStore, dataset: str, judge: str, path: str | Pat
 
 __all__ = [
     "UNSCORED", "VERDICT_COLUMNS", "VerdictImportSummary",
-    "calls_for_dataset", "export_frame", "export_verdicts", "import_verdicts", "judge_verdicts",
-    "resolve_judge", "swap_flips",
+    "calls_for_dataset", "dataset_hashes", "export_frame", "export_verdicts", "import_verdicts",
+    "judge_verdicts", "resolve_judge", "swap_flips",
 ]

@@ -44,7 +44,12 @@ from .agreement import (
     multi_rater_agreement,
 )
 from .comparison import LeaderboardRow, McNemarResult, leaderboard, mcnemar_test
-from .consistency import ConsistencyResult, self_consistency, self_consistency_matrix
+from .consistency import (
+    ConsistencyResult,
+    consistency_from_flags,
+    self_consistency,
+    self_consistency_matrix,
+)
 from .design_check import (
     DESIGN_ESTIMATORS,
     SELECTIONS,
@@ -211,6 +216,7 @@ __all__ = [
     "clustered_agreement",
     "cohen_kappa",
     "confusion_matrix",
+    "consistency_from_flags",
     "corrected_pass_rate",
     "corrected_pass_rate_from_counts",
     "corrected_win_rate",

@@ -41,7 +41,9 @@ from ._verdicts import UNSCORED, UNSURE, VerdictKind, normalize_verdicts
 from .rates import check_confidence, wilson_interval
 from .resampling import group_codes
 
-__all__ = ["ConsistencyResult", "self_consistency", "self_consistency_matrix"]
+__all__ = [
+    "ConsistencyResult", "consistency_from_flags", "self_consistency", "self_consistency_matrix",
+]
 
 Rule = Literal["all_agree", "majority"]
 
@@ -222,7 +224,6 @@ def self_consistency(
     counts = per_order_counts.sum(axis=1)  # items x k
     n_scored = counts.sum(axis=1)
     distinct = (counts > 0).sum(axis=1)
-    any_comparable = n_scored >= 2
     any_flipped = distinct >= 2
 
     inconsistent = names.index(_INCONSISTENT[kind])
@@ -236,6 +237,62 @@ def self_consistency(
     agg = np.where(n_scored == 0, k, agg)
     verdicts = label_names[agg]
 
+    return consistency_from_flags(
+        kind=kind, rule=rule, item_ids=item_ids, verdicts=verdicts,
+        n_calls=np.bincount(u, minlength=n_items).astype(np.int64), n_scored=n_scored,
+        order_flipped=order_flipped, order_comparable=order_comparable,
+        repeat_flipped=repeat_flipped, repeat_comparable=repeat_comparable,
+        any_flipped=any_flipped, n_order_pairs=int(both.sum()),
+        n_order_pairs_flipped=int(pair_flip.sum()), confidence=conf,
+    )
+
+
+def consistency_from_flags(
+    *,
+    kind: str,
+    rule: str,
+    item_ids: npt.NDArray[Any],
+    verdicts: npt.NDArray[Any],
+    n_calls: npt.ArrayLike,
+    n_scored: npt.ArrayLike,
+    order_flipped: npt.ArrayLike,
+    order_comparable: npt.ArrayLike,
+    repeat_flipped: npt.ArrayLike,
+    repeat_comparable: npt.ArrayLike,
+    any_flipped: npt.ArrayLike,
+    n_order_pairs: int,
+    n_order_pairs_flipped: int,
+    confidence: float = 0.95,
+) -> ConsistencyResult:
+    """A :class:`ConsistencyResult` from per-item flags already counted elsewhere.
+
+    :func:`self_consistency` counts the flags from the calls in numpy; a store can count the
+    same flags in SQL (one GROUP BY, :meth:`judges.store.JudgeStore.item_aggregates`) and
+    finish here, so both paths share the flip rates and their Wilson intervals.
+
+    Args:
+        kind: ``"binary"`` or ``"pairwise"``.
+        rule: The aggregation rule the verdicts were made with.
+        item_ids: Unique item ids, aligned with every per-item array.
+        verdicts: Aggregated verdict per item (incl. ``"unscored"``).
+        n_calls: Calls per item.
+        n_scored: Scored calls per item.
+        order_flipped: Some repeat's two scored orders disagree.
+        order_comparable: Some repeat has both orders scored.
+        repeat_flipped: Some order's scored repeats disagree.
+        repeat_comparable: Some order has two or more scored repeats.
+        any_flipped: The item's scored verdicts are not all identical.
+        n_order_pairs: (item, repeat) pairs with both orders scored.
+        n_order_pairs_flipped: Of those, pairs whose verdicts differ.
+        confidence: Confidence level of the flip-rate intervals.
+
+    Returns:
+        A :class:`ConsistencyResult`.
+    """
+    conf = check_confidence(confidence)
+    scored = np.asarray(n_scored, dtype=np.int64)
+    any_comparable = scored >= 2
+
     def rate(flipped: npt.ArrayLike, comparable: npt.ArrayLike, what: str) -> Estimate:
         comp = np.asarray(comparable, dtype=bool)
         m = int(comp.sum())
@@ -243,26 +300,27 @@ def self_consistency(
             return Estimate.refusal(f"no item has {what}", n=0, method="wilson", confidence=conf)
         return wilson_interval(int((np.asarray(flipped) & comp).sum()), m, confidence=conf)
 
+    flips_any = np.asarray(any_flipped, dtype=bool)
     return ConsistencyResult(
         kind=kind,
         rule=rule,
         item_ids=item_ids,
         verdicts=verdicts,
-        n_calls=np.bincount(u, minlength=n_items).astype(np.int64),
-        n_scored=n_scored.astype(np.int64),
-        order_flipped=order_flipped,
-        repeat_flipped=repeat_flipped,
-        any_flipped=any_flipped & any_comparable,
+        n_calls=np.asarray(n_calls, dtype=np.int64),
+        n_scored=scored,
+        order_flipped=np.asarray(order_flipped, dtype=bool),
+        repeat_flipped=np.asarray(repeat_flipped, dtype=bool),
+        any_flipped=flips_any & any_comparable,
         flip_rate_order=rate(
             order_flipped, order_comparable, "both orders scored in the same repeat"
         ),
         flip_rate_repeat=rate(
             repeat_flipped, repeat_comparable, "two or more scored repeats in one order"
         ),
-        flip_rate_any=rate(any_flipped, any_comparable, "two or more scored calls"),
-        n_order_pairs=int(both.sum()),
-        n_order_pairs_flipped=int(pair_flip.sum()),
-        n_unscored_items=int((n_scored == 0).sum()),
+        flip_rate_any=rate(flips_any, any_comparable, "two or more scored calls"),
+        n_order_pairs=n_order_pairs,
+        n_order_pairs_flipped=n_order_pairs_flipped,
+        n_unscored_items=int((scored == 0).sum()),
     )
 
 

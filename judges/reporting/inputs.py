@@ -9,7 +9,8 @@
    alpha) is the ceiling a judge is compared against.
 3. **Judge verdicts** (:func:`load_judge_items`): every (item, repeat, order) call of the judge
    (:func:`judges.verdicts.judge_verdicts`), reduced to one verdict per item by
-   :func:`judges.aggregation.aggregate_calls` under the judge config's ``aggregation`` rule
+   :func:`judges.aggregation.aggregate_stored_calls` (the SQL twin of
+   :func:`judges.aggregation.aggregate_calls`) under the judge config's ``aggregation`` rule
    (``all_agree`` for imported verdicts; a caller may override it). Flip rates come from the
    same call.
 """
@@ -18,12 +19,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from judges.aggregation import aggregate_calls, rule_for
+from judges.aggregation import aggregate_stored_calls, rule_for
 from judges.calibration import (
     ConsistencyResult,
     MultiRaterAgreement,
@@ -265,25 +267,42 @@ class JudgeItems:
         judge: The judge.
         dataset: Dataset name.
         rule: Aggregation rule (``all_agree`` or ``majority``).
-        calls: One row per (item, repeat, order), columns of
-            :data:`judges.verdicts.VERDICT_COLUMNS`.
         items: One row per judged item: ``item_id``, ``verdict`` (aggregated; ``unscored`` when
             no call gave a verdict), ``n_calls``, ``n_scored``, ``order_flipped``,
             ``repeat_flipped``, ``flipped``, ``reasoning`` (of the first scored call),
             ``unscored_reason`` (of the first unscored call).
         consistency: Flip rates and per-item aggregation (``None`` when there are no calls).
+        store: Where :attr:`calls` are read from on first use.
+        loaded_calls: The per-call rows when the caller already has them.
     """
 
     judge: JudgeRef
     dataset: str
     rule: str
-    calls: pd.DataFrame
     items: pd.DataFrame
     consistency: ConsistencyResult | None
+    store: LabelStore | None = field(default=None, repr=False, compare=False)
+    loaded_calls: pd.DataFrame | None = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def calls(self) -> pd.DataFrame:
+        """One row per (item, repeat, order), read on first use.
+
+        A report counts its verdicts and flips in SQL (:func:`aggregate_stored_calls`); the
+        per-call rows (10 M at the scale of ``bench/report_scale.py``) are read only when a
+        page or the card asks for them.
+        """
+        if self.loaded_calls is not None:
+            return self.loaded_calls
+        if self.store is None:
+            raise ValueError("JudgeItems without calls or a store to read them from")
+        return judge_verdicts(self.store, self.dataset, self.judge.config_id)
 
     def verdict_map(self) -> dict[str, str]:
         """Item id → aggregated verdict."""
-        return dict(zip(self.items["item_id"], self.items["verdict"], strict=True))
+        # tolist() first: iterating an Arrow-backed string column is ~10x slower (1 M items)
+        return dict(zip(self.items["item_id"].tolist(), self.items["verdict"].tolist(),
+                        strict=True))
 
 
 def load_judge_items(
@@ -308,7 +327,7 @@ def load_judge_items(
         A :class:`JudgeItems`.
     """
     ref = judge if isinstance(judge, JudgeRef) else find_judge(store, judge, dataset=dataset)
-    calls = judge_verdicts(store, dataset, ref.config_id)
     name = rule_for(ref.config, rule)
-    items, consistency = aggregate_calls(calls, rule=name, confidence=confidence, kind=ref.kind)
-    return JudgeItems(ref, dataset, name, calls, items, consistency)
+    items, consistency = aggregate_stored_calls(store, dataset, ref.config_id, rule=name,
+                                                confidence=confidence, kind=ref.kind)
+    return JudgeItems(ref, dataset, name, items, consistency, store=store)
