@@ -119,22 +119,28 @@ _LATEST_CALLS = """
 """
 
 
-def _category(side: str) -> str:
+def _category(side: str, words: Sequence[str]) -> str:
     """SQL: the category index of the call ``side`` (a struct of ``item_aggregates``).
 
     ``NULL`` when that order has no call, -1 for no verdict (``unscored`` or empty), else the
-    0-based position of the lower-cased, trimmed word in ``$words``; any other word is an error.
+    0-based position of the lower-cased, trimmed word in ``words``; any other word is an error.
+    The exact words are matched first (literals: a CASE on constants is several times faster
+    than ``list_position`` over 5 M pairs); only other spellings are lower-cased and trimmed.
     """
+    exact = " ".join(f"WHEN '{w}' THEN {i}" for i, w in enumerate(words))
     word = f"lower(trim(coalesce({side}.word, '')))"
-    return (f"CASE WHEN {side} IS NULL THEN NULL WHEN {word} IN ('unscored', '') THEN -1 "
+    return (f"CASE WHEN {side} IS NULL THEN NULL ELSE CASE {side}.word {exact} "
+            f"WHEN 'unscored' THEN -1 ELSE CASE WHEN {word} IN ('unscored', '') THEN -1 "
             f"WHEN list_position($words, {word}) IS NULL "
             f"THEN error('unknown verdict ' || {side}.word) "
-            f"ELSE list_position($words, {word}) - 1 END")
+            f"ELSE list_position($words, {word}) - 1 END END END")
 
 
-def _is_word(side: str) -> str:
-    """SQL: the call ``side`` gave one of ``$words`` exactly (its reasoning counts)."""
-    return f"coalesce(list_contains($words, {side}.word), false)"
+def _is_word(side: str, words: Sequence[str]) -> str:
+    """SQL: the call ``side`` gave one of ``words`` exactly (its reasoning counts)."""
+    listed = ", ".join(f"'{w}'" for w in words)
+    return f"coalesce({side}.word IN ({listed}), false)"
+
 
 # Runs of this process that are still executing (a 'running' row not in here, from this pid or
 # a dead one, was interrupted).
@@ -566,6 +572,8 @@ class JudgeStore:
         words = list(categories)
         if not 1 <= len(words) <= 4:
             raise ValueError("between 1 and 4 verdict categories")
+        if not all(w.isascii() and w.isalpha() and w.islower() for w in words):
+            raise ValueError(f"verdict categories are lower-case words, got {words}")
         counts = [f"count(*) FILTER (o = {i}) + count(*) FILTER (s = {i})" for i in range(4)]
         top = "greatest(c0, c1, c2, c3)"
         argmax = "CASE WHEN c0 = top THEN 1 WHEN c1 = top THEN 2 WHEN c2 = top THEN 3 ELSE 4 END"
@@ -599,11 +607,13 @@ class JudgeStore:
                     FROM calls GROUP BY item_hash, repeat
                 ), coded AS (
                     SELECT item_hash, repeat, (o IS NOT NULL)::INT + (s IS NOT NULL)::INT AS n,
-                           {_category("o")} AS o, {_category("s")} AS s,
-                           coalesce(CASE WHEN {_is_word("o")} THEN o.reasoning END,
-                                    CASE WHEN {_is_word("s")} THEN s.reasoning END) AS reasoning,
-                           coalesce(CASE WHEN NOT {_is_word("o")} THEN o.reason END,
-                                    CASE WHEN NOT {_is_word("s")} THEN s.reason END)
+                           {_category("o", words)} AS o,
+                           {_category("s", words)} AS s,
+                           coalesce(CASE WHEN {_is_word("o", words)} THEN o.reasoning END,
+                                    CASE WHEN {_is_word("s", words)} THEN s.reasoning END)
+                               AS reasoning,
+                           coalesce(CASE WHEN NOT {_is_word("o", words)} THEN o.reason END,
+                                    CASE WHEN NOT {_is_word("s", words)} THEN s.reason END)
                                AS unscored_reason
                     FROM pairs
                 ), per_hash AS (
