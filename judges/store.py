@@ -574,7 +574,9 @@ class JudgeStore:
             raise ValueError("between 1 and 4 verdict categories")
         if not all(w.isascii() and w.isalpha() and w.islower() for w in words):
             raise ValueError(f"verdict categories are lower-case words, got {words}")
-        counts = [f"count(*) FILTER (o = {i}) + count(*) FILTER (s = {i})" for i in range(4)]
+        # a count per category in use (pass/fail has three): each one is two aggregates
+        counts = [f"count(*) FILTER (o = {i}) + count(*) FILTER (s = {i})" if i < len(words)
+                  else "0" for i in range(4)]
         top = "greatest(c0, c1, c2, c3)"
         argmax = "CASE WHEN c0 = top THEN 1 WHEN c1 = top THEN 2 WHEN c2 = top THEN 3 ELSE 4 END"
         consistent = ("bit_count(coalesce(mask_o, 0) | coalesce(mask_s, 0)) = 1"
