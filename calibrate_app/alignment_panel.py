@@ -93,13 +93,17 @@ def _disagreements(store: LabelStore, dataset: str, config: JudgeConfig) -> None
         } for d in view.disagreements]), hide_index=True, key="align_disagreements")
 
 
-@st.fragment(run_every=1.0)
 def _outcome(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+    """The proposal job: its progress while it runs (polled), then the result (still).
+
+    Polled only while the job runs: a polling rerun every second would close a dropdown the
+    user has open elsewhere on the page (the Judges page's row details, for instance).
+    """
     job = resources.get_jobs().get(_job_key(config, dataset))
     if job is None:
         return
     if job.running:
-        st.progress(min(job.done / 3, 1.0), text=widgets.escape_markdown(job.message))
+        _live_progress(_job_key(config, dataset))
         return
     if job.error:
         st.code(job.error, language=None, wrap_lines=True)
@@ -124,6 +128,16 @@ def _outcome(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
         align_store.adopt(dataset, config.criterion, config.name, proposal.config.config_id,
                           proposal.proposal_id)
         widgets.message("success", f"Adopted {proposal.config.label}.")
+
+
+@st.fragment(run_every=1.0)
+def _live_progress(key: str) -> None:
+    """The running proposal's progress; once it ends, one full rerun shows its result."""
+    job = resources.get_jobs().get(key)
+    if job is None or not job.running:
+        st.rerun()
+        return
+    st.progress(min(job.done / 3, 1.0), text=widgets.escape_markdown(job.message))
 
 
 def render(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
