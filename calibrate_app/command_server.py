@@ -83,20 +83,22 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
     ("judge", "adopt"): frozenset(),
     ("judge", "stress"): frozenset({"dataset", "model", "tests", "limit", "concurrency",
                                     "as_json"}),
-    ("verdicts", "import"): frozenset({"dataset", "judge", "criterion", "as_json"}),
+    ("verdicts", "import"): frozenset(
+        {"dataset", "judge", "criterion", "config_file", "as_json"}
+    ),
     ("verdicts", "export"): frozenset({"dataset", "judge", "output"}),
     ("report",): frozenset(
         {"dataset", "judges", "criterion", "target", "design", "aggregation", "half_width",
          "as_json"}
     ),
     ("card", "export"): frozenset(
-        {"dataset", "judge", "criterion", "design", "aggregation", "output"}
+        {"dataset", "judge", "criterion", "design", "aggregation", "output", "force", "preview"}
     ),
     ("card", "show"): frozenset({"as_json"}),
     ("score",): frozenset({"card_file", "allow_unverified", "as_json"}),
     ("gate",): frozenset(
-        {"card_file", "min_pass_rate", "on", "baseline_file", "max_drop", "allow_unverified",
-         "as_json"}
+        {"card_file", "min_pass_rate", "on", "side", "baseline_file", "max_drop",
+         "allow_unverified", "as_json"}
     ),
     ("compare",): frozenset({"card_file", "allow_unverified", "as_json"}),
 }

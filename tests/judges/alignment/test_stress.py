@@ -157,7 +157,9 @@ def test_every_stress_test_over_http(
     assert stored[0].detail["family_warning"] == result.family_warning
     # ... and the judge card carries them.
     run_judge(judge, "bot", store=store, provider=provider(server))
-    card = card_from_report(store, calibration_report(store, "bot", judge.config_id))
+    card = card_from_report(
+            store, calibration_report(store, "bot", judge.config_id), force=True
+        )  # 30 labels: below the card's small-sample rule; the stress section is the point
     assert [(c.test, c.flip_rate.n, c.eligible) for c in card.stress] == [
         (t.test, t.flip_rate.n, t.eligible) for t in result.tests]
     assert card.stress[0].flip_rate.estimate == 1.0
