@@ -152,9 +152,16 @@ def _metric(col: Any, title: str, value: dict[str, Any], help_text: str) -> None
 def _verdict(report: JudgeReport, rule: CertificationRule) -> None:
     """The plain-language verdict and the certification, above every number."""
     agreement = report.human.agreement
+    # The same rates as the metrics below: the design's population rates when there is a
+    # headline (labels drawn by verdict bias the raw sample rates), else the sample rates.
+    head = report.headline
+    sensitivity, specificity, kappa = (
+        (head.rates.sensitivity, head.rates.specificity, head.kappa) if head is not None
+        else (report.stats.rates.sensitivity, report.stats.rates.specificity, report.stats.kappa)
+    )
     verdict = trust_verdict(
-        report.stats.rates.sensitivity, report.stats.rates.specificity,
-        kappa=report.stats.kappa,
+        sensitivity, specificity,
+        kappa=kappa,
         human_kappa=agreement.mean_pairwise_kappa if agreement is not None else None,
         rule=rule,
     )

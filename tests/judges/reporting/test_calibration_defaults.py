@@ -49,13 +49,18 @@ def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None
     assert "claimsplit" in judge.format_func(judge.value)
     assert at.selectbox(key="cal_target").value == PRODUCTION_DATASET
     headline = next(m.value for m in at.markdown if m.value.startswith("#### Passes"))
+    # The verdict uses the very rates of the metrics under it (the population rates): FPR
+    # 0.100 [0.046, 0.281], sensitivity 0.445 [0.315, 0.568], kappa 0.291.
     assert headline == (
-        "#### Passes 9 % [3–24 %] of failing answers and misses 57 % [44–70 %] of passing ones; "
-        "agreement 0.28 vs the experts' 0.73."
+        "#### Passes 10 % [5–28 %] of failing answers and misses 56 % [43–69 %] of passing ones; "
+        "agreement 0.29 vs the experts' 0.73."
     )
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["False-positive rate"] == "0.100" and shown["Sensitivity"] == "0.445"
+    assert shown["Cohen's kappa"] == "0.291"
     assert [e.value for e in at.error] == [
         "Not certified (lower bounds of sensitivity ≥ 0.80 and specificity ≥ 0.80): "
-        "sensitivity is at most 0.56."
+        "sensitivity is at most 0.57."
     ]
     # The other real judge is in the leaderboard from the start, ranked last, and the reason
     # is its inconsistency (98 % of rows flip across repeats), not "n = 2, kappa 0".
