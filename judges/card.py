@@ -23,7 +23,7 @@ import tempfile
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -426,16 +426,26 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
     return card
 
 
+class CardChoices(TypedDict, total=False):
+    """Which report a card is built from (the options :func:`build_card` forwards).
+
+    They go to :func:`calibration_report` for a pass/fail judge, and ``criterion`` and ``rule``
+    to :func:`judges.reporting.pairwise_report` for a pairwise one.
+    """
+
+    criterion: str | None
+    design: str | None
+    rule: str | None
+
+
 def export_card(
     store: LabelStore,
     dataset: str,
     judge: str,
     path: str | Path,
     *,
-    criterion: str | None = None,
-    design: str | None = None,
-    rule: str | None = None,
     force: bool = False,
+    **choices: Unpack[CardChoices],
 ) -> JudgeCard:
     """Calibrate ``judge`` on ``dataset`` and write its card to ``path`` (JSON or YAML).
 
@@ -445,8 +455,7 @@ def export_card(
     Raises:
         CardRefusedError: the card would mislead and ``force`` is false (nothing is written).
     """
-    card = build_card(store, dataset, judge, criterion=criterion, design=design, rule=rule,
-                      force=force)
+    card = build_card(store, dataset, judge, force=force, **choices)
     write_card(card, path)
     return card
 
@@ -456,10 +465,8 @@ def build_card(
     dataset: str,
     judge: str,
     *,
-    criterion: str | None = None,
-    design: str | None = None,
-    rule: str | None = None,
     force: bool = False,
+    **choices: Unpack[CardChoices],
 ) -> JudgeCard:
     """Calibrate ``judge`` on ``dataset`` and return its card without writing it (a preview).
 
@@ -472,10 +479,9 @@ def build_card(
 
         # Pairwise cards carry their own metrics (judges.pairwise_card); the pass/fail card
         # rules (card_problems) do not apply to them.
-        return card_from_pairwise_report(
-            store, pairwise_report(store, dataset, judge, criterion=criterion, rule=rule))
-    report = calibration_report(store, dataset, judge, criterion=criterion, design=design,
-                                rule=rule)
+        return card_from_pairwise_report(store, pairwise_report(
+            store, dataset, judge, criterion=choices.get("criterion"), rule=choices.get("rule")))
+    report = calibration_report(store, dataset, judge, **choices)
     return card_from_report(store, report, force=force)
 
 
@@ -574,6 +580,7 @@ def load_card(path: str | Path) -> JudgeCard:
 __all__ = [
     "CARD_KIND",
     "CARD_SCHEMA_VERSION",
+    "CardChoices",
     "CardError",
     "CardRefusedError",
     "CardStress",
