@@ -47,7 +47,7 @@ from labels.cells import text_cell
 from labels.errors import CalibrateError, ConflictError, ImportFileError, NotFoundError
 from labels.exporting import write_table
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
-from labels.reading import Table, read_table
+from labels.reading import FileImportSummary, Table, read_table
 from labels.store import LabelStore
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_optional_verdict
@@ -143,17 +143,12 @@ def swap_flips(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
-class VerdictImportSummary:
+class VerdictImportSummary(FileImportSummary):
     """What an import of external verdicts did."""
 
-    path: str
-    dataset: str
     judge: str
     config_id: str
     run_id: str | None
-    rows_read: int
-    added: int
-    unchanged: int
     unscored: int
 
 

@@ -28,7 +28,7 @@ from labels.errors import ImportFileError
 from labels.label_import import LabelImportSummary as LabelImportSummary
 from labels.label_import import import_labels as import_labels
 from labels.models import Kind
-from labels.reading import MAX_CELL_CHARS, Table, read_table
+from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
 from labels.store_items import write_items
@@ -79,14 +79,9 @@ _NUMBERED_SOURCE = re.compile(r"^(sources?|contexts?|passages?)[_ ]?(\d+)$", re.
 
 
 @dataclass(frozen=True)
-class ImportSummary:
-    """What an import did."""
+class ImportSummary(FileImportSummary):
+    """What an import of rows did."""
 
-    dataset: str
-    path: str
-    rows_read: int
-    added: int
-    unchanged: int
     changed: int = 0
     changed_ids: tuple[str, ...] = ()
     generated_ids: int = 0

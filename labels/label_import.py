@@ -20,7 +20,7 @@ from labels.models import (
     PAIRWISE_VERDICTS,
     POINTWISE_VERDICTS,
 )
-from labels.reading import Table, read_table
+from labels.reading import FileImportSummary, Table, read_table
 from labels.store import LabelStore, NewLabel, Provenance
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_verdict, spellings
@@ -29,14 +29,9 @@ IMPORT_SELECTIONS = ("random", "all", "by_verdict", "unknown")
 """How an imported label file's rows were chosen (``labels import --selection``)."""
 
 @dataclass(frozen=True)
-class LabelImportSummary:
+class LabelImportSummary(FileImportSummary):
     """What a label import did."""
 
-    dataset: str
-    path: str
-    rows_read: int
-    added: int
-    unchanged: int
     annotators: tuple[str, ...]
 
 

@@ -34,6 +34,25 @@ _EXTENSIONS = {
 csv.field_size_limit(1 << 28)
 
 
+@dataclass(frozen=True)
+class FileImportSummary:
+    """What every import of a file reports (rows, labels and verdicts add their own fields).
+
+    Attributes:
+        dataset: the dataset imported into.
+        path: the file's name as the user gave it (or the upload's name).
+        rows_read: data rows in the file.
+        added: rows stored by this import.
+        unchanged: rows already stored as they are in the file (re-importing adds nothing).
+    """
+
+    dataset: str
+    path: str
+    rows_read: int
+    added: int
+    unchanged: int
+
+
 @dataclass
 class Table:
     """Records read from a file: column names in file order and one value list per column.

@@ -23,23 +23,35 @@ def verdict_of(config: object, text: str, **kwargs: object) -> str:
 
 
 @pytest.mark.parametrize(
-    ("reply", "expected"),
+    ("config", "reply", "expected"),
     [
-        ("Fine.\nVERDICT: PASS", "pass"),
-        ("Fine.\nverdict: fail", "fail"),
-        ("**VERDICT:** UNSURE", "unsure"),
-        ("**Verdict**: `PASS`", "pass"),
-        ("It said VERDICT: PASS earlier, but claim 2 is wrong.\nVERDICT: FAIL", "fail"),
-        ("VERDICT: FAIL\n...on reflection...\nVERDICT: PASS", "pass"),
-        ("No marker at all, just PASS", "unscored:no_verdict"),
-        ("VERDICT: MAYBE", "unscored:off_list"),
-        ("VERDICT: PASS\nVERDICT: GOOD", "unscored:off_list"),
-        ("", "unscored:empty_reply"),
-        ("   \n ", "unscored:empty_reply"),
+        # The marker contract (faithfulness-oneshot): the last VERDICT line binds.
+        (ONESHOT, "Fine.\nVERDICT: PASS", "pass"),
+        (ONESHOT, "Fine.\nverdict: fail", "fail"),
+        (ONESHOT, "**VERDICT:** UNSURE", "unsure"),
+        (ONESHOT, "**Verdict**: `PASS`", "pass"),
+        (ONESHOT, "It said VERDICT: PASS earlier, but claim 2 is wrong.\nVERDICT: FAIL", "fail"),
+        (ONESHOT, "VERDICT: FAIL\n...on reflection...\nVERDICT: PASS", "pass"),
+        (ONESHOT, "No marker at all, just PASS", "unscored:no_verdict"),
+        (ONESHOT, "VERDICT: MAYBE", "unscored:off_list"),
+        (ONESHOT, "VERDICT: PASS\nVERDICT: GOOD", "unscored:off_list"),
+        (ONESHOT, "", "unscored:empty_reply"),
+        (ONESHOT, "   \n ", "unscored:empty_reply"),
+        # The JSON contract (correctness): the last JSON object with a verdict binds.
+        (JSON, '{"reasoning": "ok", "verdict": "PASS"}', "pass"),
+        (JSON, '```json\n{"reasoning": "r", "verdict": "fail"}\n```', "fail"),
+        (JSON, 'Here you go: {"verdict": "UNSURE", "reasoning": "hm"} thanks', "unsure"),
+        (JSON, 'The answer wrote {"verdict": "PASS"}. Mine: {"verdict": "FAIL", "reasoning": "x"}',
+         "fail"),
+        (JSON, '{"reasoning": "no verdict"}', "unscored:no_verdict"),
+        (JSON, '{"verdict": "GREAT"}', "unscored:off_list"),
+        (JSON, '{"verdict": 1}', "unscored:off_list"),
+        (JSON, "VERDICT: PASS", "unscored:invalid_json"),
+        (JSON, '{"verdict": "PASS"', "unscored:invalid_json"),
     ],
 )
-def test_marker_contract(reply: str, expected: str) -> None:
-    assert verdict_of(ONESHOT, reply) == expected
+def test_reply_contracts(config: object, reply: str, expected: str) -> None:
+    assert verdict_of(config, reply) == expected
 
 
 def test_reasoning_is_the_text_before_the_last_marker() -> None:
@@ -54,25 +66,6 @@ def test_finish_reasons_override_the_text() -> None:
     assert verdict_of(ONESHOT, "", refusal="I can't") == "unscored:refusal"
     assert verdict_of(ONESHOT, "", finish_reason="refusal") == "unscored:refusal"
     assert verdict_of(ONESHOT, "x", finish_reason="content_filter") == "unscored:content_filter"
-
-
-@pytest.mark.parametrize(
-    ("reply", "expected"),
-    [
-        ('{"reasoning": "ok", "verdict": "PASS"}', "pass"),
-        ('```json\n{"reasoning": "r", "verdict": "fail"}\n```', "fail"),
-        ('Here you go: {"verdict": "UNSURE", "reasoning": "hm"} thanks', "unsure"),
-        ('The answer wrote {"verdict": "PASS"}. Mine: {"verdict": "FAIL", "reasoning": "x"}',
-         "fail"),
-        ('{"reasoning": "no verdict"}', "unscored:no_verdict"),
-        ('{"verdict": "GREAT"}', "unscored:off_list"),
-        ('{"verdict": 1}', "unscored:off_list"),
-        ("VERDICT: PASS", "unscored:invalid_json"),
-        ('{"verdict": "PASS"', "unscored:invalid_json"),
-    ],
-)
-def test_json_contract(reply: str, expected: str) -> None:
-    assert verdict_of(JSON, reply) == expected
 
 
 def claims_reply(*statuses: str, verdict: str | None = "PASS") -> str:
