@@ -14,23 +14,7 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 from statsmodels.stats.proportion import proportion_confint
 
-from judges.calibration import (
-    ASSUMPTIONS,
-    DESIGNS,
-    CalibrationCounts,
-    CalibrationInputError,
-    PassRateEstimate,
-    calibration_counts,
-    choose_method,
-    corrected_pass_rate,
-    counts_to_arrays,
-    estimate_pass_rate,
-    labels_only_pass_rate,
-    lee_pass_rate,
-    naive_pass_rate,
-    ppi_pass_rate,
-    stratified_pass_rate,
-)
+import judges.calibration as cal
 
 
 def _ppi() -> ModuleType:
@@ -83,11 +67,11 @@ lee_counts = st.tuples(
 )
 
 
-def _counts(t: tuple[int, float, int, float, int, float]) -> CalibrationCounts:
+def _counts(t: tuple[int, float, int, float, int, float]) -> cal.CalibrationCounts:
     n, fk, m0, f0, m1, f1 = t
     tn = round(f0 * m0)
     tp = round(f1 * m1)
-    return CalibrationCounts.from_counts(
+    return cal.CalibrationCounts.from_counts(
         tp=tp, fn=m1 - tp, fp=m0 - tn, tn=tn, k_target=round(fk * n), n_target=n
     )
 
@@ -100,7 +84,7 @@ def test_lee_matches_reference_transcription(
     c = _counts(t)
     cm = c.confusion
     q0, q1, p = cm.tn / cm.m0, cm.tp / cm.m1, c.k_target / c.n_target
-    r = estimate_pass_rate(c, method="lee", confidence=1 - alpha)
+    r = cal.estimate_pass_rate(c, method="lee", confidence=1 - alpha)
     q0_t = (cm.tn + 1) / (cm.m0 + 2)
     q1_t = (cm.tp + 1) / (cm.m1 + 2)
     if q0 + q1 - 1 <= 0 or q0_t + q1_t - 1 <= 0:
@@ -129,15 +113,15 @@ def test_lee_matches_reference_transcription(
 
 def test_lee_known_value_from_readme_example() -> None:
     # Lee et al.'s README example: p=0.4, n=1000, q0=0.7, q1=0.9, m0=m1=200.
-    c = CalibrationCounts.from_counts(tp=180, fn=20, fp=60, tn=140, k_target=400,
+    c = cal.CalibrationCounts.from_counts(tp=180, fn=20, fp=60, tn=140, k_target=400,
                                       n_target=1000)
-    r = estimate_pass_rate(c, method="lee")
+    r = cal.estimate_pass_rate(c, method="lee")
     assert r.estimate == pytest.approx(0.1 / 0.6)
     lo, hi = ref_confidence_interval(0.4, 0.7, 0.9, 1000, 200, 200)
     assert (r.low, r.high) == pytest.approx((lo, hi), abs=1e-12)
     assert r.center == pytest.approx((lo + hi) / 2, abs=1e-12)  # not clipped here
     assert r.center != pytest.approx(r.estimate)  # centred on theta~ + dtheta~, not theta_hat
-    assert r.method == "lee" and r.assumption == ASSUMPTIONS["lee"]
+    assert r.method == "lee" and r.assumption == cal.ASSUMPTIONS["lee"]
 
 
 def test_lee_arrays_api_and_judgy_point_estimate() -> None:
@@ -148,7 +132,7 @@ def test_lee_arrays_api_and_judgy_point_estimate() -> None:
         human = (rng.random(m) < rng.uniform(0.2, 0.8)).astype(int)
         judge = np.where(rng.random(m) < 0.85, human, 1 - human)
         target = (rng.random(int(rng.integers(50, 2000))) < rng.uniform(0.1, 0.9)).astype(int)
-        ours = lee_pass_rate(human, judge, target)
+        ours = cal.lee_pass_rate(human, judge, target)
         if human.min() == human.max():
             assert ours.refused
             continue
@@ -159,9 +143,9 @@ def test_lee_arrays_api_and_judgy_point_estimate() -> None:
 # --------------------------------------------------------------------- Lee guards
 
 
-def _lee(tp: int, fn: int, fp: int, tn: int, k: int = 500, n: int = 1000) -> PassRateEstimate:
-    return estimate_pass_rate(
-        CalibrationCounts.from_counts(tp=tp, fn=fn, fp=fp, tn=tn, k_target=k, n_target=n),
+def _lee(tp: int, fn: int, fp: int, tn: int, k: int = 500, n: int = 1000) -> cal.PassRateEstimate:
+    return cal.estimate_pass_rate(
+        cal.CalibrationCounts.from_counts(tp=tp, fn=fn, fp=fp, tn=tn, k_target=k, n_target=n),
         method="lee",
     )
 
@@ -186,11 +170,11 @@ def test_lee_refuses_with_reason(cells: tuple[int, int, int, int], needle: str) 
 
 
 def test_lee_refuses_all_unsure_and_empty_inputs() -> None:
-    r = lee_pass_rate(["unsure"] * 10, ["pass"] * 10, ["pass", "fail"])
+    r = cal.lee_pass_rate(["unsure"] * 10, ["pass"] * 10, ["pass", "fail"])
     assert r.refused and "label at least one failing and one passing row" in (r.reason or "")
     assert any("10 labelled rows excluded" in w for w in r.warnings)
-    assert lee_pass_rate([], [], []).refused
-    no_target = lee_pass_rate([1, 0, 1, 0], [1, 0, 1, 0], ["unscored"])
+    assert cal.lee_pass_rate([], [], []).refused
+    no_target = cal.lee_pass_rate([1, 0, 1, 0], [1, 0, 1, 0], ["unscored"])
     assert no_target.refused and "no scored target" in (no_target.reason or "")
 
 
@@ -223,7 +207,7 @@ def test_perfect_judge_gives_observed_rate_with_nonzero_width() -> None:
     human = ["pass"] * 60 + ["fail"] * 40
     target = ["pass"] * 700 + ["fail"] * 300
     for method in ("lee", "stratified", "ppi++"):
-        r = estimate_pass_rate(calibration_counts(human, human, target), method=method)
+        r = cal.estimate_pass_rate(cal.calibration_counts(human, human, target), method=method)
         assert r.estimate == pytest.approx(0.7), method
         assert r.high - r.low > 0.01, method
         assert r.low < 0.7 < r.high, method
@@ -234,7 +218,7 @@ def test_perfect_judge_gives_observed_rate_with_nonzero_width() -> None:
 def test_no_estimator_returns_nan_or_inverted_interval(
     t: tuple[int, float, int, float, int, float], method: str
 ) -> None:
-    r = estimate_pass_rate(_counts(t), method=method)  # type: ignore[arg-type]
+    r = cal.estimate_pass_rate(_counts(t), method=method)  # type: ignore[arg-type]
     if r.refused:
         assert r.reason and r.estimate is None and r.low is None and r.high is None
         return
@@ -266,7 +250,7 @@ def test_ppi_matches_ppi_py(
     yhat = np.where(rng.random(n) < acc, y, 1 - y)
     yu = (rng.random(big_n) < theta).astype(float)
     assume(np.concatenate([yhat, yu]).std() > 0)  # else ppi_py's lambda is 0/0 = NaN; ours is 0
-    r = ppi_pass_rate(y.astype(int), yhat.astype(int), yu.astype(int), confidence=conf)
+    r = cal.ppi_pass_rate(y.astype(int), yhat.astype(int), yu.astype(int), confidence=conf)
     # ppi_py's default alpha is 0.1 (a 90 % interval): pass it explicitly.
     lo, hi = ppi_py.ppi_mean_ci(y, yhat, yu, alpha=1 - conf)
     est = ppi_py.ppi_mean_pointestimate(y, yhat, yu)
@@ -288,17 +272,17 @@ def test_ppi_fixed_lambda_and_guards() -> None:
     yh = np.array([1, 0, 0, 1, 1, 0, 1, 1])
     yu = np.array([1, 0, 1, 1, 0, 1, 1, 0, 1, 1])
     for lam in (0.0, 0.5, 1.0):
-        r = ppi_pass_rate(y, yh, yu, lam=lam, confidence=0.9)
+        r = cal.ppi_pass_rate(y, yh, yu, lam=lam, confidence=0.9)
         lo, hi = ppi_py.ppi_mean_ci(y.astype(float), yh.astype(float), yu.astype(float), lam=lam)
         assert r.center - norm.ppf(0.95) * r.se == pytest.approx(float(np.ravel(lo)[0]))
         assert r.center + norm.ppf(0.95) * r.se == pytest.approx(float(np.ravel(hi)[0]))
-    assert ppi_pass_rate(y, yh, yu, lam=0.0).center == pytest.approx(y.mean())
-    with pytest.raises(CalibrationInputError):
-        ppi_pass_rate(y, yh, yu, lam=1.5)
-    same = ppi_pass_rate([1, 1, 1], [1, 0, 1], [1, 0])
+    assert cal.ppi_pass_rate(y, yh, yu, lam=0.0).center == pytest.approx(y.mean())
+    with pytest.raises(cal.CalibrationInputError):
+        cal.ppi_pass_rate(y, yh, yu, lam=1.5)
+    same = cal.ppi_pass_rate([1, 1, 1], [1, 0, 1], [1, 0])
     assert same.refused and "zero width" in (same.reason or "")
-    assert ppi_pass_rate([], [], [1]).refused
-    assert ppi_pass_rate([1, 0], [1, 0], []).refused
+    assert cal.ppi_pass_rate([], [], [1]).refused
+    assert cal.ppi_pass_rate([1, 0], [1, 0], []).refused
 
 
 # ----------------------------------------------------------------------------- stratified
@@ -309,7 +293,7 @@ def test_stratified_formula_by_hand() -> None:
     human = [1] * 34 + [0] * 6 + [1] * 6 + [0] * 24
     judge = [1] * 40 + [0] * 30
     target = [1] * 620 + [0] * 380
-    r = stratified_pass_rate(human, judge, target)
+    r = cal.stratified_pass_rate(human, judge, target)
     p, ppv, fomr = 0.62, 34 / 40, 6 / 30
     assert r.estimate == pytest.approx(p * ppv + (1 - p) * fomr, abs=1e-12)
     ppv_t, fomr_t = 35 / 42, 7 / 32
@@ -324,33 +308,33 @@ def test_stratified_formula_by_hand() -> None:
 
 
 def test_stratified_guards() -> None:
-    r = stratified_pass_rate([1, 0], [1, 1], [1, 0, 0])
+    r = cal.stratified_pass_rate([1, 0], [1, 1], [1, 0, 0])
     assert r.refused and "judge-fail stratum" in (r.reason or "")
-    r = stratified_pass_rate([1, 0], [0, 0], [1, 0, 0])
+    r = cal.stratified_pass_rate([1, 0], [0, 0], [1, 0, 0])
     assert r.refused and "judge-pass stratum" in (r.reason or "")
     # A target with no judge-fail rows does not need judge-fail labels.
-    ok = stratified_pass_rate([1, 0, 1], [1, 1, 1], [1, 1, 1])
+    ok = cal.stratified_pass_rate([1, 0, 1], [1, 1, 1], [1, 1, 1])
     assert not ok.refused and ok.estimate == pytest.approx(2 / 3)
-    assert stratified_pass_rate([1], [1], []).refused
+    assert cal.stratified_pass_rate([1], [1], []).refused
 
 
 # ----------------------------------------------------------------------------- naive, chooser
 
 
 def test_naive_is_wilson_of_judge_pass_rate() -> None:
-    r = naive_pass_rate(["pass"] * 30 + ["fail"] * 70 + ["unscored"] * 5, confidence=0.9)
+    r = cal.naive_pass_rate(["pass"] * 30 + ["fail"] * 70 + ["unscored"] * 5, confidence=0.9)
     lo, hi = proportion_confint(30, 100, alpha=0.1, method="wilson")
     assert (r.estimate, r.low, r.high) == pytest.approx((0.3, lo, hi))
     assert r.n_target == 100 and r.method == "naive"
     assert any("5 target rows excluded" in w for w in r.warnings)
-    assert naive_pass_rate(["unscored"]).refused
+    assert cal.naive_pass_rate(["unscored"]).refused
 
 
 def test_labels_only() -> None:
-    r = labels_only_pass_rate(["pass", "pass", "fail", "unsure"])
+    r = cal.labels_only_pass_rate(["pass", "pass", "fail", "unsure"])
     lo, hi = proportion_confint(2, 3, alpha=0.05, method="wilson")
     assert (r.estimate, r.low, r.high) == pytest.approx((2 / 3, lo, hi))
-    assert labels_only_pass_rate(["unsure"]).refused
+    assert cal.labels_only_pass_rate(["unsure"]).refused
 
 
 def test_chooser_records_design_method_and_assumption() -> None:
@@ -359,36 +343,36 @@ def test_chooser_records_design_method_and_assumption() -> None:
     target = [1] * 600 + [0] * 400
     expected = {"same_run_random": "stratified", "same_run_stratified": "stratified",
                 "separate_calibration": "lee"}
-    assert set(DESIGNS) == set(expected)
+    assert set(cal.DESIGNS) == set(expected)
     for design, method in expected.items():
-        r = corrected_pass_rate(human, judge, target, design=design)
+        r = cal.corrected_pass_rate(human, judge, target, design=design)
         assert r.method == method and r.design == design
-        assert r.assumption == choose_method(design)[1] and r.assumption
-        direct = estimate_pass_rate(calibration_counts(human, judge, target), method=method)
+        assert r.assumption == cal.choose_method(design)[1] and r.assumption
+        direct = cal.estimate_pass_rate(cal.calibration_counts(human, judge, target), method=method)
         assert (r.estimate, r.low, r.high) == (direct.estimate, direct.low, direct.high)
         assert r.to_dict()["design"] == design
-    assert "random sample" in choose_method("same_run_random")[1]
-    assert "transfer" in choose_method("separate_calibration")[1]
-    with pytest.raises(CalibrationInputError, match="unknown design"):
-        corrected_pass_rate(human, judge, target, design="whatever")
-    with pytest.raises(CalibrationInputError):
-        estimate_pass_rate(calibration_counts(human, judge, target), method="magic")  # type: ignore[arg-type]
+    assert "random sample" in cal.choose_method("same_run_random")[1]
+    assert "transfer" in cal.choose_method("separate_calibration")[1]
+    with pytest.raises(cal.CalibrationInputError, match="unknown design"):
+        cal.corrected_pass_rate(human, judge, target, design="whatever")
+    with pytest.raises(cal.CalibrationInputError):
+        cal.estimate_pass_rate(cal.calibration_counts(human, judge, target), method="magic")  # type: ignore[arg-type]
 
 
 def test_chooser_falls_back_to_labels_only_when_a_stratum_is_unlabelled() -> None:
-    r = corrected_pass_rate([1, 0, 1], [1, 1, 1], [1, 0, 0, 1], design="same_run_random")
+    r = cal.corrected_pass_rate([1, 0, 1], [1, 1, 1], [1, 0, 0, 1], design="same_run_random")
     assert r.method == "labels_only" and r.design == "same_run_random"
     assert any("fell back" in w for w in r.warnings)
-    assert r.assumption == ASSUMPTIONS["labels_only"]
+    assert r.assumption == cal.ASSUMPTIONS["labels_only"]
 
 
 def test_counts_roundtrip_and_validation() -> None:
-    c = CalibrationCounts.from_counts(tp=3, fn=1, fp=2, tn=4, k_target=5, n_target=9)
-    h, j, t = counts_to_arrays(c)
-    back = calibration_counts(h, j, t)
+    c = cal.CalibrationCounts.from_counts(tp=3, fn=1, fp=2, tn=4, k_target=5, n_target=9)
+    h, j, t = cal.counts_to_arrays(c)
+    back = cal.calibration_counts(h, j, t)
     assert back.confusion.as_array().tolist() == c.confusion.as_array().tolist()
     assert (back.k_target, back.n_target) == (5, 9)
-    with pytest.raises(CalibrationInputError):
-        CalibrationCounts.from_counts(tp=1, fn=0, fp=0, tn=0, k_target=3, n_target=2)
-    with pytest.raises(CalibrationInputError):
-        calibration_counts([1, 0], [1], [1])
+    with pytest.raises(cal.CalibrationInputError):
+        cal.CalibrationCounts.from_counts(tp=1, fn=0, fp=0, tn=0, k_target=3, n_target=2)
+    with pytest.raises(cal.CalibrationInputError):
+        cal.calibration_counts([1, 0], [1], [1])
