@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -113,8 +113,12 @@ def interval_json(value: Estimate | PassRateEstimate | None) -> dict[str, Any]:
     return value.to_interval()
 
 
+@dataclass(frozen=True)
 class _Interval:
-    """Mixin: the stable ``{estimate, low, high, n, reason}`` form and its text."""
+    """Base of the interval results: the bounds, their ``{estimate, low, high, n, reason}`` form.
+
+    The bounds are the first fields of every subclass, in this (positional) order.
+    """
 
     estimate: float | None
     low: float | None
@@ -180,6 +184,18 @@ class _ToDict:
         return {f.name: json_safe(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
 
 
+_R = TypeVar("_R", bound=_Interval)
+
+
+def _refused(result_type: type[_R], reason: str, **fields: Any) -> _R:
+    """A refused ``result_type``: no numbers, ``refused`` set and ``reason`` (the refusal pattern).
+
+    ``fields`` are the type's other fields (size, method, confidence, assumption, ...).
+    """
+    fields.update(refused=True, reason=reason)
+    return result_type(estimate=None, low=None, high=None, **fields)
+
+
 @dataclass(frozen=True)
 class Estimate(_ToDict, _Interval):
     """A point estimate with its confidence interval.
@@ -197,9 +213,6 @@ class Estimate(_ToDict, _Interval):
         reason: Why the statistic was refused (``None`` unless ``refused``).
     """
 
-    estimate: float | None
-    low: float | None
-    high: float | None
     n: int
     method: str
     confidence: float
@@ -213,17 +226,7 @@ class Estimate(_ToDict, _Interval):
         cls, reason: str, *, n: int, method: str, confidence: float, warnings: tuple[str, ...] = ()
     ) -> Estimate:
         """Build a refused estimate (no numbers, a reason)."""
-        return cls(
-            estimate=None,
-            low=None,
-            high=None,
-            n=n,
-            method=method,
-            confidence=confidence,
-            warnings=warnings,
-            refused=True,
-            reason=reason,
-        )
+        return _refused(cls, reason, n=n, method=method, confidence=confidence, warnings=warnings)
 
     def _interval_n_reason(self) -> tuple[int, str | None]:
         return self.n, self.reason
@@ -262,9 +265,6 @@ class PassRateEstimate(_ToDict, _Interval, _Claims):
         params: Intermediate quantities (``q0``, ``q1``, ``youden``, ``lam``, ...) for display.
     """
 
-    estimate: float | None
-    low: float | None
-    high: float | None
     method: str
     confidence: float
     n_labelled: int

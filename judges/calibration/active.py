@@ -43,7 +43,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import t as student_t
 
-from ._results import CalibrationInputError, PassRateEstimate
+from ._results import CalibrationInputError, PassRateEstimate, _refused
 from ._verdicts import PASS, normalize_verdicts
 from .rates import check_confidence
 from .vocabulary import STRATA, population_statement
@@ -278,10 +278,10 @@ def active_pass_rate(
     }
     method = "active_ipw"
     if n_rows == 0 or n < 2:
-        return PassRateEstimate(
-            estimate=None, low=None, high=None, method=method, confidence=conf, n_labelled=n,
-            n_target=n_rows, refused=True,
-            reason="the run has no rows" if n_rows == 0 else "fewer than 2 labelled rows",
+        return _refused(
+            PassRateEstimate,
+            "the run has no rows" if n_rows == 0 else "fewer than 2 labelled rows",
+            method=method, confidence=conf, n_labelled=n, n_target=n_rows,
             assumption=ASSUMPTION_ACTIVE, params=MappingProxyType(params),
         )  # fmt: skip
     weights = big_n / n_rows

@@ -60,7 +60,15 @@ import numpy.typing as npt
 from scipy.stats import chi2
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
 
-from ._results import CalibrationInputError, PassRateEstimate, _Claims, _Interval, _ToDict, clip01
+from ._results import (
+    CalibrationInputError,
+    PassRateEstimate,
+    _Claims,
+    _Interval,
+    _refused,
+    _ToDict,
+    clip01,
+)
 from ._verdicts import FAIL, PASS, normalize_verdicts
 from .pass_rate import CalibrationCounts, estimate_pass_rate
 from .rates import ConfusionMatrix, check_confidence, z_value
@@ -227,9 +235,6 @@ class DifferenceEstimate(_ToDict, _Interval, _Claims):
             ``design_effect``, ...).
     """
 
-    estimate: float | None
-    low: float | None
-    high: float | None
     n: int
     method: str
     confidence: float
@@ -482,8 +487,8 @@ def _rate_from_error_rates(
     j = rates.youden
     if n == 0 or j <= 0.0:
         why = "no paired row" if n == 0 else f"judge no better than chance (J = {j:.3f} <= 0)"
-        return PassRateEstimate(None, None, None, "rogan-gladen", conf, rates.n_labelled, n,
-                                refused=True, reason=why, assumption=assumption)
+        return _refused(PassRateEstimate, why, method="rogan-gladen", confidence=conf,
+                        n_labelled=rates.n_labelled, n_target=n, assumption=assumption)
     p = k / n
     theta_raw = (p + rates.specificity - 1.0) / j
     theta = clip01(theta_raw)
@@ -512,17 +517,16 @@ def _difference(
     method = "fieller-paired-clustered" if clustered else "fieller-paired"
     base = {"n": n, "method": method, "confidence": conf, "n_labelled": rates.n_labelled}
     if n == 0:
-        return DifferenceEstimate(None, None, None, refused=True,
-                                  reason="no row with a pass/fail verdict in both versions",
-                                  **base)  # type: ignore[arg-type]
+        return _refused(DifferenceEstimate, "no row with a pass/fail verdict in both versions",
+                        **base)
     observed = (table.candidate_only - table.baseline_only) / n
     j_int, var_j = rates.youden, rates.var_youden
     if j_point <= 0.0 or j_int <= 0.0:
-        return DifferenceEstimate(
-            None, None, None, observed=observed, refused=True,
-            reason=f"judge no better than chance on the calibration rows (sensitivity + "
-                   f"specificity - 1 = {min(j_point, j_int):.3f} <= 0): the correction is "
-                   "undefined", **base)  # type: ignore[arg-type]
+        return _refused(
+            DifferenceEstimate,
+            f"judge no better than chance on the calibration rows (sensitivity + specificity - 1 "
+            f"= {min(j_point, j_int):.3f} <= 0): the correction is undefined",
+            observed=observed, **base)  # fmt: skip
     # Agresti-Min: 0.5 added to every cell of the paired table.
     nt = n + 2.0
     gain, loss = (table.candidate_only + 0.5) / nt, (table.baseline_only + 0.5) / nt

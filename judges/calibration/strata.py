@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._results import CalibrationInputError, PassRateEstimate, _ToDict
+from ._results import CalibrationInputError, PassRateEstimate, _refused, _ToDict
 from ._verdicts import FAIL, PASS, labelled_codes, normalize_verdicts
 from .clustered import document_counts
 from .rates import check_confidence, z_value
@@ -297,10 +297,9 @@ def _run_estimate(
     }
 
     def refuse(reason: str) -> PassRateEstimate:
-        return PassRateEstimate(
-            estimate=None, low=None, high=None, method=method, confidence=conf,
-            n_labelled=int(m.sum()), n_target=n_rows, refused=True, reason=reason,
-            assumption=ASSUMPTION_RUN, params=MappingProxyType(params),
+        return _refused(
+            PassRateEstimate, reason, method=method, confidence=conf, n_labelled=int(m.sum()),
+            n_target=n_rows, assumption=ASSUMPTION_RUN, params=MappingProxyType(params),
         )  # fmt: skip
 
     if n_rows == 0:

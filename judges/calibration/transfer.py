@@ -39,7 +39,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.stats import chi2
 
-from ._results import CalibrationInputError, Estimate, PassRateEstimate, _ToDict
+from ._results import CalibrationInputError, Estimate, PassRateEstimate, _refused, _ToDict
 from ._verdicts import FAIL, PASS, normalize_verdicts
 from .rates import check_confidence, z_value
 from .strata import StratumCounts, _counts, _strata_from_codes
@@ -276,8 +276,8 @@ def _groups(d: _Data, *, min_per_class: int, conf: float) -> list[_Group]:
         mask[members] = True
         counts, target = _group_counts(d, mask)
         if sum(target) == 0:  # no target rows: nothing to correct, keep it as a placeholder
-            return PassRateEstimate(None, None, None, "lee_stratified", conf, 0, 0,
-                                    refused=True, reason="no target rows")  # fmt: skip
+            return _refused(PassRateEstimate, "no target rows", method="lee_stratified",
+                            confidence=conf, n_labelled=0, n_target=0)  # fmt: skip
         return transported_pass_rate_from_counts(counts, target, confidence=conf)
 
     while True:
@@ -308,10 +308,9 @@ def _combine(d: _Data, groups: list[_Group], conf: float) -> PassRateEstimate:
     n_lab = int((d.h >= 0).sum())
 
     def refuse(reason: str) -> PassRateEstimate:
-        return PassRateEstimate(
-            estimate=None, low=None, high=None, method=method, confidence=conf,
-            n_labelled=n_lab, n_target=n_t, refused=True, reason=reason,
-            assumption=ASSUMPTION_SEGMENTS, params=MappingProxyType(params),
+        return _refused(
+            PassRateEstimate, reason, method=method, confidence=conf, n_labelled=n_lab,
+            n_target=n_t, assumption=ASSUMPTION_SEGMENTS, params=MappingProxyType(params),
         )  # fmt: skip
 
     if n_t == 0:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._results import CalibrationInputError, Estimate, PassRateEstimate, _ToDict
+from ._results import CalibrationInputError, Estimate, PassRateEstimate, _refused, _ToDict
 from .rates import check_confidence, z_value
 from .strata import StratumCounts, stratum_counts, verdict_strata
 from .vocabulary import STRATA, population_statement
@@ -310,10 +310,9 @@ def _transport(
     }
 
     def refuse(reason: str) -> PassRateEstimate:
-        return PassRateEstimate(
-            estimate=None, low=None, high=None, method=method, confidence=conf,
-            n_labelled=int(m.sum()), n_target=int(n_t), refused=True, reason=reason,
-            assumption=ASSUMPTION_TRANSPORT, params=MappingProxyType(params),
+        return _refused(
+            PassRateEstimate, reason, method=method, confidence=conf, n_labelled=int(m.sum()),
+            n_target=int(n_t), assumption=ASSUMPTION_TRANSPORT, params=MappingProxyType(params),
         )  # fmt: skip
 
     if n_t == 0:
