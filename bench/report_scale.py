@@ -25,6 +25,7 @@ from judges.config import load_builtin
 from judges.plan_store import PlanStore, content_hashes
 from judges.store import JudgeStore
 from labels import open_store
+from labels.store_items import fill_item_hashes
 
 DATASET = "bench"
 CONFIG = "faithfulness-oneshot"
@@ -52,6 +53,7 @@ def seed(db_path: Path, n_items: int, repeats: int, n_labels: int) -> float:
             """,
             [DATASET, n_items],
         )
+        fill_item_hashes(cur)  # the judge-cache hash the importer stores with each item
     ids: list[str] = []
     hashes: list[str] = []
     for batch in PlanStore(store.db).content_batches(DATASET, batch_rows=50_000):

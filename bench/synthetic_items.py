@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from labels import open_store
+from labels.store_items import fill_item_hashes
 
 
 def seed_items(db_path: Path, dataset: str, n_items: int) -> float:
@@ -34,6 +35,7 @@ def seed_items(db_path: Path, dataset: str, n_items: int) -> float:
                 """,
                 [dataset, n_items],
             )
+            fill_item_hashes(cur)  # the judge-cache hash the importer stores with each item
         return time.perf_counter() - started
     finally:
         store.db.close()

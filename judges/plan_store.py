@@ -8,11 +8,8 @@ hashes and lengths, and matches the planned keys against the stored replies in o
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from json.encoder import encode_basestring as _encode
 from typing import Any, cast
 
 import numpy as np
@@ -21,46 +18,28 @@ import pyarrow.compute as pc
 
 from judges.store import JudgeStore
 from labels.db import Database
+from labels.item_hashes import table_hashes
 
 JUDGED_COLUMNS = ("item_id", "question", "answer", "answer_a", "answer_b", "reference", "sources")
 """The item columns a judge sees (``sources`` as stored JSON)."""
 
 
-def _json_text(value: str | None) -> str:
-    return "null" if value is None else _encode(value)
-
-
-def _canonical_sources(stored: str) -> str:
-    """The stored sources JSON in :func:`judges.store.item_hash`'s form.
-
-    The importer stores ``[{"source_id":…,"text":…}]`` canonically already; anything else
-    (written by another tool) is parsed and written again.
-    """
-    if stored == "[]" or stored.startswith('[{"source_id":'):
-        return stored
-    passages = [{"source_id": p.get("source_id"), "text": p["text"]} for p in json.loads(stored)]
-    return json.dumps(passages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def _judged_text(
-    question: str, answer: str | None, answer_a: str | None, answer_b: str | None,
-    reference: str | None, sources: str,
-) -> str:
-    return (f'{{"answer":{_json_text(answer)},"answer_a":{_json_text(answer_a)},'
-            f'"answer_b":{_json_text(answer_b)},"question":{_json_text(question)},'
-            f'"reference":{_json_text(reference)},"sources":{_canonical_sources(sources)}}}')
-
-
 def content_hashes(batch: pa.RecordBatch) -> list[str]:
     """:func:`judges.store.item_hash` of each row of a :meth:`PlanStore.content_batches` batch.
 
-    The same digest without building an :class:`~labels.models.Item`: the canonical JSON
-    (sorted keys: answer, answer_a, answer_b, question, reference, sources) is written directly.
+    The digest stored with each item at import (``items.item_hash``); a row stored without one
+    (written by another tool) is hashed from its text, without building an
+    :class:`~labels.models.Item`.
     """
-    raw = [batch.column(name).to_pylist() for name in JUDGED_COLUMNS[1:]]
-    blake = hashlib.blake2b
-    return ["i" + blake(_judged_text(*values).encode(), digest_size=12).hexdigest()
-            for values in zip(*raw, strict=True)]
+    stored = batch.column("item_hash")
+    if stored.null_count == 0:
+        return cast(list[str], stored.to_pylist())
+    hashes = stored.to_pylist()
+    missing = [i for i, h in enumerate(hashes) if h is None]
+    computed = table_hashes(batch.take(pa.array(missing, type=pa.int64())))
+    for index, value in zip(missing, computed, strict=True):
+        hashes[index] = value
+    return cast(list[str], hashes)
 
 
 def text_lengths(batch: pa.RecordBatch) -> np.ndarray:
@@ -89,7 +68,8 @@ class PlanStore:
     ) -> Iterator[pa.RecordBatch]:
         """What a judge sees of the chosen items, in file order, a batch at a time.
 
-        Each batch has the :data:`JUDGED_COLUMNS`.
+        Each batch has the :data:`JUDGED_COLUMNS` and the stored ``item_hash`` (``None`` for a
+        row written without one; :func:`content_hashes` hashes those).
 
         Args:
             dataset: the dataset.
@@ -110,7 +90,7 @@ class PlanStore:
         # Pages of positions, each fetched whole: one page of text in memory at a time (a
         # streaming Arrow reader over the whole result held all of it), and each page a range
         # scan (zone maps on position), so the pages cost the table once in total.
-        sql = (f"SELECT {', '.join('i.' + c for c in JUDGED_COLUMNS)} FROM items i "
+        sql = (f"SELECT {', '.join('i.' + c for c in JUDGED_COLUMNS)}, i.item_hash FROM items i "
                f"WHERE {' AND '.join(where)} AND i.position BETWEEN $low AND $high "
                "ORDER BY i.position")
         with self.db.cursor() as cur:
@@ -128,6 +108,15 @@ class PlanStore:
                 page = page.slice(0, left)
                 left -= page.num_rows
             yield from page.to_batches()
+
+    def stored_hashes(self, dataset: str) -> pa.Table:
+        """``item_id`` and the stored ``item_hash`` of the dataset's items, in file order."""
+        with self.db.cursor() as cur:
+            table: pa.Table = cur.sql(
+                "SELECT item_id, item_hash FROM items WHERE dataset = $dataset ORDER BY position",
+                params={"dataset": dataset},
+            ).to_arrow_table()
+        return table
 
     @contextmanager
     def _with_ids(self, item_ids: Iterable[str]) -> Iterator[Any]:

@@ -85,12 +85,20 @@ def resolve_judge(
 
 
 def dataset_hashes(store: LabelStore, dataset: str) -> pd.DataFrame:
-    """Each item's id, cache hash and position, hashed page by page (no Item objects)."""
-    ids: list[str] = []
-    hashes: list[str] = []
-    for batch in PlanStore(store.db).content_batches(dataset):
-        ids += [str(i) for i in batch.column("item_id").to_pylist()]
-        hashes += content_hashes(batch)
+    """Each item's id, cache hash and position (0, 1, … in file order).
+
+    The hash is the one stored with the item at import (``items.item_hash``); a dataset with
+    rows written without one (by another tool) is hashed page by page instead.
+    """
+    stored = PlanStore(store.db).stored_hashes(dataset)
+    if stored.column("item_hash").null_count == 0:
+        ids = [str(i) for i in stored.column("item_id").to_pylist()]
+        hashes = stored.column("item_hash").to_pylist()
+    else:
+        ids, hashes = [], []
+        for batch in PlanStore(store.db).content_batches(dataset):
+            ids += [str(i) for i in batch.column("item_id").to_pylist()]
+            hashes += content_hashes(batch)
     return pd.DataFrame({"item_id": ids, "item_hash": hashes, "position": range(len(ids))})
 
 

@@ -23,6 +23,7 @@ from labels.cells import is_missing as _is_missing
 from labels.cells import text_cell as _text
 from labels.cells import type_name as _type_name
 from labels.errors import ImportFileError
+from labels.item_hashes import JUDGED_FIELDS, judged_hashes
 
 # Re-exported: label import lived here before it moved to its own module.
 from labels.label_import import LabelImportSummary as LabelImportSummary
@@ -320,6 +321,7 @@ def normalise(
             )
             for i in range(n)
         ]
+    out["item_hash"] = judged_hashes([out[name] for name in JUDGED_FIELDS])
     arrays: dict[str, pa.Array[Any]] = {
         name: pa.array(values, type=pa.string()) for name, values in out.items()
     }

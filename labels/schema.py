@@ -8,7 +8,10 @@ Statements are split on semicolons, so string literals here must not contain one
 
 from __future__ import annotations
 
+from typing import Any
+
 from labels.migrations import Migration
+from labels.store_items import fill_item_hashes
 
 M001_CORE = """
 CREATE TABLE datasets (
@@ -102,9 +105,23 @@ CREATE TABLE label_provenance (
 INSERT INTO label_provenance (label_id, selection) SELECT label_id, 'unknown' FROM labels
 """
 
+
+
+def m003_item_hash(con: Any) -> None:
+    """Each item's judge-cache hash as a column (issue 16), filled for the items already stored.
+
+    The importer writes it with every new item; reports and run planning read it instead of
+    hashing every item's text on every call. The fill runs page by page, in the migration's
+    transaction.
+    """
+    con.execute("ALTER TABLE items ADD COLUMN item_hash VARCHAR")
+    fill_item_hashes(con)
+
+
 LABEL_MIGRATIONS = [
     Migration("m001_core", M001_CORE),
     Migration("m002_label_provenance", M002_LABEL_PROVENANCE),
+    Migration("m003_item_hash", m003_item_hash),
 ]
 
 SELECTIONS = ("random", "by_verdict", "flips_first", "active", "file", "imported", "all", "unknown")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal
 import duckdb
 
 from labels.errors import ConflictError, ImportFileError
+from labels.item_hashes import JUDGED_FIELDS, table_hashes
 from labels.models import ID_SEPARATOR, Kind
 from labels.validation import PLAIN_ID_PATTERN, lookalike_key, shown
 
@@ -69,7 +70,8 @@ def write_items(
     Args:
         store: The label store to write to.
         rows: One row per item in the columns of :func:`labels.importing.normalise`
-            (``id`` may be null; ``row`` is the file's row number, for messages).
+            (``id`` may be null; ``row`` is the file's row number, for messages; ``item_hash``
+            is :func:`labels.item_hashes.judged_hashes` of the row).
         dataset: A checked dataset name.
         kind: ``pointwise`` or ``pairwise``; must match the dataset's kind when it exists.
         source_file: Recorded as the dataset's ``source_file`` when it is created.
@@ -187,9 +189,10 @@ def _write_incoming(
     added_row = cur.execute(
         """
         INSERT INTO items (dataset, item_id, position, question, answer, answer_a, answer_b,
-                           sources, reference, segment, document_id, metadata, content_hash)
+                           sources, reference, segment, document_id, metadata, content_hash,
+                           item_hash)
         SELECT ?, n.item_id, ? + n.row, r.question, r.answer, r.answer_a, r.answer_b, r.sources,
-               r.reference, r.segment, r.document_id, r.metadata, n.content_hash
+               r.reference, r.segment, r.document_id, r.metadata, n.content_hash, r.item_hash
         FROM incoming n JOIN incoming_raw r ON r.row = n.row
              ANTI JOIN (SELECT item_id FROM items WHERE dataset = ?) i ON i.item_id = n.item_id
         """,
@@ -202,3 +205,34 @@ def _write_incoming(
         changed_ids=tuple(r[0] for r in changed),
         generated_ids=int(generated_row[0]) if generated_row else 0,
     )
+
+
+def fill_item_hashes(cur: duckdb.DuckDBPyConnection, *, page_rows: int = 20_000) -> int:
+    """Compute and store ``item_hash`` for every item that lacks one; returns how many.
+
+    Works a page at a time (one page of item text in memory), inside the caller's transaction
+    on ``cur`` (a DuckDB cursor).
+    """
+    import pyarrow as pa  # lazily: opening a store needs no Arrow
+
+    filled = 0
+    while True:
+        page = cur.sql(
+            f"SELECT dataset, item_id, {', '.join(JUDGED_FIELDS)} FROM items "
+            "WHERE item_hash IS NULL LIMIT $n", params={"n": page_rows},
+        ).to_arrow_table()
+        if page.num_rows == 0:
+            return filled
+        hashed = pa.table({
+            "dataset": page.column("dataset"), "item_id": page.column("item_id"),
+            "item_hash": pa.array(table_hashes(page), type=pa.string()),
+        })
+        cur.register("filled_hashes", hashed)
+        try:
+            cur.execute(
+                "UPDATE items SET item_hash = f.item_hash FROM filled_hashes f "
+                "WHERE items.dataset = f.dataset AND items.item_id = f.item_id"
+            )
+        finally:
+            cur.unregister("filled_hashes")
+        filled += page.num_rows

@@ -47,6 +47,7 @@ EXPECTED_COLUMNS = {
         "metadata",
         "content_hash",
         "imported_at",
+        "item_hash",
     ],
     "labels": [
         "label_id",
@@ -83,7 +84,9 @@ def test_blank_file_gets_the_whole_schema(db_path: Path) -> None:
     assert set(EXPECTED_TABLES) <= tables
     for table, columns in EXPECTED_COLUMNS.items():
         assert _columns(con, table) == columns
-    assert applied_migrations(con, "labels") == ["m001_core", "m002_label_provenance"]
+    assert applied_migrations(con, "labels") == [
+        "m001_core", "m002_label_provenance", "m003_item_hash",
+    ]
     timestamp_type = con.execute(
         "SELECT data_type FROM information_schema.columns WHERE table_name = 'labels' "
         "AND column_name = 'labelled_at'"
@@ -99,7 +102,7 @@ def test_reopening_applies_nothing_and_keeps_data(db_path: Path) -> None:
     s = open_store(str(db_path))
     assert [d.name for d in s.datasets()] == ["d"]
     with s.db.cursor() as cur:
-        assert cur.execute("SELECT count(*) FROM _migrations").fetchall()[0][0] == 2
+        assert cur.execute("SELECT count(*) FROM _migrations").fetchall()[0][0] == 3
     s.db.close()
 
 

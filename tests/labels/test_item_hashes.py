@@ -1,0 +1,131 @@
+"""The cache hash stored with each item: equal to ``item_hash(item)``, filled for older files."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from repo_paths import TESTS
+
+from judges.plan_store import PlanStore, content_hashes
+from judges.store import item_hash
+from judges.verdicts import dataset_hashes
+from labels import import_rows, open_store
+from labels.store import LabelStore
+from labels.store_items import fill_item_hashes
+
+# Text that JSON writers disagree on: control characters (Python writes \u000b, lower case),
+# quotes, backslashes, slashes, escapes written as text, non-ASCII, astral characters, line
+# separators, a byte-order mark, DEL.
+TRICKY = ["plain", "tab\there", "vt\x0bthen\x1fus", 'quote " and \\ back/slash', "é ñ 中文",
+          "smile \U0001f600", "line\u2028sep", "nul-ish \x01\x02", "<b>tag</b>", "\\u000B as text",
+          "crlf\r\nend", "\ufeffbom", "del\x7f", "  spaced  "]
+
+
+def _stored(store: LabelStore, dataset: str) -> dict[str, str]:
+    return dict(store.db.fetchall(
+        "SELECT item_id, item_hash FROM items WHERE dataset = ?", [dataset]
+    ))
+
+
+def _expected(store: LabelStore, dataset: str) -> dict[str, str]:
+    return {item.item_id: item_hash(item) for item in store.items(dataset)}
+
+
+def _odd_sources(i: int, text: str) -> Any:
+    """Each shape of sources the importer accepts, in turn."""
+    shapes: list[Any] = [
+        [f"s{i} {text}", f"second {text}"],
+        [{"text": f"t {text}", "id": f"d{i}"}, {"content": text, "source_id": 7}],
+        [{"page_content": text, "document_id": None}],
+        [],
+        f"plain passage {text}",
+        json.dumps([f"json in a cell {text}", text]),
+        f"[1] a citation, not JSON {text}",
+        None,
+    ]
+    return shapes[i % len(shapes)]
+
+
+def test_imported_jsonl_stores_item_hash_on_tricky_text(store: LabelStore, tmp_path: Path) -> None:
+    rows = []
+    for i in range(48):
+        text = TRICKY[i % len(TRICKY)]
+        row: dict[str, Any] = {"id": f"r{i}", "question": f"q{i} {text}?", "answer": f"a {text}",
+                               "sources": _odd_sources(i, text), "meta_field": text}
+        if i % 3 == 0:
+            row["reference"] = f"ref {text}"
+        rows.append(row)
+    path = tmp_path / "tricky.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    import_rows(store, path, "tricky")
+    stored = _stored(store, "tricky")
+    assert len(stored) == 48 and None not in stored.values()
+    assert stored == _expected(store, "tricky")
+
+
+def test_imported_csv_stores_item_hash_pairwise_and_generated_ids(
+    store: LabelStore, tmp_path: Path
+) -> None:
+    path = tmp_path / "pairs.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["question", "answer_a", "answer_b", "contexts", "reference"])
+        for i, text in enumerate(TRICKY):
+            sources = json.dumps([text, f"p{i}"], ensure_ascii=i % 2 == 0)  # \u escapes or not
+            writer.writerow([f"q{i} {text}", f"A {text}", "" if i == 3 else f"B {text}",
+                             sources + (" " if i == 5 else ""), "" if i % 2 else text])
+    import_rows(store, path, "pairs")
+    stored = _stored(store, "pairs")
+    assert len(stored) == len(TRICKY)
+    assert stored == _expected(store, "pairs")
+
+
+def test_an_older_file_gets_its_hashes_on_opening(tmp_path: Path) -> None:
+    path = tmp_path / "release.duckdb"
+    release = TESTS / "data" / "releases" / "a39e63f.duckdb.gz"
+    with gzip.open(release, "rb") as src, path.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    store = open_store(str(path))
+    stored = _stored(store, "old")
+    assert sorted(stored) == [f"r{i}" for i in range(6)]
+    assert stored == _expected(store, "old")
+    store.db.close()
+
+
+def test_rows_stored_without_a_hash_are_hashed_then_filled(
+    store: LabelStore, make_dataset: Any
+) -> None:
+    make_dataset("d", [{"id": f"r{i}", "question": f"q {t}", "answer": t, "sources": [t]}
+                       for i, t in enumerate(TRICKY)])
+    expected = _expected(store, "d")
+    with store.db.transaction() as cur:  # as a tool writing items directly would leave them
+        cur.execute("UPDATE items SET item_hash = NULL WHERE item_id IN ('r1', 'r2', 'r9')")
+    frame = dataset_hashes(store, "d")
+    assert dict(zip(frame["item_id"], frame["item_hash"], strict=True)) == expected
+    assert frame["position"].tolist() == list(range(len(TRICKY)))
+    planned: list[str] = []
+    for batch in PlanStore(store.db).content_batches("d", batch_rows=4):
+        planned += content_hashes(batch)
+    assert planned == [expected[f"r{i}"] for i in range(len(TRICKY))]
+    with store.db.transaction() as cur:
+        assert fill_item_hashes(cur, page_rows=2) == 3
+        assert fill_item_hashes(cur) == 0
+    assert _stored(store, "d") == expected
+
+
+def test_reports_and_planning_read_the_stored_column(
+    store: LabelStore, make_dataset: Any
+) -> None:
+    make_dataset("d", [{"id": "r0", "question": "q", "answer": "a"},
+                       {"id": "r1", "question": "q1", "answer": "a1"}])
+    with store.db.transaction() as cur:
+        cur.execute("UPDATE items SET item_hash = 'istored' WHERE item_id = 'r1'")
+    frame = dataset_hashes(store, "d")
+    assert frame["item_hash"].tolist() == [item_hash(store.items("d")[0]), "istored"]
+    batch = next(PlanStore(store.db).content_batches("d"))
+    assert content_hashes(batch)[1] == "istored"
