@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -26,7 +26,7 @@ from .pass_rate import (
     corrected_pass_rate_from_counts,
     estimate_pass_rate,
 )
-from .rates import ConfusionMatrix, check_confidence, rates_from_confusion
+from .rates import ConfusionMatrix, JudgeRates, check_confidence, rates_from_confusion
 
 __all__ = ["SegmentResult", "segment_breakdown"]
 
@@ -58,6 +58,30 @@ class SegmentResult(_ToDict):
     kappa: Estimate
     naive: PassRateEstimate | None
     pass_rate: PassRateEstimate | None
+
+
+class _TableStatistics(NamedTuple):
+    rates: JudgeRates
+    kappa: Estimate
+    naive: PassRateEstimate
+    corrected: PassRateEstimate
+
+
+def _table_statistics(
+    counts: CalibrationCounts, *, design: Design | str, confidence: float
+) -> _TableStatistics:
+    """Judge rates, kappa, naive and design-corrected pass rate of one counts table.
+
+    What a report shows for the whole labelled set (:func:`~judges.calibration.build_summary`)
+    and for each segment (:func:`segment_breakdown`).
+    """
+    cm = counts.confusion
+    return _TableStatistics(
+        rates=rates_from_confusion(cm, confidence=confidence),
+        kappa=kappa_from_table(cm.as_array(), confidence=confidence),
+        naive=estimate_pass_rate(counts, method="naive", confidence=confidence),
+        corrected=corrected_pass_rate_from_counts(counts, design=design, confidence=confidence),
+    )
 
 
 def _as_labels(x: npt.ArrayLike | Sequence[Any], n: int, name: str) -> npt.NDArray[Any]:
@@ -120,28 +144,25 @@ def _segments_from_codes(
             n_human_undecided=int(undecided[s]),
             n_judge_unscored=int(unscored[s]),
         )
-        rates = rates_from_confusion(cm, confidence=confidence)
-        naive = pass_rate = None
         n_target = 0
+        counts = CalibrationCounts(cm, 0, 0, 0)
         if jt is not None:
             n_target = int(t_dec[s])
             counts = CalibrationCounts(cm, int(t_pass[s]), n_target, int(t_rows[s] - t_dec[s]))
-            naive = estimate_pass_rate(counts, method="naive", confidence=confidence)
-            pass_rate = corrected_pass_rate_from_counts(
-                counts, design=design, confidence=confidence
-            )
+        stats = _table_statistics(counts, design=design, confidence=confidence)
         out.append(
             SegmentResult(
                 segment=str(labels[s]),
                 n_labelled=cm.n,
                 n_target=n_target,
                 confusion=cm,
-                sensitivity=rates.sensitivity,
-                specificity=rates.specificity,
-                fpr=rates.fpr,
-                kappa=kappa_from_table(cm.as_array(), confidence=confidence),
-                naive=naive,
-                pass_rate=pass_rate,
+                sensitivity=stats.rates.sensitivity,
+                specificity=stats.rates.specificity,
+                fpr=stats.rates.fpr,
+                kappa=stats.kappa,
+                # Without target rows there is no pass rate to show.
+                naive=stats.naive if jt is not None else None,
+                pass_rate=stats.corrected if jt is not None else None,
             )
         )
     return tuple(out)

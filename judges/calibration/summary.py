@@ -19,18 +19,11 @@ import numpy.typing as npt
 
 from ._results import CalibrationInputError, Estimate, PassRateEstimate, _ToDict
 from ._verdicts import labelled_codes, normalize_verdicts
-from .agreement import kappa_from_table
 from .counts import _counts_from_codes
-from .pass_rate import (
-    CalibrationCounts,
-    Design,
-    choose_method,
-    corrected_pass_rate_from_counts,
-    estimate_pass_rate,
-)
-from .rates import JudgeRates, check_confidence, rates_from_confusion
+from .pass_rate import CalibrationCounts, Design, choose_method, estimate_pass_rate
+from .rates import JudgeRates, check_confidence
 from .resampling import clustered_agreement
-from .segments import SegmentResult, _as_labels, _segments_from_codes
+from .segments import SegmentResult, _as_labels, _segments_from_codes, _table_statistics
 
 __all__ = ["CalibrationSummary", "build_summary"]
 
@@ -115,15 +108,11 @@ def build_summary(
     h, jl = labelled_codes(human, judge_labelled)
     jt = normalize_verdicts(judge_target)
     counts = _counts_from_codes(h, jl, jt)
-    cm = counts.confusion
-    rates = rates_from_confusion(cm, confidence=conf)
-    kappa = kappa_from_table(cm.as_array(), confidence=conf)
+    rates, kappa, naive, corrected = _table_statistics(counts, design=design, confidence=conf)
     estimators = {
         m: estimate_pass_rate(counts, method=m, confidence=conf)
         for m in ("lee", "ppi++", "stratified", "labels_only")
     }
-    corrected = corrected_pass_rate_from_counts(counts, design=design, confidence=conf)
-    naive = estimate_pass_rate(counts, method="naive", confidence=conf)
 
     segments: tuple[SegmentResult, ...] = ()
     if segments_labelled is not None:
