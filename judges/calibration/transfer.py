@@ -203,45 +203,56 @@ class TransferDiagnostics(_ToDict):
 
 
 @dataclass(frozen=True)
+class _Rows:
+    """One row set: the judge's verdict code and the integer segment code of each row."""
+
+    judge: npt.NDArray[np.int8]
+    segment: npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
 class _Data:
-    """Verdict codes and integer segment codes of the three row sets."""
+    """Segment names (indexed by the codes), human verdict codes and the three row sets."""
 
     names: tuple[str, ...]
-    h: npt.NDArray[np.int8]
-    jl: npt.NDArray[np.int8]
-    gl: npt.NDArray[np.int64]
-    jc: npt.NDArray[np.int8]
-    gc: npt.NDArray[np.int64]
-    jt: npt.NDArray[np.int8]
-    gt: npt.NDArray[np.int64]
+    human: npt.NDArray[np.int8]
+    labelled: _Rows
+    calibration: _Rows
+    target: _Rows
+
+
+_Verdicts = npt.ArrayLike | Sequence[Any]
 
 
 def _prepare(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    segments_labelled: npt.ArrayLike | Sequence[Any],
-    judge_calibration: npt.ArrayLike | Sequence[Any],
-    segments_calibration: npt.ArrayLike | Sequence[Any],
-    judge_target: npt.ArrayLike | Sequence[Any],
-    segments_target: npt.ArrayLike | Sequence[Any],
+    human: _Verdicts,
+    *,
+    labelled: tuple[_Verdicts, _Verdicts],
+    calibration: tuple[_Verdicts, _Verdicts],
+    target: tuple[_Verdicts, _Verdicts],
 ) -> _Data:
-    h, jl = normalize_verdicts(human), normalize_verdicts(judge_labelled)
-    jc, jt = normalize_verdicts(judge_calibration), normalize_verdicts(judge_target)
-    segs = [np.asarray(s, dtype=object).astype(str) for s in
-            (segments_labelled, segments_calibration, segments_target)]  # fmt: skip
-    for name, codes, seg in (("labelled", jl, segs[0]), ("calibration", jc, segs[1]),
-                             ("target", jt, segs[2])):  # fmt: skip
-        if seg.shape != codes.shape:
+    """Verdict codes of ``human`` and of each row set ``(judge verdicts, segments)``.
+
+    Segments are coded over the three row sets together, so a code names one segment in all.
+    """
+    h = normalize_verdicts(human)
+    row_sets = {"labelled": labelled, "calibration": calibration, "target": target}
+    codes = {name: normalize_verdicts(judge) for name, (judge, _) in row_sets.items()}
+    segs = {name: np.asarray(seg, dtype=object).astype(str) for name, (_, seg) in row_sets.items()}
+    for name, seg in segs.items():
+        if seg.shape != codes[name].shape:
             raise CalibrationInputError(
-                f"segments_{name} must have one entry per {name} row ({codes.shape[0]}), got "
-                f"{seg.shape[0]}"
+                f"segments_{name} must have one entry per {name} row ({codes[name].shape[0]}), "
+                f"got {seg.shape[0]}"
             )
-    if h.shape != jl.shape:
+    if h.shape != codes["labelled"].shape:
         raise CalibrationInputError("human and judge_labelled must be aligned")
-    names, inverse = np.unique(np.concatenate(segs), return_inverse=True)
-    cuts = np.cumsum([s.shape[0] for s in segs])
-    gl, gc, gt = np.split(inverse.astype(np.int64), cuts[:-1])
-    return _Data(tuple(str(x) for x in names), h, jl, gl, jc, gc, jt, gt)
+    names, inverse = np.unique(np.concatenate(list(segs.values())), return_inverse=True)
+    cuts = np.cumsum([seg.shape[0] for seg in segs.values()])
+    rows = {name: _Rows(codes[name], seg_codes) for name, seg_codes in
+            zip(segs, np.split(inverse.astype(np.int64), cuts[:-1]), strict=True)}  # fmt: skip
+    return _Data(names=tuple(str(x) for x in names), human=h, labelled=rows["labelled"],
+                 calibration=rows["calibration"], target=rows["target"])  # fmt: skip
 
 
 _Group = tuple[str, list[int], PassRateEstimate]
@@ -250,9 +261,10 @@ _Group = tuple[str, list[int], PassRateEstimate]
 def _group_counts(
     d: _Data, members: npt.NDArray[np.bool_]
 ) -> tuple[StratumCounts, tuple[int, int, int]]:
-    lab, cal, tgt = members[d.gl], members[d.gc], members[d.gt]
-    counts = _counts(d.h[lab], _strata_from_codes(d.jl[lab]), _strata_from_codes(d.jc[cal]))
-    t = np.bincount(_strata_from_codes(d.jt[tgt]), minlength=3)
+    lab, cal, tgt = (members[rows.segment] for rows in (d.labelled, d.calibration, d.target))
+    counts = _counts(d.human[lab], _strata_from_codes(d.labelled.judge[lab]),
+                     _strata_from_codes(d.calibration.judge[cal]))  # fmt: skip
+    t = np.bincount(_strata_from_codes(d.target.judge[tgt]), minlength=3)
     return counts, (int(t[0]), int(t[1]), int(t[2]))
 
 
@@ -263,10 +275,10 @@ def _usable(r: PassRateEstimate) -> bool:
 def _groups(d: _Data, *, min_per_class: int, conf: float) -> list[_Group]:
     """Correction groups: segments with enough labels alone, the rest pooled, then merged."""
     k = len(d.names)
-    decided = d.h >= 0
-    passes = np.bincount(d.gl[decided & (d.h == PASS)], minlength=k)
-    fails = np.bincount(d.gl[decided & (d.h == FAIL)], minlength=k)
-    in_target = np.bincount(d.gt, minlength=k) > 0
+    decided = d.human >= 0
+    passes = np.bincount(d.labelled.segment[decided & (d.human == PASS)], minlength=k)
+    fails = np.bincount(d.labelled.segment[decided & (d.human == FAIL)], minlength=k)
+    in_target = np.bincount(d.target.segment, minlength=k) > 0
     rich = [g for g in range(k) if min(passes[g], fails[g]) >= min_per_class]
     sparse = [g for g in range(k) if g not in rich]
     groups = [[g] for g in rich] + ([sparse] if sparse else [])
@@ -302,10 +314,10 @@ def _groups(d: _Data, *, min_per_class: int, conf: float) -> list[_Group]:
 
 def _combine(d: _Data, groups: list[_Group], conf: float) -> PassRateEstimate:
     method = "lee_segment_reweighted"
-    n_t = d.jt.shape[0]
-    share = np.bincount(d.gt, minlength=len(d.names)) / max(n_t, 1)
+    n_t = d.target.judge.shape[0]
+    share = np.bincount(d.target.segment, minlength=len(d.names)) / max(n_t, 1)
     params: dict[str, Any] = {"groups": {}}
-    n_lab = int((d.h >= 0).sum())
+    n_lab = int((d.human >= 0).sum())
 
     def refuse(reason: str) -> PassRateEstimate:
         return _refused(
@@ -398,17 +410,18 @@ def segment_aware_pass_rate(
     conf = check_confidence(confidence)
     if min_per_class < 1:
         raise CalibrationInputError(f"min_per_class must be >= 1, got {min_per_class}")
-    d = _prepare(human, judge_labelled, segments_labelled, judge_calibration,
-                 segments_calibration, judge_target, segments_target)  # fmt: skip
+    d = _prepare(human, labelled=(judge_labelled, segments_labelled),
+                 calibration=(judge_calibration, segments_calibration),
+                 target=(judge_target, segments_target))  # fmt: skip
     return _combine(d, _groups(d, min_per_class=min_per_class, conf=conf), conf)
 
 
 def _rate_table(d: _Data, human_class: int) -> npt.NDArray[np.float64]:
     """Segments x (judge pass, judge not pass) among labelled rows of one human class."""
-    rows = d.h == human_class
+    rows = d.human == human_class
     k = len(d.names)
-    passed = np.bincount(d.gl[rows & (d.jl == PASS)], minlength=k)
-    other = np.bincount(d.gl[rows & (d.jl != PASS)], minlength=k)
+    passed = np.bincount(d.labelled.segment[rows & (d.labelled.judge == PASS)], minlength=k)
+    other = np.bincount(d.labelled.segment[rows & (d.labelled.judge != PASS)], minlength=k)
     return np.stack([passed, other], axis=1).astype(float)
 
 
@@ -466,12 +479,14 @@ def transfer_diagnostics(
     conf = check_confidence(confidence)
     if not 0.0 < alpha < 1.0:
         raise CalibrationInputError(f"alpha must be in (0, 1), got {alpha}")
-    d = _prepare(human, judge_labelled, segments_labelled, judge_calibration,
-                 segments_calibration, judge_target, segments_target)  # fmt: skip
+    d = _prepare(human, labelled=(judge_labelled, segments_labelled),
+                 calibration=(judge_calibration, segments_calibration),
+                 target=(judge_target, segments_target))  # fmt: skip
     k = len(d.names)
     if mix_rows is None:
-        cal_counts = np.bincount(d.gc[d.jc >= 0], minlength=k).astype(float)
-        tgt_counts = np.bincount(d.gt, minlength=k).astype(float)
+        judged = d.calibration.judge >= 0
+        cal_counts = np.bincount(d.calibration.segment[judged], minlength=k).astype(float)
+        tgt_counts = np.bincount(d.target.segment, minlength=k).astype(float)
     else:
         index = {name: g for g, name in enumerate(d.names)}
         extra = sorted({str(x) for rows in mix_rows for x in np.asarray(rows, dtype=object)}
