@@ -119,6 +119,46 @@ def _label_from_row(r: Sequence[Any]) -> Label:
     )
 
 
+_NEW_LABEL_COLUMNS = ("label_id", "dataset", "item_id", "annotator", "criterion", "verdict", "note",
+                      "failure_tags", "labelled_at", "seconds_spent", "origin")
+_PROVENANCE_COLUMNS = ("label_id", "selection", "stratum", "inclusion_probability",
+                       "selection_share", "judge")
+_INLINE_ROWS = 64
+"""Up to this many labels are inserted as statement parameters, more through a frame."""
+
+
+def _insert_labels(cur: Any, labels: list[list[Any]], provenance: list[list[Any]]) -> list[Any]:
+    """Insert rows of :data:`_NEW_LABEL_COLUMNS` and :data:`_PROVENANCE_COLUMNS`.
+
+    Returns the stored label rows (:data:`_LABEL_COLUMNS`). A key press on the Label page
+    stores one label: plain ``VALUES`` then, without building and registering pandas frames
+    (tens of milliseconds); an import of thousands goes through one registered frame per table.
+    """
+    into_labels = f"INSERT INTO labels ({', '.join(_NEW_LABEL_COLUMNS)}) "
+    into_provenance = f"INSERT INTO label_provenance ({', '.join(_PROVENANCE_COLUMNS)}) "
+    returning = f" RETURNING {_LABEL_COLUMNS}"
+    if len(labels) <= _INLINE_ROWS:
+        def values(rows: list[list[Any]]) -> str:
+            return "VALUES " + ", ".join(["(" + ", ".join("?" * len(rows[0])) + ")"] * len(rows))
+
+        out = cur.execute(into_labels + values(labels) + returning,
+                          [v for r in labels for v in r]).fetchall()
+        cur.execute(into_provenance + values(provenance), [v for r in provenance for v in r])
+        return list(out)
+    import pandas as pd  # lazily: `calibrate --help` and `datasets` load no pandas
+
+    cur.register("new_labels", pd.DataFrame(labels, columns=_NEW_LABEL_COLUMNS).astype(object))
+    cur.register("new_provenance",
+                 pd.DataFrame(provenance, columns=_PROVENANCE_COLUMNS).astype(object))
+    try:
+        out = cur.execute(into_labels + "SELECT * FROM new_labels" + returning).fetchall()
+        cur.execute(into_provenance + "SELECT * FROM new_provenance")
+        return list(out)
+    finally:
+        cur.unregister("new_labels")
+        cur.unregister("new_provenance")
+
+
 def stored_dataset_names(db: Database) -> list[str] | None:
     """Dataset names in ``db`` without migrating it; ``None`` when it is not a calibrate file.
 
@@ -355,11 +395,16 @@ class LabelStore:
         """Append labels in one transaction: all are stored, or none."""
         if not labels:
             return []
-        kinds = {c.name: c.kind for c in self.criteria()}
         with self.db.transaction() as cur:
-            known = cur.execute("SELECT kind FROM datasets WHERE name = ?", [dataset]).fetchone()
-            if known is None:
+            # Few statements: each costs a trip through the GIL, which a judge run in the same
+            # process keeps busy, and this runs on every key press of the Label page.
+            found_kinds = cur.execute(
+                "SELECT name, kind FROM criteria UNION ALL "
+                "SELECT NULL, kind FROM datasets WHERE name = ? ORDER BY name NULLS FIRST",
+                [dataset]).fetchall()
+            if not any(name is None for name, _ in found_kinds):
                 raise NotFoundError(f"no dataset named {dataset!r}")
+            kinds = {name: kind for name, kind in found_kinds if name is not None}
             rows: list[list[Any]] = []
             now = datetime.now(UTC)
             for new in labels:
@@ -393,53 +438,30 @@ class LabelStore:
                     ]
                 )
             wanted = list({r[1] for r in rows})
-            found = {
-                r[0]
-                for r in cur.execute(
-                    "SELECT item_id FROM items WHERE dataset = ? AND list_contains(?, item_id)",
-                    [dataset, wanted],
-                ).fetchall()
-            }
-            missing = [i for i in wanted if i not in found]
+            found, known = cur.execute(
+                "SELECT (SELECT list(item_id) FROM items WHERE dataset = ? "
+                "AND list_contains(?, item_id)), "
+                "(SELECT list(name) FROM annotators WHERE list_contains(?, name))",
+                [dataset, wanted, list({r[2] for r in rows})],
+            ).fetchone() or (None, None)
+            stored_ids = set(found or ())
+            missing = [i for i in wanted if i not in stored_ids]
             if missing:
                 raise NotFoundError(
                     f"dataset {dataset!r} has no item {missing[0]!r}"
                     + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
                 )
-            for annotator in {r[2] for r in rows}:
+            for annotator in {r[2] for r in rows} - set(known or ()):
                 cur.execute(
                     "INSERT INTO annotators (name) VALUES (?) ON CONFLICT DO NOTHING", [annotator]
                 )
-            # One INSERT per table from a registered frame, not one per label: an import of a
-            # few thousand votes (MT-Bench: 1,751) takes milliseconds instead of seconds.
-            import pandas as pd  # lazily: `calibrate --help` and `datasets` load no pandas
-
             ids = [r[0] for r in cur.execute(
                 "SELECT nextval('label_ids') FROM range(?)", [len(rows)]).fetchall()]
-            columns = ["dataset", "item_id", "annotator", "criterion", "verdict", "note",
-                       "failure_tags", "labelled_at", "seconds_spent", "origin"]
-            frame = pd.DataFrame(rows, columns=columns).astype(object)
-            frame.insert(0, "label_id", ids)
-            provenance = pd.DataFrame(
-                [[i, n.provenance.selection, n.provenance.stratum,
-                  n.provenance.inclusion_probability, n.provenance.selection_share,
-                  n.provenance.judge] for i, n in zip(ids, labels, strict=True)],
-                columns=["label_id", "selection", "stratum", "inclusion_probability",
-                         "selection_share", "judge"],
-            ).astype(object)
-            cur.register("new_labels", frame)
-            cur.register("new_provenance", provenance)
-            try:
-                cur.execute(f"INSERT INTO labels (label_id, {', '.join(columns)}) "
-                            f"SELECT label_id, {', '.join(columns)} FROM new_labels")
-                cur.execute(f"INSERT INTO label_provenance ({', '.join(provenance.columns)}) "
-                            "SELECT * FROM new_provenance")
-                out = cur.execute(
-                    f"SELECT {_LABEL_COLUMNS} FROM labels WHERE label_id BETWEEN ? AND ? "
-                    "ORDER BY label_id", [min(ids), max(ids)]).fetchall()
-            finally:
-                cur.unregister("new_labels")
-                cur.unregister("new_provenance")
+            provenance = [[i, n.provenance.selection, n.provenance.stratum,
+                           n.provenance.inclusion_probability, n.provenance.selection_share,
+                           n.provenance.judge] for i, n in zip(ids, labels, strict=True)]
+            out = _insert_labels(cur, [[i, *r] for i, r in zip(ids, rows, strict=True)],
+                                 provenance)
             by_id = {row[0]: row for row in out}
             stored = [_label_from_row(by_id[i]) for i in ids]
         return stored
