@@ -103,10 +103,16 @@ def _codes(values: Any, name: str) -> npt.NDArray[np.int8]:
     return codes
 
 
-def _aligned(*arrays: npt.NDArray[Any]) -> None:
-    sizes = {a.shape[0] for a in arrays}
-    if len(sizes) > 1:
-        raise CalibrationInputError(f"arrays must be aligned, got lengths {sorted(sizes)}")
+def _human_judge(
+    human: npt.ArrayLike | Sequence[Any], judge: npt.ArrayLike | Sequence[Any]
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+    """Codes of a human and a judge verdict per element, checked to be aligned."""
+    h, j = _codes(human, "human"), _codes(judge, "judge")
+    if h.shape[0] != j.shape[0]:
+        raise CalibrationInputError(
+            f"arrays must be aligned, got lengths {sorted({h.shape[0], j.shape[0]})}"
+        )
+    return h, j
 
 
 def _ratio_interval(
@@ -180,8 +186,7 @@ def vote_agreement(
         (0.5, 0.3333333333333333, 3)
     """
     conf = check_confidence(confidence)
-    h, j = _codes(human, "human"), _codes(judge, "judge")
-    _aligned(h, j)
+    h, j = _human_judge(human, judge)
     groups, n_groups = _groups(rows, h.shape[0])
     decided = (h >= 0) & (j >= 0)
     no_tie = decided & (h != TIE) & (j != TIE)
@@ -286,8 +291,7 @@ def pairwise_confusion(
         >>> pairwise_confusion(["a", "b", "tie", "a"], ["a", "a", "tie", "b"]).table
         ((1, 1, 0), (1, 0, 0), (0, 0, 1))
     """
-    h, j = _codes(human, "human"), _codes(judge, "judge")
-    _aligned(h, j)
+    h, j = _human_judge(human, judge)
     t = _table_codes(h, j)
     return PairwiseConfusion(tuple(tuple(int(x) for x in r) for r in t), int(t.sum()),
                              int(h.shape[0] - t.sum()))
@@ -320,8 +324,7 @@ def vote_kappa(
         An :class:`Estimate` of kappa (``n`` = votes compared).
     """
     conf = check_confidence(confidence)
-    h, j = _codes(human, "human"), _codes(judge, "judge")
-    _aligned(h, j)
+    h, j = _human_judge(human, judge)
     table = _table_codes(h, j)
     base = kappa_interval_from_table(table, confidence=conf)
     groups, n_groups = _groups(rows, h.shape[0])
@@ -609,8 +612,7 @@ def corrected_win_rate(
     Returns:
         A :class:`WinRateEstimate`.
     """
-    h, j = _codes(human, "human"), _codes(judge, "judge")
-    _aligned(h, j)
+    h, j = _human_judge(human, judge)
     t = _codes(target_judge, "target_judge")
     counts = np.bincount(t[t >= 0].astype(np.int64), minlength=_K)
     return corrected_win_rate_from_counts(
