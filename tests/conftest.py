@@ -9,7 +9,9 @@ the real app server in Chromium. Helper modules live in ``tests/support`` (on py
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,7 @@ from judges.calls import CallPolicy
 from judges.config import JudgeConfig
 from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
-from labels import LabelStore, import_rows, open_store
+from labels import LabelStore, import_rows
 
 ENV_PREFIXES = ("CALIBRATE_", "ANTHROPIC_", "OPENAI_")
 DatasetFactory = Callable[..., str]
@@ -51,6 +53,24 @@ def db_path(tmp_path: Path) -> Path:
 def store(db_path: Path) -> Iterator[LabelStore]:
     """A migrated, empty label store on a real DuckDB file."""
     with opened_store(db_path) as s:
+        yield s
+
+
+@pytest.fixture
+def db_copy(template_db: Path, db_path: Path) -> Path:
+    """A copy, at ``db_path``, of the database the test module built once (its ``template_db``).
+
+    A module that builds an expensive database defines a module-scoped ``template_db`` fixture;
+    each test then changes its own copy.
+    """
+    shutil.copy(template_db, db_path)
+    return db_path
+
+
+@pytest.fixture
+def store_copy(db_copy: Path) -> Iterator[LabelStore]:
+    """The label store on :func:`db_copy` (released after the test)."""
+    with opened_store(db_copy) as s:
         yield s
 
 
@@ -158,21 +178,20 @@ def browser() -> Iterator[Any]:
 @pytest.fixture
 def make_server(tmp_path: Path) -> Iterator[Callable[[Callable[[LabelStore], None]], Server]]:
     """Start app servers on a database seeded by a callback; stop them and check their logs."""
-    servers: list[Server] = []
+    with ExitStack() as running:
 
-    def make(seed: Callable[[LabelStore], None]) -> Server:
-        db_path = tmp_path / "app.duckdb"
-        store = open_store(str(db_path))
-        try:
-            seed(store)
-        finally:
-            store.db.close()
-        server = start_server(db_path, tmp_path)
-        servers.append(server)
-        return server
+        def make(seed: Callable[[LabelStore], None]) -> Server:
+            db_path = tmp_path / "app.duckdb"
+            with opened_store(db_path) as store:
+                seed(store)
+            server = start_server(db_path, tmp_path)
+            running.callback(_stop_without_traceback, server)
+            return server
 
-    yield make
-    for server in servers:
-        server.stop()
-        log = server.log.read_text(errors="replace")
-        assert "Traceback" not in log, log[-3000:]
+        yield make
+
+
+def _stop_without_traceback(server: Server) -> None:
+    server.stop()
+    log = server.log.read_text(errors="replace")
+    assert "Traceback" not in log, log[-3000:]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_browser import Server
+from app_browser import Server, open_page, shows
 
 from labels import LabelStore
 from labels.importing import import_rows
@@ -66,6 +66,24 @@ def rows_server(make_server: Any, tmp_path: Path) -> Callable[..., Server]:
         return server
 
     return make
+
+
+@pytest.fixture
+def empty_server(make_server: Any) -> Server:
+    """An app server on an empty database."""
+    server: Server = make_server(lambda store: None)
+    return server
+
+
+@pytest.fixture
+def data_page(browser: Any, empty_server: Server) -> Any:
+    """A browser page on ``empty_server``'s Data page, which says there is no dataset yet.
+
+    Close ``page.context`` to end the page's session.
+    """
+    page = open_page(browser, empty_server.url)
+    shows(page, "No datasets yet", timeout=30_000)
+    return page
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_browser import shows
+from app_browser import Server, open_page, shows
 
 from calibrate_app.uploads import (
     FOLDER_PREFIX,
@@ -68,11 +68,11 @@ def _folders(root: Path) -> list[Path]:
 
 
 def test_uploads_are_private_and_deleted_after_import_in_the_browser(
-    browser: Any, make_server: Any, tmp_path: Path
+    empty_server: Server, data_page: Any, tmp_path: Path
 ) -> None:
     from playwright.sync_api import expect
 
-    server = make_server(lambda store: None)  # TMPDIR is tmp_path: uploads land here
+    # The server's TMPDIR is tmp_path: uploads land here.
     good = tmp_path / "files" / "mine.csv"
     good.parent.mkdir()
     good.write_text("id,question,answer\n" + "".join(f"u{i},Q {i},A {i}\n" for i in range(25)))
@@ -80,25 +80,22 @@ def test_uploads_are_private_and_deleted_after_import_in_the_browser(
     dup = tmp_path / "files" / "dup.csv"
     dup.write_text("id,question,answer\n" + "".join(f"d{i},Q {i},A {i}\n" for i in range(24))
                    + "d0,Q again,A again\n")
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    page.goto(server.url)
-    shows(page, "No datasets yet", timeout=30_000)
-    assert "at most 200 MB" in page.locator("[data-testid=stFileUploader]").inner_text()
+    assert "at most 200 MB" in data_page.locator("[data-testid=stFileUploader]").inner_text()
     for upload, outcome in ((dup, "share the id"), (good, "25 rows read: 25 added")):
-        page.locator("input[type=file]").set_input_files(str(upload))
-        shows(page, "The first 20 of 25 rows", timeout=30_000)
+        data_page.locator("input[type=file]").set_input_files(str(upload))
+        shows(data_page, "The first 20 of 25 rows", timeout=30_000)
         folders = _folders(tmp_path)
         assert len(folders) == 1, folders
         held = folders[0] / upload.name
         assert _mode(folders[0]) == 0o700 and _mode(held) == 0o600
         assert held.read_bytes() == upload.read_bytes()
-        page.get_by_role("button", name="Import").click()
-        shows(page, outcome)
+        data_page.get_by_role("button", name="Import").click()
+        shows(data_page, outcome)
         assert _folders(tmp_path) == []  # deleted after the import, failed or not
-        expect(page.get_by_text("The first 20 of 25 rows")).to_have_count(0)  # uploader emptied
-    context.close()
-    store: LabelStore = server.open_store()
+        # The uploader is emptied.
+        expect(data_page.get_by_text("The first 20 of 25 rows")).to_have_count(0)
+    data_page.context.close()
+    store: LabelStore = empty_server.open_store()
     try:
         assert store.dataset("mine").items == 25 and store.dataset("mine").source_file == "mine.csv"
         assert "dup" not in store.dataset_kinds()
@@ -107,13 +104,12 @@ def test_uploads_are_private_and_deleted_after_import_in_the_browser(
 
 
 def test_upload_messages_name_the_file_not_the_server_folder(
-    browser: Any, make_server: Any, tmp_path: Path
+    empty_server: Server, data_page: Any, tmp_path: Path
 ) -> None:
     """A citation-style source ("[1] ...") imports as plain text, with a warning.
 
     No message on the page shows the server's temporary folder (TMPDIR is tmp_path here).
     """
-    server = make_server(lambda store: None)
     files = tmp_path / "files"
     files.mkdir()
     cites = files / "cites.csv"
@@ -121,21 +117,17 @@ def test_upload_messages_name_the_file_not_the_server_folder(
                      'c2,q,a,"[""one"", ""two""]"\n', encoding="utf-8")
     broken = files / "broken.csv"
     broken.write_text("id,answer\nb1,a\n", encoding="utf-8")
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    page.goto(server.url)
-    shows(page, "No datasets yet", timeout=30_000)
-    page.locator("input[type=file]").set_input_files(str(broken))
-    shows(page, "broken.csv: missing required column 'question'", timeout=30_000)
-    assert str(tmp_path) not in page.locator("body").inner_text()
-    page.locator("input[type=file]").set_input_files(str(cites))
-    shows(page, "The first 2 of 2 rows", timeout=30_000)
-    page.get_by_role("button", name="Import").click()
-    shows(page, "cites.csv, column 'sources': rows 1 start with '[' but are not a JSON list; "
-                "each was kept as plain text (one passage)")
-    assert str(tmp_path) not in page.locator("body").inner_text()
-    context.close()
-    store: LabelStore = server.open_store()
+    data_page.locator("input[type=file]").set_input_files(str(broken))
+    shows(data_page, "broken.csv: missing required column 'question'", timeout=30_000)
+    assert str(tmp_path) not in data_page.locator("body").inner_text()
+    data_page.locator("input[type=file]").set_input_files(str(cites))
+    shows(data_page, "The first 2 of 2 rows", timeout=30_000)
+    data_page.get_by_role("button", name="Import").click()
+    shows(data_page, "cites.csv, column 'sources': rows 1 start with '[' but are not a JSON list; "
+                     "each was kept as plain text (one passage)")
+    assert str(tmp_path) not in data_page.locator("body").inner_text()
+    data_page.context.close()
+    store: LabelStore = empty_server.open_store()
     try:
         assert [s.text for s in store.item("cites", "c1").sources] == [
             "[1] See the manual, section 4."]
@@ -153,32 +145,25 @@ def test_an_upload_over_the_cap_is_refused_in_the_browser(
     big.parent.mkdir()
     big.write_text("id,question,answer\n" + "".join(f"b{i},{'Q' * 100},A\n" for i in range(15_000)))
     assert big.stat().st_size > 1024 * 1024
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    page.goto(server.url)
+    page = open_page(browser, server.url)
     shows(page, "at most 1 MB", timeout=30_000)
     page.locator("input[type=file]").set_input_files(str(big))
     shows(page, "1.0MB or smaller")  # Streamlit's uploader refuses it before sending it
     page.wait_for_timeout(500)
     assert _folders(tmp_path) == []
-    context.close()
+    page.context.close()
 
 
 def test_an_upload_left_unimported_is_deleted_when_the_session_ends(
-    browser: Any, make_server: Any, tmp_path: Path
+    data_page: Any, tmp_path: Path
 ) -> None:
-    server = make_server(lambda store: None)
     upload = tmp_path / "files" / "left.csv"
     upload.parent.mkdir()
     upload.write_text("id,question,answer\n1,q,a\n")
-    context = browser.new_context()
-    page = context.new_page()
-    page.goto(server.url)
-    shows(page, "No datasets yet", timeout=30_000)
-    page.locator("input[type=file]").set_input_files(str(upload))
-    shows(page, "The first 1 of 1 rows", timeout=30_000)
+    data_page.locator("input[type=file]").set_input_files(str(upload))
+    shows(data_page, "The first 1 of 1 rows", timeout=30_000)
     assert len(_folders(tmp_path)) == 1
-    context.close()  # the tab goes away: its session ends, and its upload with it
+    data_page.context.close()  # the tab goes away: its session ends, and its upload with it
     deadline = time.monotonic() + 30
     while _folders(tmp_path) and time.monotonic() < deadline:
         time.sleep(0.2)

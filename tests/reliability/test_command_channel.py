@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -100,16 +101,15 @@ def shared_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[App]:
 
 @pytest.fixture
 def make_app() -> Iterator[Any]:
-    apps: list[App] = []
+    """Start apps for one test; each is stopped when the test ends."""
+    with ExitStack() as running:
 
-    def make(db: Path, env: dict[str, str] | None = None) -> App:
-        app = App(db, env)
-        apps.append(app)
-        return app
+        def make(db: Path, env: dict[str, str] | None = None) -> App:
+            app = App(db, env)
+            running.callback(app.stop)
+            return app
 
-    yield make
-    for app in apps:
-        app.stop()
+        yield make
 
 
 def calibrate(*args: str, cwd: Path, env: dict[str, str] | None = None,

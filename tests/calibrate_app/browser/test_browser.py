@@ -12,7 +12,7 @@ from typing import Any
 
 import app_browser
 import pytest
-from app_browser import ARTIFACTS, open_page, question, question_is, ready, shows
+from app_browser import ARTIFACTS, Server, open_page, question, question_is, ready, shows
 
 from labels import LabelStore
 from labels.importing import import_rows
@@ -187,25 +187,22 @@ def test_untrusted_rows_render_literally(
         store.db.close()
 
 
-def test_data_page_imports_an_upload(browser: Any, make_server: Any, tmp_path: Path) -> None:
-    server = make_server(lambda store: None)
+def test_data_page_imports_an_upload(
+    empty_server: Server, data_page: Any, tmp_path: Path
+) -> None:
     upload = tmp_path / "uploads" / "mine.csv"
     upload.parent.mkdir()
     upload.write_text("id,question,answer,sources\n"
                       + "".join(f"u{i},Q {i},A {i},passage {i}\n" for i in range(25)))
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    page.goto(server.url)
-    shows(page, "No datasets yet", timeout=30_000)
-    page.locator("input[type=file]").set_input_files(str(upload))
-    shows(page, "The first 20 of 25 rows", timeout=30_000)
-    page.get_by_role("button", name="Import").click()
-    shows(page, "25 rows read: 25 added")
-    page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollTo(0, 0)")
+    data_page.locator("input[type=file]").set_input_files(str(upload))
+    shows(data_page, "The first 20 of 25 rows", timeout=30_000)
+    data_page.get_by_role("button", name="Import").click()
+    shows(data_page, "25 rows read: 25 added")
+    data_page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollTo(0, 0)")
     ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "data-page.png"), full_page=True)
-    context.close()
-    store = server.open_store()
+    data_page.screenshot(path=str(ARTIFACTS / "data-page.png"), full_page=True)
+    data_page.context.close()
+    store = empty_server.open_store()
     try:
         assert store.dataset("mine").items == 25
         assert store.dataset("mine").source_file == "mine.csv"

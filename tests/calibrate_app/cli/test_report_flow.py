@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,7 @@ def ok(db: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def cli_template(tmp_path_factory: pytest.TempPathFactory, file_writer: Any) -> Path:
+def template_db(tmp_path_factory: pytest.TempPathFactory, file_writer: Any) -> Path:
     """The database built once per module, by CLI commands only."""
     folder = tmp_path_factory.mktemp("cli")
     f = file_writer(folder / "files")
@@ -49,15 +48,8 @@ def cli_template(tmp_path_factory: pytest.TempPathFactory, file_writer: Any) -> 
     return db_path
 
 
-@pytest.fixture
-def cli_db(cli_template: Path, db_path: Path) -> Path:
-    """A private copy of the CLI-built database for one test."""
-    shutil.copy(cli_template, db_path)
-    return db_path
-
-
-def test_report_json_has_the_documented_shape(cli_db: Path) -> None:
-    data = json.loads(ok(cli_db, "report", "--dataset", "cal", "--judge", "judge-a",
+def test_report_json_has_the_documented_shape(db_copy: Path) -> None:
+    data = json.loads(ok(db_copy, "report", "--dataset", "cal", "--judge", "judge-a",
                          "--target", "tgt", "--json"))
     assert set(data) >= REQUIRED
     assert set(data["confusion"]) == {"tp", "fn", "fp", "tn"}
@@ -76,13 +68,13 @@ def test_report_json_has_the_documented_shape(cli_db: Path) -> None:
     assert data["swap_flip_rate"]["estimate"] is None  # no swapped calls: not measured
     assert data["swap_flip_rate"]["reason"]
     # The text form says the same thing in words.
-    text = ok(cli_db, "report", "--dataset", "cal", "--judge", "judge-a", "--target", "tgt")
+    text = ok(db_copy, "report", "--dataset", "cal", "--judge", "judge-a", "--target", "tgt")
     assert "corrected pass rate" in text and "method lee_stratified" in text
     assert "estimates the true (human) pass rate of all 400 rows" in text
 
 
-def test_report_with_two_judges_adds_a_leaderboard(cli_db: Path) -> None:
-    data = json.loads(ok(cli_db, "report", "--dataset", "cal", "--judge", "judge-a",
+def test_report_with_two_judges_adds_a_leaderboard(db_copy: Path) -> None:
+    data = json.loads(ok(db_copy, "report", "--dataset", "cal", "--judge", "judge-a",
                          "--judge", "judge-b", "--json"))
     board = data["leaderboard"]
     assert [row["judge"]["name"] for row in board] == ["judge-a", "judge-b"]
@@ -90,15 +82,15 @@ def test_report_with_two_judges_adds_a_leaderboard(cli_db: Path) -> None:
     assert 0 < board[1]["mcnemar_p_vs_best"] < 1
 
 
-def test_card_score_and_gate_exit_codes(cli_db: Path, tmp_path: Path, report_files: Any) -> None:
+def test_card_score_and_gate_exit_codes(db_copy: Path, tmp_path: Path, report_files: Any) -> None:
     card = tmp_path / "card.json"
-    ok(cli_db, "card", "export", "--dataset", "cal", "--judge", "judge-a", "-o", str(card))
+    ok(db_copy, "card", "export", "--dataset", "cal", "--judge", "judge-a", "-o", str(card))
     verdicts = tmp_path / "tgt_verdicts.csv"
-    ok(cli_db, "verdicts", "export", "--dataset", "tgt", "--judge", "judge-a", "-o",
+    ok(db_copy, "verdicts", "export", "--dataset", "tgt", "--judge", "judge-a", "-o",
        str(verdicts))
 
-    scored = json.loads(ok(cli_db, "score", "--card", str(card), str(verdicts), "--json"))
-    report = json.loads(ok(cli_db, "report", "--dataset", "cal", "--judge", "judge-a",
+    scored = json.loads(ok(db_copy, "score", "--card", str(card), str(verdicts), "--json"))
+    report = json.loads(ok(db_copy, "report", "--dataset", "cal", "--judge", "judge-a",
                            "--target", "tgt", "--json"))
     # The card carries the calibration into CI: same numbers as the report with --target.
     assert scored["corrected_pass_rate"] == report["corrected_pass_rate"]
@@ -109,46 +101,46 @@ def test_card_score_and_gate_exit_codes(cli_db: Path, tmp_path: Path, report_fil
     low = scored["corrected_pass_rate"]["low"]
     estimate = scored["corrected_pass_rate"]["estimate"]
 
-    passed = run(cli_db, "gate", "--card", str(card), str(verdicts), "--min-pass-rate",
+    passed = run(db_copy, "gate", "--card", str(card), str(verdicts), "--min-pass-rate",
                  f"{low - 0.01:.4f}")
     assert passed.exit_code == 0, passed.output
     assert "PASS" in passed.output
 
-    failed = run(cli_db, "gate", "--card", str(card), str(verdicts), "--min-pass-rate",
+    failed = run(db_copy, "gate", "--card", str(card), str(verdicts), "--min-pass-rate",
                  f"{low + 0.01:.4f}")
     assert failed.exit_code == 1
     assert "FAIL" in failed.output and "lower 95% bound" in failed.output
 
     # Between the lower bound and the estimate: --on decides.
     bar = f"{(low + estimate) / 2:.4f}"
-    assert run(cli_db, "gate", "--card", str(card), str(verdicts), "--min-pass-rate", bar,
+    assert run(db_copy, "gate", "--card", str(card), str(verdicts), "--min-pass-rate", bar,
                "--on", "estimate").exit_code == 0
-    as_json = run(cli_db, "gate", "--card", str(card), str(verdicts), "--min-pass-rate", bar,
+    as_json = run(db_copy, "gate", "--card", str(card), str(verdicts), "--min-pass-rate", bar,
                   "--json")
     assert as_json.exit_code == 1
     assert json.loads(as_json.output)["gate"]["passed"] is False
 
     # A plain id,verdict file cannot be checked against the card's judge: refused, unless
     # --allow-unverified, and then the output says it is unverified.
-    refused = run(cli_db, "score", "--card", str(card), str(report_files.new_verdicts))
+    refused = run(db_copy, "score", "--card", str(card), str(report_files.new_verdicts))
     assert refused.exit_code == 2 and "--allow-unverified" in refused.output
-    plain = json.loads(ok(cli_db, "score", "--card", str(card), str(report_files.new_verdicts),
+    plain = json.loads(ok(db_copy, "score", "--card", str(card), str(report_files.new_verdicts),
                           "--allow-unverified", "--json"))
     assert plain["n"] == 200 and plain["verified"] is False
     assert any(w.startswith("UNVERIFIED") and "config_id" in w for w in plain["warnings"])
     assert scored["verified"] is True
 
 
-def test_gate_bad_input_exits_2(cli_db: Path, tmp_path: Path) -> None:
+def test_gate_bad_input_exits_2(db_copy: Path, tmp_path: Path) -> None:
     card = tmp_path / "card.json"
-    ok(cli_db, "card", "export", "--dataset", "cal", "--judge", "judge-a", "-o", str(card))
+    ok(db_copy, "card", "export", "--dataset", "cal", "--judge", "judge-a", "-o", str(card))
     other = tmp_path / "judge_b.csv"
-    ok(cli_db, "verdicts", "export", "--dataset", "cal", "--judge", "judge-b", "-o", str(other))
+    ok(db_copy, "verdicts", "export", "--dataset", "cal", "--judge", "judge-b", "-o", str(other))
     mine = tmp_path / "judge_a.csv"
-    ok(cli_db, "verdicts", "export", "--dataset", "tgt", "--judge", "judge-a", "-o", str(mine))
+    ok(db_copy, "verdicts", "export", "--dataset", "tgt", "--judge", "judge-a", "-o", str(mine))
 
     def gate(card_path: Path, verdicts: Path) -> Result:
-        return run(cli_db, "gate", "--card", str(card_path), str(verdicts), "--min-pass-rate",
+        return run(db_copy, "gate", "--card", str(card_path), str(verdicts), "--min-pass-rate",
                    "0.5")
 
     wrong_config = gate(card, other)
@@ -178,12 +170,12 @@ def test_gate_bad_input_exits_2(cli_db: Path, tmp_path: Path) -> None:
     not_a_card.write_text("[1, 2]", encoding="utf-8")
     assert gate(not_a_card, mine).exit_code == 2
 
-    assert run(cli_db, "gate", "--card", str(card), str(mine), "--min-pass-rate",
+    assert run(db_copy, "gate", "--card", str(card), str(mine), "--min-pass-rate",
                "1.5").exit_code == 2
 
 
-def test_report_errors_are_clear(cli_db: Path) -> None:
-    unknown = run(cli_db, "report", "--dataset", "cal", "--judge", "nobody")
+def test_report_errors_are_clear(db_copy: Path) -> None:
+    unknown = run(db_copy, "report", "--dataset", "cal", "--judge", "nobody")
     assert unknown.exit_code == 2 and "nobody" in unknown.output
-    no_labels = run(cli_db, "report", "--dataset", "tgt", "--judge", "judge-a")
+    no_labels = run(db_copy, "report", "--dataset", "tgt", "--judge", "judge-a")
     assert no_labels.exit_code == 2 and "no human labels" in no_labels.output

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 from report_data import build_report_db
-from stores import opened_store
 
 from calibrate_app.cli import cli
 from judges.calibration import (
@@ -35,7 +32,7 @@ CANARY = "sk-canary-3f9c1e77d2b04a5c"
 
 
 @pytest.fixture(scope="module")
-def judged_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The test data plus a real (scripted) judge run with repeats and swapped orders."""
     db, _ = build_report_db(tmp_path_factory.mktemp("card"))
     result = CliRunner().invoke(cli, [
@@ -46,23 +43,11 @@ def judged_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-@pytest.fixture
-def card_db(judged_template: Path, db_path: Path) -> Path:
-    shutil.copy(judged_template, db_path)
-    return db_path
-
-
-@pytest.fixture
-def card_store(card_db: Path) -> Iterator[LabelStore]:
-    with opened_store(card_db) as s:
-        yield s
-
-
-def test_card_round_trips_in_json_and_yaml(card_store: LabelStore, tmp_path: Path) -> None:
-    report = calibration_report(card_store, "cal", "faithfulness")
+def test_card_round_trips_in_json_and_yaml(store_copy: LabelStore, tmp_path: Path) -> None:
+    report = calibration_report(store_copy, "cal", "faithfulness")
     # A scripted judge on 24 rows: refused unless forced (tests/judges/reporting/
     # test_card_rules.py), and the forced card says why inside.
-    card = card_from_report(card_store, report, force=True)
+    card = card_from_report(store_copy, report, force=True)
     assert card.judge.stand_in and card.forced and card.forced[0].startswith(
         "the verdicts come from scripted/demo, a stand-in")
     assert card.judge.config is not None
@@ -71,7 +56,7 @@ def test_card_round_trips_in_json_and_yaml(card_store: LabelStore, tmp_path: Pat
     # The rule is the judge config's own aggregation (the built-in says majority).
     assert card.judge.policy.aggregation == report.judge.config.aggregation == "majority"
     assert card.judge.params == card.judge.config["generation"]
-    assert card.calibration.content_hash == card_store.dataset_content_hash("cal")
+    assert card.calibration.content_hash == store_copy.dataset_content_hash("cal")
     assert card.calibration.rows == 120 and card.calibration.annotators == ["alice", "bob"]
     assert card.created_at.utcoffset() is not None and card.created_at.utcoffset().seconds == 0
     assert card.software["duckdb"] and card.software["python"]
@@ -87,13 +72,13 @@ def test_card_round_trips_in_json_and_yaml(card_store: LabelStore, tmp_path: Pat
         assert dumps_card(loaded, format="json") == dumps_card(card, format="json")
 
 
-def test_card_holds_no_key(card_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_card_holds_no_key(db_copy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "CALIBRATE_OPENAI_API_KEY",
                  "CALIBRATE_ANTHROPIC_API_KEY"):
         monkeypatch.setenv(name, CANARY)
     for suffix in (".json", ".yaml"):
         out = tmp_path / f"card{suffix}"
-        result = CliRunner().invoke(cli, ["--db", str(card_db), "card", "export", "--dataset",
+        result = CliRunner().invoke(cli, ["--db", str(db_copy), "card", "export", "--dataset",
                                           "cal", "--judge", "faithfulness", "-o", str(out),
                                           "--force"])
         assert result.exit_code == 0, result.output
@@ -103,8 +88,8 @@ def test_card_holds_no_key(card_db: Path, tmp_path: Path, monkeypatch: pytest.Mo
         assert CANARY not in result.output
 
 
-def test_edited_config_is_refused(card_store: LabelStore, tmp_path: Path) -> None:
-    card = card_from_report(card_store, calibration_report(card_store, "cal", "faithfulness"),
+def test_edited_config_is_refused(store_copy: LabelStore, tmp_path: Path) -> None:
+    card = card_from_report(store_copy, calibration_report(store_copy, "cal", "faithfulness"),
                             force=True)
     path = write_card(card, tmp_path / "card.json")
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -120,15 +105,15 @@ def test_edited_config_is_refused(card_store: LabelStore, tmp_path: Path) -> Non
         load_card(tmp_path / "card.txt")
 
 
-def test_gate_rejects_verdicts_of_another_config(card_store: LabelStore, tmp_path: Path) -> None:
-    card = card_from_report(card_store, calibration_report(card_store, "cal", "faithfulness"),
+def test_gate_rejects_verdicts_of_another_config(store_copy: LabelStore, tmp_path: Path) -> None:
+    card = card_from_report(store_copy, calibration_report(store_copy, "cal", "faithfulness"),
                             force=True)
     path = write_card(card, tmp_path / "card.json")
     verdicts = tmp_path / "other.csv"
-    result = CliRunner().invoke(cli, ["--db", str(card_store.db.path), "verdicts", "export",
+    result = CliRunner().invoke(cli, ["--db", str(store_copy.db.path), "verdicts", "export",
                                       "--dataset", "tgt", "--judge", "judge-a", "-o",
                                       str(verdicts)])
-    card_store.db.close()
+    store_copy.db.close()
     assert result.exit_code == 0, result.output
     gated = CliRunner().invoke(cli, ["gate", "--card", str(path), str(verdicts),
                                      "--min-pass-rate", "0.1"])
@@ -137,10 +122,10 @@ def test_gate_rejects_verdicts_of_another_config(card_store: LabelStore, tmp_pat
 
 
 def test_score_uses_the_cards_strata_and_old_cards_fall_back_to_lee(
-    card_store: LabelStore, tmp_path: Path
+    store_copy: LabelStore, tmp_path: Path
 ) -> None:
-    report = calibration_report(card_store, "cal", "judge-a")
-    card = card_from_report(card_store, report, force=True)
+    report = calibration_report(store_copy, "cal", "judge-a")
+    card = card_from_report(store_copy, report, force=True)
     assert card.metrics.strata == report.to_json()["calibration_strata"]
     new = tmp_path / "new.jsonl"
     rows = [{"item_id": f"n{i}", "verdict": "pass" if i < 70 else "fail",
@@ -176,8 +161,8 @@ def test_score_uses_the_cards_strata_and_old_cards_fall_back_to_lee(
         gate(score, min_pass_rate=1.2)
 
 
-def test_uninformative_card_never_passes(card_store: LabelStore, tmp_path: Path) -> None:
-    card = card_from_report(card_store, calibration_report(card_store, "cal", "judge-a"),
+def test_uninformative_card_never_passes(store_copy: LabelStore, tmp_path: Path) -> None:
+    card = card_from_report(store_copy, calibration_report(store_copy, "cal", "judge-a"),
                             force=True)
     weak = card.model_copy(update={"metrics": card.metrics.model_copy(update={
         "strata": None,

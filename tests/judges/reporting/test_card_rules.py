@@ -9,9 +9,7 @@ demo's recorded judges do.
 from __future__ import annotations
 
 import json
-import shutil
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,23 +30,11 @@ ONESHOT = "qwen1.5b-oneshot"
 
 
 @pytest.fixture(scope="module")
-def demo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo, built once for the module (each test gets its own copy)."""
     db = tmp_path_factory.mktemp("demo") / "demo.duckdb"
     build_demo(db)
     return db
-
-
-@pytest.fixture
-def demo_db(demo_template: Path, db_path: Path) -> Path:
-    shutil.copy(demo_template, db_path)
-    return db_path
-
-
-@pytest.fixture
-def demo_store(demo_db: Path) -> Iterator[LabelStore]:
-    store = open_store(str(demo_db))
-    yield store
-    store.db.close()
 
 
 def cli_run(db: Path, *args: str) -> tuple[int, str, str]:
@@ -57,9 +43,9 @@ def cli_run(db: Path, *args: str) -> tuple[int, str, str]:
 
 
 def test_the_demo_judge_card_carries_its_config_and_counts_that_add_up(
-    demo_store: LabelStore,
+    store_copy: LabelStore,
 ) -> None:
-    card = build_card(demo_store, LABELLED_DATASET, CLAIMSPLIT)
+    card = build_card(store_copy, LABELLED_DATASET, CLAIMSPLIT)
     assert card.forced == [] and not card.judge.stand_in
     config = load_config(DATA_DIR / JUDGES_DIR / f"{CLAIMSPLIT}.yaml")
     assert card.judge.origin == "config" and card.judge.config is not None
@@ -84,84 +70,84 @@ def test_the_demo_judge_card_carries_its_config_and_counts_that_add_up(
 
 
 def test_below_the_small_sample_threshold_is_refused_unless_forced(
-    demo_store: LabelStore,
+    store_copy: LabelStore,
 ) -> None:
-    report = calibration_report(demo_store, LABELLED_DATASET, ONESHOT)
+    report = calibration_report(store_copy, LABELLED_DATASET, ONESHOT)
     data = report.to_json()
     assert (data["m0"], data["m1"]) == (27, 51)
-    problems = card_problems(demo_store, report)
+    problems = card_problems(store_copy, report)
     assert problems == [
         "too few labels: 27 human-fail and 51 human-pass rows used (at least 30 of each are "
         "needed for rates worth a gate)"]
     with pytest.raises(CardRefusedError, match="too few labels: 27 human-fail") as caught:
-        build_card(demo_store, LABELLED_DATASET, ONESHOT)
+        build_card(store_copy, LABELLED_DATASET, ONESHOT)
     assert caught.value.reasons == problems
-    card = build_card(demo_store, LABELLED_DATASET, ONESHOT, force=True)
+    card = build_card(store_copy, LABELLED_DATASET, ONESHOT, force=True)
     assert card.forced == problems
     assert card.warnings[0] == "FORCED: " + problems[0]
 
 
-def test_a_stand_in_judge_and_a_cancelled_run_are_refused(demo_store: LabelStore) -> None:
+def test_a_stand_in_judge_and_a_cancelled_run_are_refused(store_copy: LabelStore) -> None:
     config = load_builtin("faithfulness").with_revision(model="scripted/demo")
-    ids = sorted(demo_store.labelled_item_ids(LABELLED_DATASET, "dana", "faithfulness"))
+    ids = sorted(store_copy.labelled_item_ids(LABELLED_DATASET, "dana", "faithfulness"))
 
     def run(**options: object) -> None:
         # In a thread: the runner starts its own event loop.
         worker = threading.Thread(target=run_judge, args=(config, LABELLED_DATASET), kwargs={
-            "store": demo_store, "provider": ScriptedProvider("demo"), "item_ids": ids,
+            "store": store_copy, "provider": ScriptedProvider("demo"), "item_ids": ids,
             "concurrency": 4, **options})
         worker.start()
         worker.join()
 
     run()
-    report = calibration_report(demo_store, LABELLED_DATASET, config.config_id)
+    report = calibration_report(store_copy, LABELLED_DATASET, config.config_id)
     assert report.stand_in == ("scripted/demo",)
     assert report.warnings[0].startswith("STAND-IN: the verdicts come from scripted/demo")
     assert report.to_json()["judge"]["stand_in"] is True
-    problems = card_problems(demo_store, report)
+    problems = card_problems(store_copy, report)
     assert problems[0].startswith("the verdicts come from scripted/demo, a stand-in")
     assert not any("latest run" in p for p in problems)  # that run completed
     # A second run with more repeats, stopped before it sends anything: cancelled.
     stop = threading.Event()
     stop.set()
     run(repeats=2, should_stop=stop)
-    report = calibration_report(demo_store, LABELLED_DATASET, config.config_id)
-    cancelled = [p for p in card_problems(demo_store, report) if "latest run" in p]
+    report = calibration_report(store_copy, LABELLED_DATASET, config.config_id)
+    cancelled = [p for p in card_problems(store_copy, report) if "latest run" in p]
     assert len(cancelled) == 1 and " is cancelled (" in cancelled[0]
     assert cancelled[0].endswith(f"({len(ids)} of {2 * len(ids)} calls not run)")  # 1 cached
-    card = build_card(demo_store, LABELLED_DATASET, config.config_id, force=True)
+    card = build_card(store_copy, LABELLED_DATASET, config.config_id, force=True)
     assert card.judge.stand_in and len(card.forced) >= 2
 
 
-def test_cli_refuses_previews_and_forces(demo_db: Path, tmp_path: Path) -> None:
+def test_cli_refuses_previews_and_forces(db_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "card.json"
-    code, stdout, stderr = cli_run(demo_db, "card", "export", "--dataset", LABELLED_DATASET,
+    code, stdout, stderr = cli_run(db_copy, "card", "export", "--dataset", LABELLED_DATASET,
                                    "--judge", ONESHOT, "-o", str(out))
     assert code == 1 and not out.exists()
     assert "no judge card: too few labels: 27 human-fail and 51 human-pass" in stderr
     assert "--force" in stderr
     # Preview: the card as it would be written, and why it would be refused; nothing written.
-    code, stdout, stderr = cli_run(demo_db, "card", "export", "--dataset", LABELLED_DATASET,
+    code, stdout, stderr = cli_run(db_copy, "card", "export", "--dataset", LABELLED_DATASET,
                                    "--judge", ONESHOT, "--preview")
     assert code == 0 and not out.exists()
     previewed = json.loads(stdout)
     assert previewed["kind"] == "calibrate.judge_card"
     assert previewed["forced"][0].startswith("too few labels")
     assert stderr.startswith("Would be refused without --force: too few labels")
-    code, stdout, stderr = cli_run(demo_db, "card", "export", "--dataset", LABELLED_DATASET,
+    code, stdout, stderr = cli_run(db_copy, "card", "export", "--dataset", LABELLED_DATASET,
                                    "--judge", ONESHOT, "-o", str(out), "--force")
     assert code == 0, stderr
     assert stderr.startswith("FORCED: too few labels")
     assert load_card(out).forced == previewed["forced"]
-    code, stdout, _ = cli_run(demo_db, "card", "show", str(out))
+    code, stdout, _ = cli_run(db_copy, "card", "show", str(out))
     assert code == 0 and "  FORCED: too few labels" in stdout
     assert "78 of 200 labelled rows used (human pass 51, fail 27)" in stdout
     # The demo's claim-split judge meets every rule.
-    code, stdout, stderr = cli_run(demo_db, "card", "export", "--dataset", LABELLED_DATASET,
+    code, stdout, stderr = cli_run(db_copy, "card", "export", "--dataset", LABELLED_DATASET,
                                    "--judge", CLAIMSPLIT, "-o", str(tmp_path / "ok.yaml"))
     assert code == 0 and stderr == ""
     assert "86 of 200 labelled rows used (human pass 54, fail 32)" in stdout
-    assert "--preview" in cli_run(demo_db, "card", "export", "--dataset", LABELLED_DATASET,
+    assert "--preview" in cli_run(db_copy, "card", "export", "--dataset", LABELLED_DATASET,
                                   "--judge", CLAIMSPLIT)[2]
 
 
