@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from calibrate_app.cli._context import AppContext, pass_app
+from calibrate_app.cli._context import AppContext, pass_app, pass_app_and_json
 from calibrate_app.cli._judges import _find_config, judge_group
 from judges.config import JudgeConfig, parse_config
 
@@ -50,8 +50,7 @@ def _stand_in_notes(*specs: tuple[str, str]) -> list[str]:
 @click.option("--seed", type=int, default=None, help="Seed of a new split (default 17).")
 @click.option("--test-share", type=click.FloatRange(0.05, 0.95), default=None,
               help="Share of test rows of a new split (default 0.5).")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-@pass_app
+@pass_app_and_json()
 def judge_split(app: AppContext, dataset: str, criterion: str, seed: int | None,
                 test_share: float | None, as_json: bool) -> None:
     """Show (making it the first time) the dev/test split of a dataset's labelled rows.
@@ -90,8 +89,7 @@ def judge_split(app: AppContext, dataset: str, criterion: str, seed: int | None,
 @click.option("--min-specificity", type=click.FloatRange(0, 1), default=0.80, show_default=True,
               help="Certification: lowest acceptable lower bound of specificity (test rows).")
 @click.option("--concurrency", type=click.IntRange(1, 512), default=8, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@pass_app
+@pass_app_and_json("the result")
 def judge_align(
     app: AppContext, config_name: str, dataset: str, model: str | None, proposer: str,
     min_sensitivity: float, min_specificity: float, concurrency: int, as_json: bool,
@@ -173,8 +171,7 @@ def judge_adopt(app: AppContext, proposal_id: str) -> None:
               help="Run only these tests (repeatable; default all).")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Only the first K rows.")
 @click.option("--concurrency", type=click.IntRange(1, 512), default=8, show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@pass_app
+@pass_app_and_json("the result")
 def judge_stress(
     app: AppContext, config_name: str, dataset: str, model: str | None, tests: tuple[str, ...],
     limit: int | None, concurrency: int, as_json: bool,

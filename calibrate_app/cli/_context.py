@@ -41,6 +41,22 @@ class AppContext:
 
 pass_app = click.make_pass_decorator(AppContext)
 
+_Command = Callable[..., Any]
+
+
+def pass_app_and_json(what: str = "") -> Callable[[_Command], _Command]:
+    """A ``--json`` flag (the command's ``as_json``: print ``what`` as JSON), then :data:`pass_app`.
+
+    The shared tail of every command that reads the store and can answer in JSON.
+    """
+    text = f"Print {what} as JSON." if what else "Print as JSON."
+    json_flag = click.option("--json", "as_json", is_flag=True, help=text)
+
+    def decorate(command: _Command) -> _Command:
+        return json_flag(pass_app(command))
+
+    return decorate
+
 
 class LazyChoice(click.Choice[str]):
     """A :class:`click.Choice` whose values come from a library module loaded on first use.

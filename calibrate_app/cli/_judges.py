@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from calibrate_app.cli._context import AppContext, pass_app
+from calibrate_app.cli._context import AppContext, pass_app, pass_app_and_json
 from calibrate_app.cli._paths import ClientPath, client_file
 from judges.config import (
     CONFIG_SUFFIXES,
@@ -74,8 +74,7 @@ def judges_group() -> None:
 
 
 @judges_group.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-@pass_app
+@pass_app_and_json()
 def judges_list(app: AppContext, as_json: bool) -> None:
     """List the built-in judges and the configs stored in the database."""
     from calibrate_app.cli import echo_json
@@ -114,8 +113,7 @@ def judges_list(app: AppContext, as_json: bool) -> None:
 
 @judges_group.command("show")
 @click.argument("name")
-@click.option("--json", "as_json", is_flag=True, help="Print the config as JSON.")
-@pass_app
+@pass_app_and_json("the config")
 def judges_show(app: AppContext, name: str, as_json: bool) -> None:
     """Print a judge config (built-in name, file, or stored name/id) with its id."""
     from calibrate_app.cli import echo_json
@@ -199,8 +197,7 @@ def _install_sigint(stop: threading.Event) -> Any:
 @click.option("--calls-per-batch", type=click.IntRange(1), default=None,
               help="With --batch: most calls per batch (default: the provider's limit, "
               "100,000 on Anthropic, 50,000 on OpenAI).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@pass_app
+@pass_app_and_json("the summary")
 def judge_run(
     app: AppContext, config_name: str, dataset: str, repeats: int | None, swap: bool | None,
     concurrency: int, limit: int | None, labelled_only: bool, dry_run: bool,
@@ -292,8 +289,7 @@ def judge_run(
 @judge_group.command("batches")
 @click.option("--open", "open_only", is_flag=True,
               help="Only batches not yet collected (still at the provider).")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-@pass_app
+@pass_app_and_json()
 def judge_batches(app: AppContext, open_only: bool, as_json: bool) -> None:
     """List the provider batches of --batch runs, oldest first, with their last status."""
     from calibrate_app.cli._batch import list_batches
@@ -304,8 +300,7 @@ def judge_batches(app: AppContext, open_only: bool, as_json: bool) -> None:
 @judge_group.command("runs")
 @click.option("--dataset", default=None, help="Only runs on this dataset.")
 @click.option("--judge", default=None, help="Only runs of this judge name.")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-@pass_app
+@pass_app_and_json()
 def judge_runs(app: AppContext, dataset: str | None, judge: str | None, as_json: bool) -> None:
     """List judge runs, newest first (a run that died reads 'interrupted')."""
     from calibrate_app.cli import echo_json
@@ -350,8 +345,7 @@ def verdicts_group() -> None:
 @click.option("--criterion", default=None,
               help="What the verdicts judge (default: the config's, else faithfulness, or "
                    "preference if pairwise).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@pass_app
+@pass_app_and_json("the summary")
 def verdicts_import(
     app: AppContext, file: str, dataset: str, judge: str | None, config_file: str | None,
     criterion: str | None, as_json: bool,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from calibrate_app.cli._context import AppContext, LazyChoice, pass_app
+from calibrate_app.cli._context import AppContext, LazyChoice, pass_app, pass_app_and_json
 from calibrate_app.cli._paths import ClientPath
 
 if TYPE_CHECKING:
@@ -216,8 +216,7 @@ def render_pairwise_report(report: PairwiseReport) -> str:
 )
 @click.option("--half-width", type=click.FloatRange(0, 1, min_open=True), default=0.05,
               show_default=True, help="Interval half-width the labelling plan aims for.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@pass_app
+@pass_app_and_json("the report")
 def report_command(
     app: AppContext, dataset: str, judges: tuple[str, ...], criterion: str | None,
     target: str | None, design: str, aggregation: str | None, half_width: float,

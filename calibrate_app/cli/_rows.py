@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from calibrate_app.cli._context import AppContext, LazyChoice, pass_app
+from calibrate_app.cli._context import AppContext, LazyChoice, pass_app, pass_app_and_json
 from calibrate_app.cli._paths import ClientPath
 from labels.models import DEFAULT_CRITERION
 
@@ -42,8 +42,7 @@ def _row_formats() -> tuple[str, ...]:
     help="A row whose content changed under an existing id: fail the import, or keep the "
     "stored row.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@pass_app
+@pass_app_and_json("the summary")
 def import_command(
     app: AppContext,
     file: str,
@@ -85,8 +84,7 @@ def import_command(
 
 
 @click.command("datasets")
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
-@pass_app
+@pass_app_and_json()
 def datasets_command(app: AppContext, as_json: bool) -> None:
     """List datasets with their item, label and annotator counts."""
     from calibrate_app.cli import echo_json
@@ -125,8 +123,7 @@ def labels_group() -> None:
     help="How the file's rows were chosen: a random sample, every row, drawn by judge verdict, "
     "or unknown (the report then checks the rows against the judge's verdicts).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-@pass_app
+@pass_app_and_json("the summary")
 def labels_import(
     app: AppContext,
     file: str,
