@@ -3,15 +3,15 @@
 Both SDKs have the same shape (an ``Async*`` client with ``max_retries``, and the exceptions
 ``APITimeoutError``, ``APIConnectionError``, ``APIStatusError``, ``APIResponseValidationError``),
 so the client's life cycle and the mapping of SDK errors to :class:`ProviderError` live here
-once. Each adapter says how to build its client, how to send a request and read a reply, and how
-its SDK reports a missing key.
+once. Each adapter names its client class and how its SDK reports a missing key, and says how to
+send a request and read a reply.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from abc import abstractmethod
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
@@ -31,6 +31,10 @@ class SDKProvider(Provider, Generic[ClientT]):
 
     sdk: ModuleType
     """The SDK module (``anthropic`` or ``openai``), for its exception classes."""
+    client_class: Callable[..., ClientT]
+    """The SDK's async client (``anthropic.AsyncAnthropic``, ``openai.AsyncOpenAI``)."""
+    missing_key: tuple[type[BaseException], str]
+    """How the SDK refuses to start without a key: the exception and a word of its message."""
 
     def __init__(self, model: str, *, api_key: str, base_url: str | None = None) -> None:
         """Keep the settings; the SDK client is made on first use, one per event loop."""
@@ -44,13 +48,14 @@ class SDKProvider(Provider, Generic[ClientT]):
         """Model and endpoint only: the API key never appears in a repr, log or traceback."""
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
 
-    @abstractmethod
     def _new_client(self, api_key: str) -> ClientT:
         """A new async SDK client with ``max_retries=0`` (the runner retries and logs)."""
+        return self.client_class(api_key=api_key, base_url=self.base_url, max_retries=0)
 
-    @abstractmethod
     def _is_auth_error(self, error: BaseException) -> bool:
         """Whether ``error`` is the SDK refusing to start without credentials."""
+        error_class, word = self.missing_key
+        return isinstance(error, error_class) and word in str(error).lower()
 
     def client(self) -> ClientT:
         """The SDK client of the running event loop (the batch APIs use it too)."""

@@ -40,12 +40,8 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
     supports_seed = False
 
     sdk = anthropic
-
-    def _new_client(self, api_key: str) -> anthropic.AsyncAnthropic:
-        return anthropic.AsyncAnthropic(api_key=api_key, base_url=self.base_url, max_retries=0)
-
-    def _is_auth_error(self, error: BaseException) -> bool:
-        return isinstance(error, TypeError) and "authentication" in str(error).lower()
+    client_class = anthropic.AsyncAnthropic
+    missing_key = (TypeError, "authentication")
 
     def request_body(self, request: CompletionRequest) -> dict[str, Any]:
         """The ``messages.create`` parameters of ``request`` (also one line of a batch)."""

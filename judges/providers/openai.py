@@ -37,12 +37,8 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
     supports_seed = True
 
     sdk = openai
-
-    def _new_client(self, api_key: str) -> openai.AsyncOpenAI:
-        return openai.AsyncOpenAI(api_key=api_key, base_url=self.base_url, max_retries=0)
-
-    def _is_auth_error(self, error: BaseException) -> bool:
-        return isinstance(error, openai.OpenAIError) and "credentials" in str(error).lower()
+    client_class = openai.AsyncOpenAI
+    missing_key = (openai.OpenAIError, "credentials")
 
     def request_body(self, request: CompletionRequest) -> dict[str, Any]:
         """The ``chat.completions.create`` parameters of ``request`` (also a batch line's body)."""
