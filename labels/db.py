@@ -176,6 +176,13 @@ class Database:
         with self.cursor() as cur:
             return cur.execute(sql, params).fetchall()
 
+    def records(self, sql: str, params: Sequence[object] = ()) -> list[dict[str, Any]]:
+        """Every row of one read query as a dict keyed by the query's column names."""
+        with self.cursor() as cur:
+            cur.execute(sql, params)
+            names = [column[0] for column in cur.description or ()]
+            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor inside ``BEGIN … COMMIT``; any exception rolls everything back."""

@@ -209,27 +209,17 @@ class LabelStore:
 
     def datasets(self) -> list[Dataset]:
         """All datasets with their item, label and annotator counts."""
-        rows = self.db.fetchall(
+        rows = self.db.records(
             """
             SELECT d.name, d.kind, d.created_at, d.source_file,
-                   (SELECT count(*) FROM items i WHERE i.dataset = d.name),
-                   (SELECT count(*) FROM current_labels l WHERE l.dataset = d.name),
+                   (SELECT count(*) FROM items i WHERE i.dataset = d.name) AS items,
+                   (SELECT count(*) FROM current_labels l WHERE l.dataset = d.name) AS labels,
                    (SELECT count(DISTINCT annotator) FROM labels l WHERE l.dataset = d.name)
+                       AS annotators
             FROM datasets d ORDER BY d.created_at, d.name
             """
         )
-        return [
-            Dataset(
-                name=r[0],
-                kind=r[1],
-                created_at=r[2],
-                source_file=r[3],
-                items=r[4],
-                labels=r[5],
-                annotators=r[6],
-            )
-            for r in rows
-        ]
+        return [Dataset(**r) for r in rows]
 
     def dataset(self, name: str) -> Dataset:
         """One dataset by name, or :class:`NotFoundError` listing the ones that exist."""
@@ -309,20 +299,12 @@ class LabelStore:
 
     def criteria(self) -> list[Criterion]:
         """All criteria."""
-        rows = self.db.fetchall(
+        rows = self.db.records(
             "SELECT name, kind, guidelines, show_reference, failure_tags FROM criteria "
             "ORDER BY name"
         )
-        return [
-            Criterion(
-                name=r[0],
-                kind=r[1],
-                guidelines=r[2],
-                show_reference=r[3],
-                failure_tags=tuple(json.loads(r[4])),
-            )
-            for r in rows
-        ]
+        return [Criterion(**{**r, "failure_tags": tuple(json.loads(r["failure_tags"]))})
+                for r in rows]
 
     def criterion(self, name: str) -> Criterion:
         """One criterion by name, or :class:`NotFoundError`."""
