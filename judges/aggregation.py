@@ -18,6 +18,7 @@ report on 10 M calls never holds a per-call frame.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any, Literal
 
 import numpy as np
@@ -146,21 +147,23 @@ def aggregate_calls(
 
 def aggregate_stored_calls(
     store: LabelStore, dataset: str, config_id: str, *, rule: str = "all_agree",
-    confidence: float = 0.95, kind: str = "pointwise",
+    confidence: float = 0.95, kind: str = "pointwise", texts_for: Collection[str] | None = None,
 ) -> tuple[pd.DataFrame, ConsistencyResult | None]:
     """:func:`aggregate_calls` of :func:`judges.verdicts.judge_verdicts`, counted in SQL.
 
     Same arguments and result as ``aggregate_calls(judge_verdicts(store, dataset,
     config_id), ...)`` (``tests/judges/test_aggregation_sql.py`` compares the two on random
     call tables), but the calls stay in DuckDB: one GROUP BY counts each item's verdicts and
-    flips, so memory grows with the items, not with the calls.
+    flips, so memory grows with the items, not with the calls. ``texts_for`` limits the
+    ``reasoning`` and ``unscored_reason`` columns to those item ids (NaN elsewhere; a report
+    shows them for its labelled rows only); picking them is most of the SQL's work.
     """
     name = normalize_rule(rule)
     pairwise = kind == "pairwise"
     categories = ["a", "b", "tie", "unsure"] if pairwise else ["fail", "pass", "unsure"]
     rows = JudgeStore(store.db).item_aggregates(
         config_id, dataset_hashes(store, dataset), categories=categories,
-        inconsistent="tie" if pairwise else "unsure", rule=name,
+        inconsistent="tie" if pairwise else "unsure", rule=name, texts_for=texts_for,
     )
     if rows.empty:
         return pd.DataFrame(columns=_ITEM_COLUMNS), None

@@ -24,7 +24,7 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -33,6 +33,7 @@ import duckdb
 import pandas as pd
 
 from judges.config import JudgeConfig, canonical_json, parse_config
+from judges.store_aggregates import item_aggregates
 from labels.db import Database, equal_conditions
 from labels.errors import NotFoundError
 from labels.migrations import Migration
@@ -117,29 +118,6 @@ _LATEST_CALLS = """
         FROM judge_calls c WHERE c.config_id = $config
     )
 """
-
-
-def _category(side: str, words: Sequence[str]) -> str:
-    """SQL: the category index of the call ``side`` (a struct of ``item_aggregates``).
-
-    ``NULL`` when that order has no call, -1 for no verdict (``unscored`` or empty), else the
-    0-based position of the lower-cased, trimmed word in ``words``; any other word is an error.
-    The exact words are matched first (literals: a CASE on constants is several times faster
-    than ``list_position`` over 5 M pairs); only other spellings are lower-cased and trimmed.
-    """
-    exact = " ".join(f"WHEN '{w}' THEN {i}" for i, w in enumerate(words))
-    word = f"lower(trim(coalesce({side}.word, '')))"
-    return (f"CASE WHEN {side} IS NULL THEN NULL ELSE CASE {side}.word {exact} "
-            f"WHEN 'unscored' THEN -1 ELSE CASE WHEN {word} IN ('unscored', '') THEN -1 "
-            f"WHEN list_position($words, {word}) IS NULL "
-            f"THEN error('unknown verdict ' || {side}.word) "
-            f"ELSE list_position($words, {word}) - 1 END END END")
-
-
-def _is_word(side: str, words: Sequence[str]) -> str:
-    """SQL: the call ``side`` gave one of ``words`` exactly (its reasoning counts)."""
-    listed = ", ".join(f"'{w}'" for w in words)
-    return f"coalesce({side}.word IN ({listed}), false)"
 
 
 # Runs of this process that are still executing (a 'running' row not in here, from this pid or
@@ -547,115 +525,15 @@ class JudgeStore:
 
     def item_aggregates(
         self, config_id: str, items: pd.DataFrame, *, categories: Sequence[str],
-        inconsistent: str, rule: str,
+        inconsistent: str, rule: str, texts_for: Collection[str] | None = None,
     ) -> pd.DataFrame:
-        """Per item: the calls of :meth:`latest_calls` combined in one SQL pass.
+        """Per item: the calls of :meth:`latest_calls` combined in SQL.
 
-        The SQL twin of :func:`judges.calibration.self_consistency` (the reference; the two
-        are compared on random call tables in ``tests/judges/test_aggregation_sql.py``).
-        ``categories`` are the verdict words in category order (``fail, pass, unsure`` or
-        ``a, b, tie, unsure``); ``unscored`` and an empty verdict are no verdict, any other
-        word is an error. ``rule`` is ``all_agree`` (one distinct scored verdict, else
-        ``inconsistent``) or ``majority`` (a unique most frequent verdict, else
-        ``inconsistent``).
-
-        Returns:
-            One row per judged item in ``items``' order: ``item_id``, ``id_rank`` (0-based
-            rank of the id in sorted order), ``verdict``, ``n_calls``, ``n_scored``,
-            ``order_flipped``, ``order_comparable``, ``repeat_flipped``,
-            ``repeat_comparable``, ``any_flipped``, ``n_pairs``, ``n_pairs_flipped``,
-            ``reasoning`` (first non-null of a call whose verdict is one of ``categories``),
-            ``unscored_reason`` (first non-null of the other calls).
+        The SQL twin of :func:`judges.calibration.self_consistency`; see
+        :func:`judges.store_aggregates.item_aggregates` for the arguments and the columns.
         """
-        if rule not in ("all_agree", "majority"):
-            raise ValueError(f"rule must be 'all_agree' or 'majority', got {rule!r}")
-        words = list(categories)
-        if not 1 <= len(words) <= 4:
-            raise ValueError("between 1 and 4 verdict categories")
-        if not all(w.isascii() and w.isalpha() and w.islower() for w in words):
-            raise ValueError(f"verdict categories are lower-case words, got {words}")
-        # a count per category in use (pass/fail has three): each one is two aggregates
-        counts = [f"count(*) FILTER (o = {i}) + count(*) FILTER (s = {i})" if i < len(words)
-                  else "0" for i in range(4)]
-        top = "greatest(c0, c1, c2, c3)"
-        argmax = "CASE WHEN c0 = top THEN 1 WHEN c1 = top THEN 2 WHEN c2 = top THEN 3 ELSE 4 END"
-        consistent = ("bit_count(coalesce(mask_o, 0) | coalesce(mask_s, 0)) = 1"
-                      if rule == "all_agree" else
-                      "(c0 = top)::INT + (c1 = top)::INT + (c2 = top)::INT + (c3 = top)::INT = 1")
-        with self.db.cursor() as cur:
-            cur.register("dataset_items", items)
-            frame = cur.execute(
-                f"""
-                WITH calls AS (
-                    SELECT item_hash, repeat, ordering = 'swapped' AS swapped,
-                           -- replies before failures, then the newest: one BIGINT compares
-                           -- faster than a struct
-                           (status <> 'failed')::BIGINT * 4611686018427387904 + call_id
-                               AS latest,
-                           {{'word': CASE WHEN status = 'scored' THEN verdict
-                                         ELSE 'unscored' END,
-                            'reasoning': CASE WHEN status = 'scored' THEN reasoning END,
-                            'reason': CASE WHEN status = 'unscored' THEN unscored_reason
-                                           WHEN status = 'failed'
-                                           THEN 'failed:' || coalesce(error_kind, 'error')
-                                      END}} AS call
-                    FROM judge_calls WHERE config_id = $config
-                ), pairs AS (
-                    -- per (item, repeat) the call that counts in each order: the latest
-                    -- reply, or the latest failure where no reply exists
-                    SELECT item_hash, repeat,
-                           arg_max(call, latest) FILTER (NOT swapped) AS o,
-                           arg_max(call, latest) FILTER (swapped) AS s
-                    FROM calls GROUP BY item_hash, repeat
-                ), coded AS (
-                    SELECT item_hash, repeat, (o IS NOT NULL)::INT + (s IS NOT NULL)::INT AS n,
-                           {_category("o", words)} AS o,
-                           {_category("s", words)} AS s,
-                           coalesce(CASE WHEN {_is_word("o", words)} THEN o.reasoning END,
-                                    CASE WHEN {_is_word("s", words)} THEN s.reasoning END)
-                               AS reasoning,
-                           coalesce(CASE WHEN NOT {_is_word("o", words)} THEN o.reason END,
-                                    CASE WHEN NOT {_is_word("s", words)} THEN s.reason END)
-                               AS unscored_reason
-                    FROM pairs
-                ), per_hash AS (
-                    SELECT item_hash, sum(n) AS n_calls,
-                           count(*) FILTER (o >= 0 AND s >= 0) AS n_pairs,
-                           count(*) FILTER (o >= 0 AND s >= 0 AND o <> s) AS n_pairs_flipped,
-                           count(*) FILTER (o >= 0) AS scored_o,
-                           count(*) FILTER (s >= 0) AS scored_s,
-                           bit_or(1 << greatest(o, 0)) FILTER (o >= 0) AS mask_o,
-                           bit_or(1 << greatest(s, 0)) FILTER (s >= 0) AS mask_s,
-                           {counts[0]} AS c0, {counts[1]} AS c1,
-                           {counts[2]} AS c2, {counts[3]} AS c3,
-                           arg_min(reasoning, repeat) FILTER (reasoning IS NOT NULL)
-                               AS reasoning,
-                           arg_min(unscored_reason, repeat) FILTER (unscored_reason IS NOT NULL)
-                               AS unscored_reason
-                    FROM coded GROUP BY item_hash
-                ), decided AS (
-                    -- items with the same content share their calls (the cache key is the hash)
-                    SELECT d.item_id, d.position, h.*, {top} AS top, c0 + c1 + c2 + c3 AS n_scored
-                    FROM dataset_items d JOIN per_hash h ON h.item_hash = d.item_hash
-                )
-                SELECT item_id, (row_number() OVER (ORDER BY item_id) - 1) AS id_rank,
-                       CASE WHEN n_scored = 0 THEN 'unscored'
-                            WHEN {consistent} THEN $words[{argmax}]
-                            ELSE $inconsistent END AS verdict,
-                       n_calls, n_scored,
-                       n_pairs_flipped > 0 AS order_flipped, n_pairs > 0 AS order_comparable,
-                       bit_count(coalesce(mask_o, 0)) >= 2
-                           OR bit_count(coalesce(mask_s, 0)) >= 2 AS repeat_flipped,
-                       scored_o >= 2 OR scored_s >= 2 AS repeat_comparable,
-                       bit_count(coalesce(mask_o, 0) | coalesce(mask_s, 0)) >= 2
-                           AS any_flipped,
-                       n_pairs, n_pairs_flipped, reasoning, unscored_reason
-                FROM decided ORDER BY position
-                """,
-                {"config": config_id, "words": words, "inconsistent": inconsistent},
-            ).df()
-            cur.unregister("dataset_items")
-        return frame
+        return item_aggregates(self.db, config_id, items, categories=categories,
+                               inconsistent=inconsistent, rule=rule, texts_for=texts_for)
 
     def calls_on_items(self, config_id: str, items: pd.DataFrame) -> pd.DataFrame:
         """Every stored call of ``config_id`` on ``items`` (all columns, for browsing).

@@ -327,7 +327,9 @@ def calibration_report(
             f"dataset {dataset!r} has no human labels for criterion {crit!r}: label some rows "
             "(Label page) or import them (calibrate labels import)"
         )
-    judged = load_judge_items(store, dataset, ref, rule=rule_name, confidence=confidence)
+    # the judge's reasoning is shown for the labelled rows only: read it for those
+    judged = load_judge_items(store, dataset, ref, rule=rule_name, confidence=confidence,
+                              texts_for=human.items["item_id"].astype(str).tolist())
     if judged.items.empty:
         raise NotFoundError(
             f"judge {ref.name!r} ({ref.config_id}) has no verdicts on dataset {dataset!r}: run "
@@ -335,7 +337,8 @@ def calibration_report(
         )
     target_items = (
         judged if target_name == dataset
-        else load_judge_items(store, target_name, ref, rule=rule_name, confidence=confidence)
+        else load_judge_items(store, target_name, ref, rule=rule_name, confidence=confidence,
+                              texts_for=())
     )
     if target_items.items.empty:
         raise NotFoundError(

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -270,7 +271,8 @@ class JudgeItems:
         items: One row per judged item: ``item_id``, ``verdict`` (aggregated; ``unscored`` when
             no call gave a verdict), ``n_calls``, ``n_scored``, ``order_flipped``,
             ``repeat_flipped``, ``flipped``, ``reasoning`` (of the first scored call),
-            ``unscored_reason`` (of the first unscored call).
+            ``unscored_reason`` (of the first unscored call); the two texts only for the
+            items :func:`load_judge_items` was asked to read them for.
         consistency: Flip rates and per-item aggregation (``None`` when there are no calls).
         store: Where :attr:`calls` are read from on first use.
         loaded_calls: The per-call rows when the caller already has them.
@@ -317,6 +319,7 @@ def load_judge_items(
     *,
     rule: str | None = None,
     confidence: float = 0.95,
+    texts_for: Collection[str] | None = None,
 ) -> JudgeItems:
     """A judge's verdicts on ``dataset``, aggregated per item.
 
@@ -327,6 +330,8 @@ def load_judge_items(
         rule: Aggregation rule (``all_agree`` or ``majority``); default: the judge config's
             ``aggregation`` (:func:`judges.aggregation.rule_for`).
         confidence: Level of the flip-rate intervals.
+        texts_for: Item ids whose ``reasoning`` and ``unscored_reason`` are read (``None``:
+            every item; the others get NaN). A report reads them for its labelled rows only.
 
     Returns:
         A :class:`JudgeItems`.
@@ -334,5 +339,6 @@ def load_judge_items(
     ref = judge if isinstance(judge, JudgeRef) else find_judge(store, judge, dataset=dataset)
     name = rule_for(ref.config, rule)
     items, consistency = aggregate_stored_calls(store, dataset, ref.config_id, rule=name,
-                                                confidence=confidence, kind=ref.kind)
+                                                confidence=confidence, kind=ref.kind,
+                                                texts_for=texts_for)
     return JudgeItems(ref, dataset, name, items, consistency, store=store)
