@@ -15,7 +15,7 @@ import json
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, ClassVar, Literal
 
 from labels.errors import CalibrateError
@@ -93,10 +93,12 @@ class Completion:
     request asked for them and the provider returned them)."""
 
 
+@dataclass(eq=False, repr=False)  # compared and shown as an exception: by identity, by message
 class ProviderError(CalibrateError):
-    """A failed call, classified.
+    """A failed call, classified: ``ProviderError(message, *, kind=..., retryable=..., ...)``.
 
     Attributes:
+        message: what went wrong (also ``str(error)``).
         kind: ``rate_limit``, ``server_error``, ``overloaded``, ``timeout``, ``connection``,
             ``malformed_response``, ``auth``, ``bad_request``, ``not_found``, or ``error``.
         retryable: whether trying again may succeed.
@@ -104,16 +106,16 @@ class ProviderError(CalibrateError):
         status: the HTTP status, when there was a response.
     """
 
-    def __init__(
-        self, message: str, *, kind: str = "error", retryable: bool = False,
-        retry_after: float | None = None, status: int | None = None,
-    ) -> None:
-        """Keep the message and the classification (see the class docstring for the fields)."""
-        super().__init__(message)
-        self.kind = kind
-        self.retryable = retryable
-        self.retry_after = retry_after
-        self.status = status
+    message: str
+    _: KW_ONLY
+    kind: str = "error"
+    retryable: bool = False
+    retry_after: float | None = None
+    status: int | None = None
+
+    def __post_init__(self) -> None:
+        """Give the exception its message (``args``, ``str(error)``)."""
+        super().__init__(self.message)
 
 
 class ProviderConfigError(CalibrateError):
