@@ -34,7 +34,11 @@ EXACT_ESTIMATE_CALLS = 20_000
 :data:`ESTIMATE_SAMPLE` calls is rendered and the rest follow from each item's text length."""
 ESTIMATE_SAMPLE = 2_000
 CHUNK_CALLS = 1_024
-"""Calls built at a time when a plan is iterated (one item query, then one render per prompt)."""
+"""Most calls built at a time when a plan is iterated (one item query, then one render per
+prompt)."""
+FIRST_CHUNK_CALLS = 64
+"""Calls in the first chunk; each next chunk doubles up to :data:`CHUNK_CALLS`, so a run sends
+its first calls after rendering a few prompts rather than a thousand."""
 
 
 @dataclass(frozen=True)
@@ -145,9 +149,11 @@ class PlannedCalls(Sequence[PlannedCall]):
         return self.build([position])[0]
 
     def __iter__(self) -> Iterator[PlannedCall]:
-        """The calls in run order, built a chunk at a time."""
-        for start in range(0, len(self), CHUNK_CALLS):
-            yield from self.build(range(start, min(len(self), start + CHUNK_CALLS)))
+        """The calls in run order, built a chunk at a time (small chunks first)."""
+        start, size = 0, FIRST_CHUNK_CALLS
+        while start < len(self):
+            yield from self.build(range(start, min(len(self), start + size)))
+            start, size = start + size, min(2 * size, CHUNK_CALLS)
 
     def build(self, positions: Sequence[int]) -> list[PlannedCall]:
         """:class:`PlannedCall` objects for the calls at ``positions`` (one item query)."""
@@ -412,6 +418,7 @@ __all__ = [
     "CHUNK_CALLS",
     "ESTIMATE_SAMPLE",
     "EXACT_ESTIMATE_CALLS",
+    "FIRST_CHUNK_CALLS",
     "TYPICAL_CLAIMS",
     "TYPICAL_OUTPUT_TOKENS",
     "CostEstimate",

@@ -164,9 +164,10 @@ class RunSummary:
 ProgressCallback = Callable[[int, int, RunSummary], None]
 
 
-WRITE_INTERVAL = 0.1
+WRITE_INTERVAL = 0.25
 """Seconds between write transactions at most: a commit costs ~5 ms of CPU whatever its size,
-so under load rows are gathered for up to this long; a kill -9 loses at most these replies."""
+so under load rows are gathered for up to this long; a kill -9 loses at most these replies
+(sent again by the resumed run). At 160 calls/s, 0.1 s cost the writer ~0.4 ms per call."""
 
 
 class _CallWriter:

@@ -7,9 +7,9 @@ each failed attempt. A call stored with a reply (``scored`` or ``unscored``) is 
 its key ``(config_id, item_hash, repeat, ordering)`` and is never paid for again; a ``failed``
 row is kept for the record and retried by the next run.
 
-Rows are written in small transactions (at most ~10 a second, see
+Rows are written in small transactions (at most ~4 a second, see
 :data:`judges.runner.WRITE_INTERVAL`), so a ``kill -9`` loses at most the replies of the last
-tenth of a second and the calls in flight; a resumed run picks up from the last commit.
+quarter second and the calls in flight; a resumed run picks up from the last commit.
 
 The tables live in the same DuckDB file as the label store; ``item_id`` is the dataset's id
 for the item, ``item_hash`` (:func:`item_hash`) is what the cache keys on, so the same row
@@ -31,6 +31,7 @@ from typing import Any
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 
 from judges.config import JudgeConfig, canonical_json, parse_config
 from judges.store_aggregates import item_aggregates
@@ -250,10 +251,12 @@ def insert_calls(cur: Any, calls: Sequence[CallRecord]) -> None:
         cur.executemany(f"INSERT INTO judge_calls ({columns}) VALUES ({placeholders})",
                         [c.row() for c in calls])
         return
-    # executemany costs ~1 ms a row; a registered frame inserts 200 rows in ~10 ms.
-    # dtype=object keeps None as NULL (a float column would turn it into NaN).
-    frame = pd.DataFrame([c.row() for c in calls], columns=list(CALL_COLUMNS), dtype=object)
-    cur.register("judge_call_batch", frame)
+    # executemany costs ~1 ms a row; a registered Arrow table inserts 16 rows in ~4 ms of CPU
+    # (a pandas frame of objects took ~8 ms). Column types are inferred from the values, as
+    # DuckDB did from the frame; None stays NULL, and INSERT casts to the table's types.
+    rows = [c.row() for c in calls]
+    batch = pa.table({name: [row[i] for row in rows] for i, name in enumerate(CALL_COLUMNS)})
+    cur.register("judge_call_batch", batch)
     try:
         cur.execute(f"INSERT INTO judge_calls ({columns}) SELECT * FROM judge_call_batch")
     finally:

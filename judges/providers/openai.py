@@ -10,6 +10,7 @@ import json
 import math
 from typing import Any
 
+import httpx2
 import openai
 
 from judges.providers._sdk import SDKProvider
@@ -63,13 +64,17 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
         return body
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        """One ``chat.completions.create`` call."""
+        """One ``POST /chat/completions`` through the SDK client (its retries, errors, auth)."""
         client = self._client_for_loop()
+        # The SDK's generic ``post`` (its documented way to any endpoint) rather than
+        # ``chat.completions.create``: create() walks the body against its TypedDicts, about
+        # 0.6 ms of CPU per call (a quarter of the runner's); our body is plain JSON already.
         # The raw body is parsed here rather than into the SDK's models: the stored raw
         # response is then exactly what the server sent, and a malformed body is one error.
-        response = await client.chat.completions.with_raw_response.create(
-            **self.request_body(request), timeout=request.timeout)
-        return self.completion(json.loads(response.http_response.content))
+        response = await client.post(
+            "/chat/completions", body=self.request_body(request), cast_to=httpx2.Response,
+            options={"timeout": request.timeout})
+        return self.completion(json.loads(response.content))
 
     @staticmethod
     def completion(data: Any) -> Completion:
