@@ -37,6 +37,9 @@ class QueueState:
         current: the queue's row for this annotator (kept until labelled or skipped).
         showing: the row the last run put on screen (a queue row or one being revisited);
             button presses for any other row are stale and ignored.
+        settled: (queue plan, overlap, n): the first n rows of that plan are labelled, full
+            or skipped for this annotator (:func:`labels.sampling.settled_prefix`), so the
+            search for the next row starts at n.
     """
 
     back: int = 0
@@ -45,6 +48,7 @@ class QueueState:
     tags: dict[str, list[str]] = field(default_factory=dict)
     current: str | None = None
     showing: str | None = None
+    settled: tuple[object, int, int] | None = None
 
     def mark_shown(self, item_id: str) -> None:
         """Start the clock for ``item_id`` unless it is already running."""

@@ -224,6 +224,7 @@ def next_item(
     overlap: int = 1,
     held: Mapping[str, int] | None = None,
     skipped: Sequence[str] = (),
+    start: int = 0,
 ) -> str | None:
     """The next item for one annotator, or None when nothing is free for them.
 
@@ -238,6 +239,9 @@ def next_item(
             once never spend time on a row wanted once. (:func:`progress` still counts it as
             remaining: it comes back if the other annotator leaves it.)
         skipped: items this annotator skipped, oldest first; they come after every other row.
+        start: where to start looking in ``plan``: :func:`settled_prefix` (the rows before it
+            are never offered again, so the answer is the same as from 0, without walking
+            past every labelled row of a large dataset on each key press).
     """
     holds = held or {}
     skipped_set = set(skipped)
@@ -248,13 +252,40 @@ def next_item(
             and counts.get(item_id, 0) + holds.get(item_id, 0) < overlap
         )
 
-    for item_id in plan:
+    for index in range(start, len(plan)):
+        item_id = plan[index]
         if item_id not in skipped_set and free(item_id):
             return item_id
     for item_id in skipped:
         if free(item_id):
             return item_id
     return None
+
+
+def settled_prefix(
+    plan: Sequence[str],
+    *,
+    mine: Collection[str],
+    counts: Mapping[str, int],
+    overlap: int = 1,
+    skipped: Collection[str] = (),
+    start: int = 0,
+) -> int:
+    """How many rows at the head of ``plan`` :func:`next_item` will never offer in plan order.
+
+    Those are rows the annotator labelled, rows with ``overlap`` annotators and rows the
+    annotator skipped (served from the skipped list instead). Labels and skips are only ever
+    added, so for one plan and overlap the prefix only grows: a session keeps it and passes it
+    back as ``start``, walking only the rows labelled since (arguments as in :func:`next_item`).
+    """
+    skipped_set = skipped if isinstance(skipped, (set, frozenset)) else set(skipped)
+    index = start
+    while index < len(plan):
+        item_id = plan[index]
+        if item_id not in mine and item_id not in skipped_set and counts.get(item_id, 0) < overlap:
+            break
+        index += 1
+    return index
 
 
 def progress(

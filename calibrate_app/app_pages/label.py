@@ -16,7 +16,15 @@ from calibrate_app import judge_info, resources, state, widgets
 from labels import LabelStore, Provenance
 from labels.errors import CalibrateError
 from labels.models import DEFAULT_CRITERION, Criterion, Item, Kind
-from labels.sampling import QUEUE_ORDERS, Progress, QueueSettings, next_item, progress
+from labels.sampling import (
+    QUEUE_ORDERS,
+    Progress,
+    QueuePlan,
+    QueueSettings,
+    next_item,
+    progress,
+    settled_prefix,
+)
 
 NAME_PATTERN = re.compile(r"^[\w][\w .@-]{0,63}$")
 
@@ -39,6 +47,7 @@ class Row:
     item_id: str
     token: str  # a short hash of (dataset, criterion, item): part of this row's widget keys
     editing: bool
+    provenance: Provenance  # how the queue chose this row (issue 13), saved with its label
 
     @property
     def note_key(self) -> str:
@@ -94,7 +103,7 @@ def _save(row: Row, verdict: str) -> None:
             row.store.add_label(
                 row.dataset, row.item_id, row.annotator, verdict, criterion=row.criterion,
                 note=note, failure_tags=tags, seconds_spent=queue.seconds_on(row.item_id),
-                provenance=_provenance(row),
+                provenance=row.provenance,
             )
         except CalibrateError as error:
             state.flash("error", f"Not saved: {error}")
@@ -104,13 +113,14 @@ def _save(row: Row, verdict: str) -> None:
     _leave(row)
 
 
-def _provenance(row: Row) -> Provenance:
-    """How the row on screen was chosen: the queue order it was served in (issue 13)."""
-    store = row.store
-    settings = store.queue_settings(row.dataset, row.criterion)
-    plan = resources.queue_plan(store, row.dataset, store.count_items(row.dataset), settings)
-    judge = judge_info.latest_config(store, row.dataset) if plan.strata is not None else None
-    return Provenance(**plan.provenance(row.item_id, judge=judge))  # type: ignore[arg-type]
+def _provenance(store: LabelStore, dataset: str, plan: QueuePlan, item_id: str) -> Provenance:
+    """How the row put on screen was chosen: the queue order it was served in (issue 13).
+
+    Taken when the row is shown, from the plan that served it, so saving its label costs no
+    query for it.
+    """
+    judge = judge_info.latest_config(store, dataset) if plan.strata is not None else None
+    return Provenance(**plan.provenance(item_id, judge=judge))  # type: ignore[arg-type]
 
 
 def _leave(row: Row) -> None:
@@ -388,24 +398,33 @@ def _verdict_bar(row: Row, kind: Kind, criterion: Criterion, pending: str | None
 
 
 def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotator: str,
-                 settings: QueueSettings) -> tuple[str | None, bool, Progress]:
-    """(item id, editing?, progress) for this run."""
+                 settings: QueueSettings) -> tuple[str | None, bool, Progress, QueuePlan]:
+    """(item id, editing?, progress, the queue plan) for this run."""
     scope = (dataset, criterion.name, annotator)
     queue = state.queue_state(scope)
     total, mine, counts = store.queue_snapshot(dataset, annotator, criterion.name)
     skipped = store.skipped(dataset, criterion.name, annotator)
     done = progress(total, mine=mine, counts=counts, overlap=settings.overlap, skipped=skipped)
+    plan = resources.queue_plan(store, dataset, total, settings)
     if queue.back > 0:
         seq = store.labelled_in_order(dataset, annotator, criterion.name)
         queue.back = min(queue.back, len(seq))
         if queue.back > 0:
-            return seq[-queue.back], True, done
+            return seq[-queue.back], True, done, plan
     if queue.current is not None and queue.current not in mine:
         resources.get_holds().hold(
             (store.db.path, dataset, criterion.name), annotator, queue.current
         )
-        return queue.current, False, done
-    plan = resources.queue_plan(store, dataset, total, settings)
+        return queue.current, False, done, plan
+    # Start the search where this tab's last one found every earlier row settled: at 1 M
+    # items with many labels, walking the whole labelled head of the queue on each key press
+    # costs more than the rest of the page.
+    known = queue.settled
+    start = known[2] if known is not None and known[0] is plan and known[1] == settings.overlap \
+        else 0
+    start = settled_prefix(plan.item_ids, mine=mine, counts=counts, overlap=settings.overlap,
+                           skipped=set(skipped), start=start)
+    queue.settled = (plan, settings.overlap, start)
     holds = resources.get_holds()
     hold_scope = (store.db.path, dataset, criterion.name)
     holds.release_elsewhere(hold_scope, annotator)  # e.g. after switching datasets
@@ -419,7 +438,7 @@ def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotato
             hold_scope, annotator,
             lambda held: next_item(
                 plan.item_ids, mine=mine | passed, counts=counts, overlap=settings.overlap,
-                held=held, skipped=skipped,
+                held=held, skipped=skipped, start=start,
             ),
         )
         if item_id is None:
@@ -430,7 +449,7 @@ def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotato
             break
         passed.add(item_id)
     queue.current = item_id
-    return item_id, False, done
+    return item_id, False, done, plan
 
 
 def _editing_banner(store: LabelStore, row: Row) -> None:
@@ -500,7 +519,7 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     settings are neither recomputed nor re-sent to the browser for every label.
     """
     settings = store.queue_settings(dataset, criterion.name)
-    item_id, editing, done = _current_row(store, dataset, criterion, annotator, settings)
+    item_id, editing, done, plan = _current_row(store, dataset, criterion, annotator, settings)
     queue = state.queue_state((dataset, criterion.name, annotator))
     queue.showing = item_id
     message = state.pop_flash()
@@ -524,7 +543,8 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     item: Item = store.item(dataset, item_id)
     queue.mark_shown(item_id)
     token = widgets.short_key("row", f"{dataset}\x1f{criterion.name}\x1f{item_id}")
-    row = Row(store, dataset, criterion.name, annotator, item_id, token, editing)
+    row = Row(store, dataset, criterion.name, annotator, item_id, token, editing,
+              _provenance(store, dataset, plan, item_id))
     widgets.guidelines(criterion)
     if editing:
         _editing_banner(store, row)

@@ -17,6 +17,7 @@ from labels.sampling import (
     next_item,
     plan_queue,
     progress,
+    settled_prefix,
     shuffle_key,
 )
 
@@ -117,6 +118,39 @@ def test_next_item_never_offers_a_done_or_held_row(
     done = progress(len(IDS), mine=mine, counts=counts, overlap=overlap, skipped=skipped)
     assert done.remaining == len(wanted)
     assert done.labelled == len(mine)
+
+
+@given(
+    before=st.tuples(st.sets(st.sampled_from(IDS)),
+                     st.dictionaries(st.sampled_from(IDS), st.integers(0, 3)),
+                     st.lists(st.sampled_from(IDS), unique=True)),
+    added=st.tuples(st.sets(st.sampled_from(IDS)),
+                    st.dictionaries(st.sampled_from(IDS), st.integers(0, 2)),
+                    st.lists(st.sampled_from(IDS), unique=True)),
+    held=st.dictionaries(st.sampled_from(IDS), st.integers(0, 2)),
+    overlap=st.integers(1, 3),
+)
+def test_a_kept_settled_prefix_gives_the_row_a_search_from_the_top_gives(
+    before: tuple[set[str], dict[str, int], list[str]],
+    added: tuple[set[str], dict[str, int], list[str]],
+    held: dict[str, int], overlap: int,
+) -> None:
+    # A tab keeps the prefix from an earlier key press; since then labels and skips were only
+    # added (its own labels count for the other annotators too).
+    mine, counts, skipped = before
+    kept = settled_prefix(IDS, mine=mine, counts=counts, overlap=overlap, skipped=skipped)
+    assert all(i in mine or i in skipped or counts.get(i, 0) >= overlap for i in IDS[:kept])
+    mine = mine | added[0]
+    counts = {i: counts.get(i, 0) + added[1].get(i, 0) + (i in added[0])
+              for i in set(counts) | set(added[1]) | added[0]}
+    skipped = skipped + [i for i in added[2] if i not in skipped]
+    start = settled_prefix(IDS, mine=mine, counts=counts, overlap=overlap, skipped=skipped,
+                           start=kept)
+    assert start == settled_prefix(IDS, mine=mine, counts=counts, overlap=overlap,
+                                   skipped=skipped)
+    args = {"mine": mine, "counts": counts, "overlap": overlap, "held": held,
+            "skipped": skipped}
+    assert next_item(IDS, **args, start=start) == next_item(IDS, **args)
 
 
 def test_progress_text() -> None:
