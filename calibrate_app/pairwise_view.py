@@ -124,8 +124,5 @@ def render(store: LabelStore, dataset: str, judge: JudgeRef, *, rule: str | None
             "is the ceiling a judge can reach."
         )
     _win_rates(data)
-    if data["warnings"]:
-        with st.expander(f"Warnings ({len(data['warnings'])})", icon=":material/warning:"):
-            for warning in data["warnings"]:
-                st.text(warning)
+    widgets.warnings_expander(data["warnings"])
     _disagreements(report)

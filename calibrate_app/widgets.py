@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -109,6 +109,15 @@ def or_warning(build: Callable[[], T]) -> T | None:
     except CalibrateError as error:
         message("warning", str(error))
         return None
+
+
+def warnings_expander(warnings: Sequence[str]) -> None:
+    """A report's warnings as plain text in a closed expander that counts them (none: nothing)."""
+    if not warnings:
+        return
+    with st.expander(f"Warnings ({len(warnings)})", icon=":material/warning:"):
+        for warning in warnings:
+            st.text(warning)
 
 
 def file_name(text: str) -> str:

@@ -528,10 +528,7 @@ def _page() -> None:
     if forest is not None:
         right.altair_chart(forest, key="cal_forest")
     _pass_rates(report, data)
-    if data["warnings"]:
-        with st.expander(f"Warnings ({len(data['warnings'])})", icon=":material/warning:"):
-            for warning in data["warnings"]:
-                st.text(warning)
+    widgets.warnings_expander(data["warnings"])
     if data["clustered"]:
         with st.expander("Document-clustered intervals (rows sharing a source document)",
                          icon=":material/hub:"):

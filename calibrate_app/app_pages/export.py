@@ -20,7 +20,6 @@ from judges.card import card_counts, card_from_report, dumps_card
 from judges.reporting import calibration_report, judges_on
 from judges.verdicts import judge_verdicts
 from labels import LabelStore
-from labels.errors import CalibrateError
 from labels.exporting import write_table
 
 FORMATS = {"CSV": ".csv", "Parquet": ".parquet", "JSONL": ".jsonl"}
@@ -52,11 +51,9 @@ def _card_section(store: LabelStore, dataset: str) -> None:
         format_func=lambda c: f"{by_id[c].name} r{by_id[c].revision} · {c[:11]}",
     )
     fmt = st.radio("Card format", ["JSON", "YAML"], horizontal=True, key="export_card_format")
-    try:
-        report = calibration_report(store, dataset, by_id[config_id])
-        card = card_from_report(store, report, force=True)
-    except CalibrateError as error:
-        widgets.message("warning", str(error))
+    card = widgets.or_warning(lambda: card_from_report(
+        store, calibration_report(store, dataset, by_id[config_id]), force=True))
+    if card is None:
         return
     m = card.metrics
     if card.judge.stand_in:
