@@ -261,6 +261,7 @@ async def _execute(
 
     if provider.max_concurrency is not None:
         concurrency = min(concurrency, provider.max_concurrency)
+    provider.expect_concurrency(concurrency)
     try:
         async with asyncio.TaskGroup() as group:
             for _ in range(max(1, min(concurrency, len(plan.calls)))):

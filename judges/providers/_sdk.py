@@ -15,9 +15,17 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Generic, TypeVar
 
+import httpx2
+
 from judges.providers.base import Provider, ProviderError, status_error
 
 ClientT = TypeVar("ClientT")
+
+KEEPALIVE_CONNECTIONS = 100
+"""Connections the SDKs keep alive between requests by default (``DEFAULT_CONNECTION_LIMITS``):
+a run with more calls in flight would close and reopen connections on every wave."""
+MAX_CONNECTIONS = 1000
+"""Connections the SDKs open at most by default."""
 
 
 class SDKProvider(Provider, Generic[ClientT]):
@@ -43,6 +51,7 @@ class SDKProvider(Provider, Generic[ClientT]):
         self.base_url = base_url
         self._client: ClientT | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._pool_size = 0
 
     def __repr__(self) -> str:
         """Model and endpoint only: the API key never appears in a repr, log or traceback."""
@@ -50,7 +59,24 @@ class SDKProvider(Provider, Generic[ClientT]):
 
     def _new_client(self, api_key: str) -> ClientT:
         """A new async SDK client with ``max_retries=0`` (the runner retries and logs)."""
-        return self.client_class(api_key=api_key, base_url=self.base_url, max_retries=0)
+        return self.client_class(api_key=api_key, base_url=self.base_url, max_retries=0,
+                                 **self._pool_options())
+
+    def expect_concurrency(self, calls: int) -> None:
+        """Size the connection pool of the clients made from now on for ``calls`` in flight."""
+        self._pool_size = max(self._pool_size, calls)
+
+    def _pool_options(self) -> dict[str, Any]:
+        """Client arguments for the pool: none up to the SDK's default pool.
+
+        With more calls in flight than the SDK keeps alive (:data:`KEEPALIVE_CONNECTIONS`), the
+        SDK's own HTTP client class with a pool of one connection per call in flight.
+        """
+        if self._pool_size <= KEEPALIVE_CONNECTIONS:
+            return {}
+        limits = httpx2.Limits(max_connections=max(MAX_CONNECTIONS, self._pool_size),
+                               max_keepalive_connections=self._pool_size)
+        return {"http_client": self.sdk.DefaultAsyncHttpxClient(limits=limits)}
 
     def _is_auth_error(self, error: BaseException) -> bool:
         """Whether ``error`` is the SDK refusing to start without credentials."""

@@ -168,6 +168,12 @@ class Provider(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release clients and connections (called once at the end of a run)."""
 
+    def expect_concurrency(self, calls: int) -> None:  # noqa: B027 - optional hook
+        """Prepare for up to ``calls`` requests in flight at once; a no-op by default.
+
+        The runner says so before a run; a provider with a connection pool sizes it.
+        """
+
     def info(self) -> dict[str, Any]:
         """What a run records about the provider beyond its spec (no secrets); default none."""
         return {}

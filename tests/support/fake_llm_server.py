@@ -216,6 +216,10 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the per-request stderr log."""
 
+    def setup(self) -> None:
+        super().setup()
+        self.server.owner._connected()
+
     def _batch_request(self, method: str) -> bool:
         """Serve a batch-API request (see :mod:`fake_batch_api`); False for other paths."""
         url = urlsplit(self.path)
@@ -439,12 +443,26 @@ class FakeLLMServer:
         self._queue: deque[str] = deque()
         self._targeted: list[tuple[str, deque[str]]] = []
         self._calls: list[LoggedCall] = []
+        self._connections = 0
         self._random = random.Random(self.seed)
         self._stopping = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self.batches = FakeBatches(self)
         """The batch services (:mod:`fake_batch_api`): scripting, expiry, hooks, state."""
+
+    @property
+    def connections(self) -> int:
+        """TCP connections accepted so far.
+
+        A client that keeps its connections alive opens one per request in flight, once.
+        """
+        with self._lock:
+            return self._connections
+
+    def _connected(self) -> None:
+        with self._lock:
+            self._connections += 1
 
     # -- lifecycle ----------------------------------------------------------------------------
 

@@ -227,3 +227,30 @@ def test_demo_judge_follows_the_prompt_format() -> None:
     assert '"verdict": "PASS"' in reply and '"claims"' in reply
     pair = "<sources>a b c</sources><answer_a>a b c</answer_a><answer_b>zzz yyy</answer_b>"
     assert demo_reply(request(messages=(Message("user", pair),))).endswith("VERDICT: A")
+
+
+@pytest.mark.parametrize("expect", [None, 150])
+def test_the_pool_keeps_a_connection_per_call_in_flight(expect: int | None) -> None:
+    """Two waves of 150 concurrent calls, and the TCP connections they open.
+
+    Told the concurrency, the client keeps all 150 connections alive and opens no new one for
+    the second wave; left at the SDK's default pool (100 kept alive), it reopens the 50 it
+    closed.
+    """
+
+    async def waves(provider: Provider) -> None:
+        try:
+            for _ in range(2):
+                await asyncio.gather(*(provider.complete(request(timeout=10))
+                                       for _ in range(150)))
+        finally:
+            await provider.aclose()
+
+    # Half a second per reply: all 150 requests of a wave are sent before the first returns.
+    with FakeLLMServer(latency=0.5) as server:
+        provider = make("openai", server)
+        if expect is not None:
+            provider.expect_concurrency(expect)
+        asyncio.run(waves(provider))
+        assert len(server.calls) == 300
+        assert server.connections == (150 if expect else 200)
