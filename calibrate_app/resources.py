@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -265,36 +266,117 @@ def get_save_lock() -> threading.Lock:
     return threading.Lock()
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
-def _cached_plan(
-    db_path: str, dataset: str, item_count: int, order: QueueOrder, seed: int,
-    judge_fingerprint: str, _store: LabelStore,
-) -> QueuePlan:
-    # Keyed by the item count (imports only ever add rows) and by a fingerprint of the judge
-    # verdicts, so a new import or judge run gives a new plan and nothing else recomputes it.
+_JUDGE_ORDERS = ("stratified", "flips_first", "active")
+
+PLAN_REFRESH_S = 30.0
+"""Youngest age (seconds) of a judge-based queue plan that is rebuilt for newer verdicts."""
+
+
+def _build_plan(store: LabelStore, dataset: str, order: QueueOrder, seed: int) -> QueuePlan:
     verdicts = flips = uncertainty = None
     if order in ("stratified", "active"):
-        verdicts = judge_info.latest_verdicts(_store, dataset)
+        verdicts = judge_info.latest_verdicts(store, dataset)
     if order == "flips_first":
-        flips = judge_info.flips(_store, dataset)
+        flips = judge_info.flips(store, dataset)
     if order == "active":
-        uncertainty = judge_info.uncertainty(_store, dataset)
+        uncertainty = judge_info.uncertainty(store, dataset)
     return plan_queue(
-        _store.item_ids(dataset), order=order, seed=seed, verdicts=verdicts, flips=flips,
+        store.item_ids(dataset), order=order, seed=seed, verdicts=verdicts, flips=flips,
         uncertainty=uncertainty,
     )  # fmt: skip
+
+
+@dataclass
+class _PlanSlot:
+    plan: QueuePlan
+    fingerprint: str
+    built_at: float
+    refreshing: bool = False
+
+
+class QueuePlans:
+    """The queue plans of this process, one per (file, dataset, item count, order, seed).
+
+    Imports only ever add rows, so the item count tells a plan is out of date. The judge-based
+    orders also depend on the judge's verdicts, which change with every call a running judge
+    stores: rebuilding their plan for each key press cost seconds at 1,000,000 items. A plan
+    for older verdicts is therefore rebuilt only once it is ``refresh`` seconds old, in a
+    background thread, and served as it is until the new one is ready; its labels record the
+    stratum and probability of the plan that served them, so the report stays right. Only the
+    first plan of a key is built on the page's path. Thread-safe.
+    """
+
+    def __init__(self, refresh: float = PLAN_REFRESH_S, max_entries: int = 32) -> None:
+        """Start empty."""
+        self._refresh = refresh
+        self._max_entries = max_entries
+        self._lock = threading.Lock()
+        self._slots: dict[tuple[object, ...], _PlanSlot] = {}
+
+    def get(self, store: LabelStore, dataset: str, item_count: int,
+            settings: QueueSettings) -> QueuePlan:
+        """The plan for ``settings`` (built now only when there is none yet)."""
+        key = (store.db.path, dataset, item_count, settings.order, settings.seed)
+        fingerprint = ""
+        if settings.order in _JUDGE_ORDERS:
+            fingerprint = judge_info.fingerprint(store, dataset)
+        with self._lock:
+            slot = self._slots.get(key)
+            if slot is not None:
+                stale = slot.fingerprint != fingerprint
+                if stale and not slot.refreshing \
+                        and time.monotonic() - slot.built_at >= self._refresh:
+                    slot.refreshing = True
+                    threading.Thread(
+                        target=self._rebuild, args=(key, store, dataset, settings),
+                        name="calibrate-queue-plan", daemon=True,
+                    ).start()
+                return slot.plan
+        built_at = time.monotonic()
+        plan = _build_plan(store, dataset, settings.order, settings.seed)
+        with self._lock:
+            self._slots.setdefault(key, _PlanSlot(plan, fingerprint, built_at))
+            while len(self._slots) > self._max_entries:
+                del self._slots[next(iter(self._slots))]
+            return self._slots[key].plan
+
+    def _rebuild(self, key: tuple[object, ...], store: LabelStore, dataset: str,
+                 settings: QueueSettings) -> None:
+        built_at = time.monotonic()
+        try:
+            fingerprint = judge_info.fingerprint(store, dataset)
+            plan = _build_plan(store, dataset, settings.order, settings.seed)
+        except Exception:  # keep serving the old plan; the next stale request tries again
+            plan = None
+        with self._lock:
+            slot = self._slots.get(key)
+            if slot is None:
+                return
+            if plan is not None:
+                slot.plan, slot.fingerprint = plan, fingerprint
+            slot.built_at, slot.refreshing = built_at, False
+
+    def wait(self, timeout: float = 30.0) -> None:
+        """Return once no rebuild is running (tests)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not any(slot.refreshing for slot in self._slots.values()):
+                    return
+            time.sleep(0.01)
+
+
+@st.cache_resource(show_spinner=False)
+def get_queue_plans() -> QueuePlans:
+    """The queue plans of this server process, shared by every annotator."""
+    return QueuePlans()
 
 
 def queue_plan(
     store: LabelStore, dataset: str, item_count: int, settings: QueueSettings
 ) -> QueuePlan:
     """The dataset's queue order, computed once per process and shared by every annotator."""
-    fingerprint = ""
-    if settings.order in ("stratified", "flips_first", "active"):
-        fingerprint = judge_info.fingerprint(store, dataset)
-    return _cached_plan(
-        store.db.path, dataset, item_count, settings.order, settings.seed, fingerprint, store
-    )
+    return get_queue_plans().get(store, dataset, item_count, settings)
 
 
 def _discard_upload(folder: UploadFolder) -> None:

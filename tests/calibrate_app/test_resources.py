@@ -1,11 +1,19 @@
-"""The app's shared objects: the background-job registry (used by the Judges page)."""
+"""The app's shared objects: the background-job registry (Judges page), the queue plans."""
 
 from __future__ import annotations
 
 import gc
 import threading
+from pathlib import Path
 
-from calibrate_app.resources import BackgroundJob, JobRegistry
+from calibrate_app import judge_info
+from calibrate_app.resources import BackgroundJob, JobRegistry, QueuePlans
+from judges.config import load_builtin
+from judges.providers.scripted import ScriptedProvider
+from judges.runner import run_judge
+from labels import LabelStore
+from labels.importing import import_rows
+from labels.sampling import QueueSettings, plan_queue
 
 
 def test_a_job_runs_reports_progress_and_returns_its_result() -> None:
@@ -72,3 +80,34 @@ def test_the_heap_is_frozen_while_a_job_works_after_its_setup() -> None:
     step.set()
     job.join(10)
     assert gc.get_freeze_count() == 0  # unfrozen when the last running job ends
+
+
+def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
+    store: LabelStore, tmp_path: Path,
+) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(
+        f'{{"id": "r{k}", "question": "Is {k} even?", "answer": "yes", '
+        f'"sources": [{{"text": "{k} is a number."}}]}}\n' for k in range(12)
+    ))
+    import_rows(store, path, "d")
+    settings = QueueSettings("stratified", 3, 1)
+    young, aged = QueuePlans(refresh=3600.0), QueuePlans(refresh=0.0)
+    before = young.get(store, "d", 12, settings)
+    assert before.order == "random" and before.note is not None  # no judge run yet
+    assert aged.get(store, "d", 12, settings) == before
+    verdicts = iter(["PASS", "FAIL"] * 6)
+    run_judge(load_builtin("faithfulness-oneshot"), "d", store=store,
+              provider=ScriptedProvider("x", responder=lambda r: f"VERDICT: {next(verdicts)}"))
+    # A judge run stores verdicts call by call: a plan younger than `refresh` stays as it is,
+    # and an older one is served once more while its rebuild runs in the background.
+    assert young.get(store, "d", 12, settings) is before
+    assert aged.get(store, "d", 12, settings) == before
+    aged.wait()
+    after = aged.get(store, "d", 12, settings)
+    assert after == plan_queue(store.item_ids("d"), order="stratified", seed=3,
+                               verdicts=judge_info.latest_verdicts(store, "d"))
+    assert after.order == "stratified" and set(after.strata.values()) == {"pass", "fail"}
+    assert aged.get(store, "d", 12, settings) is after  # verdicts unchanged: no rebuild
+    aged.wait()
+    assert young.get(store, "d", 12, settings) is before

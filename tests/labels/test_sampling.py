@@ -32,6 +32,8 @@ def test_random_order_is_seeded_and_stable_when_rows_are_added() -> None:
     assert sorted(first.item_ids) == sorted(IDS)
     more = plan_queue([*IDS, "new1", "new2"], order="random", seed=3).item_ids
     assert [i for i in more if i in IDS] == list(first.item_ids)
+    # The order is that of the documented key (the queue sorts with numpy for speed).
+    assert list(first.item_ids) == sorted(IDS, key=lambda i: shuffle_key(3, i))
 
 
 def test_file_order_keeps_the_file_order() -> None:
