@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import random
 import tempfile
 import time
@@ -89,7 +90,8 @@ def main() -> None:
 
         t_native = best_of(args.repeats, duckdb_native)
         t_ours = best_of(args.repeats, ours)
-    print(f"file: {args.rows:,} rows, {size_mb:.1f} MB CSV (best of {args.repeats})")
+    print(f"file: {args.rows:,} rows, {size_mb:.1f} MB CSV (best of {args.repeats}); "
+          f"load average {os.getloadavg()[0]:.2f}")
     print(f"duckdb read_csv -> table : {t_native:6.2f} s  {args.rows / t_native:>10,.0f} rows/s")
     print(f"calibrate import_rows    : {t_ours:6.2f} s  {args.rows / t_ours:>10,.0f} rows/s")
     print(f"ratio (ours / duckdb)    : {t_native / t_ours:6.2f}  (aim >= 0.5)")

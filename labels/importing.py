@@ -15,15 +15,16 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from json.encoder import encode_basestring as _encode
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from labels.cells import is_missing as _is_missing
 from labels.cells import text_cell as _text
 from labels.cells import type_name as _type_name
 from labels.errors import ImportFileError
-from labels.item_hashes import JUDGED_FIELDS, judged_hashes
 
 # Re-exported: label import lived here before it moved to its own module.
 from labels.label_import import LabelImportSummary as LabelImportSummary
@@ -32,9 +33,11 @@ from labels.models import Kind
 from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
-from labels.store_items import write_items
+from labels.store_items import canonical_plain_lists, item_hash_column, write_items
 from labels.strict_json import JsonValueError, strict_json_loads
+from labels.text_columns import plain_string_lists
 from labels.validation import (
+    PLAIN_ID_PATTERN,
     LookalikeIdError,
     LookalikeIds,
     all_plain,
@@ -291,7 +294,7 @@ def normalise(
     )
     answer_cols = ["answer_a", "answer_b"] if pairwise else ["answer"]
     n = table.n_rows
-    out: dict[str, list[Any]] = {
+    out: dict[str, Any] = {
         "id": _id_column(table, id_col) if id_col else [None] * n,
         "question": _text_column(table, q_col, required=True),  # type: ignore[arg-type]
     }
@@ -321,20 +324,58 @@ def normalise(
             )
             for i in range(n)
         ]
-    out["item_hash"] = judged_hashes([out[name] for name in JUDGED_FIELDS])
-    arrays: dict[str, pa.Array[Any]] = {
-        name: pa.array(values, type=pa.string()) for name, values in out.items()
+    arrays: dict[str, pa.ChunkedArray[Any]] = {
+        name: values if isinstance(values, pa.ChunkedArray)
+        else pa.chunked_array([pa.array(values, type=pa.string())])
+        for name, values in out.items()
     }
-    arrays["row"] = pa.array(range(1, n + 1), type=pa.int64())
-    return pa.table(arrays), ("pairwise" if pairwise else "pointwise")
+    rows = pa.Table.from_arrays(list(arrays.values()), names=list(arrays))
+    rows = rows.append_column("item_hash", pa.chunked_array([item_hash_column(rows)]))
+    rows = rows.append_column("row", pa.array(range(1, n + 1), type=pa.int64()))
+    return rows, ("pairwise" if pairwise else "pointwise")
+
+
+def _arrow_column(table: Table, column: str) -> pa.ChunkedArray[Any] | None:
+    """The column as Arrow strings when the reader kept Arrow columns (CSV)."""
+    return None if table.arrow is None else table.arrow.column(column)
+
+
+def _first(mask: Any) -> int:
+    return int(np.flatnonzero(np.asarray(mask, dtype=bool))[0])
+
+
+def _arrow_text(
+    table: Table, column: str, values: pa.ChunkedArray[Any], *, required: bool,
+    keep_empty: bool = False,
+) -> pa.ChunkedArray[Any]:
+    """:func:`_text_column` on a column of strings, by whole-column checks."""
+    lengths = pc.utf8_length(values).to_numpy(zero_copy_only=False)
+    if required and len(lengths) and lengths.min() == 0:
+        _text(table, _first(lengths == 0), column, "", required=True)
+    if len(lengths) and lengths.max() > MAX_CELL_CHARS:
+        index = _first(lengths > MAX_CELL_CHARS)
+        _text(table, index, column, values[index].as_py(), required=required)
+    if keep_empty or not (lengths == 0).any():
+        return values
+    empty = pa.array(lengths == 0)
+    return cast("pa.ChunkedArray[Any]", pc.if_else(empty, pa.scalar(None, pa.string()), values))
 
 
 def _canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _text_column(table: Table, column: str, *, required: bool) -> list[str | None]:
+def _text_column(
+    table: Table, column: str, *, required: bool
+) -> list[str | None] | pa.ChunkedArray[Any]:
     """Validate one text column; a fast path for the common all-strings case (CSV)."""
+    arrow = _arrow_column(table, column)
+    if arrow is not None:
+        return _arrow_text(table, column, arrow, required=required)
+    return _list_text_column(table, column, required=required)
+
+
+def _list_text_column(table: Table, column: str, *, required: bool) -> list[str | None]:
     values = table.data[column]
     if all(type(v) is str for v in values):
         if required and not all(values):
@@ -353,20 +394,30 @@ def _rows_text(rows: list[int]) -> str:
     return ", ".join(map(str, rows[:5])) + more
 
 
-def _answer_column(table: Table, column: str, warnings: list[str] | None) -> list[str | None]:
+def _answer_column(
+    table: Table, column: str, warnings: list[str] | None
+) -> list[str | None] | pa.ChunkedArray[Any]:
     """An answer column: an empty answer is kept (as ``""``) with a warning, not refused.
 
     Real data holds answers a model returned empty; they are exactly what a judge must fail, so
     they are imported and counted rather than dropped.
     """
-    values = _text_column(table, column, required=False)
-    empty = [i + 1 for i, v in enumerate(values) if not v]
+    arrow = _arrow_column(table, column)
+    kept: list[str | None] | pa.ChunkedArray[Any]
+    if arrow is not None:
+        kept = _arrow_text(table, column, arrow, required=False, keep_empty=True)
+        empty = (np.flatnonzero(pc.utf8_length(kept).to_numpy(zero_copy_only=False) == 0)
+                 + 1).tolist()
+    else:
+        values = _list_text_column(table, column, required=False)
+        empty = [i + 1 for i, v in enumerate(values) if not v]
+        kept = [v if v else "" for v in values]
     if empty and warnings is not None:
         warnings.append(
             f"{table.path}, column {column!r}: rows {_rows_text(empty)} have an empty answer; "
             "imported as empty (a judge should fail it)"
         )
-    return [v if v else "" for v in values]
+    return kept
 
 
 def _passages_json(texts: list[str]) -> str:
@@ -374,9 +425,14 @@ def _passages_json(texts: list[str]) -> str:
     return "[" + ",".join('{"source_id":null,"text":' + _encode(t) + "}" for t in texts) + "]"
 
 
-def _id_column(table: Table, column: str) -> list[str | None]:
+def _id_column(table: Table, column: str) -> list[str | None] | pa.ChunkedArray[Any]:
     """The id column, normalised (:func:`labels.validation.normalise_id`); look-alikes refused."""
-    values = _text_column(table, column, required=False)
+    arrow = _arrow_column(table, column)
+    if arrow is not None and pc.all(pc.match_substring_regex(
+        arrow, f"^{PLAIN_ID_PATTERN}$"
+    )).as_py():
+        return _arrow_text(table, column, arrow, required=False)  # no two can look alike
+    values = _list_text_column(table, column, required=False)
     present = [v for v in values if v is not None]
     if len(present) == len(values) and all_plain(present):
         return values  # already normalised, and no two can look alike
@@ -396,34 +452,51 @@ def _id_column(table: Table, column: str) -> list[str | None]:
 def _sources_column(
     table: Table, columns: list[str] | None, sid_col: str | None,
     plain_text_rows: list[int] | None = None,
-) -> list[str]:
-    """Canonical JSON of each row's passages."""
+) -> list[str] | pa.ChunkedArray[Any]:
+    """Canonical JSON of each row's passages.
+
+    From Arrow columns, the cells that are plain JSON lists of strings (what ``json.dumps``
+    writes) are rewritten in DuckDB over the whole column; every other cell takes the careful
+    per-row path, which writes the same text or names the row and column of the problem.
+    """
     if columns is None:
         return ["[]"] * table.n_rows
-    out: list[str] = []
     simple = len(columns) == 1 and sid_col is None
-    values = table.data[columns[0]]
-    for index in range(table.n_rows):
-        if simple:
-            value = values[index]
-            if type(value) is str and value.startswith("["):
-                try:
-                    parsed = json.loads(value)
-                except (ValueError, RecursionError):  # the careful path below explains it
-                    parsed = None
-                if (
-                    type(parsed) is list
-                    and all(type(t) is str for t in parsed)
-                    and sum(map(len, parsed)) <= MAX_CELL_CHARS
-                ):
-                    out.append(_passages_json(parsed))
-                    continue
-        record = {c: table.data[c][index] for c in columns}
-        passages = _sources(table, index, columns, record, plain_text_rows)
-        if sid_col is not None:
-            _attach_source_ids(table, index, sid_col, passages)
-        out.append(_canonical_json(passages))
-    return out
+    arrow = _arrow_column(table, columns[0]) if simple else None
+    if arrow is None:
+        values = table.data[columns[0]]
+        return [_row_sources(table, index, columns, sid_col, values[index], plain_text_rows)
+                for index in range(table.n_rows)]
+    plain, compact = plain_string_lists(arrow, MAX_CELL_CHARS)
+    careful: list[str | None] = [None] * table.n_rows
+    for index in np.flatnonzero(~plain).tolist():
+        careful[index] = _row_sources(table, index, columns, sid_col, arrow[index].as_py(),
+                                      plain_text_rows)
+    return canonical_plain_lists(arrow, compact, pa.array(careful, type=pa.string()))
+
+
+def _row_sources(
+    table: Table, index: int, columns: list[str], sid_col: str | None, value: Any,
+    plain_text_rows: list[int] | None,
+) -> str:
+    """Canonical JSON of row ``index``'s passages (``value``: its cell of ``columns[0]``)."""
+    if len(columns) == 1 and sid_col is None and type(value) is str and value.startswith("["):
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):  # the careful path below explains it
+            parsed = None
+        if (
+            type(parsed) is list
+            and all(type(t) is str for t in parsed)
+            and sum(map(len, parsed)) <= MAX_CELL_CHARS
+        ):
+            return _passages_json(parsed)
+    record = {c: table.data[c][index] for c in columns[1:]}
+    record[columns[0]] = value
+    passages = _sources(table, index, columns, record, plain_text_rows)
+    if sid_col is not None:
+        _attach_source_ids(table, index, sid_col, passages)
+    return _canonical_json(passages)
 
 
 def _attach_source_ids(

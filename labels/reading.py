@@ -9,9 +9,10 @@ import codecs
 import csv
 import io
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labels.errors import ImportFileError
 from labels.limits import ReadLimits
@@ -29,6 +30,9 @@ _EXTENSIONS = {
     ".parquet": "parquet",
     ".pq": "parquet",
 }
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # Our own per-cell check (in importing) names the row and column; the csv module's does not.
 csv.field_size_limit(1 << 28)
@@ -53,20 +57,51 @@ class FileImportSummary:
     unchanged: int
 
 
+class ArrowColumns(Mapping[str, list[Any]]):
+    """The columns of an Arrow table as value lists, each converted on first use.
+
+    The importer's vectorised path reads the Arrow columns themselves; only the careful
+    per-row path (and the callers that index cells) pays for Python lists.
+    """
+
+    def __init__(self, table: pa.Table, names: list[str]) -> None:
+        """``names[i]`` is how column ``i`` of ``table`` is known (its header, stripped)."""
+        self._table = table
+        self._index = {name: i for i, name in enumerate(names)}
+        self._lists: dict[str, list[Any]] = {}
+
+    def __getitem__(self, name: str) -> list[Any]:
+        """Column ``name``'s values (converted once)."""
+        if name not in self._lists:
+            self._lists[name] = self._table.column(self._index[name]).to_pylist()
+        return self._lists[name]
+
+    def __iter__(self) -> Iterator[str]:
+        """The column names, in file order."""
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        """How many columns."""
+        return len(self._index)
+
+
 @dataclass
 class Table:
     """Records read from a file: column names in file order and one value list per column.
 
     ``data[column][i]`` is record ``i``'s value (``None`` where a JSON record lacks the key);
     ``lines[i]`` is where record ``i`` starts in the file when that is known (text formats read
-    by the careful reader), used in error messages.
+    by the careful reader), used in error messages. ``arrow`` is the file as Arrow columns when
+    a reader made them (CSV read by Arrow: every cell a string, never null), named as
+    ``columns``.
     """
 
     path: str
     columns: list[str]
-    data: dict[str, list[Any]]
+    data: Mapping[str, list[Any]]
     n_rows: int
     lines: list[int] | None = None
+    arrow: pa.Table | None = None
 
     @classmethod
     def from_records(
@@ -227,8 +262,8 @@ def _read_csv_fast(path: str, data: bytes) -> Table | None:
         raise
     except (pa.ArrowException, ValueError):
         return None
-    columns = {n.strip(): table.column(n).to_pylist() for n in table.column_names}
-    return Table(path, names, columns, table.num_rows)
+    table = table.rename_columns(names)
+    return Table(path, names, ArrowColumns(table, names), table.num_rows, arrow=table)
 
 
 def _read_csv(path: str, text: str) -> Table:
@@ -456,7 +491,7 @@ def read_table(
         else:
             data = Path(real).read_bytes()
             text, used = _decode(name, data, encoding)
-            if not text.strip():
+            if not text or text.isspace():  # (isspace: no copy of a large file)
                 raise ImportFileError("the file is empty", path=name)
             fast = None
             if fmt == "csv" and used.lower().replace("-", "") in ("utf8", "utf8sig"):

@@ -8,17 +8,22 @@ new rows are appended after the dataset's last position. A refusal leaves the da
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import duckdb
 
 from labels.errors import ConflictError, ImportFileError
-from labels.item_hashes import JUDGED_FIELDS, table_hashes
+from labels.item_hashes import JUDGED_FIELDS, judged_text, table_hashes
 from labels.models import ID_SEPARATOR, Kind
+from labels.text_columns import rows_with_bytes_below, utf8_bytes
 from labels.validation import PLAIN_ID_PATTERN, lookalike_key, shown
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
     from labels.store import LabelStore
@@ -84,6 +89,22 @@ def write_items(
             only looks like a stored one (naming the row).
         ConflictError: changed rows with ``on_changed="error"``.
     """
+    try:
+        return _write_items(store, rows, dataset, kind, source_file, name, on_changed,
+                            optimistic=True)
+    except _DuplicateKeys:  # rolled back: the careful path names the rows
+        return _write_items(store, rows, dataset, kind, source_file, name, on_changed,
+                            optimistic=False)
+
+
+class _DuplicateKeys(Exception):
+    """The optimistic insert into an empty dataset met a key twice (nothing was written)."""
+
+
+def _write_items(
+    store: LabelStore, rows: pa.Table, dataset: str, kind: Kind, source_file: str, name: str,
+    on_changed: OnChanged, *, optimistic: bool,
+) -> ItemsWritten:
     with store.db.transaction() as cur:
         cur.execute(
             "INSERT INTO datasets (name, kind, source_file) VALUES (?, ?, ?) "
@@ -96,19 +117,58 @@ def write_items(
                 f"dataset {dataset!r} holds {stored_kind[0][0]} rows; this file has {kind} rows",
                 path=name,
             )
-        # The temp table holds the keys only; the text is read once more from the Arrow rows
-        # by the INSERT, rather than copied into the temp table first.
         cur.register("incoming_raw", rows)
         try:
+            if optimistic and _is_empty(cur, dataset):
+                return _insert_into_empty(cur, dataset, rows)
+            # The temp table holds the keys only; the text is read once more from the Arrow
+            # rows by the INSERT, rather than copied into the temp table first.
             cur.execute(
                 "CREATE TEMP TABLE incoming AS SELECT row, coalesce(id, "
                 f"{_ID_SQL}) AS item_id, id IS NULL AS generated, {_HASH_SQL} AS content_hash "
                 "FROM incoming_raw"
             )
-            return _write_incoming(cur, dataset, name, on_changed)
+            try:
+                return _write_incoming(cur, dataset, name, on_changed)
+            finally:
+                cur.execute("DROP TABLE IF EXISTS incoming")
         finally:
-            cur.execute("DROP TABLE IF EXISTS incoming")
-            cur.unregister("incoming_raw")
+            # After a failed statement the transaction refuses even this until the rollback;
+            # the view then goes with the cursor.
+            with contextlib.suppress(duckdb.TransactionException):
+                cur.unregister("incoming_raw")
+
+
+def _is_empty(cur: duckdb.DuckDBPyConnection, dataset: str) -> bool:
+    row = cur.execute("SELECT count(*) FROM items WHERE dataset = ?", [dataset]).fetchone()
+    return not row or row[0] == 0
+
+
+def _insert_into_empty(
+    cur: duckdb.DuckDBPyConnection, dataset: str, rows: pa.Table
+) -> ItemsWritten:
+    """All rows into a dataset with no items yet, in one statement.
+
+    Nothing stored can have changed or look alike, so the only refusal left is a key met twice
+    in the file, which the primary key catches: :class:`_DuplicateKeys` sends the file down the
+    careful path, whose message names the rows.
+    """
+    try:
+        cur.execute(
+            f"""
+            INSERT INTO items (dataset, item_id, position, question, answer, answer_a, answer_b,
+                               sources, reference, segment, document_id, metadata, content_hash,
+                               item_hash)
+            SELECT ?, coalesce(id, {_ID_SQL}), row, question, answer, answer_a, answer_b,
+                   sources, reference, segment, document_id, metadata, {_HASH_SQL}, item_hash
+            FROM incoming_raw
+            """,
+            [dataset],
+        )
+    except duckdb.ConstraintException:
+        raise _DuplicateKeys from None
+    generated = rows.column("id").null_count
+    return ItemsWritten(added=rows.num_rows, unchanged=0, changed_ids=(), generated_ids=generated)
 
 
 def _refuse_stored_lookalikes(cur: duckdb.DuckDBPyConnection, dataset: str, name: str) -> None:
@@ -236,3 +296,95 @@ def fill_item_hashes(cur: duckdb.DuckDBPyConnection, *, page_rows: int = 20_000)
         finally:
             cur.unregister("filled_hashes")
         filled += page.num_rows
+
+
+_PASSAGE = '{"source_id":null,"text":"'
+# JSON's escapes for the control characters, as Python's json module writes them (\u000b, in
+# lower case; NUL never reaches SQL: its rows are written by Python).
+_CONTROL = {8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}
+
+
+def _json_string_sql(column: str) -> str:
+    """SQL writing ``column`` as a JSON string exactly as :func:`json.dumps` does (or ``null``).
+
+    ``has_control`` (a column of the scanned table) says whether the row holds a control
+    character; only those rows pay for the 31 replacements.
+    """
+    simple = "replace(replace(" + column + r""", '\', '\\'), '"', '\"')"""
+    full = simple
+    for code in range(1, 32):
+        escape = _CONTROL.get(code, "\\u" + format(code, "04x"))
+        full = f"replace({full}, chr({code}), '{escape}')"
+    quote = "'\"'"
+    return (f"CASE WHEN {column} IS NULL THEN 'null' WHEN has_control THEN {quote} || {full} "
+            f"|| {quote} ELSE {quote} || {simple} || {quote} END")
+
+
+def canonical_plain_lists(
+    cells: pa.ChunkedArray[Any], compact: np.ndarray, careful: pa.Array[Any]
+) -> pa.ChunkedArray[Any]:
+    """The stored sources JSON of a column, in DuckDB.
+
+    Rows with a ``careful`` value (written by the importer's per-row path) keep it; the others
+    hold a cell :func:`labels.text_columns.plain_string_lists` cleared, ``compact`` saying
+    which separator it uses, and become ``[{"source_id":null,"text":…},…]`` by replacing the
+    brackets and separators: the strings hold no quote, backslash or control character.
+    """
+    import pyarrow as pa
+
+    con = duckdb.connect()
+    try:
+        con.register("cells", pa.Table.from_arrays(
+            [cells, pa.array(compact), careful], names=["cell", "compact", "careful"]))
+        result = con.sql(
+            "SELECT CASE WHEN careful IS NOT NULL THEN careful WHEN cell = '[]' THEN '[]' "
+            "ELSE $prefix || replace(cell[3:-3], CASE WHEN compact THEN '\",\"' "
+            "ELSE '\", \"' END, $mid) || '\"}]' END AS sources FROM cells",
+            params={"prefix": "[" + _PASSAGE, "mid": '"},' + _PASSAGE},
+        ).to_arrow_table()
+    finally:
+        con.close()
+    sources: pa.ChunkedArray[Any] = result.column(0)
+    return sources
+
+
+def item_hash_column(rows: pa.Table) -> pa.Array[Any]:
+    """``items.item_hash`` of each row of :func:`labels.importing.normalise`'s table.
+
+    The canonical JSON of what a judge sees is written by DuckDB over whole columns and hashed
+    with blake2b straight from its bytes: the same digest as
+    :func:`labels.item_hashes.judged_hashes` (rows holding NUL are written by Python).
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    texts = [name for name in JUDGED_FIELDS if name != "sources"]
+    control = np.zeros(rows.num_rows, dtype=bool)
+    nul = np.zeros(rows.num_rows, dtype=bool)
+    for name in texts:
+        column = rows.column(name)
+        control |= rows_with_bytes_below(column)
+        nul |= rows_with_bytes_below(column, 1)
+    # Sorted keys, compact separators: {"answer":…,"answer_a":…,…,"sources":[…]}.
+    parts = [f"""'"{name}":' || {_json_string_sql(name)}""" for name in sorted(texts)]
+    judged_sql = "'{' || " + " || ',' || ".join(parts)
+    con = duckdb.connect()
+    try:
+        con.register("judged", rows.select(list(JUDGED_FIELDS)).append_column(
+            "has_control", pa.array(control)))
+        text = con.sql(
+            f"""SELECT {judged_sql} || ',"sources":' || sources || '}}' FROM judged"""
+        ).to_arrow_table().column(0)
+    finally:
+        con.close()
+    blake = hashlib.blake2b
+    hashes: list[str] = []
+    for chunk in text.chunks:  # blake2b straight from each chunk's bytes
+        offsets, data = utf8_bytes(chunk)
+        view = data.data
+        hashes += ["i" + blake(view[a:b], digest_size=12).hexdigest()
+                   for a, b in itertools.pairwise(offsets.tolist())]
+    for index in np.flatnonzero(nul).tolist():
+        values = [rows.column(name)[index].as_py() for name in JUDGED_FIELDS]
+        hashes[index] = "i" + blake(judged_text(*values).encode(), digest_size=12).hexdigest()
+    return pa.array(hashes, type=pa.string())

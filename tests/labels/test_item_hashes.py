@@ -9,12 +9,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from repo_paths import TESTS
 
 from judges.plan_store import PlanStore, content_hashes
 from judges.store import item_hash
 from judges.verdicts import dataset_hashes
 from labels import import_rows, open_store
+from labels.errors import ImportFileError
 from labels.store import LabelStore
 from labels.store_items import fill_item_hashes
 
@@ -129,3 +131,66 @@ def test_reports_and_planning_read_the_stored_column(
     assert frame["item_hash"].tolist() == [item_hash(store.items("d")[0]), "istored"]
     batch = next(PlanStore(store.db).content_batches("d"))
     assert content_hashes(batch)[1] == "istored"
+
+
+# Sources cells as files hold them: json.dumps lists (spaced, compact, ASCII-escaped), other
+# writers' spacing, trailing commas DuckDB would accept, nesting, objects, citations, escapes.
+SOURCE_CELLS = [
+    json.dumps(["a", "b"]), json.dumps(["a", "b"], separators=(",", ":")), json.dumps([]),
+    json.dumps(["é 中文 \U0001f600", 'q " and \\ b/s']), json.dumps(["é"], ensure_ascii=True),
+    json.dumps(["tab\there", "vt\x0bx"]), '["\\u000B upper"]', '["a\\/b"]', '["a",]', '["a" ,"b"]',
+    '[ "a", "b" ]', '["a", "b"] ', '["a",\n"b"]', '["a", "b","c"]', '["[", ", "]', '[""]',
+    '["",",",""]', '["a", ",", "b"]', "[1] See the manual", "[]", "", "plain text",
+    '[{"text": "t", "id": 3}]', '["a"]]', '["a"',
+    "  [\"lead\"]", '["a", "b", "c", "d"]', '["line\u2028sep", "<b>"]',
+]
+
+
+def test_csv_sources_are_stored_as_the_careful_path_writes_them(
+    store: LabelStore, tmp_path: Path
+) -> None:
+    """Whole-column (CSV) and per-row (JSONL) paths store the same bytes and hashes."""
+    rows = [{"id": f"r{i}", "question": f"q{i}", "answer": "a", "sources": cell}
+            for i, cell in enumerate(SOURCE_CELLS)]
+    path = tmp_path / "cells.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    fast = import_rows(store, path, "fast")
+    lines = tmp_path / "cells.jsonl"
+    lines.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    careful = import_rows(store, lines, "careful")
+    query = ("SELECT item_id, sources::VARCHAR, content_hash, item_hash FROM items "
+             "WHERE dataset = ? ORDER BY position")
+    stored = store.db.fetchall(query, ["fast"])
+    assert stored == store.db.fetchall(query, ["careful"])
+    assert [s[1] for s in stored][:3] == [
+        '[{"source_id":null,"text":"a"},{"source_id":null,"text":"b"}]'] * 2 + ["[]"]
+    assert stored[5][1] == ('[{"source_id":null,"text":"tab\\there"},'
+                            '{"source_id":null,"text":"vt\\u000bx"}]')
+    assert [w.replace("cells.csv", "cells.jsonl") for w in fast.warnings] == list(careful.warnings)
+    assert _stored(store, "fast") == _expected(store, "fast")
+
+
+@pytest.mark.parametrize("cell", ['[["nested"]]', "[null]", '["x", 1]', '[{"id": 1}]'])
+def test_a_bad_sources_cell_gets_the_same_message_from_csv_and_jsonl(
+    store: LabelStore, tmp_path: Path, cell: str
+) -> None:
+    rows = [{"question": "q0", "answer": "a", "sources": '["fine", "cell"]'},
+            {"question": "q1", "answer": "a", "sources": cell}]
+    path = tmp_path / "bad.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    lines = tmp_path / "bad.jsonl"
+    lines.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    messages = []
+    for source in (path, lines):
+        with pytest.raises(ImportFileError) as refused:
+            import_rows(store, source, "d")
+        messages.append(str(refused.value).replace(str(source), "FILE"))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("FILE, row 2, column 'sources': passage ")
+    assert store.db.fetchall("SELECT count(*) FROM items") == [(0,)]
