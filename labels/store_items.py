@@ -273,7 +273,10 @@ def fill_item_hashes(cur: duckdb.DuckDBPyConnection, *, page_rows: int = 20_000)
     Works a page at a time (one page of item text in memory), inside the caller's transaction
     on ``cur`` (a DuckDB cursor).
     """
-    import pyarrow as pa  # lazily: opening a store needs no Arrow
+    [(missing,)] = cur.execute("SELECT count(*) FROM items WHERE item_hash IS NULL").fetchall()
+    if not missing:
+        return 0  # a new or up-to-date file: opening it must not load Arrow (CLI start-up)
+    import pyarrow as pa
 
     filled = 0
     while True:
