@@ -24,9 +24,12 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from judges.calibration import ConsistencyResult, consistency_from_flags, self_consistency
 from judges.config import JudgeConfig
+from judges.plan_store import PlanStore
 from judges.store import JudgeStore
 from judges.verdicts import dataset_hashes
 from labels.errors import CalibrateError
@@ -145,6 +148,18 @@ def aggregate_calls(
     return per_item[_ITEM_COLUMNS], consistency
 
 
+def _dataset_keys(store: LabelStore, dataset: str) -> pa.Table | pd.DataFrame:
+    """``item_id``, ``item_hash``, ``position`` of the dataset's items, in file order.
+
+    The hashes stored at import, as Arrow (1 M ids never become Python strings); a dataset
+    with rows written without a hash goes through :func:`judges.verdicts.dataset_hashes`.
+    """
+    stored = PlanStore(store.db).stored_hashes(dataset)
+    if stored.column("item_hash").null_count:
+        return dataset_hashes(store, dataset)
+    return stored.append_column("position", pa.array(np.arange(stored.num_rows)))
+
+
 def aggregate_stored_calls(
     store: LabelStore, dataset: str, config_id: str, *, rule: str = "all_agree",
     confidence: float = 0.95, kind: str = "pointwise", texts_for: Collection[str] | None = None,
@@ -161,21 +176,24 @@ def aggregate_stored_calls(
     name = normalize_rule(rule)
     pairwise = kind == "pairwise"
     categories = ["a", "b", "tie", "unsure"] if pairwise else ["fail", "pass", "unsure"]
-    rows = JudgeStore(store.db).item_aggregates(
-        config_id, dataset_hashes(store, dataset), categories=categories,
+    table = JudgeStore(store.db).item_aggregates(
+        config_id, _dataset_keys(store, dataset), categories=categories,
         inconsistent="tie" if pairwise else "unsure", rule=name, texts_for=texts_for,
     )
-    if rows.empty:
+    if table.num_rows == 0:
         return pd.DataFrame(columns=_ITEM_COLUMNS), None
-    by_id = np.argsort(rows["id_rank"].to_numpy())
-    ids = rows["item_id"].astype(str).to_numpy()
+    rows = table.to_pandas()  # strings stay Arrow-backed (pandas' "str"): no per-row objects
+    # ConsistencyResult keeps its items in sorted-id order, as np.unique gives them
+    by_id = pc.sort_indices(table["item_id"]).to_numpy()
 
     def sorted_by_id(column: str) -> npt.NDArray[Any]:
-        return rows[column].to_numpy()[by_id]
+        values: npt.NDArray[Any] = rows[column].to_numpy()[by_id]
+        return values
 
     consistency = consistency_from_flags(
         kind="pairwise" if pairwise else "binary", rule=name,
-        item_ids=ids[by_id].astype(str), verdicts=sorted_by_id("verdict").astype(str),
+        item_ids=sorted_by_id("item_id").astype(str),
+        verdicts=sorted_by_id("verdict").astype(str),
         n_calls=sorted_by_id("n_calls"), n_scored=sorted_by_id("n_scored"),
         order_flipped=sorted_by_id("order_flipped"),
         order_comparable=sorted_by_id("order_comparable"),
@@ -184,16 +202,16 @@ def aggregate_stored_calls(
         any_flipped=sorted_by_id("any_flipped"), n_order_pairs=int(rows["n_pairs"].sum()),
         n_order_pairs_flipped=int(rows["n_pairs_flipped"].sum()), confidence=confidence,
     )
+    n_scored = rows["n_scored"].to_numpy(dtype=np.int64)
     per_item = pd.DataFrame({
-        "item_id": ids,
-        "verdict": rows["verdict"].astype(str).to_numpy(),
+        "item_id": rows["item_id"].astype("str"),
+        "verdict": rows["verdict"].astype("str"),
         "n_calls": rows["n_calls"].to_numpy(dtype=np.int64),
-        "n_scored": rows["n_scored"].to_numpy(dtype=np.int64),
+        "n_scored": n_scored,
         "order_flipped": rows["order_flipped"].to_numpy(dtype=bool),
         "repeat_flipped": rows["repeat_flipped"].to_numpy(dtype=bool),
-        "flipped": rows["any_flipped"].to_numpy(dtype=bool)
-        & (rows["n_scored"].to_numpy() >= 2),
-        # NaN for none, as aggregate_calls' Series.map gives
+        "flipped": rows["any_flipped"].to_numpy(dtype=bool) & (n_scored >= 2),
+        # objects with NaN for none, as aggregate_calls' Series.map gives
         "reasoning": rows["reasoning"].astype(object).where(rows["reasoning"].notna(), np.nan),
         "unscored_reason": rows["unscored_reason"].astype(object).where(
             rows["unscored_reason"].notna(), np.nan),

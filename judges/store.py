@@ -527,9 +527,9 @@ class JudgeStore:
         return frame
 
     def item_aggregates(
-        self, config_id: str, items: pd.DataFrame, *, categories: Sequence[str],
+        self, config_id: str, items: pd.DataFrame | pa.Table, *, categories: Sequence[str],
         inconsistent: str, rule: str, texts_for: Collection[str] | None = None,
-    ) -> pd.DataFrame:
+    ) -> pa.Table:
         """Per item: the calls of :meth:`latest_calls` combined in SQL.
 
         The SQL twin of :func:`judges.calibration.self_consistency`; see

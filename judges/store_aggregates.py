@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 import pandas as pd
+import pyarrow as pa
 
 from labels.db import Database
 
@@ -104,9 +105,9 @@ def _bit_plane_columns(words: Sequence[str], width: int) -> str:
 
 
 def item_aggregates(
-    db: Database, config_id: str, items: pd.DataFrame, *, categories: Sequence[str],
+    db: Database, config_id: str, items: pd.DataFrame | pa.Table, *, categories: Sequence[str],
     inconsistent: str, rule: str, texts_for: Collection[str] | None = None,
-) -> pd.DataFrame:
+) -> pa.Table:
     """Per item: the calls of :meth:`JudgeStore.latest_calls` combined (see the module doc).
 
     Args:
@@ -123,8 +124,9 @@ def item_aggregates(
             (``None``: every item); the others get ``None`` (their counts are the same).
 
     Returns:
-        One row per judged item in ``items``' order: ``item_id``, ``id_rank`` (0-based
-        rank of the id in sorted order), ``verdict``, ``n_calls``, ``n_scored``,
+        An Arrow table (1 M items convert to pandas in a fraction of the time ``.df()``
+        takes), one row per judged item in ``items``' order: ``item_id``, ``verdict``,
+        ``n_calls``, ``n_scored``,
         ``order_flipped``, ``order_comparable``, ``repeat_flipped``,
         ``repeat_comparable``, ``any_flipped``, ``n_pairs``, ``n_pairs_flipped``,
         ``reasoning`` (first non-null of a call whose verdict is one of ``categories``),
@@ -137,8 +139,7 @@ def item_aggregates(
         raise ValueError("between 1 and 4 verdict categories")
     if not all(w.isascii() and w.isalpha() and w.islower() for w in words):
         raise ValueError(f"verdict categories are lower-case words, got {words}")
-    wanted = (items.assign(texts=True) if texts_for is None
-              else items.assign(texts=items["item_id"].isin(set(texts_for))))
+    text_ids = pa.table({"item_id": pa.array(sorted(set(texts_for or ())), pa.string())})
     bit, width = _plane_sql(words)
     # a count per category in use (pass/fail has three): each one is two aggregates
     counts = [f"count(*) FILTER (o = {i}) + count(*) FILTER (s = {i})" if i < len(words)
@@ -151,8 +152,9 @@ def item_aggregates(
     per_hash_columns = ("item_hash, n_calls, n_pairs, n_pairs_flipped, scored_o, scored_s, "
                         "mask_o, mask_s, c0, c1, c2, c3, reasoning, unscored_reason")
     with db.cursor() as cur:
-        cur.register("dataset_items", wanted)
-        frame = cur.execute(
+        cur.register("dataset_items", items)
+        cur.register("text_ids", text_ids)
+        table: pa.Table = cur.sql(
             f"""
             WITH planes AS MATERIALIZED (
                 -- grouped by the hash string itself: cheaper than joining 10 M calls to the
@@ -168,7 +170,8 @@ def item_aggregates(
                       GROUP BY item_hash)
             ), exact_hashes AS (
                 SELECT item_hash FROM planes WHERE NOT counted
-                UNION SELECT item_hash FROM dataset_items WHERE texts
+                UNION SELECT item_hash FROM dataset_items
+                WHERE $all_texts OR item_id IN (SELECT item_id FROM text_ids)
             ), calls AS (
                 SELECT item_hash, repeat, ordering = 'swapped' AS swapped,
                        -- replies before failures, then the newest: one BIGINT compares
@@ -222,11 +225,12 @@ def item_aggregates(
                 WHERE counted AND item_hash NOT IN (SELECT item_hash FROM exact)
             ), decided AS (
                 -- items with the same content share their calls (the cache key is the hash)
-                SELECT d.item_id, d.position, d.texts, h.*, {top} AS top,
-                       c0 + c1 + c2 + c3 AS n_scored
+                SELECT d.item_id, d.position,
+                       $all_texts OR d.item_id IN (SELECT item_id FROM text_ids) AS texts,
+                       h.*, {top} AS top, c0 + c1 + c2 + c3 AS n_scored
                 FROM dataset_items d JOIN per_hash h ON h.item_hash = d.item_hash
             )
-            SELECT item_id, (row_number() OVER (ORDER BY item_id) - 1) AS id_rank,
+            SELECT item_id,
                    CASE WHEN n_scored = 0 THEN 'unscored'
                         WHEN {consistent} THEN $words[{argmax}]
                         ELSE $inconsistent END AS verdict,
@@ -240,10 +244,12 @@ def item_aggregates(
                    CASE WHEN texts THEN unscored_reason END AS unscored_reason
             FROM decided ORDER BY position
             """,
-            {"config": config_id, "words": words, "inconsistent": inconsistent},
-        ).df()
+            params={"config": config_id, "words": words, "inconsistent": inconsistent,
+                    "all_texts": texts_for is None},
+        ).to_arrow_table()
         cur.unregister("dataset_items")
-    return frame
+        cur.unregister("text_ids")
+    return table
 
 
 __all__ = ["item_aggregates"]

@@ -270,6 +270,29 @@ class LabelStore:
             [dataset],
         )
 
+    def item_groups(self, dataset: str) -> dict[str, Any]:
+        """``item_id``, ``segment`` and ``document_id`` of every item, in file order.
+
+        NumPy object arrays (``NaN`` where a row has no segment or document), read without
+        the items' text: what a report joins labels and verdicts on (a 1 M-row dataset in a
+        fraction of a second, where :meth:`items_frame` takes seconds).
+        """
+        import numpy as np  # lazy, as pandas: the label store's CLI paths never need them
+
+        with self.db.cursor() as cur:
+            columns = cur.execute(
+                "SELECT item_id, segment, document_id FROM items WHERE dataset = ? "
+                "ORDER BY position",
+                [dataset],
+            ).fetchnumpy()
+        out = {}
+        values: Any  # a masked array where the column has NULLs
+        for name, values in columns.items():
+            array = np.array(np.ma.getdata(values), dtype=object)
+            array[np.ma.getmaskarray(values)] = np.nan
+            out[name] = array
+        return out
+
     def dataset_content_hash(self, dataset: str) -> str:
         """A hash over the content of every item of ``dataset`` (order-independent)."""
         row = self.db.fetchone(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from judges.aggregation import rule_for
@@ -29,7 +30,7 @@ from judges.calibration import (
 )
 from judges.providers import STAND_IN_NOTE
 from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, plan_labels
-from judges.reporting.headline import Headline, design_headline, headline_json
+from judges.reporting.headline import Headline, design_headline, headline_json, verdict_codes
 from judges.reporting.inputs import (
     DEFAULT_SEED,
     HumanLabels,
@@ -266,6 +267,37 @@ class JudgeReport:
         }
 
 
+def _judged_rows(ids: npt.NDArray[Any], judged: pd.DataFrame) -> npt.NDArray[np.int64]:
+    """For each row of a dataset (``ids`` in file order), its row in ``judged`` (-1: none).
+
+    ``judged`` holds the judged items in file order, a subset of the rows; when the judge ran
+    on every row (the usual case at scale) the two id arrays are equal and no lookup is made.
+    """
+    judged_ids = judged["item_id"].to_numpy(dtype=object)
+    if len(judged_ids) == len(ids) and np.array_equal(judged_ids, ids):
+        return np.arange(len(ids), dtype=np.int64)
+    return np.asarray(pd.Index(judged_ids, dtype=object).get_indexer(ids), dtype=np.int64)
+
+
+def _rows_of(few: npt.NDArray[Any], ids: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """For each of the (unique) ids ``few``, its row in ``ids`` (-1: none).
+
+    The few are hashed and every id probes them: cheaper than hashing 1 M ids for 10 k.
+    """
+    found = np.asarray(pd.Index(few, dtype=object).get_indexer(ids))
+    out = np.full(len(few), -1, dtype=np.int64)
+    out[found[found >= 0]] = np.flatnonzero(found >= 0)
+    return out
+
+
+def _per_row(values: npt.NDArray[Any], rows: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
+    """``values[rows]`` as objects, NaN where ``rows`` is -1 (no such row)."""
+    out = np.asarray(values, dtype=object)[np.maximum(rows, 0)] if len(values) else (
+        np.full(len(rows), np.nan, dtype=object))
+    out[rows < 0] = np.nan
+    return out
+
+
 def calibration_report(
     store: LabelStore,
     dataset: str,
@@ -345,16 +377,26 @@ def calibration_report(
             f"judge {ref.name!r} has no verdicts on target dataset {target_name!r}"
         )
 
-    items = store.items_frame(dataset)[["item_id", "segment", "document_id"]]
-    labelled = human.items.merge(items, on="item_id", how="left")
-    labelled["judge"] = labelled["item_id"].map(judged.verdict_map())
+    # Labels and verdicts meet by row position: a 1 M-row dataset is joined through arrays,
+    # never through pandas maps of 1 M-key dicts.
+    groups = store.item_groups(dataset)
+    judged_at = _judged_rows(groups["item_id"], judged.items)
+    verdicts = judged.items["verdict"].to_numpy(dtype=object)
+    dataset_verdicts = _per_row(verdicts, judged_at)
+    labelled = human.items.copy()
+    at = _rows_of(labelled["item_id"].to_numpy(dtype=object), groups["item_id"])
+    for column in ("segment", "document_id"):
+        labelled[column] = _per_row(groups[column], at)
+    labelled["judge"] = _per_row(dataset_verdicts, at)
     not_judged = int(labelled["judge"].isna().sum())
-    rows = labelled[labelled["judge"].notna()].reset_index(drop=True)
+    has_verdict = labelled["judge"].notna().to_numpy()
+    rows = labelled[has_verdict].reset_index(drop=True)
     rows = rows.rename(columns={"verdict": "human"})
-    extra = judged.items.set_index("item_id")
+    in_judged = judged_at[at[has_verdict]]
     for column in ("flipped", "order_flipped", "repeat_flipped", "reasoning",
                    "unscored_reason"):
-        rows[column] = rows["item_id"].map(extra[column]).astype(object)
+        rows[column] = pd.Series(judged.items[column].to_numpy(dtype=object)[in_judged],
+                                 dtype=object)
     decided = rows["human"].isin(["pass", "fail"]) & rows["judge"].isin(["pass", "fail"])
     rows["agree"] = pd.array(
         [bool(h == j) if d else pd.NA
@@ -362,14 +404,18 @@ def calibration_report(
         dtype="boolean",
     )
 
+    if target_name == dataset:
+        target_groups, target_at = groups, judged_at
+    else:
+        target_groups = store.item_groups(target_name)
+        target_at = _judged_rows(target_groups["item_id"], target_items.items)
     labelled_all = labelled.rename(columns={"verdict": "human"})
     headline = design_headline(
         labelled=labelled_all,
         provenance=store.provenance_frame(dataset, criterion=crit),
-        dataset_items=pd.Series(store.item_ids(dataset)),
-        dataset_verdicts=judged.verdict_map(),
-        target_items=pd.Series(store.item_ids(target_name)),
-        target_verdicts=target_items.verdict_map(),
+        dataset_verdicts=dataset_verdicts,
+        target_verdicts=_per_row(target_items.items["verdict"].to_numpy(dtype=object),
+                                 target_at),
         same_dataset=target_name == dataset,
         requested=design,
         confidence=confidence,
@@ -382,13 +428,10 @@ def calibration_report(
     legacy = chosen if chosen in DESIGNS else "same_run_stratified"
 
     target_frame = target_items.items
-    target_meta = (
-        items if target_name == dataset
-        else store.items_frame(target_name)[["item_id", "segment", "document_id"]]
-    )
-    target_segments = target_frame["item_id"].map(
-        dict(zip(target_meta["item_id"], target_meta["segment"], strict=True))
-    )
+    # the segment of each judged target row (its rows in target_frame's order)
+    target_rows = np.empty(len(target_frame), dtype=np.int64)
+    target_rows[target_at[target_at >= 0]] = np.flatnonzero(target_at >= 0)
+    target_segments = pd.Series(target_groups["segment"][target_rows], dtype=object)
     has_segments = rows["segment"].notna().any() or target_segments.notna().any()
     doc = rows["document_id"]
     has_docs = bool(doc.notna().any() and doc.dropna().duplicated().any())
@@ -396,7 +439,7 @@ def calibration_report(
     stats = build_summary(
         rows["human"].to_numpy(dtype=object),
         rows["judge"].to_numpy(dtype=object),
-        target_frame["verdict"].to_numpy(dtype=object),
+        verdict_codes(target_frame["verdict"].to_numpy(dtype=object)),
         design=legacy,
         segments_labelled=(
             rows["segment"].fillna(NO_SEGMENT).astype(str).to_numpy() if has_segments else None
@@ -455,9 +498,10 @@ def calibration_report(
     if target_name != dataset and has_segments:
         transfer = transfer_check(
             labelled=labelled_all,
-            dataset_segments=dict(zip(items["item_id"], items["segment"], strict=True)),
+            dataset_segments=dict(zip(groups["item_id"], groups["segment"], strict=True)),
             dataset_verdicts=judged.verdict_map(),
-            target_segments=dict(zip(target_meta["item_id"], target_meta["segment"], strict=True)),
+            target_segments=dict(zip(target_groups["item_id"], target_groups["segment"],
+                                     strict=True)),
             target_verdicts=target_items.verdict_map(), no_segment=NO_SEGMENT,
             confidence=confidence, seed=seed,
         )  # fmt: skip

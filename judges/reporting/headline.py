@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from judges.calibration import (
@@ -37,6 +38,7 @@ from judges.calibration import (
     SelectionCheck,
     active_pass_rate,
     kappa_interval,
+    normalize_verdicts,
     population_rates,
     resolve_design,
     selection_check,
@@ -46,7 +48,7 @@ from judges.calibration import (
 )
 from labels.errors import CalibrateError
 
-__all__ = ["Headline", "design_headline", "headline_json", "verdict_counts"]
+__all__ = ["Headline", "design_headline", "headline_json", "verdict_codes", "verdict_counts"]
 
 
 @dataclass(frozen=True)
@@ -95,19 +97,29 @@ def verdict_counts(verdicts: pd.Series) -> dict[str, int]:
     }
 
 
-def _population(store_items: pd.Series, verdicts: dict[str, str]) -> np.ndarray:
-    """Judge verdict of every row of a dataset; rows it has not scored are ``unscored``."""
-    return store_items.map(verdicts).fillna("unscored").to_numpy(dtype=object)
+_NO_VERDICT = int(normalize_verdicts(np.array([None], dtype=object))[0])
+
+
+def verdict_codes(values: npt.ArrayLike) -> npt.NDArray[np.int8]:
+    """:func:`~judges.calibration.normalize_verdicts` of a long array, each word read once.
+
+    The same codes (``None``/NaN: unscored; an unknown word is the same error), but the
+    distinct words are found first (``pd.factorize``) and only they are normalised: a 1 M-row
+    population in ~0.1 s instead of ~1 s of per-row Python.
+    """
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object), use_na_sentinel=True)
+    if not len(uniques):
+        return np.full(len(codes), _NO_VERDICT, dtype=np.int8)
+    table = normalize_verdicts(np.asarray(uniques, dtype=object))
+    return np.where(codes >= 0, table[codes], _NO_VERDICT).astype(np.int8)
 
 
 def design_headline(
     *,
     labelled: pd.DataFrame,
     provenance: pd.DataFrame,
-    dataset_items: pd.Series,
-    dataset_verdicts: dict[str, str],
-    target_items: pd.Series,
-    target_verdicts: dict[str, str],
+    dataset_verdicts: npt.NDArray[Any],
+    target_verdicts: npt.NDArray[Any],
     same_dataset: bool,
     requested: str | None,
     confidence: float,
@@ -120,10 +132,9 @@ def design_headline(
         labelled: One row per labelled item: ``item_id``, ``human`` (consensus verdict),
             ``judge`` (its verdict, NaN when not judged), ``document_id``.
         provenance: :meth:`LabelStore.provenance_frame` of the labelled dataset.
-        dataset_items: Every item id of the labelled dataset.
-        dataset_verdicts: Item id -> the judge's verdict on the labelled dataset.
-        target_items: Every item id of the target dataset.
-        target_verdicts: Item id -> the judge's verdict on the target.
+        dataset_verdicts: The judge's verdict on every row of the labelled dataset, in file
+            order (``None`` or NaN where it never ran).
+        target_verdicts: The same for every row of the target dataset.
         same_dataset: The target is the labelled dataset.
         requested: An explicit ``--design``, or ``None``.
         confidence: Level of every interval.
@@ -139,7 +150,9 @@ def design_headline(
     selections = {str(k): int(v) for k, v in provenance["selection"].value_counts().items()}
     human = labelled["human"].to_numpy(dtype=object)
     judge = labelled["judge"].fillna("unscored").to_numpy(dtype=object)
-    population = _population(dataset_items, dataset_verdicts)
+    # rows the judge never ran on count as unscored in the population (codes: every
+    # estimator below normalises its verdicts, and int codes pass through at once)
+    population = verdict_codes(dataset_verdicts)
     check = None
     if set(selections) - {"random", "all", "by_verdict", "flips_first", "active", "file"}:
         check = selection_check(judge, population)
@@ -163,10 +176,8 @@ def design_headline(
         # transfer uses the rows it ran on, in the calibration set and in the target.
         ran = labelled["judge"].notna().to_numpy()
         corrected = transported_pass_rate(
-            human[ran], judge[ran],
-            np.array(list(dataset_verdicts.values()), dtype=object),
-            np.array(list(target_verdicts.values()), dtype=object),
-            confidence=confidence,
+            human[ran], judge[ran], population[pd.notna(dataset_verdicts)],
+            verdict_codes(target_verdicts[pd.notna(target_verdicts)]), confidence=confidence,
         )  # fmt: skip
     else:
         docs = labelled["document_id"]
@@ -184,9 +195,8 @@ def design_headline(
         kappa = kappa_interval(human, judge, confidence=confidence)
     counts = {
         # Counted before rows without a call are filled in as "unscored" for the estimators.
-        "target": verdict_counts(
-            (dataset_items if same_dataset else target_items).map(
-                dataset_verdicts if same_dataset else target_verdicts)),
+        "target": verdict_counts(pd.Series(
+            dataset_verdicts if same_dataset else target_verdicts, dtype=object)),
         "labelled": verdict_counts(labelled["judge"]),
         "human": {
             "rows": len(human),
