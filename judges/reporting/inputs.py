@@ -188,17 +188,22 @@ def _consensus(labels: pd.DataFrame) -> pd.DataFrame:
         n_annotators=("verdict", "size"),
         n_pass=("is_pass", "sum"),
         n_fail=("is_fail", "sum"),
-        annotators=("annotator", ", ".join),
     ).reset_index()
+    # names and notes joined in plain Python: a groupby with a Python aggregator costs ~0.1 ms
+    # a group (1 s for 10 k labelled items)
+    names: dict[str, list[str]] = {}
+    notes: dict[str, list[str]] = {}
+    for item_id, annotator, note in zip(frame["item_id"].tolist(), frame["annotator"].tolist(),
+                                        frame["note"].astype(object).tolist(), strict=True):
+        names.setdefault(item_id, []).append(annotator)
+        if isinstance(note, str) and note.strip():
+            notes.setdefault(item_id, []).append(f"{annotator}: {note}")
+    ids = out["item_id"].tolist()
+    out["annotators"] = [", ".join(names[i]) for i in ids]
     out["n_unsure"] = out["n_annotators"] - out["n_pass"] - out["n_fail"]
     out["verdict"] = np.where(out["n_pass"] > out["n_fail"], "pass",
                               np.where(out["n_fail"] > out["n_pass"], "fail", "unsure"))
-    note = frame["note"].astype(object)
-    has_note = note.map(lambda n: isinstance(n, str) and bool(n.strip())).astype(bool)
-    noted = frame[has_note]
-    notes = (noted["annotator"] + ": " + noted["note"].astype(str)).groupby(
-        noted["item_id"]).agg("\n".join)
-    out["note"] = [notes.get(i, "") for i in out["item_id"]]
+    out["note"] = ["\n".join(notes.get(i, ())) for i in ids]
     return out
 
 
