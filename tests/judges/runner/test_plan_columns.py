@@ -57,6 +57,23 @@ def test_plan_builds_the_same_calls(
     assert plan.calls.keys().num_rows == len(plan.calls) == plan.planned == 36
 
 
+def test_iterating_builds_chunks_growing_to_the_limit(
+    store: LabelStore, make_dataset: Any, oneshot: JudgeConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first calls are built a few at a time, then chunks double up to CHUNK_CALLS."""
+    make_dataset("tricky", [r for r in tricky_rows(12) if r["sources"]])
+    plan = run_plan.plan_run(store, oneshot, "tricky", repeats=2, swap=True)
+    whole = [c.key for c in plan.calls.build(range(len(plan.calls)))]
+    monkeypatch.setattr(run_plan, "FIRST_CHUNK_CALLS", 2)
+    monkeypatch.setattr(run_plan, "CHUNK_CALLS", 8)
+    sizes: list[int] = []
+    build = plan.calls.build
+    monkeypatch.setattr(plan.calls, "build", lambda positions: sizes.append(len(positions))
+                        or build(positions))
+    assert [c.key for c in plan.calls] == whole
+    assert sizes == [2, 4, 8, 8, 8, 6] and sum(sizes) == len(whole) == 36
+
+
 def test_cache_and_duplicates_in_sql(
     store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
 ) -> None:
