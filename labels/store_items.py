@@ -8,6 +8,7 @@ new rows are appended after the dataset's last position. A refusal leaves the da
 
 from __future__ import annotations
 
+import binascii
 import contextlib
 import hashlib
 import itertools
@@ -381,13 +382,28 @@ def item_hash_column(rows: pa.Table) -> pa.Array[Any]:
     finally:
         con.close()
     blake = hashlib.blake2b
-    hashes: list[str] = []
+    digests: list[bytes] = []
     for chunk in text.chunks:  # blake2b straight from each chunk's bytes
         offsets, data = utf8_bytes(chunk)
         view = data.data
-        hashes += ["i" + blake(view[a:b], digest_size=12).hexdigest()
-                   for a, b in itertools.pairwise(offsets.tolist())]
+        digests += [blake(view[a:b], digest_size=12).digest()
+                    for a, b in itertools.pairwise(offsets.tolist())]
     for index in np.flatnonzero(nul).tolist():
         values = [rows.column(name)[index].as_py() for name in JUDGED_FIELDS]
-        hashes[index] = "i" + blake(judged_text(*values).encode(), digest_size=12).hexdigest()
-    return pa.array(hashes, type=pa.string())
+        digests[index] = blake(judged_text(*values).encode(), digest_size=12).digest()
+    return _hash_strings(digests)
+
+
+def _hash_strings(digests: list[bytes]) -> pa.Array[Any]:
+    """``"i"`` + the hex of each 12-byte digest, as one Arrow string array built from bytes."""
+    import numpy as np
+    import pyarrow as pa
+
+    n = len(digests)
+    hexes = np.frombuffer(binascii.hexlify(b"".join(digests)), dtype=np.uint8).reshape(n, 24)
+    text = np.empty((n, 25), dtype=np.uint8)
+    text[:, 0] = ord("i")
+    text[:, 1:] = hexes
+    offsets = np.arange(0, 25 * (n + 1), 25, dtype=np.int32)
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.tobytes()),
+                                       pa.py_buffer(text.tobytes()))
