@@ -33,7 +33,7 @@ from labels.models import Kind
 from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
-from labels.store_items import canonical_plain_lists, item_hash_column, write_items
+from labels.store_items import canonical_plain_lists, hash_columns, write_items
 from labels.strict_json import JsonValueError, strict_json_loads
 from labels.text_columns import plain_string_lists
 from labels.validation import (
@@ -330,7 +330,9 @@ def normalise(
         for name, values in out.items()
     }
     rows = pa.Table.from_arrays(list(arrays.values()), names=list(arrays))
-    rows = rows.append_column("item_hash", pa.chunked_array([item_hash_column(rows)]))
+    item_hashes, content_hashes = hash_columns(rows)
+    rows = rows.append_column("item_hash", pa.chunked_array([item_hashes]))
+    rows = rows.append_column("content_hash", pa.chunked_array([content_hashes]))
     rows = rows.append_column("row", pa.array(range(1, n + 1), type=pa.int64()))
     return rows, ("pairwise" if pairwise else "pointwise")
 

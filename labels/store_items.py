@@ -1,7 +1,7 @@
 """The SQL that writes a checked file of rows into a dataset's items, in one transaction.
 
 :func:`labels.importing.import_rows` reads, maps and validates a file into an Arrow table of
-canonical columns; :func:`write_items` stores it: ids and content hashes are computed in DuckDB,
+canonical columns; :func:`write_items` stores it: generated ids are computed in DuckDB,
 duplicates within the file, look-alike ids and rows changed under a stored id are refused, and
 new rows are appended after the dataset's last position. A refusal leaves the database as it was.
 """
@@ -37,11 +37,17 @@ _ID_SQL = (
     f"'h' || left(sha256(concat_ws({_SEP}, question, coalesce(answer, ''), "
     "coalesce(answer_a, ''), coalesce(answer_b, ''), sources, coalesce(reference, ''))), 16)"
 )
-_HASH_SQL = (
-    f"sha256(concat_ws({_SEP}, question, coalesce(answer, ''), coalesce(answer_a, ''), "
+_CONTENT_FIELDS = ("question", "answer", "answer_a", "answer_b", "sources", "reference",
+                   "segment", "document_id", "metadata")
+# What a row's content hash covers (change detection under the same id): every field, in this
+# order, joined by the id separator. :func:`hash_columns` takes its sha256 in Python.
+_CONTENT_SQL = (
+    f"concat_ws({_SEP}, question, coalesce(answer, ''), coalesce(answer_a, ''), "
     "coalesce(answer_b, ''), sources, coalesce(reference, ''), coalesce(segment, ''), "
-    "coalesce(document_id, ''), metadata))"
+    "coalesce(document_id, ''), metadata)"
 )
+_HASH_SQL = f"sha256({_CONTENT_SQL})"
+"""The content hash in SQL: what :func:`hash_columns` computes (kept as the reference)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,7 @@ def write_items(
         store: The label store to write to.
         rows: One row per item in the columns of :func:`labels.importing.normalise`
             (``id`` may be null; ``row`` is the file's row number, for messages; ``item_hash``
-            is :func:`labels.item_hashes.judged_hashes` of the row).
+            and ``content_hash`` are :func:`hash_columns` of the rows).
         dataset: A checked dataset name.
         kind: ``pointwise`` or ``pairwise``; must match the dataset's kind when it exists.
         source_file: Recorded as the dataset's ``source_file`` when it is created.
@@ -126,7 +132,7 @@ def _write_items(
             # rows by the INSERT, rather than copied into the temp table first.
             cur.execute(
                 "CREATE TEMP TABLE incoming AS SELECT row, coalesce(id, "
-                f"{_ID_SQL}) AS item_id, id IS NULL AS generated, {_HASH_SQL} AS content_hash "
+                f"{_ID_SQL}) AS item_id, id IS NULL AS generated, content_hash "
                 "FROM incoming_raw"
             )
             try:
@@ -161,7 +167,7 @@ def _insert_into_empty(
                                sources, reference, segment, document_id, metadata, content_hash,
                                item_hash)
             SELECT ?, coalesce(id, {_ID_SQL}), row, question, answer, answer_a, answer_b,
-                   sources, reference, segment, document_id, metadata, {_HASH_SQL}, item_hash
+                   sources, reference, segment, document_id, metadata, content_hash, item_hash
             FROM incoming_raw
             """,
             [dataset],
@@ -352,12 +358,13 @@ def canonical_plain_lists(
     return sources
 
 
-def item_hash_column(rows: pa.Table) -> pa.Array[Any]:
-    """``items.item_hash`` of each row of :func:`labels.importing.normalise`'s table.
+def hash_columns(rows: pa.Table) -> tuple[pa.Array[Any], pa.Array[Any]]:
+    """``(item_hash, content_hash)`` of each row of :func:`labels.importing.normalise`'s table.
 
-    The canonical JSON of what a judge sees is written by DuckDB over whole columns and hashed
-    with blake2b straight from its bytes: the same digest as
-    :func:`labels.item_hashes.judged_hashes` (rows holding NUL are written by Python).
+    DuckDB writes, over whole columns, the canonical JSON of what a judge sees and the text
+    the content hash covers (:data:`_CONTENT_SQL`); Python hashes both straight from their
+    bytes: blake2b as :func:`labels.item_hashes.judged_hashes` and sha256 as DuckDB's
+    ``sha256`` of that text would (rows holding NUL are written by Python).
     """
     import numpy as np
     import pyarrow as pa
@@ -365,45 +372,62 @@ def item_hash_column(rows: pa.Table) -> pa.Array[Any]:
     texts = [name for name in JUDGED_FIELDS if name != "sources"]
     control = np.zeros(rows.num_rows, dtype=bool)
     nul = np.zeros(rows.num_rows, dtype=bool)
-    for name in texts:
+    for name in (*texts, "segment", "document_id"):
         column = rows.column(name)
-        control |= rows_with_bytes_below(column)
+        if name in texts:
+            control |= rows_with_bytes_below(column)
         nul |= rows_with_bytes_below(column, 1)
     # Sorted keys, compact separators: {"answer":…,"answer_a":…,…,"sources":[…]}.
     parts = [f"""'"{name}":' || {_json_string_sql(name)}""" for name in sorted(texts)]
     judged_sql = "'{' || " + " || ',' || ".join(parts)
     con = duckdb.connect()
     try:
-        con.register("judged", rows.select(list(JUDGED_FIELDS)).append_column(
+        con.register("judged", rows.select([*JUDGED_FIELDS, "segment", "document_id",
+                                            "metadata"]).append_column(
             "has_control", pa.array(control)))
-        text = con.sql(
-            f"""SELECT {judged_sql} || ',"sources":' || sources || '}}' FROM judged"""
-        ).to_arrow_table().column(0)
+        texts_table = con.sql(
+            f"""SELECT {judged_sql} || ',"sources":' || sources || '}}' AS judged,
+                       {_CONTENT_SQL} AS content FROM judged"""
+        ).to_arrow_table()
     finally:
         con.close()
-    blake = hashlib.blake2b
-    digests: list[bytes] = []
-    for chunk in text.chunks:  # blake2b straight from each chunk's bytes
+    blake, sha256 = hashlib.blake2b, hashlib.sha256
+    judged: list[bytes] = []
+    content: list[bytes] = []
+    for chunk in texts_table.column("judged").chunks:  # straight from each chunk's bytes
         offsets, data = utf8_bytes(chunk)
         view = data.data
-        digests += [blake(view[a:b], digest_size=12).digest()
-                    for a, b in itertools.pairwise(offsets.tolist())]
+        judged += [blake(view[a:b], digest_size=12).digest()
+                   for a, b in itertools.pairwise(offsets.tolist())]
+    for chunk in texts_table.column("content").chunks:
+        offsets, data = utf8_bytes(chunk)
+        view = data.data
+        content += [sha256(view[a:b]).digest() for a, b in itertools.pairwise(offsets.tolist())]
     for index in np.flatnonzero(nul).tolist():
-        values = [rows.column(name)[index].as_py() for name in JUDGED_FIELDS]
-        digests[index] = blake(judged_text(*values).encode(), digest_size=12).digest()
-    return _hash_strings(digests)
+        row = {name: rows.column(name)[index].as_py() for name in rows.column_names}
+        text = judged_text(*(row[name] for name in JUDGED_FIELDS))
+        judged[index] = blake(text.encode(), digest_size=12).digest()
+        content[index] = sha256(content_text(row).encode()).digest()
+    return _hash_strings(judged, "i"), _hash_strings(content, "")
 
 
-def _hash_strings(digests: list[bytes]) -> pa.Array[Any]:
-    """``"i"`` + the hex of each 12-byte digest, as one Arrow string array built from bytes."""
+def content_text(row: dict[str, Any]) -> str:
+    """The text :data:`_CONTENT_SQL` writes for one row (its content hash is its sha256)."""
+    return ID_SEPARATOR.join(row[name] or "" for name in _CONTENT_FIELDS)
+
+
+def _hash_strings(digests: list[bytes], prefix: str) -> pa.Array[Any]:
+    """``prefix`` + the hex of each digest, as one Arrow string array built from bytes."""
     import numpy as np
     import pyarrow as pa
 
     n = len(digests)
-    hexes = np.frombuffer(binascii.hexlify(b"".join(digests)), dtype=np.uint8).reshape(n, 24)
-    text = np.empty((n, 25), dtype=np.uint8)
-    text[:, 0] = ord("i")
-    text[:, 1:] = hexes
-    offsets = np.arange(0, 25 * (n + 1), 25, dtype=np.int32)
+    hex_chars = 2 * (len(digests[0]) if digests else 0)
+    width = len(prefix) + hex_chars
+    hexes = np.frombuffer(binascii.hexlify(b"".join(digests)), dtype=np.uint8)
+    text = np.empty((n, width), dtype=np.uint8)
+    text[:, :len(prefix)] = np.frombuffer(prefix.encode(), dtype=np.uint8)
+    text[:, len(prefix):] = hexes.reshape(n, hex_chars)
+    offsets = np.arange(0, width * (n + 1), width, dtype=np.int32)
     return pa.StringArray.from_buffers(n, pa.py_buffer(offsets.tobytes()),
                                        pa.py_buffer(text.tobytes()))

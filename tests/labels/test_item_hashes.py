@@ -18,14 +18,15 @@ from judges.verdicts import dataset_hashes
 from labels import import_rows, open_store
 from labels.errors import ImportFileError
 from labels.store import LabelStore
-from labels.store_items import fill_item_hashes
+from labels.store_items import _HASH_SQL, fill_item_hashes
 
 # Text that JSON writers disagree on: control characters (Python writes \u000b, lower case),
 # quotes, backslashes, slashes, escapes written as text, non-ASCII, astral characters, line
 # separators, a byte-order mark, DEL.
 TRICKY = ["plain", "tab\there", "vt\x0bthen\x1fus", 'quote " and \\ back/slash', "é ñ 中文",
           "smile \U0001f600", "line\u2028sep", "nul-ish \x01\x02", "<b>tag</b>", "\\u000B as text",
-          "crlf\r\nend", "\ufeffbom", "del\x7f", "  spaced  "]
+          "crlf\r\nend", "\ufeffbom", "del\x7f", "  spaced  ", "nul \x00 in JSON"]
+CSV_TRICKY = [text for text in TRICKY if "\x00" not in text]  # a CSV file may not hold NUL
 
 
 def _stored(store: LabelStore, dataset: str) -> dict[str, str]:
@@ -68,6 +69,15 @@ def test_imported_jsonl_stores_item_hash_on_tricky_text(store: LabelStore, tmp_p
     stored = _stored(store, "tricky")
     assert len(stored) == 48 and None not in stored.values()
     assert stored == _expected(store, "tricky")
+    _assert_content_hashes(store, "tricky")
+
+
+def _assert_content_hashes(store: LabelStore, dataset: str) -> None:
+    """The content hash written by Python is DuckDB's sha256 of the same text."""
+    assert store.db.fetchall(
+        f"SELECT count(*), count(*) FILTER (content_hash = {_HASH_SQL}) FROM items "
+        "WHERE dataset = ?", [dataset],
+    )[0] == (len(_stored(store, dataset)),) * 2
 
 
 def test_imported_csv_stores_item_hash_pairwise_and_generated_ids(
@@ -77,14 +87,15 @@ def test_imported_csv_stores_item_hash_pairwise_and_generated_ids(
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["question", "answer_a", "answer_b", "contexts", "reference"])
-        for i, text in enumerate(TRICKY):
+        for i, text in enumerate(CSV_TRICKY):
             sources = json.dumps([text, f"p{i}"], ensure_ascii=i % 2 == 0)  # \u escapes or not
             writer.writerow([f"q{i} {text}", f"A {text}", "" if i == 3 else f"B {text}",
                              sources + (" " if i == 5 else ""), "" if i % 2 else text])
     import_rows(store, path, "pairs")
     stored = _stored(store, "pairs")
-    assert len(stored) == len(TRICKY)
+    assert len(stored) == len(CSV_TRICKY)
     assert stored == _expected(store, "pairs")
+    _assert_content_hashes(store, "pairs")
 
 
 def test_an_older_file_gets_its_hashes_on_opening(tmp_path: Path) -> None:
