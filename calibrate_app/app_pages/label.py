@@ -569,6 +569,7 @@ def _page() -> None:
     settings = store.queue_settings(dataset, criterion.name)
     plan = resources.queue_plan(store, dataset, store.count_items(dataset), settings)
     _queue_settings(store, dataset, criterion.name, settings, plan.note)
+    resources.settle_heap()  # after the first run built the queue plan: see its docstring
 
 
 _page()

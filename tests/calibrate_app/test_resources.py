@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from calibrate_app import judge_info
-from calibrate_app.resources import BackgroundJob, JobRegistry, QueuePlans
+from calibrate_app.resources import BackgroundJob, JobRegistry, QueuePlans, _HeapFreeze
 from judges.config import load_builtin
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
@@ -111,3 +111,20 @@ def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
     assert aged.get(store, "d", 12, settings) is after  # verdicts unchanged: no rebuild
     aged.wait()
     assert young.get(store, "d", 12, settings) is before
+
+
+def test_settling_freezes_the_heap_once_unless_a_job_holds_it() -> None:
+    heap = _HeapFreeze()
+    assert gc.get_freeze_count() == 0
+    try:
+        assert heap.settle() and gc.get_freeze_count() > 0
+        assert not heap.settle()  # already frozen: nothing to do
+        gc.unfreeze()  # what the end of the last running job does
+        job = BackgroundJob(key="k", title="a job")
+        heap.hold(job)
+        gc.unfreeze()
+        assert not heap.settle()  # a running job decides when the heap is frozen
+        heap.release(job)
+        assert heap.settle()
+    finally:
+        gc.unfreeze()
