@@ -108,7 +108,7 @@ def judge_item_verdicts(store: LabelStore, dataset: str, config_id: str,
                         item_ids: set[str]) -> tuple[dict[str, str], dict[str, str | None]]:
     """The judge's aggregated verdict (and reasoning) per item of ``item_ids`` it has judged."""
     try:
-        judged = load_judge_items(store, dataset, config_id)
+        judged = load_judge_items(store, dataset, config_id, texts_for=item_ids)
     except NotFoundError:
         return {}, {}
     items = judged.items[judged.items["item_id"].astype(str).isin(item_ids)]

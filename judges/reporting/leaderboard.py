@@ -177,7 +177,8 @@ def judge_leaderboard(
     columns = {}
     consistency: dict[str, JudgeConsistency] = {}
     for name, ref in zip(names, refs, strict=True):
-        judged = load_judge_items(store, dataset, ref, rule=rule, confidence=confidence)
+        judged = load_judge_items(store, dataset, ref, rule=rule, confidence=confidence,
+                                  texts_for=())  # verdicts and flips only
         verdicts = ids.map(judged.verdict_map())
         columns[name] = verdicts.fillna("unscored").to_numpy(dtype=object)
         c = judged.consistency

@@ -240,11 +240,13 @@ def pairwise_report(
             f"dataset {dataset!r} has no human votes for criterion {crit!r}: import them "
             "(calibrate labels import, one a/b/tie row per annotator vote)"
         )
-    judged = load_judge_items(store, dataset, ref, rule=rule_name, confidence=confidence)
+    # no reasoning is shown here: the per-item texts are not read (texts_for=())
+    judged = load_judge_items(store, dataset, ref, rule=rule_name, confidence=confidence,
+                              texts_for=())
     if judged.items.empty:
         raise NotFoundError(f"judge {ref.name!r} has no verdicts on dataset {dataset!r}")
     target_items = judged if target_name == dataset else load_judge_items(
-        store, target_name, ref, rule=rule_name, confidence=confidence)
+        store, target_name, ref, rule=rule_name, confidence=confidence, texts_for=())
     if target_items.items.empty:
         raise NotFoundError(f"judge {ref.name!r} has no verdicts on target {target_name!r}")
 
