@@ -73,7 +73,8 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
         # response is then exactly what the server sent, and a malformed body is one error.
         response = await client.post(
             "/chat/completions", body=self.request_body(request), cast_to=httpx2.Response,
-            options={"timeout": request.timeout})
+            # create()'s own auth: the API key as a bearer token, no other credential.
+            options={"timeout": request.timeout, "security": {"bearer_auth": True}})
         return self.completion(json.loads(response.content))
 
     @staticmethod

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 
+import httpx2
+import openai
 import pytest
 from fake_llm_server import FakeLLMServer
 from judge_helpers import DUMMY_KEY
@@ -254,3 +257,42 @@ def test_the_pool_keeps_a_connection_per_call_in_flight(expect: int | None) -> N
         asyncio.run(waves(provider))
         assert len(server.calls) == 300
         assert server.connections == (150 if expect else 200)
+
+
+def test_openai_sends_what_chat_completions_create_sends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The adapter posts through the SDK's generic ``post``, which is cheaper than ``create()``.
+
+    Same URL, body, bearer key and headers as ``chat.completions.create``; no admin key even
+    when one is in the environment.
+    """
+    monkeypatch.setenv("OPENAI_ADMIN_KEY", "admin-secret")
+    seen: list[httpx2.Request] = []
+    reply = {"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+             "choices": [{"index": 0, "finish_reason": "stop",
+                          "message": {"role": "assistant", "content": "VERDICT: PASS"}}],
+             "usage": {"prompt_tokens": 3, "completion_tokens": 2}}
+
+    def handler(sent: httpx2.Request) -> httpx2.Response:
+        seen.append(sent)
+        return httpx2.Response(200, json=reply)
+
+    provider = OpenAIProvider("m", api_key=DUMMY_KEY, base_url="http://judge.test/v1")
+    body = provider.request_body(request())
+
+    async def both() -> None:
+        client = openai.AsyncOpenAI(
+            api_key=DUMMY_KEY, base_url="http://judge.test/v1", max_retries=0,
+            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
+        provider._client, provider._loop = client, asyncio.get_running_loop()
+        assert (await provider.complete(request())).text == "VERDICT: PASS"
+        await client.chat.completions.create(**body, timeout=0.5)
+        await client.close()
+
+    asyncio.run(both())
+    ours, sdk = seen
+    assert ours.url == sdk.url and json.loads(ours.content) == json.loads(sdk.content)
+    assert ours.headers["authorization"] == f"Bearer {DUMMY_KEY}"
+    varying = {"content-length", "idempotency-key", "x-stainless-retry-count"}
+    assert {k: v for k, v in ours.headers.items() if k not in varying} == {
+        k: v for k, v in sdk.headers.items() if k not in varying}
+    assert "admin-secret" not in str(ours.headers)
