@@ -125,6 +125,7 @@ from .resampling import (
 from .segments import SegmentResult, segment_breakdown
 from .simulation import (
     CoverageResult,
+    Scenario,
     counts_to_arrays,
     coverage_study,
     simulate_counts,
@@ -197,6 +198,7 @@ __all__ = [
     "PairwiseKappa",
     "PassRateEstimate",
     "PopulationRates",
+    "Scenario",
     "SegmentResult",
     "SegmentTransfer",
     "SelectionCheck",

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -42,7 +42,8 @@ from .rates import check_confidence, wilson_interval
 from .resampling import group_codes
 
 __all__ = [
-    "ConsistencyResult", "consistency_from_flags", "self_consistency", "self_consistency_matrix",
+    "ConsistencyOptions", "ConsistencyResult", "consistency_from_flags", "self_consistency",
+    "self_consistency_matrix",
 ]
 
 Rule = Literal["all_agree", "majority"]
@@ -324,15 +325,21 @@ def consistency_from_flags(
     )
 
 
+class ConsistencyOptions(TypedDict, total=False):
+    """How :func:`self_consistency` reads and aggregates the calls (documented there)."""
+
+    kind: VerdictKind
+    rule: Rule
+    swapped_verdicts: Literal["aligned", "as_shown"]
+    confidence: float
+
+
 def self_consistency_matrix(
     verdicts: npt.ArrayLike | Sequence[Sequence[Any]],
     *,
     orders: Sequence[Any] | None = None,
     item_ids: npt.ArrayLike | Sequence[Any] | None = None,
-    kind: VerdictKind = "binary",
-    rule: Rule = "all_agree",
-    swapped_verdicts: Literal["aligned", "as_shown"] = "aligned",
-    confidence: float = 0.95,
+    **options: Unpack[ConsistencyOptions],
 ) -> ConsistencyResult:
     """:func:`self_consistency` for a 2-D items x calls array.
 
@@ -341,10 +348,8 @@ def self_consistency_matrix(
         orders: Order of each column (``"original"``/``"swapped"``); ``None`` = all original.
             The repeat index of a column is its occurrence number within its order.
         item_ids: Item id per row (default ``0..n-1``).
-        kind: ``"binary"`` or ``"pairwise"``.
-        rule: ``"all_agree"`` or ``"majority"``.
-        swapped_verdicts: See :func:`self_consistency`.
-        confidence: Confidence level of the flip-rate intervals.
+        **options: ``kind``, ``rule``, ``swapped_verdicts`` and ``confidence``, as
+            :func:`self_consistency` takes them (same defaults).
 
     Returns:
         A :class:`ConsistencyResult`.
@@ -374,8 +379,5 @@ def self_consistency_matrix(
         arr.ravel(),
         order=np.tile(col_orders, n_items),
         repeat=np.tile(col_repeat, n_items),
-        kind=kind,
-        rule=rule,
-        swapped_verdicts=swapped_verdicts,
-        confidence=confidence,
+        **options,
     )

@@ -25,7 +25,7 @@ References:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -35,7 +35,7 @@ from ._verdicts import normalize_verdicts
 from .agreement import kappa_from_table, kappa_of_tables
 from .rates import check_confidence
 
-__all__ = ["SMALL_N", "kappa_interval", "kappa_interval_from_table"]
+__all__ = ["SMALL_N", "KappaIntervalOptions", "kappa_interval", "kappa_interval_from_table"]
 
 #: Below this many rows the kappa interval is bootstrapped (BCa) instead of Wald.
 SMALL_N = 100
@@ -121,29 +121,31 @@ def kappa_interval_from_table(
     )
 
 
+class KappaIntervalOptions(TypedDict, total=False):
+    """The interval options of :func:`kappa_interval_from_table` (documented there)."""
+
+    confidence: float
+    rng: np.random.Generator | None
+    n_boot: int
+    small_n: int
+    pseudo_count: float
+
+
 def kappa_interval(
     rater1: npt.ArrayLike | Sequence[Any],
     rater2: npt.ArrayLike | Sequence[Any],
-    *,
-    confidence: float = 0.95,
-    rng: np.random.Generator | None = None,
-    n_boot: int = 4000,
-    small_n: int = SMALL_N,
-    pseudo_count: float = 0.5,
+    **options: Unpack[KappaIntervalOptions],
 ) -> Estimate:
     """Cohen's kappa between two pass/fail raters with a small-n-safe interval.
 
-    Rows where either rater is unsure/unscored are excluded. See
+    Rows where either rater is unsure/unscored are excluded; the table of the rest goes to
     :func:`kappa_interval_from_table`.
 
     Args:
         rater1: Verdicts of the first rater (e.g. the human).
         rater2: Verdicts of the second rater (e.g. the judge), same rows.
-        confidence: Two-sided confidence level.
-        rng: Random generator for the bootstrap (default: seeded from the table).
-        n_boot: Bootstrap replicates.
-        small_n: Row count below which the bootstrap is used.
-        pseudo_count: Smoothing per cell of the table the bootstrap draws from.
+        **options: ``confidence``, ``rng``, ``n_boot``, ``small_n`` and ``pseudo_count``, as
+            :func:`kappa_interval_from_table` takes them (same defaults).
 
     Returns:
         An :class:`Estimate`.
@@ -153,11 +155,4 @@ def kappa_interval(
         raise CalibrationInputError(f"raters must be aligned: {c1.shape[0]} vs {c2.shape[0]} rows")
     ok = (c1 >= 0) & (c2 >= 0)
     table = np.bincount(c1[ok] * 2 + c2[ok], minlength=4).reshape(2, 2)
-    return kappa_interval_from_table(
-        table,
-        confidence=confidence,
-        rng=rng,
-        n_boot=n_boot,
-        small_n=small_n,
-        pseudo_count=pseudo_count,
-    )
+    return kappa_interval_from_table(table, **options)

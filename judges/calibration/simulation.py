@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,7 @@ from .rates import ConfusionMatrix
 
 __all__ = [
     "CoverageResult",
+    "Scenario",
     "counts_to_arrays",
     "coverage_study",
     "simulate_counts",
@@ -37,6 +38,20 @@ __all__ = [
 def _check_prob(name: str, x: float) -> None:
     if not 0.0 <= x <= 1.0:
         raise CalibrationInputError(f"{name} must be in [0, 1], got {x}")
+
+
+class Scenario(TypedDict):
+    """One data-generating process of :func:`simulate_counts` (its keyword arguments).
+
+    :func:`coverage_study` takes the same keywords and passes them on.
+    """
+
+    theta: float
+    sensitivity: float
+    specificity: float
+    n_target: int
+    n_labelled: int
+    calibration_theta: NotRequired[float | None]
 
 
 def simulate_counts(
@@ -157,12 +172,7 @@ def coverage_study(
     rng: np.random.Generator,
     *,
     reps: int,
-    theta: float,
-    sensitivity: float,
-    specificity: float,
-    n_target: int,
-    n_labelled: int,
-    calibration_theta: float | None = None,
+    **scenario: Unpack[Scenario],
 ) -> CoverageResult:
     """Simulate ``reps`` data sets and measure the coverage of ``estimator``'s interval.
 
@@ -170,12 +180,8 @@ def coverage_study(
         estimator: Function from :class:`CalibrationCounts` to a pass-rate result.
         rng: Explicit random generator.
         reps: Number of simulated data sets.
-        theta: True pass rate of the target rows (the value to cover).
-        sensitivity: Judge sensitivity.
-        specificity: Judge specificity.
-        n_target: Judge-only target rows.
-        n_labelled: Labelled rows.
-        calibration_theta: Pass rate of the labelled rows' run (label shift), default ``theta``.
+        **scenario: The data-generating process, as :func:`simulate_counts` takes it
+            (:class:`Scenario`); its ``theta`` is the value to cover.
 
     Returns:
         A :class:`CoverageResult`.
@@ -192,20 +198,11 @@ def coverage_study(
     covered = widths = claims = 0
     width_sum = 0.0
     for _ in range(reps):
-        counts = simulate_counts(
-            rng,
-            theta=theta,
-            sensitivity=sensitivity,
-            specificity=specificity,
-            n_target=n_target,
-            n_labelled=n_labelled,
-            calibration_theta=calibration_theta,
-        )
-        res = estimator(counts)
+        res = estimator(simulate_counts(rng, **scenario))
         if not res.claims or res.low is None or res.high is None:
             continue
         claims += 1
-        covered += int(res.low <= theta <= res.high)
+        covered += int(res.low <= scenario["theta"] <= res.high)
         width_sum += res.high - res.low
         widths += 1
     return CoverageResult(
