@@ -26,6 +26,7 @@ from calibrate_app.command_server import CommandServer
 from calibrate_app.settings import AppSettings
 from calibrate_app.uploads import UploadFolder
 from labels import LabelStore, open_store
+from labels.queue_counts import LabelTally
 from labels.sampling import Holds, QueueOrder, QueuePlan, QueueSettings, plan_queue
 
 _SETTINGS_KEY = "_calibrate_settings"
@@ -288,6 +289,12 @@ def get_jobs() -> JobRegistry:
 def get_holds() -> Holds:
     """Which rows annotators are looking at right now, shared by all sessions."""
     return Holds()
+
+
+@st.cache_resource(show_spinner=False)
+def get_label_tally() -> LabelTally:
+    """Who labelled which row, read incrementally and shared by all sessions."""
+    return LabelTally()
 
 
 @st.cache_resource(show_spinner=False)

@@ -402,7 +402,8 @@ def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotato
     """(item id, editing?, progress, the queue plan) for this run."""
     scope = (dataset, criterion.name, annotator)
     queue = state.queue_state(scope)
-    total, mine, counts = store.queue_snapshot(dataset, annotator, criterion.name)
+    total, mine, counts = resources.get_label_tally().snapshot(
+        store, dataset, annotator, criterion.name)
     skipped = store.skipped(dataset, criterion.name, annotator)
     done = progress(total, mine=mine, counts=counts, overlap=settings.overlap, skipped=skipped)
     plan = resources.queue_plan(store, dataset, total, settings)

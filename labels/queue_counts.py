@@ -1,0 +1,99 @@
+"""Who labelled which row, kept up to date by reading only the labels added since the last look.
+
+The Label page needs, on every key press, the number of annotators of every row (rows with
+``overlap`` of them leave the queue) and the rows the annotator labelled. Reading every label of
+the dataset each time grows with the labels: 75-107 ms per key press at 100,000 labels. Labels
+are only ever appended with increasing ids, so :class:`LabelTally` keeps the tally per (dataset,
+criterion) and reads the labels with a higher id than it has seen, together with the number of
+labels: when the numbers disagree (a transaction with a lower id committed later) it reads
+everything again, so the result is always that of :meth:`LabelStore.queue_snapshot`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from labels.store import LabelStore
+
+
+def labels_since(
+    store: LabelStore, dataset: str, criterion: str, after_id: int
+) -> tuple[int, int, list[tuple[int, str, str]]]:
+    """Items in the dataset, labels for ``criterion`` and the labels with an id above ``after_id``.
+
+    The labels come as (id, item, annotator); all is read in one statement, so from one snapshot.
+    """
+    row = store.db.fetchone(
+        "SELECT (SELECT count(*) FROM items WHERE dataset = $1), count(*), "
+        "coalesce(list([label_id::VARCHAR, item_id, annotator]) FILTER (WHERE label_id > $3), "
+        "[]) FROM labels WHERE dataset = $1 AND criterion = $2",
+        [dataset, criterion, after_id],
+    )
+    assert row is not None  # an aggregate without GROUP BY always has its one row
+    return int(row[0]), int(row[1]), [(int(i), item, who) for i, item, who in row[2]]
+
+
+@dataclass(frozen=True)
+class _Tally:
+    """The tally of one (dataset, criterion).
+
+    Replaced as a whole on every change, so readers never see it change under them: its dicts
+    and sets are never mutated once published.
+    """
+
+    labels: int = 0
+    last_id: int = -1
+    annotators: dict[str, frozenset[str]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    by_annotator: dict[str, frozenset[str]] = field(default_factory=dict)
+
+
+def _grown(tally: _Tally, labels: int, new: list[tuple[int, str, str]]) -> _Tally:
+    """``tally`` with the labels ``new`` (id, item, annotator) added."""
+    annotators = dict(tally.annotators)
+    counts = dict(tally.counts)
+    added: dict[str, set[str]] = {}
+    for _, item_id, annotator in new:
+        annotators[item_id] = annotators.get(item_id, frozenset()) | {annotator}
+        counts[item_id] = len(annotators[item_id])
+        added.setdefault(annotator, set()).add(item_id)
+    by_annotator = dict(tally.by_annotator)
+    for annotator, items in added.items():
+        by_annotator[annotator] = by_annotator.get(annotator, frozenset()) | items
+    last_id = max([tally.last_id, *(label_id for label_id, _, _ in new)])
+    return _Tally(labels, last_id, annotators, counts, by_annotator)
+
+
+class LabelTally:
+    """Label counts per (database, dataset, criterion), shared by every session. Thread-safe."""
+
+    def __init__(self) -> None:
+        """Start with nothing read."""
+        self._lock = threading.Lock()
+        self._tallies: dict[Hashable, _Tally] = {}
+
+    def snapshot(
+        self, store: LabelStore, dataset: str, annotator: str, criterion: str
+    ) -> tuple[int, frozenset[str], dict[str, int]]:
+        """What :meth:`LabelStore.queue_snapshot` returns, reading only the labels added since.
+
+        Returns:
+            (items in the dataset, items ``annotator`` labelled, item id → number of annotators
+            with a label for ``criterion``). Read-only: they are shared.
+        """
+        key = (store.db.path, dataset, criterion)
+        with self._lock:
+            tally = self._tallies.get(key, _Tally())
+        total, labels, new = labels_since(store, dataset, criterion, tally.last_id)
+        if tally.labels + len(new) != labels:  # a lower id committed late, or a first look
+            tally = _Tally()
+            total, labels, new = labels_since(store, dataset, criterion, -1)
+        if new:
+            tally = _grown(tally, labels, new)
+            with self._lock:
+                known = self._tallies.get(key)
+                if known is None or known.last_id <= tally.last_id:
+                    self._tallies[key] = tally
+        return total, tally.by_annotator.get(annotator, frozenset()), tally.counts
