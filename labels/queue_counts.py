@@ -12,9 +12,11 @@ everything again, so the result is always that of :meth:`LabelStore.queue_snapsh
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from labels.sampling import Progress
 from labels.store import LabelStore
 
 
@@ -48,22 +50,59 @@ class _Tally:
     annotators: dict[str, frozenset[str]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     by_annotator: dict[str, frozenset[str]] = field(default_factory=dict)
+    histogram: dict[int, int] = field(default_factory=dict)  # annotators -> rows with that many
+
+
+class QueueCounts(NamedTuple):
+    """One annotator's view of the labels of a (dataset, criterion); read-only (shared).
+
+    Attributes:
+        total: items in the dataset.
+        mine: items the annotator labelled.
+        counts: item id → number of annotators with a label.
+        histogram: number of annotators → number of items with exactly that many.
+    """
+
+    total: int
+    mine: frozenset[str]
+    counts: Mapping[str, int]
+    histogram: Mapping[int, int]
+
+    def progress(self, *, overlap: int = 1, skipped: Sequence[str] = ()) -> Progress:
+        """:func:`labels.sampling.progress` of these counts, without walking every labelled row.
+
+        Rows full without this annotator are the rows with ``overlap`` annotators or more (from
+        the histogram) less this annotator's among them (all of them when ``overlap`` is 1).
+        """
+        full = sum(rows for n, rows in self.histogram.items() if n >= overlap)
+        full_mine = len(self.mine) if overlap <= 1 else \
+            sum(1 for i in self.mine if self.counts.get(i, 0) >= overlap)
+        still_skipped = sum(1 for i in set(skipped)
+                            if i not in self.mine and self.counts.get(i, 0) < overlap)
+        remaining = max(self.total - len(self.mine) - (full - full_mine), 0)
+        return Progress(labelled=len(self.mine), remaining=remaining, skipped=still_skipped)
 
 
 def _grown(tally: _Tally, labels: int, new: list[tuple[int, str, str]]) -> _Tally:
     """``tally`` with the labels ``new`` (id, item, annotator) added."""
     annotators = dict(tally.annotators)
     counts = dict(tally.counts)
+    histogram = dict(tally.histogram)
     added: dict[str, set[str]] = {}
     for _, item_id, annotator in new:
-        annotators[item_id] = annotators.get(item_id, frozenset()) | {annotator}
-        counts[item_id] = len(annotators[item_id])
+        before = annotators.get(item_id, frozenset())
+        if annotator not in before:
+            annotators[item_id] = before | {annotator}
+            counts[item_id] = len(before) + 1
+            if before:
+                histogram[len(before)] -= 1
+            histogram[len(before) + 1] = histogram.get(len(before) + 1, 0) + 1
         added.setdefault(annotator, set()).add(item_id)
     by_annotator = dict(tally.by_annotator)
     for annotator, items in added.items():
         by_annotator[annotator] = by_annotator.get(annotator, frozenset()) | items
     last_id = max([tally.last_id, *(label_id for label_id, _, _ in new)])
-    return _Tally(labels, last_id, annotators, counts, by_annotator)
+    return _Tally(labels, last_id, annotators, counts, by_annotator, histogram)
 
 
 class LabelTally:
@@ -76,12 +115,11 @@ class LabelTally:
 
     def snapshot(
         self, store: LabelStore, dataset: str, annotator: str, criterion: str
-    ) -> tuple[int, frozenset[str], dict[str, int]]:
+    ) -> QueueCounts:
         """What :meth:`LabelStore.queue_snapshot` returns, reading only the labels added since.
 
         Returns:
-            (items in the dataset, items ``annotator`` labelled, item id → number of annotators
-            with a label for ``criterion``). Read-only: they are shared.
+            The counts (total, mine, counts as ``queue_snapshot`` gives them, and a histogram).
         """
         key = (store.db.path, dataset, criterion)
         with self._lock:
@@ -96,4 +134,5 @@ class LabelTally:
                 known = self._tallies.get(key)
                 if known is None or known.last_id <= tally.last_id:
                     self._tallies[key] = tally
-        return total, tally.by_annotator.get(annotator, frozenset()), tally.counts
+        return QueueCounts(total, tally.by_annotator.get(annotator, frozenset()), tally.counts,
+                           tally.histogram)

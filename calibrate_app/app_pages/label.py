@@ -22,7 +22,6 @@ from labels.sampling import (
     QueuePlan,
     QueueSettings,
     next_item,
-    progress,
     settled_prefix,
 )
 
@@ -402,10 +401,10 @@ def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotato
     """(item id, editing?, progress, the queue plan) for this run."""
     scope = (dataset, criterion.name, annotator)
     queue = state.queue_state(scope)
-    total, mine, counts = resources.get_label_tally().snapshot(
-        store, dataset, annotator, criterion.name)
+    tally = resources.get_label_tally().snapshot(store, dataset, annotator, criterion.name)
+    total, mine, counts = tally.total, tally.mine, tally.counts
     skipped = store.skipped(dataset, criterion.name, annotator)
-    done = progress(total, mine=mine, counts=counts, overlap=settings.overlap, skipped=skipped)
+    done = tally.progress(overlap=settings.overlap, skipped=skipped)
     plan = resources.queue_plan(store, dataset, total, settings)
     if queue.back > 0:
         seq = store.labelled_in_order(dataset, annotator, criterion.name)

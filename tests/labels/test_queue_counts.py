@@ -5,14 +5,25 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from labels import LabelStore
 from labels.importing import import_rows
-from labels.queue_counts import LabelTally
+from labels.queue_counts import LabelTally, QueueCounts
+from labels.sampling import progress
+
+IDS = [f"r{k}" for k in range(12)]
 
 
 def _same(tally: LabelTally, store: LabelStore, annotator: str, criterion: str) -> None:
-    total, mine, counts = tally.snapshot(store, "d", annotator, criterion)
-    assert (total, set(mine), counts) == store.queue_snapshot("d", annotator, criterion)
+    got = tally.snapshot(store, "d", annotator, criterion)
+    total, mine, counts = store.queue_snapshot("d", annotator, criterion)
+    assert (got.total, set(got.mine), got.counts) == (total, mine, counts)
+    for overlap in (1, 2, 3):
+        for skipped in ([], ["r3", "r0"], ["r5"]):
+            assert got.progress(overlap=overlap, skipped=skipped) == progress(
+                total, mine=mine, counts=counts, overlap=overlap, skipped=skipped)
 
 
 def test_the_tally_reads_only_new_labels_and_always_equals_a_full_read(
@@ -32,7 +43,7 @@ def test_the_tally_reads_only_new_labels_and_always_equals_a_full_read(
         for who in ("ann", "bob", "carol"):
             _same(tally, store, who, "faithfulness")
             _same(tally, store, who, "correctness")
-    assert tally.snapshot(store, "d", "ann", "faithfulness")[2] == {"r0": 2, "r2": 1}
+    assert tally.snapshot(store, "d", "ann", "faithfulness").counts == {"r0": 2, "r2": 1}
     # A transaction that took a lower id commits after a higher one: the count of labels
     # disagrees with what was read since, and the tally reads everything again.
     store.db.execute(
@@ -41,8 +52,30 @@ def test_the_tally_reads_only_new_labels_and_always_equals_a_full_read(
         [datetime.now(UTC)],
     )
     _same(tally, store, "carol", "faithfulness")
-    assert set(tally.snapshot(store, "d", "carol", "faithfulness")[1]) == {"r3"}
+    assert set(tally.snapshot(store, "d", "carol", "faithfulness").mine) == {"r3"}
     path.write_text("".join(f'{{"id": "r{k}", "question": "q{k}", "answer": "a"}}\n'
                             for k in range(6, 9)))
     import_rows(store, path, "d")  # more rows: the item count follows
     _same(tally, store, "ann", "faithfulness")
+
+
+@given(
+    labels=st.lists(st.tuples(st.sampled_from(IDS), st.sampled_from(["a", "b", "c", "d"]))),
+    skipped=st.lists(st.sampled_from(IDS), unique=True),
+    overlap=st.integers(1, 4),
+    annotator=st.sampled_from(["a", "b", "e"]),
+)
+def test_progress_from_the_histogram_equals_progress_over_every_row(
+    labels: list[tuple[str, str]], skipped: list[str], overlap: int, annotator: str,
+) -> None:
+    who: dict[str, set[str]] = {}
+    for item_id, name in labels:
+        who.setdefault(item_id, set()).add(name)
+    counts = {i: len(names) for i, names in who.items()}
+    mine = frozenset(i for i, names in who.items() if annotator in names)
+    histogram: dict[int, int] = {}
+    for n in counts.values():
+        histogram[n] = histogram.get(n, 0) + 1
+    got = QueueCounts(len(IDS), mine, counts, histogram)
+    assert got.progress(overlap=overlap, skipped=skipped) == progress(
+        len(IDS), mine=mine, counts=counts, overlap=overlap, skipped=skipped)
