@@ -354,6 +354,11 @@ class QueuePlans:
             settings: QueueSettings) -> QueuePlan:
         """The plan for ``settings`` (built now only when there is none yet)."""
         key = (store.db.path, dataset, item_count, settings.order, settings.seed)
+        with self._lock:
+            slot = self._slots.get(key)
+            if slot is not None and (slot.refreshing or settings.order not in _JUDGE_ORDERS
+                                     or time.monotonic() - slot.built_at < self._refresh):
+                return slot.plan  # no need to look at the verdicts (a query over every call)
         fingerprint = ""
         if settings.order in _JUDGE_ORDERS:
             fingerprint = judge_info.fingerprint(store, dataset)

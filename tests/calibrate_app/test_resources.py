@@ -6,6 +6,8 @@ import gc
 import threading
 from pathlib import Path
 
+import pytest
+
 from calibrate_app import judge_info
 from calibrate_app.resources import BackgroundJob, JobRegistry, QueuePlans, _HeapFreeze
 from judges.config import load_builtin
@@ -83,7 +85,7 @@ def test_the_heap_is_frozen_while_a_job_works_after_its_setup() -> None:
 
 
 def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
-    store: LabelStore, tmp_path: Path,
+    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(
@@ -101,7 +103,12 @@ def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
               provider=ScriptedProvider("x", responder=lambda r: f"VERDICT: {next(verdicts)}"))
     # A judge run stores verdicts call by call: a plan younger than `refresh` stays as it is,
     # and an older one is served once more while its rebuild runs in the background.
+    looked: list[str] = []
+    fingerprint = judge_info.fingerprint
+    monkeypatch.setattr(judge_info, "fingerprint",
+                        lambda s, d: looked.append(d) or fingerprint(s, d))
     assert young.get(store, "d", 12, settings) is before
+    assert looked == []  # a young plan is served without reading the verdicts
     assert aged.get(store, "d", 12, settings) == before
     aged.wait()
     after = aged.get(store, "d", 12, settings)
