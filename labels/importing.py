@@ -33,7 +33,7 @@ from labels.models import Kind
 from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
-from labels.store_items import canonical_plain_lists, hash_columns, write_items
+from labels.store_items import canonical_plain_lists, with_hashes, write_items
 from labels.strict_json import JsonValueError, strict_json_loads
 from labels.text_columns import plain_string_lists
 from labels.validation import (
@@ -246,7 +246,7 @@ def _metadata(
 
 def normalise(
     table: Table, mapping: Mapping[str, str] | None = None, *,
-    warnings: list[str] | None = None,
+    warnings: list[str] | None = None, hashes: bool = True,
 ) -> tuple[pa.Table, Kind]:
     """Map and validate every record; returns one row per item with canonical columns.
 
@@ -255,6 +255,8 @@ def normalise(
         mapping: item field → file column(s), as for :func:`import_rows`.
         warnings: if given, what was imported but deserves a word is appended here (e.g.
             sources that start with ``[`` but are not JSON, kept as plain text).
+        hashes: add the ``item_hash`` and ``content_hash`` columns; :func:`import_rows` leaves
+            them to :func:`labels.store_items.write_items`, which hashes while DuckDB writes.
 
     Raises:
         ImportFileError: naming the file, row and column of the first problem.
@@ -330,10 +332,9 @@ def normalise(
         for name, values in out.items()
     }
     rows = pa.Table.from_arrays(list(arrays.values()), names=list(arrays))
-    item_hashes, content_hashes = hash_columns(rows)
-    rows = rows.append_column("item_hash", pa.chunked_array([item_hashes]))
-    rows = rows.append_column("content_hash", pa.chunked_array([content_hashes]))
     rows = rows.append_column("row", pa.array(range(1, n + 1), type=pa.int64()))
+    if hashes:
+        rows = with_hashes(rows)
     return rows, ("pairwise" if pairwise else "pointwise")
 
 
@@ -570,7 +571,7 @@ def import_rows(
             k: v for k, v in full_mapping.items() if v in table.columns or k in (mapping or {})
         }
     warnings: list[str] = []
-    frame, kind = normalise(table, full_mapping, warnings=warnings)
+    frame, kind = normalise(table, full_mapping, warnings=warnings, hashes=False)
     written = write_items(
         store, frame, dataset, kind=kind, source_file=Path(name).name, name=name,
         on_changed=on_changed,

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import binascii
 import contextlib
+import functools
 import hashlib
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -83,7 +85,7 @@ def write_items(
         store: The label store to write to.
         rows: One row per item in the columns of :func:`labels.importing.normalise`
             (``id`` may be null; ``row`` is the file's row number, for messages; ``item_hash``
-            and ``content_hash`` are :func:`hash_columns` of the rows).
+            and ``content_hash`` are :func:`hash_columns` of the rows, computed here if absent).
         dataset: A checked dataset name.
         kind: ``pointwise`` or ``pairwise``; must match the dataset's kind when it exists.
         source_file: Recorded as the dataset's ``source_file`` when it is created.
@@ -100,8 +102,17 @@ def write_items(
         return _write_items(store, rows, dataset, kind, source_file, name, on_changed,
                             optimistic=True)
     except _DuplicateKeys:  # rolled back: the careful path names the rows
-        return _write_items(store, rows, dataset, kind, source_file, name, on_changed,
-                            optimistic=False)
+        return _write_items(store, with_hashes(rows), dataset, kind, source_file, name,
+                            on_changed, optimistic=False)
+
+
+def with_hashes(rows: pa.Table) -> pa.Table:
+    """``rows`` with their ``item_hash`` and ``content_hash`` columns (:func:`hash_columns`)."""
+    if "item_hash" in rows.column_names:
+        return rows
+    item_hashes, content_hashes = hash_columns(rows)
+    return rows.append_column("item_hash", item_hashes).append_column(
+        "content_hash", content_hashes)
 
 
 class _DuplicateKeys(Exception):
@@ -124,10 +135,11 @@ def _write_items(
                 f"dataset {dataset!r} holds {stored_kind[0][0]} rows; this file has {kind} rows",
                 path=name,
             )
+        if optimistic and _is_empty(cur, dataset):
+            return _insert_into_empty(cur, dataset, rows)
+        rows = with_hashes(rows)
         cur.register("incoming_raw", rows)
         try:
-            if optimistic and _is_empty(cur, dataset):
-                return _insert_into_empty(cur, dataset, rows)
             # The temp table holds the keys only; the text is read once more from the Arrow
             # rows by the INSERT, rather than copied into the temp table first.
             cur.execute(
@@ -147,19 +159,45 @@ def _write_items(
 
 
 def _is_empty(cur: duckdb.DuckDBPyConnection, dataset: str) -> bool:
-    row = cur.execute("SELECT count(*) FROM items WHERE dataset = ?", [dataset]).fetchone()
-    return not row or row[0] == 0
+    [(count,)] = cur.execute("SELECT count(*) FROM items WHERE dataset = ?", [dataset]).fetchall()
+    return not count
 
 
 def _insert_into_empty(
     cur: duckdb.DuckDBPyConnection, dataset: str, rows: pa.Table
 ) -> ItemsWritten:
-    """All rows into a dataset with no items yet, in one statement.
+    """All rows into a dataset with no items yet, a slice per statement, in one transaction.
 
     Nothing stored can have changed or look alike, so the only refusal left is a key met twice
     in the file, which the primary key catches: :class:`_DuplicateKeys` sends the file down the
-    careful path, whose message names the rows.
+    careful path, whose message names the rows. Rows without their hashes are hashed a slice
+    at a time in a worker thread while DuckDB, which releases the GIL, inserts the slice
+    before: the two run on two cores instead of one after the other.
     """
+    slices = [rows.slice(start, _SLICE_ROWS) for start in range(0, rows.num_rows, _SLICE_ROWS)]
+    if "item_hash" in rows.column_names:
+        for part in slices:
+            _insert_slice(cur, dataset, part)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import-hashes")
+        try:
+            hashed = [pool.submit(with_hashes, part) for part in slices]
+            for future in hashed:
+                _insert_slice(cur, dataset, future.result())
+        finally:
+            pool.shutdown(cancel_futures=True)
+    generated = rows.column("id").null_count
+    return ItemsWritten(added=rows.num_rows, unchanged=0, changed_ids=(), generated_ids=generated)
+
+
+_SLICE_ROWS = 16_384
+"""Rows per INSERT of :func:`_insert_into_empty` (the worker hashes the next slice meanwhile)."""
+
+
+def _insert_slice(cur: duckdb.DuckDBPyConnection, dataset: str, part: pa.Table) -> None:
+    cur.register("incoming_part", part)
     try:
         cur.execute(
             f"""
@@ -168,14 +206,15 @@ def _insert_into_empty(
                                item_hash)
             SELECT ?, coalesce(id, {_ID_SQL}), row, question, answer, answer_a, answer_b,
                    sources, reference, segment, document_id, metadata, content_hash, item_hash
-            FROM incoming_raw
+            FROM incoming_part
             """,
             [dataset],
-        )
+        ).fetchall()
     except duckdb.ConstraintException:
         raise _DuplicateKeys from None
-    generated = rows.column("id").null_count
-    return ItemsWritten(added=rows.num_rows, unchanged=0, changed_ids=(), generated_ids=generated)
+    finally:
+        with contextlib.suppress(duckdb.TransactionException):
+            cur.unregister("incoming_part")
 
 
 def _refuse_stored_lookalikes(cur: duckdb.DuckDBPyConnection, dataset: str, name: str) -> None:
@@ -309,25 +348,6 @@ def fill_item_hashes(cur: duckdb.DuckDBPyConnection, *, page_rows: int = 20_000)
 
 
 _PASSAGE = '{"source_id":null,"text":"'
-# JSON's escapes for the control characters, as Python's json module writes them (\u000b, in
-# lower case; NUL never reaches SQL: its rows are written by Python).
-_CONTROL = {8: "\\b", 9: "\\t", 10: "\\n", 12: "\\f", 13: "\\r"}
-
-
-def _json_string_sql(column: str) -> str:
-    """SQL writing ``column`` as a JSON string exactly as :func:`json.dumps` does (or ``null``).
-
-    ``has_control`` (a column of the scanned table) says whether the row holds a control
-    character; only those rows pay for the 31 replacements.
-    """
-    simple = "replace(replace(" + column + r""", '\', '\\'), '"', '\"')"""
-    full = simple
-    for code in range(1, 32):
-        escape = _CONTROL.get(code, "\\u" + format(code, "04x"))
-        full = f"replace({full}, chr({code}), '{escape}')"
-    quote = "'\"'"
-    return (f"CASE WHEN {column} IS NULL THEN 'null' WHEN has_control THEN {quote} || {full} "
-            f"|| {quote} ELSE {quote} || {simple} || {quote} END")
 
 
 def canonical_plain_lists(
@@ -361,59 +381,65 @@ def canonical_plain_lists(
 def hash_columns(rows: pa.Table) -> tuple[pa.Array[Any], pa.Array[Any]]:
     """``(item_hash, content_hash)`` of each row of :func:`labels.importing.normalise`'s table.
 
-    DuckDB writes, over whole columns, the canonical JSON of what a judge sees and the text
-    the content hash covers (:data:`_CONTENT_SQL`); Python hashes both straight from their
-    bytes: blake2b as :func:`labels.item_hashes.judged_hashes` and sha256 as DuckDB's
-    ``sha256`` of that text would (rows holding NUL are written by Python).
+    Arrow writes, over whole columns, the canonical JSON of what a judge sees and the text the
+    content hash covers (:data:`_CONTENT_SQL`); Python hashes both straight from their bytes:
+    blake2b as :func:`labels.item_hashes.judged_hashes` and sha256 as DuckDB's ``sha256`` of
+    that text would. A row holding a control character (which JSON escapes) has its judged
+    text written by Python.
     """
     import numpy as np
-    import pyarrow as pa
 
-    texts = [name for name in JUDGED_FIELDS if name != "sources"]
+    texts = sorted(name for name in JUDGED_FIELDS if name != "sources")
     control = np.zeros(rows.num_rows, dtype=bool)
-    nul = np.zeros(rows.num_rows, dtype=bool)
-    for name in (*texts, "segment", "document_id"):
-        column = rows.column(name)
-        if name in texts:
-            control |= rows_with_bytes_below(column)
-        nul |= rows_with_bytes_below(column, 1)
-    # Sorted keys, compact separators: {"answer":…,"answer_a":…,…,"sources":[…]}.
-    parts = [f"""'"{name}":' || {_json_string_sql(name)}""" for name in sorted(texts)]
-    judged_sql = "'{' || " + " || ',' || ".join(parts)
-    con = duckdb.connect()
-    try:
-        con.register("judged", rows.select([*JUDGED_FIELDS, "segment", "document_id",
-                                            "metadata"]).append_column(
-            "has_control", pa.array(control)))
-        texts_table = con.sql(
-            f"""SELECT {judged_sql} || ',"sources":' || sources || '}}' AS judged,
-                       {_CONTENT_SQL} AS content FROM judged"""
-        ).to_arrow_table()
-    finally:
-        con.close()
-    blake, sha256 = hashlib.blake2b, hashlib.sha256
-    judged: list[bytes] = []
-    content: list[bytes] = []
-    for chunk in texts_table.column("judged").chunks:  # straight from each chunk's bytes
-        offsets, data = utf8_bytes(chunk)
-        view = data.data
-        judged += [blake(view[a:b], digest_size=12).digest()
-                   for a, b in itertools.pairwise(offsets.tolist())]
-    for chunk in texts_table.column("content").chunks:
-        offsets, data = utf8_bytes(chunk)
-        view = data.data
-        content += [sha256(view[a:b]).digest() for a, b in itertools.pairwise(offsets.tolist())]
-    for index in np.flatnonzero(nul).tolist():
-        row = {name: rows.column(name)[index].as_py() for name in rows.column_names}
-        text = judged_text(*(row[name] for name in JUDGED_FIELDS))
-        judged[index] = blake(text.encode(), digest_size=12).digest()
-        content[index] = sha256(content_text(row).encode()).digest()
+    for name in texts:
+        control |= rows_with_bytes_below(rows.column(name))
+    judged_texts, content_texts = _judged_and_content_texts(rows, texts)
+    judged = _digests(judged_texts, functools.partial(hashlib.blake2b, digest_size=12))
+    content = _digests(content_texts, hashlib.sha256)
+    for index in np.flatnonzero(control).tolist():
+        text = judged_text(*(rows.column(name)[index].as_py() for name in JUDGED_FIELDS))
+        judged[index] = hashlib.blake2b(text.encode(), digest_size=12).digest()
     return _hash_strings(judged, "i"), _hash_strings(content, "")
 
 
-def content_text(row: dict[str, Any]) -> str:
-    """The text :data:`_CONTENT_SQL` writes for one row (its content hash is its sha256)."""
-    return ID_SEPARATOR.join(row[name] or "" for name in _CONTENT_FIELDS)
+def _judged_and_content_texts(
+    rows: pa.Table, texts: list[str]
+) -> tuple[pa.ChunkedArray[Any], pa.ChunkedArray[Any]]:
+    """The judged JSON and the content text of every row, by whole-column Arrow concatenation.
+
+    The judged JSON is right for rows without control characters: only quotes and
+    backslashes need escaping there.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    join: Any = pc.binary_join_element_wise  # the stubs refuse plain strings as constants
+    # Sorted keys, compact separators: {"answer":…,"answer_a":…,…,"sources":[…]}.
+    pieces: list[Any] = []
+    for position, name in enumerate(texts):
+        column = rows.column(name)
+        escaped = pc.replace_substring(pc.replace_substring(column, "\\", "\\\\"), '"', '\\"')
+        quoted = join('"', escaped, '"', "")
+        pieces += [("{" if position == 0 else ",") + f'"{name}":',
+                   pc.if_else(pc.is_null(column), "null", quoted)]
+    pieces += [',"sources":', rows.column("sources"), "}"]
+    judged = join(*pieces, "")
+    # concat_ws of the coalesced fields: a null is an empty field.
+    content = join(
+        *(rows.column(name) for name in _CONTENT_FIELDS), pa.scalar(ID_SEPARATOR),
+        null_handling="replace", null_replacement="",
+    )
+    return judged, content
+
+
+def _digests(column: pa.ChunkedArray[Any], new: Callable[[memoryview], Any]) -> list[bytes]:
+    """The digest (hash object ``new``) of each row's UTF-8 bytes, read from the Arrow buffers."""
+    out: list[bytes] = []
+    for chunk in column.chunks:
+        offsets, data = utf8_bytes(chunk)
+        view = data.data
+        out += [new(view[a:b]).digest() for a, b in itertools.pairwise(offsets.tolist())]
+    return out
 
 
 def _hash_strings(digests: list[bytes], prefix: str) -> pa.Array[Any]:

@@ -15,7 +15,7 @@ from repo_paths import TESTS
 from judges.plan_store import PlanStore, content_hashes
 from judges.store import item_hash
 from judges.verdicts import dataset_hashes
-from labels import import_rows, open_store
+from labels import import_rows, open_store, store_items
 from labels.errors import ImportFileError
 from labels.store import LabelStore
 from labels.store_items import _HASH_SQL, fill_item_hashes
@@ -70,6 +70,46 @@ def test_imported_jsonl_stores_item_hash_on_tricky_text(store: LabelStore, tmp_p
     assert len(stored) == 48 and None not in stored.values()
     assert stored == _expected(store, "tricky")
     _assert_content_hashes(store, "tricky")
+
+
+def test_an_import_in_slices_stores_the_same_hashes_and_refuses_a_key_across_slices(
+    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Into an empty dataset rows go in slices, hashed in a worker thread meanwhile.
+
+    The stored hashes are those of a one-slice import; a key met in two slices, or a failure
+    while hashing a later slice, leaves nothing written.
+    """
+    rows = [{"id": f"r{i}", "question": f"q{i} {TRICKY[i % len(TRICKY)]}?", "answer": f"a{i}",
+             "sources": _odd_sources(i, TRICKY[i % len(TRICKY)])} for i in range(23)]
+    path = tmp_path / "sliced.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    import_rows(store, path, "whole")
+    monkeypatch.setattr(store_items, "_SLICE_ROWS", 5)
+    import_rows(store, path, "sliced")
+    assert _stored(store, "sliced") == _stored(store, "whole") == _expected(store, "sliced")
+    _assert_content_hashes(store, "sliced")
+
+    rows[17]["id"] = "r3"  # slice 4 repeats a key of slice 1
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    with pytest.raises(ImportFileError, match="rows 4, 18 share the id 'r3'"):
+        import_rows(store, path, "dup")
+    rows[17]["id"] = "r17"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    real_hashes, calls = store_items.hash_columns, []
+
+    def failing(part: Any) -> Any:
+        calls.append(part.num_rows)
+        if len(calls) == 3:
+            raise RuntimeError("hashing failed")
+        return real_hashes(part)
+
+    monkeypatch.setattr(store_items, "hash_columns", failing)
+    with pytest.raises(RuntimeError, match="hashing failed"):
+        import_rows(store, path, "broken")
+    assert store.db.fetchall("SELECT count(*) FROM items WHERE dataset IN ('dup', 'broken')") \
+        == [(0,)]
+    assert store.db.fetchall("SELECT name FROM datasets WHERE name IN ('dup', 'broken')") == []
 
 
 def _assert_content_hashes(store: LabelStore, dataset: str) -> None:
