@@ -79,13 +79,20 @@ def main() -> None:
             store.db.close()
             return elapsed
 
+        native_closes: list[float] = []
+
         def duckdb_native() -> float:
             db = Path(tmp) / f"native-{time.monotonic_ns()}.duckdb"
             con = duckdb.connect(str(db))
             start = time.perf_counter()
             con.execute(f"CREATE TABLE t AS SELECT * FROM read_csv('{path}', all_varchar=true)")
             elapsed = time.perf_counter() - start
+            # Its rows wait in the write-ahead log; the checkpoint that writes them into the
+            # file runs here, outside the timing (ours runs in the import's COMMIT: DuckDB
+            # checkpoints there for a table with an index). Printed, not counted.
+            closing = time.perf_counter()
             con.close()
+            native_closes.append(time.perf_counter() - closing)
             return elapsed
 
         t_native = best_of(args.repeats, duckdb_native)
@@ -95,6 +102,9 @@ def main() -> None:
     print(f"duckdb read_csv -> table : {t_native:6.2f} s  {args.rows / t_native:>10,.0f} rows/s")
     print(f"calibrate import_rows    : {t_ours:6.2f} s  {args.rows / t_ours:>10,.0f} rows/s")
     print(f"ratio (ours / duckdb)    : {t_native / t_ours:6.2f}  (aim >= 0.5)")
+    t_close = min(native_closes)
+    print(f"not counted above: duckdb's checkpoint at close {t_close:.2f} s (ours checkpoints "
+          f"inside its COMMIT); ratio if it counted: {(t_native + t_close) / t_ours:.2f}")
 
 
 if __name__ == "__main__":
