@@ -20,23 +20,6 @@ from labels.sampling import Progress
 from labels.store import LabelStore
 
 
-def labels_since(
-    store: LabelStore, dataset: str, criterion: str, after_id: int
-) -> tuple[int, int, list[tuple[int, str, str]]]:
-    """Items in the dataset, labels for ``criterion`` and the labels with an id above ``after_id``.
-
-    The labels come as (id, item, annotator); all is read in one statement, so from one snapshot.
-    """
-    row = store.db.fetchone(
-        "SELECT (SELECT count(*) FROM items WHERE dataset = $1), count(*), "
-        "coalesce(list([label_id::VARCHAR, item_id, annotator]) FILTER (WHERE label_id > $3), "
-        "[]) FROM labels WHERE dataset = $1 AND criterion = $2",
-        [dataset, criterion, after_id],
-    )
-    assert row is not None  # an aggregate without GROUP BY always has its one row
-    return int(row[0]), int(row[1]), [(int(i), item, who) for i, item, who in row[2]]
-
-
 @dataclass(frozen=True)
 class _Tally:
     """The tally of one (dataset, criterion).
@@ -124,10 +107,10 @@ class LabelTally:
         key = (store.db.path, dataset, criterion)
         with self._lock:
             tally = self._tallies.get(key, _Tally())
-        total, labels, new = labels_since(store, dataset, criterion, tally.last_id)
+        total, labels, new = store.labels_since(dataset, criterion, tally.last_id)
         if tally.labels + len(new) != labels:  # a lower id committed late, or a first look
             tally = _Tally()
-            total, labels, new = labels_since(store, dataset, criterion, -1)
+            total, labels, new = store.labels_since(dataset, criterion, -1)
         if new:
             tally = _grown(tally, labels, new)
             with self._lock:

@@ -553,6 +553,23 @@ class LabelStore:
         )
         return {r[0]: int(r[1]) for r in rows}
 
+    def labels_since(
+        self, dataset: str, criterion: str, after_id: int
+    ) -> tuple[int, int, list[tuple[int, str, str]]]:
+        """Items in the dataset, labels for ``criterion``, and those with an id above ``after_id``.
+
+        The labels come as (id, item, annotator); all is read in one statement, so from one
+        snapshot (:class:`labels.queue_counts.LabelTally` reads only what is new).
+        """
+        row = self.db.fetchone(
+            "SELECT (SELECT count(*) FROM items WHERE dataset = $1), count(*), "
+            "coalesce(list([label_id::VARCHAR, item_id, annotator]) FILTER (WHERE label_id > $3), "
+            "[]) FROM labels WHERE dataset = $1 AND criterion = $2",
+            [dataset, criterion, after_id],
+        )
+        assert row is not None  # an aggregate without GROUP BY always has its one row
+        return int(row[0]), int(row[1]), [(int(i), item, who) for i, item, who in row[2]]
+
     # -- queue support for the labelling app ------------------------------------------------
 
     def dataset_kinds(self) -> dict[str, Kind]:
