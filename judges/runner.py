@@ -196,7 +196,7 @@ class _CallWriter:
                 break
             batch = [first]
             # A row that arrives after a quiet spell is written at once; under load, rows
-            # are gathered until WRITE_INTERVAL after the previous commit.
+            # are gathered until WRITE_INTERVAL after the previous commit began.
             deadline = last_commit + WRITE_INTERVAL
             while len(batch) < self._batch_size:
                 wait = deadline - time.monotonic()
@@ -210,12 +210,14 @@ class _CallWriter:
                 batch.append(more)
             if self.error is not None:
                 continue
+            # Stamped before the write: rows queued during a slow commit are written when it
+            # ends, not WRITE_INTERVAL later (at most WRITE_INTERVAL after the commit began).
+            last_commit = time.monotonic()
             try:
                 self._store.write_calls(batch)
                 self.written += len(batch)
             except BaseException as error:  # reported to the run via .error
                 self.error = error
-            last_commit = time.monotonic()
 
     def close(self) -> None:
         """Flush what is queued and stop; raise if any write failed."""

@@ -109,6 +109,16 @@ CALL_COLUMNS = (
 
 _SMALL_BATCH = 3
 
+_CALL_ARROW_TYPES = {
+    **dict.fromkeys(CALL_COLUMNS, pa.string()),
+    "repeat": pa.int64(), "input_tokens": pa.int64(), "output_tokens": pa.int64(),
+    "retries": pa.int64(), "cost": pa.float64(), "latency_ms": pa.float64(),
+    "created_at": pa.timestamp("us", tz="UTC"),
+}
+"""The Arrow type of each ``judge_calls`` column of a batch insert: types inferred from one
+batch's values would change with them (a NaN stored as NaN, an ``int`` and a ``str`` in one
+column refused)."""
+
 # Per (item hash, repeat, order) of config $config, the stored call that counts (rank 1): the
 # latest reply, or the latest failure where no reply exists.
 _LATEST_CALLS = """
@@ -180,6 +190,8 @@ class CallRecord:
             if name in ("request", "raw_response", "attempts"):
                 value = None if value is None else json.dumps(value, ensure_ascii=False,
                                                               default=str)
+            elif value != value:  # NaN (cost, latency): NULL, as the Arrow insert stores it
+                value = None
             values.append(value)
         return values
 
@@ -252,10 +264,12 @@ def insert_calls(cur: Any, calls: Sequence[CallRecord]) -> None:
                         [c.row() for c in calls])
         return
     # executemany costs ~1 ms a row; a registered Arrow table inserts 16 rows in ~4 ms of CPU
-    # (a pandas frame of objects took ~8 ms). Column types are inferred from the values, as
-    # DuckDB did from the frame; None stays NULL, and INSERT casts to the table's types.
+    # (a pandas frame of objects took ~8 ms). Each column has the table column's type; None
+    # and NaN are NULL (from_pandas), as the frame stored them.
     rows = [c.row() for c in calls]
-    batch = pa.table({name: [row[i] for row in rows] for i, name in enumerate(CALL_COLUMNS)})
+    batch = pa.table({
+        name: pa.array([row[i] for row in rows], type=_CALL_ARROW_TYPES[name], from_pandas=True)
+        for i, name in enumerate(CALL_COLUMNS)})
     cur.register("judge_call_batch", batch)
     try:
         cur.execute(f"INSERT INTO judge_calls ({columns}) SELECT * FROM judge_call_batch")

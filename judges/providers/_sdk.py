@@ -10,7 +10,9 @@ send a request and read a reply.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import re
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Generic, TypeVar
@@ -20,13 +22,6 @@ import httpx2
 from judges.providers.base import Provider, ProviderError, status_error
 
 ClientT = TypeVar("ClientT")
-
-KEEPALIVE_CONNECTIONS = 100
-"""Connections the SDKs keep alive between requests by default (``DEFAULT_CONNECTION_LIMITS``):
-a run with more calls in flight would close and reopen connections on every wave."""
-MAX_CONNECTIONS = 1000
-"""Connections the SDKs open at most by default."""
-
 
 class SDKProvider(Provider, Generic[ClientT]):
     """A provider over an official SDK's async client.
@@ -69,13 +64,16 @@ class SDKProvider(Provider, Generic[ClientT]):
     def _pool_options(self) -> dict[str, Any]:
         """Client arguments for the pool: none up to the SDK's default pool.
 
-        With more calls in flight than the SDK keeps alive (:data:`KEEPALIVE_CONNECTIONS`), the
-        SDK's own HTTP client class with a pool of one connection per call in flight.
+        With more calls in flight than the SDK keeps alive (its ``DEFAULT_CONNECTION_LIMITS``;
+        a run with more would close and reopen connections on every wave), the SDK's own HTTP
+        client class with a pool of one connection per call in flight.
         """
-        if self._pool_size <= KEEPALIVE_CONNECTIONS:
+        default: httpx2.Limits = self.sdk.DEFAULT_CONNECTION_LIMITS
+        if self._pool_size <= (default.max_keepalive_connections or 0):
             return {}
-        limits = httpx2.Limits(max_connections=max(MAX_CONNECTIONS, self._pool_size),
-                               max_keepalive_connections=self._pool_size)
+        limits = httpx2.Limits(
+            max_connections=max(default.max_connections or 0, self._pool_size),
+            max_keepalive_connections=self._pool_size, keepalive_expiry=default.keepalive_expiry)
         return {"http_client": self.sdk.DefaultAsyncHttpxClient(limits=limits)}
 
     def _is_auth_error(self, error: BaseException) -> bool:
@@ -98,7 +96,17 @@ class SDKProvider(Provider, Generic[ClientT]):
         return self._client
 
     def classify_error(self, error: BaseException) -> ProviderError:
-        """SDK exceptions → retryable or not (the SDK's own retry policy)."""
+        """SDK exceptions → retryable or not (the SDK's own retry policy), secrets redacted.
+
+        The message is stored (``judge_calls.error``, the attempts, exports): a server that
+        echoes the credentials in an error body must not put the API key there.
+        """
+        classified = self._classify_sdk_error(error)
+        message = redact_secrets(classified.message, self._api_key)
+        return classified if message == classified.message else dataclasses.replace(
+            classified, message=message)
+
+    def _classify_sdk_error(self, error: BaseException) -> ProviderError:
         sdk = self.sdk
         if isinstance(error, sdk.APITimeoutError):
             return ProviderError("the call timed out", kind="timeout", retryable=True)
@@ -122,6 +130,19 @@ class SDKProvider(Provider, Generic[ClientT]):
             self._client = None
 
 
+_MIN_KEY_LENGTH = 8
+"""Shorter keys (a local server takes ``"local"``) are no secret, and replacing them would
+garble messages."""
+_TOKEN_LIKE = re.compile(r"(?i)(\bbearer\s+)[^\s\"',;)]+|\bsk-[A-Za-z0-9_-]{8,}")
+
+
+def redact_secrets(message: str, api_key: str | None = None) -> str:
+    """``message`` without ``api_key``, ``Bearer <token>`` tokens or ``sk-…`` keys."""
+    if api_key and len(api_key) >= _MIN_KEY_LENGTH:
+        message = message.replace(api_key, "[redacted]")
+    return _TOKEN_LIKE.sub(lambda m: (m.group(1) or "") + "[redacted]", message)
+
+
 def sdk_error_message(error: Any) -> str:
     """The server's own message of an SDK ``APIStatusError`` (``error.message`` otherwise)."""
     body = error.body
@@ -132,4 +153,4 @@ def sdk_error_message(error: Any) -> str:
     return str(error.message)
 
 
-__all__ = ["SDKProvider", "sdk_error_message"]
+__all__ = ["SDKProvider", "redact_secrets", "sdk_error_message"]

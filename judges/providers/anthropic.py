@@ -19,6 +19,7 @@ from judges.providers.base import (
     CompletionRequest,
     ProviderError,
     Usage,
+    token_count,
 )
 
 _FINISH = {
@@ -79,7 +80,8 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
             usage = data.get("usage") or {}
             return Completion(
                 text=text,
-                usage=Usage(usage.get("input_tokens"), usage.get("output_tokens")),
+                usage=Usage(token_count(usage.get("input_tokens")),
+                            token_count(usage.get("output_tokens"))),
                 raw=data,
                 finish_reason=_FINISH.get(stop, stop) if stop is not None else None,
                 refusal="the model refused (stop_reason: refusal)" if stop == "refusal" else None,

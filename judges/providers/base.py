@@ -73,6 +73,20 @@ class Usage:
     output_tokens: int | None = None
 
 
+def token_count(value: Any) -> int | None:
+    """A usage figure as the server sent it, as an ``int`` (``None`` when it is no count).
+
+    An OpenAI-compatible server may send ``"12"`` or ``12.0``; the stored column is an integer.
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        count = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(count) if count.is_integer() else None
+
+
 FinishReason = str
 """Normalised: ``stop``, ``length`` (truncated), ``refusal``, ``content_filter`` or another."""
 
@@ -227,4 +241,5 @@ __all__ = [
     "Usage",
     "parse_retry_after",
     "status_error",
+    "token_count",
 ]

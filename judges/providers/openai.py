@@ -19,6 +19,7 @@ from judges.providers.base import (
     CompletionRequest,
     ProviderError,
     Usage,
+    token_count,
 )
 
 # Reasoning models take max_completion_tokens and reject max_tokens.
@@ -86,7 +87,8 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
             usage = data.get("usage") or {}
             return Completion(
                 text=message.get("content") or "",
-                usage=Usage(usage.get("prompt_tokens"), usage.get("completion_tokens")),
+                usage=Usage(token_count(usage.get("prompt_tokens")),
+                            token_count(usage.get("completion_tokens"))),
                 raw=data,
                 finish_reason=choice.get("finish_reason"),
                 refusal=message.get("refusal"),

@@ -33,6 +33,8 @@ Actions a request can get (scripted, or drawn from a seeded random fault mix):
                 ``stop_reason: "refusal"``)
 ``truncated``   HTTP 200, the reply is cut off (``finish_reason: "length"`` /
                 ``stop_reason: "max_tokens"``)
+``401_echo``    HTTP 401 whose message echoes the request's credentials (the
+                ``Authorization`` and ``x-api-key`` headers), as a careless server may
 ==============  ===========================================================================
 
 Log-probabilities: a chat completion that asks for ``logprobs`` gets them, the way llama.cpp's
@@ -74,7 +76,7 @@ from fake_batch_api import DROPPED, FakeBatches
 
 ACTIONS = (
     "ok", "429", "500", "503", "529", "reset", "slow", "malformed", "empty", "refusal",
-    "truncated",
+    "truncated", "401_echo",
 )
 TRANSIENT = ("429", "500", "503", "529", "reset", "slow", "malformed")
 """Faults a client should retry."""
@@ -268,6 +270,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if action in ("429", "500", "503", "529"):
             self._send_error(int(action), anthropic)
+            return
+        if action == "401_echo":
+            echoed = f"Authorization: {self.headers.get('authorization')}; " \
+                     f"x-api-key: {self.headers.get('x-api-key')}"
+            self._send_json(401, {"type": "error", "error": {
+                "type": "authentication_error", "message": f"invalid credentials ({echoed})"}})
             return
         if action == "malformed":
             self._send_raw(200, b'{"id": "broken", "choices": [{"message": {"content": "VERD')
