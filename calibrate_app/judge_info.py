@@ -68,18 +68,24 @@ def latest_verdicts(store: LabelStore, dataset: str) -> dict[str, str]:
 
 def flips(store: LabelStore, dataset: str) -> frozenset[str] | None:
     """Items whose calls of the newest judge config disagree; ``None`` when no judge has run."""
-    found = queue_verdicts(store, dataset)
+    return flips_of(queue_verdicts(store, dataset))
+
+
+def flips_of(found: QueueVerdicts | None) -> frozenset[str] | None:
+    """The flips of ``found`` for the flips-first order; ``None`` when it holds no calls."""
     return None if found is None or (not found.verdicts and not found.flips) else found.flips
 
 
-def uncertainty(store: LabelStore, dataset: str) -> dict[str, float] | None:
+def uncertainty(store: LabelStore, dataset: str, *,
+                config_id: str | None = None) -> dict[str, float] | None:
     """Item id → the newest judge config's uncertainty in [0, 1], for the active queue order.
 
     Twice the share of the item's verdicts (over repeats and source orders) that differ from its
     most common verdict (0 = always the same, 1 = an even split), and 1 for an item with no
-    usable verdict. ``None`` when no judge has run on the dataset.
+    usable verdict. ``None`` when no judge has run on the dataset. ``config_id`` (default: the
+    newest run's) names the config, so a queue plan's verdicts and uncertainty come from one.
     """
-    config_id = JudgeStore(store.db).latest_config_on(dataset)
+    config_id = config_id or JudgeStore(store.db).latest_config_on(dataset)
     if config_id is None:
         return None
     calls = judge_verdicts(store, dataset, config_id)
@@ -94,10 +100,5 @@ def uncertainty(store: LabelStore, dataset: str) -> dict[str, float] | None:
     return scores
 
 
-def latest_config(store: LabelStore, dataset: str) -> str | None:
-    """The judge config of the dataset's latest run (what a queue order is based on)."""
-    return JudgeStore(store.db).latest_config_on(dataset)
-
-
-__all__ = ["QueueVerdicts", "fingerprint", "flips", "judge_run_counts", "latest_config",
+__all__ = ["QueueVerdicts", "fingerprint", "flips", "flips_of", "judge_run_counts",
            "latest_verdicts", "queue_verdicts", "uncertainty"]

@@ -9,6 +9,7 @@ runs in a background thread registered in :func:`get_jobs`, writing through the 
 from __future__ import annotations
 
 import gc
+import logging
 import sys
 import threading
 import time
@@ -28,6 +29,8 @@ from calibrate_app.uploads import UploadFolder
 from labels import LabelStore, open_store
 from labels.queue_counts import LabelTally
 from labels.sampling import Holds, QueueOrder, QueuePlan, QueueSettings, plan_queue
+
+_log = logging.getLogger(__name__)
 
 _SETTINGS_KEY = "_calibrate_settings"
 
@@ -310,16 +313,18 @@ PLAN_REFRESH_S = 30.0
 
 
 def _build_plan(store: LabelStore, dataset: str, order: QueueOrder, seed: int) -> QueuePlan:
-    verdicts = flips = uncertainty = None
-    if order in ("stratified", "active"):
-        verdicts = judge_info.latest_verdicts(store, dataset)
-    if order == "flips_first":
-        flips = judge_info.flips(store, dataset)
-    if order == "active":
-        uncertainty = judge_info.uncertainty(store, dataset)
+    # One read of the newest config's verdicts, so the plan's strata, flips and uncertainty
+    # come from one config and the plan can name it (a run starting meanwhile changes nothing).
+    found = judge_info.queue_verdicts(store, dataset) if order in _JUDGE_ORDERS else None
+    verdicts = found.verdicts if found is not None and order in ("stratified", "active") \
+        else None
+    flips = judge_info.flips_of(found) if order == "flips_first" else None
+    uncertainty = None
+    if order == "active" and found is not None:
+        uncertainty = judge_info.uncertainty(store, dataset, config_id=found.config_id)
     return plan_queue(
         store.item_ids(dataset), order=order, seed=seed, verdicts=verdicts, flips=flips,
-        uncertainty=uncertainty,
+        uncertainty=uncertainty, judge=None if found is None else found.config_id,
     )  # fmt: skip
 
 
@@ -327,8 +332,9 @@ def _build_plan(store: LabelStore, dataset: str, order: QueueOrder, seed: int) -
 class _PlanSlot:
     plan: QueuePlan
     fingerprint: str
-    built_at: float
+    checked_at: float  # when ``fingerprint`` was last read (or the plan built)
     refreshing: bool = False
+    error: str | None = None  # the last background rebuild's failure, with its traceback
 
 
 class QueuePlans:
@@ -336,11 +342,13 @@ class QueuePlans:
 
     Imports only ever add rows, so the item count tells a plan is out of date. The judge-based
     orders also depend on the judge's verdicts, which change with every call a running judge
-    stores: rebuilding their plan for each key press cost seconds at 1,000,000 items. A plan
-    for older verdicts is therefore rebuilt only once it is ``refresh`` seconds old, in a
-    background thread, and served as it is until the new one is ready; its labels record the
-    stratum and probability of the plan that served them, so the report stays right. Only the
-    first plan of a key is built on the page's path. Thread-safe.
+    stores: rebuilding their plan for each key press cost seconds at 1,000,000 items. The
+    verdicts' fingerprint (a count over every call) is therefore read at most once per
+    ``refresh`` seconds per plan; a plan for older verdicts is rebuilt then, in a background
+    thread, and served as it is until the new one is ready. A row's labels record the stratum,
+    probability and judge of the plan that served it (taken when the row is first shown), so
+    the report stays right. Only the first plan of a key is built on the page's path, once
+    (a lock per key: sessions asking at the same time wait for it). Thread-safe.
     """
 
     def __init__(self, refresh: float = PLAN_REFRESH_S, max_entries: int = 32) -> None:
@@ -349,6 +357,7 @@ class QueuePlans:
         self._max_entries = max_entries
         self._lock = threading.Lock()
         self._slots: dict[tuple[object, ...], _PlanSlot] = {}
+        self._building: dict[tuple[object, ...], threading.Lock] = {}
 
     def get(self, store: LabelStore, dataset: str, item_count: int,
             settings: QueueSettings) -> QueuePlan:
@@ -357,46 +366,67 @@ class QueuePlans:
         with self._lock:
             slot = self._slots.get(key)
             if slot is not None and (slot.refreshing or settings.order not in _JUDGE_ORDERS
-                                     or time.monotonic() - slot.built_at < self._refresh):
+                                     or time.monotonic() - slot.checked_at < self._refresh):
                 return slot.plan  # no need to look at the verdicts (a query over every call)
-        fingerprint = ""
-        if settings.order in _JUDGE_ORDERS:
-            fingerprint = judge_info.fingerprint(store, dataset)
+        if slot is not None:
+            return self._check(key, slot, store, dataset, settings)
         with self._lock:
-            slot = self._slots.get(key)
+            building = self._building.setdefault(key, threading.Lock())
+        with building:  # the first plan of a key is built once, however many sessions ask
+            with self._lock:
+                slot = self._slots.get(key)
             if slot is not None:
-                stale = slot.fingerprint != fingerprint
-                if stale and not slot.refreshing \
-                        and time.monotonic() - slot.built_at >= self._refresh:
-                    slot.refreshing = True
-                    threading.Thread(
-                        target=self._rebuild, args=(key, store, dataset, settings),
-                        name="calibrate-queue-plan", daemon=True,
-                    ).start()
                 return slot.plan
-        built_at = time.monotonic()
-        plan = _build_plan(store, dataset, settings.order, settings.seed)
-        with self._lock:
-            self._slots.setdefault(key, _PlanSlot(plan, fingerprint, built_at))
-            while len(self._slots) > self._max_entries:
-                del self._slots[next(iter(self._slots))]
-            return self._slots[key].plan
+            checked_at = time.monotonic()
+            fingerprint = judge_info.fingerprint(store, dataset) \
+                if settings.order in _JUDGE_ORDERS else ""
+            plan = _build_plan(store, dataset, settings.order, settings.seed)
+            with self._lock:
+                self._slots[key] = _PlanSlot(plan, fingerprint, checked_at)
+                self._building.pop(key, None)
+                while len(self._slots) > self._max_entries:
+                    del self._slots[next(iter(self._slots))]
+            return plan
 
-    def _rebuild(self, key: tuple[object, ...], store: LabelStore, dataset: str,
+    def _check(self, key: tuple[object, ...], slot: _PlanSlot, store: LabelStore,
+               dataset: str, settings: QueueSettings) -> QueuePlan:
+        """Serve ``slot``'s plan once its verdicts were compared; rebuild it if they moved."""
+        fingerprint = judge_info.fingerprint(store, dataset)
+        with self._lock:
+            if slot.refreshing:
+                return slot.plan
+            # Checked now either way: unchanged verdicts are not read again for ``refresh``
+            # seconds, changed ones are being rebuilt for.
+            slot.checked_at = time.monotonic()
+            if slot.fingerprint != fingerprint:
+                slot.refreshing = True
+                threading.Thread(
+                    target=self._rebuild, args=(slot, store, dataset, settings),
+                    name="calibrate-queue-plan", daemon=True,
+                ).start()
+            return slot.plan
+
+    def _rebuild(self, slot: _PlanSlot, store: LabelStore, dataset: str,
                  settings: QueueSettings) -> None:
-        built_at = time.monotonic()
+        error = None
         try:
             fingerprint = judge_info.fingerprint(store, dataset)
             plan = _build_plan(store, dataset, settings.order, settings.seed)
-        except Exception:  # keep serving the old plan; the next stale request tries again
-            plan = None
+        except Exception as exc:  # keep serving the old plan; the next check tries again
+            _log.exception("rebuilding the %s queue plan of %r failed", settings.order, dataset)
+            error = "".join(traceback.format_exception(exc))
+        with self._lock:
+            if error is None:
+                slot.plan, slot.fingerprint = plan, fingerprint
+            slot.error, slot.checked_at, slot.refreshing = error, time.monotonic(), False
+
+    def last_error(self, store: LabelStore, dataset: str, item_count: int,
+                   settings: QueueSettings) -> str | None:
+        """The traceback of the last failed background rebuild of this plan, or None."""
+        key = (store.db.path, dataset, item_count, settings.order, settings.seed)
         with self._lock:
             slot = self._slots.get(key)
-            if slot is None:
-                return
-            if plan is not None:
-                slot.plan, slot.fingerprint = plan, fingerprint
-            slot.built_at, slot.refreshing = built_at, False
+            return None if slot is None else slot.error
 
     def wait(self, timeout: float = 30.0) -> None:
         """Return once no rebuild is running (tests)."""

@@ -13,6 +13,8 @@ from typing import Any
 
 import streamlit as st
 
+from labels import Provenance
+
 _ACCESS = "_calibrate_access_ok"
 _QUEUES = "_calibrate_queues"
 _FLASH = "_calibrate_flash"
@@ -40,6 +42,10 @@ class QueueState:
         settled: (queue plan, overlap, n): the first n rows of that plan are labelled, full
             or skipped for this annotator (:func:`labels.sampling.settled_prefix`), so the
             search for the next row starts at n.
+        provenance: (item id, how the queue chose it) for ``current``, taken once when it
+            became current, from the plan that served it: the plan may be rebuilt while the
+            row is on screen (newer verdicts, an import), and the label must record the
+            stratum, probability and judge it was actually served under.
     """
 
     back: int = 0
@@ -49,6 +55,7 @@ class QueueState:
     current: str | None = None
     showing: str | None = None
     settled: tuple[object, int, int] | None = None
+    provenance: tuple[str, Provenance] | None = None
 
     def mark_shown(self, item_id: str) -> None:
         """Start the clock for ``item_id`` unless it is already running."""

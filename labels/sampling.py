@@ -79,6 +79,11 @@ class QueuePlan:
         item_ids: all item ids, best first (labelled ones included; :func:`next_item` skips them).
         order: the order actually used.
         note: why ``order`` differs from the one asked for (e.g. no judge verdicts yet), or None.
+        strata: item id → the judge verdict it was ordered by (stratified/active orders).
+        shares: item id → its share of the active order's selection weight.
+        judge: the judge config whose verdicts built ``strata`` (recorded with each label).
+        ranks: item id → 1-based position in ``item_ids`` (active order; built once with the
+            plan so a row's inclusion probability needs no search of a 1,000,000-id tuple).
     """
 
     item_ids: tuple[str, ...]
@@ -86,20 +91,25 @@ class QueuePlan:
     note: str | None = None
     strata: Mapping[str, str] | None = None
     shares: Mapping[str, float] | None = None
+    judge: str | None = None
+    ranks: Mapping[str, int] | None = None
 
-    def provenance(self, item_id: str, *, judge: str | None = None) -> dict[str, object]:
+    def provenance(self, item_id: str) -> dict[str, object]:
         """How ``item_id`` was chosen when served from this plan (fields of ``Provenance``).
 
         For the active order the inclusion probability is that of sequential Poisson sampling
         (Ohlsson 1998) at the row's rank ``k`` in the queue: ``min(1, k * share)``; the report
-        rescales ``selection_share`` to the final number of labels.
+        rescales ``selection_share`` to the final number of labels. The judge is the config
+        whose verdicts built this plan, not whichever ran last.
         """
-        out: dict[str, object] = {"selection": _SELECTION_OF_ORDER[self.order], "judge": judge}
+        out: dict[str, object] = {"selection": _SELECTION_OF_ORDER[self.order], "judge": None}
         if self.strata is not None:
+            out["judge"] = self.judge
             out["stratum"] = self.strata.get(item_id, NO_VERDICT)
         if self.order == "active" and self.shares is not None and item_id in self.shares:
             share = self.shares[item_id]
-            rank = self.item_ids.index(item_id) + 1
+            rank = self.ranks[item_id] if self.ranks is not None \
+                else self.item_ids.index(item_id) + 1
             out.update(selection_share=share, inclusion_probability=min(1.0, rank * share))
         return out
 
@@ -154,6 +164,7 @@ def plan_queue(
     verdicts: Mapping[str, str] | None = None,
     flips: Collection[str] | None = None,
     uncertainty: Mapping[str, float] | None = None,
+    judge: str | None = None,
 ) -> QueuePlan:
     """Put the items of a dataset in the order annotators should label them.
 
@@ -173,6 +184,8 @@ def plan_queue(
             serves rows in sequential Poisson order (key ``U / w`` with ``U`` the seeded uniform
             of the row and ``w = max(sqrt(uncertainty), ACTIVE_FLOOR)``), so every prefix of
             the queue is a sample with probability tied to the uncertainty and above zero.
+        judge: the judge config ``verdicts`` and ``uncertainty`` come from; kept on the plan
+            (stratified/active orders) and recorded with every label it serves.
 
     Returns:
         The plan. When the judge information an order needs is missing, the order falls back
@@ -200,7 +213,7 @@ def plan_queue(
             for column in columns
             if k < len(column)
         ]
-        return QueuePlan(tuple(interleaved), "stratified", strata=dict(verdicts))
+        return QueuePlan(tuple(interleaved), "stratified", strata=dict(verdicts), judge=judge)
     if order == "flips_first":
         if flips is None:
             return random_fallback("runs")
@@ -221,7 +234,9 @@ def plan_queue(
         ranked = sorted(ids, key=lambda i: uniform[i] / weight[i])
         served = {i: verdicts.get(i, NO_VERDICT) for i in ids} if verdicts else None
         shares = {i: weight[i] / total for i in ids}
-        return QueuePlan(tuple(ranked), "active", strata=served, shares=shares)
+        ranks = {i: k for k, i in enumerate(ranked, start=1)}
+        return QueuePlan(tuple(ranked), "active", strata=served, shares=shares,
+                         judge=judge if served is not None else None, ranks=ranks)
     if order == "random":
         return QueuePlan(tuple(_shuffled(ids, seed)), "random")
     raise ValueError(f"unknown queue order {order!r} (orders: {', '.join(QUEUE_ORDERS)})")

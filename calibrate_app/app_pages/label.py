@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from calibrate_app import judge_info, resources, state, widgets
+from calibrate_app import resources, state, widgets
 from labels import LabelStore, Provenance
 from labels.errors import CalibrateError
 from labels.models import DEFAULT_CRITERION, Criterion, Item, Kind
@@ -112,14 +112,13 @@ def _save(row: Row, verdict: str) -> None:
     _leave(row)
 
 
-def _provenance(store: LabelStore, dataset: str, plan: QueuePlan, item_id: str) -> Provenance:
-    """How the row put on screen was chosen: the queue order it was served in (issue 13).
+def _provenance(plan: QueuePlan, item_id: str) -> Provenance:
+    """How a row was chosen: the queue order, stratum, probability and judge (issue 13).
 
-    Taken when the row is shown, from the plan that served it, so saving its label costs no
-    query for it.
+    Taken from the plan that served the row (which names the judge config its verdicts came
+    from), so saving the label costs no query for it.
     """
-    judge = judge_info.latest_config(store, dataset) if plan.strata is not None else None
-    return Provenance(**plan.provenance(item_id, judge=judge))  # type: ignore[arg-type]
+    return Provenance(**plan.provenance(item_id))  # type: ignore[arg-type]
 
 
 def _leave(row: Row) -> None:
@@ -396,9 +395,17 @@ def _verdict_bar(row: Row, kind: Kind, criterion: Criterion, pending: str | None
                 )
 
 
-def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotator: str,
-                 settings: QueueSettings) -> tuple[str | None, bool, Progress, QueuePlan]:
-    """(item id, editing?, progress, the queue plan) for this run."""
+def _current_row(
+    store: LabelStore, dataset: str, criterion: Criterion, annotator: str,
+    settings: QueueSettings,
+) -> tuple[str | None, bool, Progress, Provenance | None]:
+    """(item id, editing?, progress, how the row was chosen) for this run.
+
+    A queue row's provenance is taken once, when it becomes this tab's current row, and kept
+    until it is labelled or skipped: the shared plan can be rebuilt meanwhile (30 s refresh of
+    a judge-based order, an import), and reruns while it is on screen (a note, a tag) must
+    not give its label the stratum or probability of a plan that did not serve it.
+    """
     scope = (dataset, criterion.name, annotator)
     queue = state.queue_state(scope)
     tally = resources.get_label_tally().snapshot(store, dataset, annotator, criterion.name)
@@ -410,12 +417,14 @@ def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotato
         seq = store.labelled_in_order(dataset, annotator, criterion.name)
         queue.back = min(queue.back, len(seq))
         if queue.back > 0:
-            return seq[-queue.back], True, done, plan
+            return seq[-queue.back], True, done, _provenance(plan, seq[-queue.back])
     if queue.current is not None and queue.current not in mine:
         resources.get_holds().hold(
             (store.db.path, dataset, criterion.name), annotator, queue.current
         )
-        return queue.current, False, done, plan
+        if queue.provenance is None or queue.provenance[0] != queue.current:
+            queue.provenance = (queue.current, _provenance(plan, queue.current))
+        return queue.current, False, done, queue.provenance[1]
     # Start the search where this tab's last one found every earlier row settled: at 1 M
     # items with many labels, walking the whole labelled head of the queue on each key press
     # costs more than the rest of the page.
@@ -449,7 +458,11 @@ def _current_row(store: LabelStore, dataset: str, criterion: Criterion, annotato
             break
         passed.add(item_id)
     queue.current = item_id
-    return item_id, False, done, plan
+    if item_id is None:
+        queue.provenance = None
+        return None, False, done, None
+    queue.provenance = (item_id, _provenance(plan, item_id))
+    return item_id, False, done, queue.provenance[1]
 
 
 def _editing_banner(store: LabelStore, row: Row) -> None:
@@ -519,7 +532,8 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     settings are neither recomputed nor re-sent to the browser for every label.
     """
     settings = store.queue_settings(dataset, criterion.name)
-    item_id, editing, done, plan = _current_row(store, dataset, criterion, annotator, settings)
+    item_id, editing, done, provenance = _current_row(store, dataset, criterion, annotator,
+                                                      settings)
     queue = state.queue_state((dataset, criterion.name, annotator))
     queue.showing = item_id
     message = state.pop_flash()
@@ -536,15 +550,14 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
         st.button("Check again", key="check_again", icon=":material/refresh:")
     elif item_id is None:
         _empty_queue(store, dataset, criterion.name, annotator, done, settings)
-    if item_id is None:
+    if item_id is None or provenance is None:
         st.button("Back", key="nav_back", shortcut=BACK_KEY, icon=":material/undo:",
                   on_click=_back, args=((dataset, criterion.name, annotator),))
         return
     item: Item = store.item(dataset, item_id)
     queue.mark_shown(item_id)
     token = widgets.short_key("row", f"{dataset}\x1f{criterion.name}\x1f{item_id}")
-    row = Row(store, dataset, criterion.name, annotator, item_id, token, editing,
-              _provenance(store, dataset, plan, item_id))
+    row = Row(store, dataset, criterion.name, annotator, item_id, token, editing, provenance)
     widgets.guidelines(criterion)
     if editing:
         _editing_banner(store, row)

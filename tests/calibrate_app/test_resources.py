@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import gc
+import logging
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from calibrate_app import judge_info
+from calibrate_app import judge_info, resources
 from calibrate_app.resources import BackgroundJob, JobRegistry, QueuePlans, _HeapFreeze
 from judges.config import load_builtin
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
 from labels import LabelStore
 from labels.importing import import_rows
-from labels.sampling import QueueSettings, plan_queue
+from labels.sampling import QueuePlan, QueueSettings, plan_queue
 
 
 def test_a_job_runs_reports_progress_and_returns_its_result() -> None:
@@ -84,23 +87,31 @@ def test_the_heap_is_frozen_while_a_job_works_after_its_setup() -> None:
     assert gc.get_freeze_count() == 0  # unfrozen when the last running job ends
 
 
-def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
-    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _twelve_rows(store: LabelStore, tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(
         f'{{"id": "r{k}", "question": "Is {k} even?", "answer": "yes", '
         f'"sources": [{{"text": "{k} is a number."}}]}}\n' for k in range(12)
     ))
     import_rows(store, path, "d")
+
+
+def _judge(store: LabelStore, answers: list[str]) -> None:
+    verdicts = iter(answers)
+    run_judge(load_builtin("faithfulness-oneshot"), "d", store=store,
+              provider=ScriptedProvider("x", responder=lambda r: f"VERDICT: {next(verdicts)}"))
+
+
+def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
+    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _twelve_rows(store, tmp_path)
     settings = QueueSettings("stratified", 3, 1)
     young, aged = QueuePlans(refresh=3600.0), QueuePlans(refresh=0.0)
     before = young.get(store, "d", 12, settings)
     assert before.order == "random" and before.note is not None  # no judge run yet
     assert aged.get(store, "d", 12, settings) == before
-    verdicts = iter(["PASS", "FAIL"] * 6)
-    run_judge(load_builtin("faithfulness-oneshot"), "d", store=store,
-              provider=ScriptedProvider("x", responder=lambda r: f"VERDICT: {next(verdicts)}"))
+    _judge(store, ["PASS", "FAIL"] * 6)
     # A judge run stores verdicts call by call: a plan younger than `refresh` stays as it is,
     # and an older one is served once more while its rebuild runs in the background.
     looked: list[str] = []
@@ -112,12 +123,114 @@ def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
     assert aged.get(store, "d", 12, settings) == before
     aged.wait()
     after = aged.get(store, "d", 12, settings)
+    found = judge_info.queue_verdicts(store, "d")
+    assert found is not None
     assert after == plan_queue(store.item_ids("d"), order="stratified", seed=3,
-                               verdicts=judge_info.latest_verdicts(store, "d"))
+                               verdicts=found.verdicts, judge=found.config_id)
+    assert after.judge == found.config_id  # the config whose verdicts built it
     assert after.order == "stratified" and set(after.strata.values()) == {"pass", "fail"}
     assert aged.get(store, "d", 12, settings) is after  # verdicts unchanged: no rebuild
     aged.wait()
     assert young.get(store, "d", 12, settings) is before
+
+
+class _Clock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    @staticmethod
+    def sleep(seconds: float) -> None:
+        time.sleep(seconds)
+
+
+def test_unchanged_verdicts_are_read_again_only_once_per_refresh_age(
+    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _twelve_rows(store, tmp_path)
+    _judge(store, ["PASS", "FAIL"] * 6)
+    clock = _Clock()
+    monkeypatch.setattr(resources, "time", clock)
+    looked: list[str] = []
+    fingerprint = judge_info.fingerprint
+    monkeypatch.setattr(judge_info, "fingerprint",
+                        lambda s, d: looked.append(d) or fingerprint(s, d))
+    plans, settings = QueuePlans(refresh=30.0), QueueSettings("stratified", 3, 1)
+    plan = plans.get(store, "d", 12, settings)
+    assert len(looked) == 1  # the first build reads it
+    clock.now += 31.0
+    assert plans.get(store, "d", 12, settings) is plan
+    assert len(looked) == 2  # old enough: compared, unchanged
+    for _ in range(50):  # key presses within the next 30 s read nothing
+        clock.now += 0.5
+        assert plans.get(store, "d", 12, settings) is plan
+    assert len(looked) == 2
+    clock.now += 6.0
+    assert plans.get(store, "d", 12, settings) is plan
+    assert len(looked) == 3
+    plans.wait()
+    assert plans.last_error(store, "d", 12, settings) is None
+
+
+def test_a_failed_rebuild_is_logged_kept_and_the_old_plan_served(
+    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    _twelve_rows(store, tmp_path)
+    _judge(store, ["PASS"] * 12)
+    plans, settings = QueuePlans(refresh=0.0), QueueSettings("stratified", 3, 1)
+    before = plans.get(store, "d", 12, settings)
+
+    def broken(*args: object) -> QueuePlan:
+        raise RuntimeError("verdicts unreadable")
+
+    monkeypatch.setattr(resources, "_build_plan", broken)
+    # Newer verdicts (as a running judge stores them): the next request starts a rebuild.
+    monkeypatch.setattr(judge_info, "fingerprint", lambda s, d: "moved")
+    with caplog.at_level(logging.ERROR, logger=resources.__name__):
+        assert plans.get(store, "d", 12, settings) is before
+        plans.wait()
+    error = plans.last_error(store, "d", 12, settings)
+    assert error is not None and "Traceback" in error
+    assert "RuntimeError: verdicts unreadable" in error
+    record = next(r for r in caplog.records if r.name == resources.__name__)
+    assert record.exc_info is not None and "'d'" in record.getMessage()
+    assert plans.get(store, "d", 12, settings) is before  # still served
+    plans.wait()
+
+
+def test_sessions_asking_at_once_build_the_first_plan_once(
+    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _twelve_rows(store, tmp_path)
+    built: list[int] = []
+    build = resources._build_plan
+
+    def slow(*args: Any) -> QueuePlan:
+        built.append(1)
+        time.sleep(0.2)  # long enough for every session to arrive while it runs
+        return build(*args)
+
+    monkeypatch.setattr(resources, "_build_plan", slow)
+    plans, settings = QueuePlans(), QueueSettings("random", 3, 1)
+    start = threading.Barrier(4)
+    got: list[QueuePlan] = []
+
+    def session() -> None:
+        start.wait()
+        got.append(plans.get(store, "d", 12, settings))
+
+    threads = [threading.Thread(target=session) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(built) == 1 and len(got) == 4
+    assert all(plan is got[0] for plan in got)
 
 
 def test_settling_freezes_the_heap_once_unless_a_job_holds_it() -> None:

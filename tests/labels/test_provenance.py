@@ -92,8 +92,8 @@ def test_labels_import_records_the_selection(tmp_path: Path) -> None:
 def test_queue_orders_say_how_each_row_was_chosen() -> None:
     ids = [f"i{k}" for k in range(400)]
     verdicts = {i: ("pass" if k % 4 else "fail") for k, i in enumerate(ids)}
-    strat = plan_queue(ids, order="stratified", seed=1, verdicts=verdicts)
-    assert strat.provenance("i0", judge="cfg") == {
+    strat = plan_queue(ids, order="stratified", seed=1, verdicts=verdicts, judge="cfg")
+    assert strat.provenance("i0") == {
         "selection": "by_verdict", "judge": "cfg", "stratum": "fail"
     }  # fmt: skip
     assert plan_queue(ids, order="random", seed=1).provenance("i0") == {
@@ -114,4 +114,9 @@ def test_queue_orders_say_how_each_row_was_chosen() -> None:
         (1.0 if unsure[first[0]] else 0.15) / (40 * 1.0 + 360 * 0.15)
     )
     assert p["inclusion_probability"] == pytest.approx(min(1.0, share))
+    # The rank comes from a table built with the plan, equal to the row's queue position.
+    assert all(active.ranks[i] == k for k, i in enumerate(active.item_ids, start=1))
+    last = active.item_ids[-1]
+    assert active.provenance(last)["inclusion_probability"] == pytest.approx(
+        min(1.0, 400 * active.shares[last]))
     assert plan_queue(ids, order="active", seed=1).order == "random"  # no judge yet: fallback

@@ -15,13 +15,14 @@ from markup import shown
 from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
+from calibrate_app import resources
 from judges.config import load_builtin
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
 from labels import LabelStore
 from labels.importing import import_rows
 from labels.models import Criterion
-from labels.sampling import QueueSettings
+from labels.sampling import QueuePlan, QueueSettings
 
 QUESTION = re.compile(r"^(Question number \d+\?|Injection \d)")
 
@@ -338,6 +339,43 @@ def test_labeller_never_sees_judge_verdicts_or_other_labels(seeded: LabelStore) 
         assert "carol" not in shown.lower() and "CAROL-SECRET" not in shown
         assert "JUDGE-REASONING" not in shown and "judge says" not in shown.lower()
         press(at, "verdict_pass")
+
+
+def test_a_row_keeps_the_provenance_of_the_plan_that_served_it(
+    seeded: LabelStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The shared plan is rebuilt in the background (newer verdicts) or after an import while
+    # a row is on screen: its label must record the stratum, probability and judge of the
+    # plan that served it, not of the plan current at the rerun before the save.
+    ids = tuple(seeded.item_ids("demo"))
+
+    def active(stratum: str, share: float, judge: str) -> QueuePlan:
+        return QueuePlan(ids, "active", strata=dict.fromkeys(ids, stratum),
+                         shares=dict.fromkeys(ids, share), judge=judge,
+                         ranks={i: k for k, i in enumerate(ids, start=1)})
+
+    plans = {"now": active("pass", 0.1, "config-a")}
+    monkeypatch.setattr(resources, "queue_plan", lambda *args: plans["now"])
+    seeded.save_queue_settings("demo", "faithfulness", QueueSettings("active", 1, 1))
+    at = app(dataset="demo")
+    first = question(at)
+    plans["now"] = active("fail", 0.15, "config-b")
+    press(at, "tag_1")  # a rerun with the row still on screen, now under plan B
+    assert question(at) == first
+    press(at, "verdict_pass")
+    assert question(at) != first  # the next row is served by plan B
+    press(at, "verdict_pass")
+    rows = seeded.current_labels("demo", annotator="alice")
+    item_a, item_b = sorted(rows["item_id"], key=lambda i: seeded.item("demo", i).question
+                            != first)
+    saved = seeded.provenance_frame("demo").set_index("item_id")
+    rank_a, rank_b = ids.index(item_a) + 1, ids.index(item_b) + 1
+    assert saved.loc[item_a, ["selection", "stratum", "judge"]].tolist() == \
+        ["active", "pass", "config-a"]
+    assert saved.loc[item_a, "selection_share"] == pytest.approx(0.1)
+    assert saved.loc[item_a, "inclusion_probability"] == pytest.approx(min(1.0, rank_a * 0.1))
+    assert saved.loc[item_b, ["stratum", "judge"]].tolist() == ["fail", "config-b"]
+    assert saved.loc[item_b, "inclusion_probability"] == pytest.approx(min(1.0, rank_b * 0.15))
 
 
 def test_overlap_takes_rows_other_annotators_completed_out_of_the_queue(
