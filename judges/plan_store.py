@@ -18,9 +18,9 @@ import pyarrow.compute as pc
 
 from judges.store import JudgeStore
 from labels.db import Database
-from labels.item_hashes import table_hashes
+from labels.item_hashes import JUDGED_FIELDS, table_hashes
 
-JUDGED_COLUMNS = ("item_id", "question", "answer", "answer_a", "answer_b", "reference", "sources")
+JUDGED_COLUMNS = ("item_id", *JUDGED_FIELDS)
 """The item columns a judge sees (``sources`` as stored JSON)."""
 
 

@@ -151,12 +151,13 @@ def item_aggregates(
                   "(c0 = top)::INT + (c1 = top)::INT + (c2 = top)::INT + (c3 = top)::INT = 1")
     per_hash_columns = ("item_hash, n_calls, n_pairs, n_pairs_flipped, scored_o, scored_s, "
                         "mask_o, mask_s, c0, c1, c2, c3, reasoning, unscored_reason")
-    with db.cursor() as cur:
-        cur.register("dataset_items", items)
-        cur.register("text_ids", text_ids)
-        table: pa.Table = cur.sql(
-            f"""
-            WITH planes AS MATERIALIZED (
+    if texts_for is None:
+        # Every item's texts are wanted, so every hash takes the exact path: the bit planes
+        # (a second full GROUP BY of the config's calls) would count for nothing.
+        with_planes, from_planes = "", ""
+        exact_hashes = "SELECT item_hash FROM dataset_items"
+    else:
+        with_planes = f"""planes AS MATERIALIZED (
                 -- grouped by the hash string itself: cheaper than joining 10 M calls to the
                 -- items first; a hash of another dataset is dropped by the join below
                 SELECT item_hash, {_bit_plane_columns(words, width)}
@@ -168,10 +169,21 @@ def item_aggregates(
                       FROM (SELECT item_hash, ordering, {bit} AS b FROM judge_calls
                             WHERE config_id = $config)
                       GROUP BY item_hash)
-            ), exact_hashes AS (
+            ), """
+        exact_hashes = """
                 SELECT item_hash FROM planes WHERE NOT counted
                 UNION SELECT item_hash FROM dataset_items
-                WHERE $all_texts OR item_id IN (SELECT item_id FROM text_ids)
+                WHERE item_id IN (SELECT item_id FROM text_ids)"""
+        from_planes = f"""
+                UNION ALL
+                SELECT {per_hash_columns} FROM planes
+                WHERE counted AND item_hash NOT IN (SELECT item_hash FROM exact)"""
+    with db.cursor() as cur:
+        cur.register("dataset_items", items)
+        cur.register("text_ids", text_ids)
+        table: pa.Table = cur.sql(
+            f"""
+            WITH {with_planes}exact_hashes AS ({exact_hashes}
             ), calls AS (
                 SELECT item_hash, repeat, ordering = 'swapped' AS swapped,
                        -- replies before failures, then the newest: one BIGINT compares
@@ -219,10 +231,7 @@ def item_aggregates(
                            AS unscored_reason
                 FROM coded GROUP BY item_hash
             ), per_hash AS (
-                SELECT {per_hash_columns} FROM exact
-                UNION ALL
-                SELECT {per_hash_columns} FROM planes
-                WHERE counted AND item_hash NOT IN (SELECT item_hash FROM exact)
+                SELECT {per_hash_columns} FROM exact{from_planes}
             ), decided AS (
                 -- items with the same content share their calls (the cache key is the hash)
                 SELECT d.item_id, d.position,
