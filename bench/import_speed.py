@@ -3,7 +3,10 @@
 Both read the same file into a fresh DuckDB database in the same run, so the printed ratio is
 meaningful on a shared, noisy machine even when the absolute rows/s are not. Run:
 
-    .venv/bin/python bench/import_speed.py [--rows 100000]
+    .venv/bin/python bench/import_speed.py [--rows 100000] [--multiline]
+
+``--multiline``: answers and references of several lines (newlines, some CRLF, a tab), as
+real answers are: their JSON escapes are written by Arrow, not row by row.
 """
 
 from __future__ import annotations
@@ -22,8 +25,11 @@ import duckdb
 from labels import import_rows, open_store
 
 
-def write_csv(path: Path, rows: int, seed: int = 7) -> None:
-    """A realistic RAG export: id, question, answer, sources (JSON list), reference, segment."""
+def write_csv(path: Path, rows: int, seed: int = 7, *, multiline: bool = False) -> None:
+    """A realistic RAG export: id, question, answer, sources (JSON list), reference, segment.
+
+    ``multiline``: each answer is three lines (every fourth with CRLF ends, a tab in one line).
+    """
     rng = random.Random(seed)
     words = [
         "plan",
@@ -45,6 +51,10 @@ def write_csv(path: Path, rows: int, seed: int = 7) -> None:
         for i in range(rows):
             q = " ".join(rng.choices(words, k=8)) + "?"
             a = " ".join(rng.choices(words, k=25)) + "."
+            if multiline:
+                end = "\r\n" if i % 4 == 0 else "\n"
+                a = end.join([a, "- " + "\t".join(rng.choices(words, k=4)),
+                              " ".join(rng.choices(words, k=6)) + "."])
             sources = [" ".join(rng.choices(words, k=40)) for _ in range(rng.randint(1, 3))]
             writer.writerow(
                 [f"row-{i}", q, a, json.dumps(sources), a, rng.choice(words), f"doc-{i % 500}"]
@@ -63,10 +73,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--multiline", action="store_true",
+                        help="answers of several lines (newlines, CRLF, tabs)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "rows.csv"
-        write_csv(path, args.rows)
+        write_csv(path, args.rows, multiline=args.multiline)
         size_mb = path.stat().st_size / 1e6
 
         def ours() -> float:
@@ -97,7 +109,8 @@ def main() -> None:
 
         t_native = best_of(args.repeats, duckdb_native)
         t_ours = best_of(args.repeats, ours)
-    print(f"file: {args.rows:,} rows, {size_mb:.1f} MB CSV (best of {args.repeats}); "
+    shape = "multi-line answers" if args.multiline else "one-line answers"
+    print(f"file: {args.rows:,} rows ({shape}), {size_mb:.1f} MB CSV (best of {args.repeats}); "
           f"load average {os.getloadavg()[0]:.2f}")
     print(f"duckdb read_csv -> table : {t_native:6.2f} s  {args.rows / t_native:>10,.0f} rows/s")
     print(f"calibrate import_rows    : {t_ours:6.2f} s  {args.rows / t_ours:>10,.0f} rows/s")

@@ -33,7 +33,7 @@ from labels.models import Kind
 from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
-from labels.store_items import canonical_plain_lists, with_hashes, write_items
+from labels.store_items import canonical_plain_lists, write_items
 from labels.strict_json import JsonValueError, strict_json_loads
 from labels.text_columns import plain_string_lists
 from labels.validation import (
@@ -246,7 +246,7 @@ def _metadata(
 
 def normalise(
     table: Table, mapping: Mapping[str, str] | None = None, *,
-    warnings: list[str] | None = None, hashes: bool = True,
+    warnings: list[str] | None = None,
 ) -> tuple[pa.Table, Kind]:
     """Map and validate every record; returns one row per item with canonical columns.
 
@@ -255,8 +255,6 @@ def normalise(
         mapping: item field → file column(s), as for :func:`import_rows`.
         warnings: if given, what was imported but deserves a word is appended here (e.g.
             sources that start with ``[`` but are not JSON, kept as plain text).
-        hashes: add the ``item_hash`` and ``content_hash`` columns; :func:`import_rows` leaves
-            them to :func:`labels.store_items.write_items`, which hashes while DuckDB writes.
 
     Raises:
         ImportFileError: naming the file, row and column of the first problem.
@@ -332,9 +330,9 @@ def normalise(
         for name, values in out.items()
     }
     rows = pa.Table.from_arrays(list(arrays.values()), names=list(arrays))
+    # No hashes here: :func:`labels.store_items.write_items` adds them while DuckDB writes, and
+    # the Data page's preview shows exactly these columns.
     rows = rows.append_column("row", pa.array(range(1, n + 1), type=pa.int64()))
-    if hashes:
-        rows = with_hashes(rows)
     return rows, ("pairwise" if pairwise else "pointwise")
 
 
@@ -459,8 +457,9 @@ def _sources_column(
     """Canonical JSON of each row's passages.
 
     From Arrow columns, the cells that are plain JSON lists of strings (what ``json.dumps``
-    writes) are rewritten in DuckDB over the whole column; every other cell takes the careful
-    per-row path, which writes the same text or names the row and column of the problem.
+    writes) are rewritten by Arrow string functions over the whole column; every other cell
+    takes the careful per-row path, which writes the same text or names the row and column of
+    the problem.
     """
     if columns is None:
         return ["[]"] * table.n_rows
@@ -472,9 +471,11 @@ def _sources_column(
                 for index in range(table.n_rows)]
     plain, compact = plain_string_lists(arrow, MAX_CELL_CHARS)
     careful: list[str | None] = [None] * table.n_rows
-    for index in np.flatnonzero(~plain).tolist():
-        careful[index] = _row_sources(table, index, columns, sid_col, arrow[index].as_py(),
-                                      plain_text_rows)
+    odd = np.flatnonzero(~plain)
+    # One take of the odd cells, not a ChunkedArray lookup + as_py per row (nor the whole
+    # column as a Python list when only a few cells are odd).
+    for index, value in zip(odd.tolist(), arrow.take(odd).to_pylist(), strict=True):
+        careful[index] = _row_sources(table, index, columns, sid_col, value, plain_text_rows)
     return canonical_plain_lists(arrow, compact, pa.array(careful, type=pa.string()))
 
 
@@ -571,7 +572,7 @@ def import_rows(
             k: v for k, v in full_mapping.items() if v in table.columns or k in (mapping or {})
         }
     warnings: list[str] = []
-    frame, kind = normalise(table, full_mapping, warnings=warnings, hashes=False)
+    frame, kind = normalise(table, full_mapping, warnings=warnings)
     written = write_items(
         store, frame, dataset, kind=kind, source_file=Path(name).name, name=name,
         on_changed=on_changed,

@@ -6,9 +6,10 @@ as :func:`judges.store.item_hash` computes it from an :class:`~labels.models.Ite
 run planning read the stored column instead of hashing every item again; this module writes the
 same digest from the stored columns, without building an ``Item``:
 
-* :func:`judged_hashes` for rows of text (the importer, the migration that fills older files);
-* :func:`labels.store_items.fill_item_hashes` for rows stored without one (an older file, or a
-  tool that wrote ``items`` directly), page by page.
+* :func:`judged_hashes` for stored rows of text that lack one (an older file, or a tool that
+  wrote ``items`` directly): :func:`labels.store_items.fill_item_hashes` page by page, and
+  run planning; their sources JSON is parsed and written canonically first;
+* the importer writes the same JSON by whole columns (:func:`labels.store_items.hash_columns`).
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ def _json_text(value: str | None) -> str:
 
 
 def canonical_sources(stored: str) -> str:
-    """The stored sources JSON in the hashed form (sorted keys, compact, real unicode).
+    r"""The stored sources JSON in the hashed form (sorted keys, compact, real unicode).
 
-    The importer stores ``[{"source_id":…,"text":…}]`` canonically already; anything else
-    (written by another tool) is parsed and written again.
+    Always parsed and written again: these are rows stored without a hash, by an older
+    version or another tool, whose JSON may start like the importer's canonical text and still
+    differ (``", "`` separators, ``\u00e9`` escapes). The importer hashes its own canonical
+    text by whole columns (:func:`labels.store_items.hash_columns`).
     """
-    if stored == "[]" or stored.startswith('[{"source_id":'):
+    if stored == "[]":
         return stored
     passages = [{"source_id": p.get("source_id"), "text": p["text"]} for p in json.loads(stored)]
     return json.dumps(passages, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import duckdb
 
 from labels.errors import ConflictError, ImportFileError
-from labels.item_hashes import JUDGED_FIELDS, judged_text, table_hashes
+from labels.item_hashes import JUDGED_FIELDS, table_hashes
 from labels.models import ID_SEPARATOR, Kind
-from labels.text_columns import rows_with_bytes_below, utf8_bytes
 from labels.validation import PLAIN_ID_PATTERN, lookalike_key, shown
 
 if TYPE_CHECKING:
@@ -381,42 +380,53 @@ def hash_columns(rows: pa.Table) -> tuple[pa.Array[Any], pa.Array[Any]]:
     Arrow writes, over whole columns, the canonical JSON of what a judge sees and the text the
     content hash covers (:data:`_CONTENT_SQL`); Python hashes both straight from their bytes:
     blake2b as :func:`labels.item_hashes.judged_hashes` and sha256 as DuckDB's ``sha256`` of
-    that text would. A row holding a control character (which JSON escapes) has its judged
-    text written by Python.
+    that text would. Every row takes this path, multi-line text included: the JSON escapes
+    are written by Arrow too (:func:`_json_string`).
     """
-    import numpy as np
-
     texts = sorted(name for name in JUDGED_FIELDS if name != "sources")
-    control = np.zeros(rows.num_rows, dtype=bool)
-    for name in texts:
-        control |= rows_with_bytes_below(rows.column(name))
     judged_texts, content_texts = _judged_and_content_texts(rows, texts)
     judged = _digests(judged_texts, functools.partial(hashlib.blake2b, digest_size=12))
     content = _digests(content_texts, hashlib.sha256)
-    for index in np.flatnonzero(control).tolist():
-        text = judged_text(*(rows.column(name)[index].as_py() for name in JUDGED_FIELDS))
-        judged[index] = hashlib.blake2b(text.encode(), digest_size=12).digest()
     return _hash_strings(judged, "i"), _hash_strings(content, "")
+
+
+_SHORT_ESCAPES = {0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"}
+r"""The control characters ``json.dumps`` writes as a short escape; the rest as ``\u00xx``."""
+
+
+def _json_string(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
+    r"""Each string's body as ``json.dumps(..., ensure_ascii=False)`` writes it, quotes excluded.
+
+    Backslashes first (the escapes written after them hold one), then quotes, then each control
+    character the column actually holds (most columns hold none, multi-line text ``\n`` and
+    perhaps ``\r`` or ``\t``): one whole-column replacement each. Nothing else is escaped
+    with ``ensure_ascii=False`` (not DEL, not U+2028).
+    """
+    import pyarrow.compute as pc
+
+    from labels.text_columns import control_bytes
+
+    escaped = pc.replace_substring(pc.replace_substring(column, "\\", "\\\\"), '"', '\\"')
+    for byte in control_bytes(column):
+        escaped = pc.replace_substring(escaped, chr(byte),
+                                       _SHORT_ESCAPES.get(byte, f"\\u{byte:04x}"))
+    return escaped
 
 
 def _judged_and_content_texts(
     rows: pa.Table, texts: list[str]
 ) -> tuple[pa.ChunkedArray[Any], pa.ChunkedArray[Any]]:
-    """The judged JSON and the content text of every row, by whole-column Arrow concatenation.
-
-    The judged JSON is right for rows without control characters: only quotes and
-    backslashes need escaping there.
-    """
+    """The judged JSON and the content text of every row, by whole-column Arrow concatenation."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     join: Any = pc.binary_join_element_wise  # the stubs refuse plain strings as constants
-    # Sorted keys, compact separators: {"answer":…,"answer_a":…,…,"sources":[…]}.
+    # Sorted keys, compact separators: {"answer":…,"answer_a":…,…,"sources":[…]}; the sources
+    # are the importer's canonical JSON already.
     pieces: list[Any] = []
     for position, name in enumerate(texts):
         column = rows.column(name)
-        escaped = pc.replace_substring(pc.replace_substring(column, "\\", "\\\\"), '"', '\\"')
-        quoted = join('"', escaped, '"', "")
+        quoted = join('"', _json_string(column), '"', "")
         pieces += [("{" if position == 0 else ",") + f'"{name}":',
                    pc.if_else(pc.is_null(column), "null", quoted)]
     pieces += [',"sources":', rows.column("sources"), "}"]
@@ -431,6 +441,8 @@ def _judged_and_content_texts(
 
 def _digests(column: pa.ChunkedArray[Any], new: Callable[[memoryview], Any]) -> list[bytes]:
     """The digest (hash object ``new``) of each row's UTF-8 bytes, read from the Arrow buffers."""
+    from labels.text_columns import utf8_bytes  # NumPy: not at CLI start-up (labels.schema)
+
     out: list[bytes] = []
     for chunk in column.chunks:
         offsets, data = utf8_bytes(chunk)

@@ -1,7 +1,7 @@
 """Whole-column checks on Arrow text, for the importer's vectorised path.
 
 Each check reads a string column's UTF-8 bytes as one NumPy array and answers per row, with no
-Python per row: which rows hold control characters, and which sources cells are JSON lists of
+Python per row: which control characters a column holds, and which sources cells are JSON lists of
 plain strings written the way ``json.dumps`` writes them (the rows whose canonical form the
 store can write with plain string replacements). A row a check does not clear takes the
 careful per-row path, which gives the same text or the precise error.
@@ -47,19 +47,16 @@ def _chunks(column: pa.Array[Any] | pa.ChunkedArray[Any]) -> list[pa.Array[Any]]
     return list(column.chunks) if hasattr(column, "chunks") else [column]
 
 
-def rows_with_bytes_below(
-    column: pa.Array[Any] | pa.ChunkedArray[Any], limit: int = 0x20
-) -> np.ndarray:
-    """Per row: does it hold a byte below ``limit`` (``0x20``: a control character)?"""
-    parts = [_bytes_below(chunk, limit) for chunk in _chunks(column)]
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+def control_bytes(column: pa.Array[Any] | pa.ChunkedArray[Any]) -> list[int]:
+    """The distinct bytes below ``0x20`` (control characters) the column's strings hold.
 
-
-def _bytes_below(column: pa.Array[Any], limit: int) -> np.ndarray:
-    offsets, data = utf8_bytes(column)
-    flagged = np.zeros(len(column), dtype=bool)
-    flagged[_rows_of(offsets, np.flatnonzero(data < limit))] = True
-    return flagged
+    In UTF-8 such a byte is always that character (never part of a longer one).
+    """
+    found: set[int] = set()
+    for chunk in _chunks(column):
+        _, data = utf8_bytes(chunk)
+        found.update(np.unique(data[data < 0x20]).tolist())
+    return sorted(found)
 
 
 def plain_string_lists(
@@ -115,4 +112,4 @@ def _plain_lists(column: pa.Array[Any], max_bytes: int) -> tuple[np.ndarray, np.
     return plain, compact & plain
 
 
-__all__ = ["plain_string_lists", "rows_with_bytes_below", "utf8_bytes"]
+__all__ = ["control_bytes", "plain_string_lists", "utf8_bytes"]

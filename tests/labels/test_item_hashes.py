@@ -138,6 +138,73 @@ def test_imported_csv_stores_item_hash_pairwise_and_generated_ids(
     _assert_content_hashes(store, "pairs")
 
 
+# Every character JSON escapes (short escapes \b \f \n \r \t, the rest \u00xx in lower case)
+# and those it does not (DEL, U+2028, U+2029): the texts real answers hold, several lines long.
+CONTROL = [f"c{code:02x} {chr(code)} end" for code in range(0x20)] + [
+    "line one\nline two\n", "crlf one\r\ncrlf two\r\n", "tab\tand\ttab", "del\x7f",
+    "ls\u2028ps\u2029", "mixed \"quote\"\\n\n\x1b[0m\x0b\x0c\x08 all",
+]
+
+
+def test_item_hash_by_arrow_equals_item_hash_on_every_control_character(
+    store: LabelStore, tmp_path: Path
+) -> None:
+    rows = [{"id": f"r{i}", "question": f"q{i} {text}", "answer": f"{text}\nsecond line",
+             "reference": text if i % 2 else None, "sources": [text, f"p{i}"]}
+            for i, text in enumerate(CONTROL)]
+    path = tmp_path / "control.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    import_rows(store, path, "control")
+    stored = _stored(store, "control")
+    assert len(stored) == len(CONTROL)
+    assert stored == _expected(store, "control")
+    _assert_content_hashes(store, "control")
+    # The same rows through the CSV reader's Arrow columns (a CSV cell cannot hold NUL).
+    csv_path = tmp_path / "control.csv"
+    with csv_path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["id", "question", "answer_a", "answer_b", "reference"])
+        for row in rows[1:]:
+            writer.writerow([row["id"], row["question"], row["answer"], f"B {row['question']}",
+                             row["reference"] or ""])
+    import_rows(store, csv_path, "control_csv")
+    stored = _stored(store, "control_csv")
+    assert len(stored) == len(CONTROL) - 1
+    assert stored == _expected(store, "control_csv")
+    _assert_content_hashes(store, "control_csv")
+
+
+def test_hash_columns_writes_the_json_escapes_as_json_dumps_does() -> None:
+    import pyarrow as pa
+
+    column = pa.chunked_array([pa.array(CONTROL[:16]), pa.array([*CONTROL[16:], None])])
+    escaped = store_items._json_string(column).to_pylist()
+    assert escaped[:-1] == [json.dumps(text, ensure_ascii=False)[1:-1] for text in CONTROL]
+    assert escaped[-1] is None
+
+
+def test_foreign_sources_json_is_rewritten_before_hashing(
+    store: LabelStore, make_dataset: Any
+) -> None:
+    """Rows a tool wrote with spaces or ASCII escapes in their sources hash as the store reads them.
+
+    Their text starts as the importer's canonical JSON does, so only parsing tells them apart.
+    """
+    make_dataset("d", [{"id": f"r{i}", "question": f"q{i}", "answer": "a"} for i in range(3)])
+    foreign = ['[{"source_id": null, "text": "caf\\u00e9"}]',
+               '[{"source_id":null,"text":"tab\\u0009 \\ud83d\\ude00"}]',
+               '[{"source_id":"s1" ,"text":"x"},{"text":"y","source_id":null}]']
+    with store.db.transaction() as cur:
+        for i, sources in enumerate(foreign):
+            cur.execute("UPDATE items SET sources = ?, item_hash = NULL WHERE item_id = ?",
+                        [sources, f"r{i}"])
+        assert fill_item_hashes(cur) == 3
+    expected = _expected(store, "d")
+    assert [store.item("d", f"r{i}").sources[0].text for i in range(2)] == ["café",
+                                                                         "tab\t 😀"]
+    assert _stored(store, "d") == expected
+
+
 def test_an_older_file_gets_its_hashes_on_opening(tmp_path: Path) -> None:
     path = tmp_path / "release.duckdb"
     release = TESTS / "data" / "releases" / "a39e63f.duckdb.gz"

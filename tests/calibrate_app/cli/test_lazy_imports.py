@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-# Statistics, data frames, the front end and the provider SDKs: only the commands that use them
-# may import them.
+# Statistics, NumPy, data frames, the front end and the provider SDKs: only the commands that use
+# them may import them.
 HEAVY = ("scipy", "statsmodels", "sklearn", "pandas", "pyarrow", "streamlit", "openai",
-         "anthropic")
+         "anthropic", "numpy")
 
 _DRIVER = """
 import json, sys

@@ -183,6 +183,9 @@ def test_data_page_imports_a_picked_file_with_preview(
     assert not at.error
     preview = at.dataframe[0].value  # no dataset yet: the preview is the only table
     assert len(preview) == 20
+    # The stored columns a user maps, not the hashes the import adds while it writes.
+    assert list(preview.columns) == ["item id", "question", "answer", "sources", "reference",
+                                     "segment", "document_id", "row"]
     assert list(preview["question"][:2]) == ["Q0", "Q1"]
     assert set(preview["sources"]) == {2}
     at.text_input(key="import_dataset").input("csvset").run()
