@@ -24,14 +24,12 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-import pyarrow as pa
 import pyarrow.compute as pc
 
 from judges.calibration import ConsistencyResult, consistency_from_flags, self_consistency
 from judges.config import JudgeConfig
-from judges.plan_store import PlanStore
 from judges.store import JudgeStore
-from judges.verdicts import dataset_hashes
+from judges.verdicts import dataset_keys
 from labels.errors import CalibrateError
 from labels.store import LabelStore
 
@@ -148,18 +146,6 @@ def aggregate_calls(
     return per_item[_ITEM_COLUMNS], consistency
 
 
-def _dataset_keys(store: LabelStore, dataset: str) -> pa.Table | pd.DataFrame:
-    """``item_id``, ``item_hash``, ``position`` of the dataset's items, in file order.
-
-    The hashes stored at import, as Arrow (1 M ids never become Python strings); a dataset
-    with rows written without a hash goes through :func:`judges.verdicts.dataset_hashes`.
-    """
-    stored = PlanStore(store.db).stored_hashes(dataset)
-    if stored.column("item_hash").null_count:
-        return dataset_hashes(store, dataset)
-    return stored.append_column("position", pa.array(np.arange(stored.num_rows)))
-
-
 def aggregate_stored_calls(
     store: LabelStore, dataset: str, config_id: str, *, rule: str = "all_agree",
     confidence: float = 0.95, kind: str = "pointwise", texts_for: Collection[str] | None = None,
@@ -177,7 +163,7 @@ def aggregate_stored_calls(
     pairwise = kind == "pairwise"
     categories = ["a", "b", "tie", "unsure"] if pairwise else ["fail", "pass", "unsure"]
     table = JudgeStore(store.db).item_aggregates(
-        config_id, _dataset_keys(store, dataset), categories=categories,
+        config_id, dataset_keys(store, dataset), categories=categories,
         inconsistent="tie" if pairwise else "unsure", rule=name, texts_for=texts_for,
     )
     if table.num_rows == 0:

@@ -38,7 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from judges.config import JudgeConfig
 from judges.plan_store import PlanStore, content_hashes
@@ -84,22 +86,29 @@ def resolve_judge(
     return named[0].config_id
 
 
-def dataset_hashes(store: LabelStore, dataset: str) -> pd.DataFrame:
-    """Each item's id, cache hash and position (0, 1, … in file order).
+def dataset_keys(store: LabelStore, dataset: str) -> pa.Table:
+    """Each item's ``item_id``, cache ``item_hash`` and ``position`` (0, 1, … in file order).
 
-    The hash is the one stored with the item at import (``items.item_hash``); a dataset with
-    rows written without one (by another tool) is hashed page by page instead.
+    The hash is the one stored with the item at import (``items.item_hash``), read as Arrow
+    (1 M ids never become Python strings); a dataset with rows written without one (by
+    another tool) is hashed page by page instead.
     """
-    stored = PlanStore(store.db).stored_hashes(dataset)
-    if stored.column("item_hash").null_count == 0:
-        ids = [str(i) for i in stored.column("item_id").to_pylist()]
-        hashes = stored.column("item_hash").to_pylist()
-    else:
-        ids, hashes = [], []
-        for batch in PlanStore(store.db).content_batches(dataset):
+    plans = PlanStore(store.db)
+    keys = plans.stored_hashes(dataset)
+    if keys.column("item_hash").null_count:
+        ids: list[str] = []
+        hashes: list[str] = []
+        for batch in plans.content_batches(dataset):
             ids += [str(i) for i in batch.column("item_id").to_pylist()]
             hashes += content_hashes(batch)
-    return pd.DataFrame({"item_id": ids, "item_hash": hashes, "position": range(len(ids))})
+        keys = pa.table({"item_id": pa.array(ids, pa.string()),
+                         "item_hash": pa.array(hashes, pa.string())})
+    return keys.append_column("position", pa.array(np.arange(keys.num_rows)))
+
+
+def dataset_hashes(store: LabelStore, dataset: str) -> pd.DataFrame:
+    """:func:`dataset_keys` as a DataFrame."""
+    return dataset_keys(store, dataset).to_pandas()
 
 
 def judge_verdicts(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:
@@ -420,6 +429,6 @@ def export_verdicts(store: LabelStore, dataset: str, judge: str, path: str | Pat
 
 __all__ = [
     "UNSCORED", "VERDICT_COLUMNS", "VerdictImportSummary",
-    "calls_for_dataset", "dataset_hashes", "export_frame", "export_verdicts", "import_verdicts",
-    "judge_verdicts", "resolve_judge", "swap_flips",
+    "calls_for_dataset", "dataset_hashes", "dataset_keys", "export_frame", "export_verdicts",
+    "import_verdicts", "judge_verdicts", "resolve_judge", "swap_flips",
 ]

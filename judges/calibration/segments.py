@@ -75,13 +75,18 @@ def _table_statistics(
     What a report shows for the whole labelled set (:func:`~judges.calibration.build_summary`)
     and for each segment (:func:`segment_breakdown`).
     """
-    cm = counts.confusion
+    rates, kappa = _agreement(counts.confusion, confidence=confidence)
     return _TableStatistics(
-        rates=rates_from_confusion(cm, confidence=confidence),
-        kappa=kappa_from_table(cm.as_array(), confidence=confidence),
+        rates=rates, kappa=kappa,
         naive=estimate_pass_rate(counts, method="naive", confidence=confidence),
         corrected=corrected_pass_rate_from_counts(counts, design=design, confidence=confidence),
     )
+
+
+def _agreement(cm: ConfusionMatrix, *, confidence: float) -> tuple[JudgeRates, Estimate]:
+    """The judge's rates and kappa of one confusion matrix."""
+    return (rates_from_confusion(cm, confidence=confidence),
+            kappa_from_table(cm.as_array(), confidence=confidence))
 
 
 def _as_labels(x: npt.ArrayLike | Sequence[Any], n: int, name: str) -> npt.NDArray[Any]:
@@ -145,24 +150,26 @@ def _segments_from_codes(
             n_judge_unscored=int(unscored[s]),
         )
         n_target = 0
-        counts = CalibrationCounts(cm, 0, 0, 0)
-        if jt is not None:
+        naive = pass_rate = None
+        if jt is None:  # without target rows there is no pass rate to show (or compute)
+            rates, kappa = _agreement(cm, confidence=confidence)
+        else:
             n_target = int(t_dec[s])
             counts = CalibrationCounts(cm, int(t_pass[s]), n_target, int(t_rows[s] - t_dec[s]))
-        stats = _table_statistics(counts, design=design, confidence=confidence)
+            rates, kappa, naive, pass_rate = _table_statistics(
+                counts, design=design, confidence=confidence)
         out.append(
             SegmentResult(
                 segment=str(labels[s]),
                 n_labelled=cm.n,
                 n_target=n_target,
                 confusion=cm,
-                sensitivity=stats.rates.sensitivity,
-                specificity=stats.rates.specificity,
-                fpr=stats.rates.fpr,
-                kappa=stats.kappa,
-                # Without target rows there is no pass rate to show.
-                naive=stats.naive if jt is not None else None,
-                pass_rate=stats.corrected if jt is not None else None,
+                sensitivity=rates.sensitivity,
+                specificity=rates.specificity,
+                fpr=rates.fpr,
+                kappa=kappa,
+                naive=naive,
+                pass_rate=pass_rate,
             )
         )
     return tuple(out)

@@ -410,12 +410,12 @@ def calibration_report(
         target_groups = store.item_groups(target_name)
         target_at = _judged_rows(target_groups["item_id"], target_items.items)
     labelled_all = labelled.rename(columns={"verdict": "human"})
+    target_verdicts = _per_row(target_items.items["verdict"].to_numpy(dtype=object), target_at)
     headline = design_headline(
         labelled=labelled_all,
         provenance=store.provenance_frame(dataset, criterion=crit),
         dataset_verdicts=dataset_verdicts,
-        target_verdicts=_per_row(target_items.items["verdict"].to_numpy(dtype=object),
-                                 target_at),
+        target_verdicts=target_verdicts,
         same_dataset=target_name == dataset,
         requested=design,
         confidence=confidence,
@@ -497,12 +497,9 @@ def calibration_report(
     transfer = None
     if target_name != dataset and has_segments:
         transfer = transfer_check(
-            labelled=labelled_all,
-            dataset_segments=dict(zip(groups["item_id"], groups["segment"], strict=True)),
-            dataset_verdicts=judged.verdict_map(),
-            target_segments=dict(zip(target_groups["item_id"], target_groups["segment"],
-                                     strict=True)),
-            target_verdicts=target_items.verdict_map(), no_segment=NO_SEGMENT,
+            labelled=labelled_all, dataset_segments=groups["segment"],
+            dataset_verdicts=dataset_verdicts, target_segments=target_groups["segment"],
+            target_verdicts=target_verdicts, no_segment=NO_SEGMENT,
             confidence=confidence, seed=seed,
         )  # fmt: skip
         if transfer is not None and transfer.warning:

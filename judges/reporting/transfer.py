@@ -9,10 +9,10 @@ key of ``docs/report-json.md``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from judges.calibration import TransferDiagnostics, interval_json, transfer_diagnostics
@@ -23,10 +23,10 @@ __all__ = ["transfer_check", "transfer_json"]
 def transfer_check(
     *,
     labelled: pd.DataFrame,
-    dataset_segments: Mapping[str, Any],
-    dataset_verdicts: Mapping[str, str],
-    target_segments: Mapping[str, Any],
-    target_verdicts: Mapping[str, str],
+    dataset_segments: npt.ArrayLike,
+    dataset_verdicts: npt.ArrayLike,
+    target_segments: npt.ArrayLike,
+    target_verdicts: npt.ArrayLike,
     no_segment: str,
     confidence: float,
     seed: int,
@@ -36,36 +36,42 @@ def transfer_check(
     Args:
         labelled: Labelled rows with ``human``, ``judge`` (``NaN`` where the judge did not
             run) and ``segment``.
-        dataset_segments: Item id -> segment of every row of the calibration dataset.
-        dataset_verdicts: Item id -> the judge's verdict on the calibration dataset.
-        target_segments: Item id -> segment of the target (every row: the mix test uses them
-            all, judged or not).
-        target_verdicts: Item id -> the judge's verdict on the target.
+        dataset_segments: The segment of every row of the calibration dataset, in file order
+            (``None``/``NaN``: no segment).
+        dataset_verdicts: The judge's verdict on each of those rows (``NaN``: not judged).
+        target_segments: The segment of every row of the target (the mix test uses them all,
+            judged or not).
+        target_verdicts: The judge's verdict on each row of the target (``NaN``: not judged).
         no_segment: Label of rows without a segment.
         confidence: Level of the rates and of the segment-aware corrected pass rate.
         seed: Seed of the exact tests.
 
     Returns:
         The diagnostics, or ``None`` when no row of either dataset carries a segment.
+
+    The per-row arrays are aligned by position (1 M rows are never looked up one by one).
     """
 
-    def segs(ids: Any, table: Mapping[str, Any]) -> np.ndarray:
-        values = pd.Series([table.get(i) for i in ids], dtype=object)
-        return values.where(values.notna(), no_segment).astype(str).to_numpy()
+    def segs(values: npt.ArrayLike) -> npt.NDArray[Any]:
+        series = pd.Series(np.asarray(values, dtype=object), dtype=object)
+        return series.where(series.notna(), no_segment).astype(str).to_numpy()
+
+    def judged(verdicts: npt.ArrayLike, segments: npt.NDArray[Any]) -> tuple[Any, Any]:
+        values = np.asarray(verdicts, dtype=object)
+        ran = pd.notna(values)
+        return values[ran], segments[ran]
 
     ran = labelled[labelled["judge"].notna()]
-    cal_ids, tgt_ids = list(dataset_verdicts), list(target_verdicts)
-    seg_l = ran["segment"].where(ran["segment"].notna(), no_segment).astype(str).to_numpy()
-    seg_c, seg_t = segs(cal_ids, dataset_segments), segs(tgt_ids, target_segments)
-    if {*seg_c, *seg_t} <= {no_segment}:
+    all_c, all_t = segs(dataset_segments), segs(target_segments)
+    (verdicts_c, seg_c), (verdicts_t, seg_t) = (judged(dataset_verdicts, all_c),
+                                                judged(target_verdicts, all_t))
+    if {*np.unique(seg_c), *np.unique(seg_t)} <= {no_segment}:
         return None
+    seg_l = ran["segment"].where(ran["segment"].notna(), no_segment).astype(str).to_numpy()
     return transfer_diagnostics(
         ran["human"].to_numpy(dtype=object), ran["judge"].to_numpy(dtype=object), seg_l,
-        np.array([dataset_verdicts[i] for i in cal_ids], dtype=object), seg_c,
-        np.array([target_verdicts[i] for i in tgt_ids], dtype=object), seg_t,
-        confidence=confidence, rng=np.random.default_rng(seed),
-        mix_rows=(segs(list(dataset_segments), dataset_segments),
-                  segs(list(target_segments), target_segments)),
+        verdicts_c, seg_c, verdicts_t, seg_t,
+        confidence=confidence, rng=np.random.default_rng(seed), mix_rows=(all_c, all_t),
     )  # fmt: skip
 
 
