@@ -191,7 +191,10 @@ def test_everything_needed_to_label_fits_1366_by_768(browser: Any, rows_server: 
     server = rows_server({"demo": 3})
     page = open_page(browser, server.url + KIM_ON_DEMO, width=1366, height=768)
     ready(page)
-    assert page.get_by_test_id("stProgress").count() == 1
+    from playwright.sync_api import expect
+
+    # The progress bar can reach the browser after the buttons on a loaded machine: wait for it.
+    expect(page.get_by_test_id("stProgress")).to_have_count(1, timeout=10_000)
     controls = {
         "verdicts": page.locator("[class*='st-key-verdict_'] button"),
         "tags": page.locator("[class*='st-key-tag_'] button"),
