@@ -367,7 +367,8 @@ class _Engine:
             record = record_reply(record, self.config, result.completion, self.context.price)
             record.latency_ms = latency_ms
             return record
-        error = result.error or ProviderError("no result", kind="batch_missing")
+        error = self.api.provider.redacted(
+            result.error or ProviderError("no result", kind="batch_missing"))
         earlier.append({"attempt": len(earlier), "kind": error.kind, "status": error.status,
                         "error": str(error)[:500], "batch_id": batch_id,
                         "seconds": round(latency_ms / 1000, 3)})

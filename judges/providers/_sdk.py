@@ -101,10 +101,16 @@ class SDKProvider(Provider, Generic[ClientT]):
         The message is stored (``judge_calls.error``, the attempts, exports): a server that
         echoes the credentials in an error body must not put the API key there.
         """
-        classified = self._classify_sdk_error(error)
-        message = redact_secrets(classified.message, self._api_key)
-        return classified if message == classified.message else dataclasses.replace(
-            classified, message=message)
+        return self.redacted(self._classify_sdk_error(error))
+
+    def redacted(self, error: ProviderError) -> ProviderError:
+        """``error`` with this provider's API key and anything shaped like a credential removed.
+
+        Every provider-written message passes here before it is stored: exceptions through
+        :meth:`classify_error`, and the per-request errors of a batch's result file.
+        """
+        message = redact_secrets(error.message, self._api_key)
+        return error if message == error.message else dataclasses.replace(error, message=message)
 
     def _classify_sdk_error(self, error: BaseException) -> ProviderError:
         sdk = self.sdk

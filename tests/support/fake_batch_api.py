@@ -13,8 +13,9 @@ them over real HTTP:
 A batch ends ``complete_after`` seconds after its creation (slow completion). Its items are
 answered when it ends, by the server's responder; an item whose request contains a scripted
 needle (:meth:`FakeBatches.script_item`) gets that outcome instead: ``ok``, a content fault
-(``empty``, ``refusal``, ``truncated``), an error (``500``, ``529``, ``invalid``) or
-``expired``. :meth:`FakeBatches.expire_next` makes whole batches expire with part of their
+(``empty``, ``refusal``, ``truncated``), an error (``500``, ``529``, ``invalid``;
+``invalid_echo`` repeats the credentials sent) or ``expired``.
+:meth:`FakeBatches.expire_next` makes whole batches expire with part of their
 items done; a cancelled batch ends with the items not yet run ``canceled``. With
 ``supported=False`` every batch path answers 404, as an OpenAI-compatible server without a
 batch endpoint (vLLM, llama.cpp) does. ``hooks`` see each event (``create``, ``created``,
@@ -40,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from fake_llm_server import FakeLLMServer
 
-ITEM_OUTCOMES = ("ok", "empty", "refusal", "truncated", "500", "529", "invalid", "expired")
+ITEM_OUTCOMES = ("ok", "empty", "refusal", "truncated", "500", "529", "invalid", "invalid_echo",
+                 "expired")
 OPENAI_CHAT = "/v1/chat/completions"
 ANTHROPIC_MESSAGES = "/v1/messages"
 BATCH_PATH = re.compile(
@@ -90,6 +92,7 @@ class FakeBatches:
         self._lock = threading.RLock()
         self._scripted: list[tuple[str, list[str]]] = []
         self._expire_next: list[float] = []
+        self._credentials = ""
 
     # -- scripting --------------------------------------------------------------------------
 
@@ -126,6 +129,9 @@ class FakeBatches:
         match = BATCH_PATH.match(path)
         assert match is not None
         with self._lock:
+            # What "invalid_echo" items repeat, as a careless server may: the credentials sent.
+            self._credentials = (f"Authorization: {headers.get('authorization')}; "
+                                 f"x-api-key: {headers.get('x-api-key')}")
             if path == "/v1/files" and method == "POST":
                 return self._upload(headers, raw)
             if match["file"] and method == "GET":
@@ -272,6 +278,9 @@ class FakeBatches:
                 return outcomes.pop(0)
         return "ok"
 
+    def _message(self, message: str, outcome: str) -> str:
+        return f"{message} ({self._credentials})" if outcome == "invalid_echo" else message
+
     def _result(self, api: str, custom_id: str, body: dict[str, Any],
                 outcome: str) -> dict[str, Any]:
         from fake_llm_server import _anthropic_reply, _openai_reply
@@ -280,11 +289,13 @@ class FakeBatches:
         if api == "anthropic":
             if outcome in ("expired", "canceled"):
                 return {"custom_id": custom_id, "result": {"type": outcome}}
-            if outcome in ("500", "529", "invalid"):
+            if outcome in ("500", "529", "invalid", "invalid_echo"):
                 kind = {"500": "api_error", "529": "overloaded_error",
-                        "invalid": "invalid_request_error"}[outcome]
+                        "invalid": "invalid_request_error",
+                        "invalid_echo": "invalid_request_error"}[outcome]
                 return {"custom_id": custom_id, "result": {"type": "errored", "error": {
-                    "type": "error", "error": {"type": kind, "message": f"fake {kind}"}}}}
+                    "type": "error", "error": {"type": kind, "message": self._message(
+                        f"fake {kind}", outcome)}}}}
             text = owner.responder(ANTHROPIC_MESSAGES, body) if outcome == "ok" else ""
             if outcome == "truncated":
                 text = owner.responder(ANTHROPIC_MESSAGES, body)[:12]
@@ -295,10 +306,11 @@ class FakeBatches:
         if outcome in ("expired", "canceled"):
             code = "batch_expired" if outcome == "expired" else "batch_cancelled"
             line["error"] = {"code": code, "message": f"the request was not run ({code})"}
-        elif outcome in ("500", "529", "invalid"):
-            status = {"500": 500, "529": 503, "invalid": 400}[outcome]
+        elif outcome in ("500", "529", "invalid", "invalid_echo"):
+            status = {"500": 500, "529": 503, "invalid": 400, "invalid_echo": 400}[outcome]
             line["response"] = {"status_code": status, "request_id": uuid.uuid4().hex,
-                                "body": {"error": {"message": f"fake {status}"}}}
+                                "body": {"error": {"message": self._message(
+                                    f"fake {status}", outcome)}}}
         else:
             text = owner.responder(OPENAI_CHAT, body) if outcome == "ok" else ""
             if outcome == "truncated":

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from fake_llm_server import FakeLLMServer
-from judge_helpers import faithfulness_rows, with_changes
+from judge_helpers import DUMMY_KEY, faithfulness_rows, with_changes
 
 from judges.batch import BatchPolling, BatchStore, BatchUnsupportedError, run_judge_batch
 from judges.calls import CallPolicy
@@ -222,3 +222,18 @@ def test_a_batch_is_collected_once(store: LabelStore) -> None:
     (batch,) = batches.batches()
     assert batch.state == "collected" and batch.batch_id == "batch_1"
     assert batches.in_flight_keys("c") == set()
+
+
+def test_a_key_echoed_in_a_batch_result_is_stored_nowhere(
+    store: LabelStore, make_dataset: Any, fake_server: FakeLLMServer, provider: Provider,
+    judge: JudgeConfig,
+) -> None:
+    """A per-request error of a result file goes through the same redaction as an exception."""
+    make_dataset("docs", faithfulness_rows(2))
+    fake_server.batches.script_item("Question 0:", "invalid_echo")
+    summary = run_judge_batch(judge, "docs", store=store, provider=provider, polling=FAST,
+                              policy=POLICY)
+    assert (summary.scored, summary.failed) == (1, 1)
+    failed = next(r for r in stored(store) if r["status"] == "failed")
+    assert "Authorization: " in failed["error"] and "[redacted]" in failed["error"]
+    assert DUMMY_KEY not in json.dumps(stored(store), default=str)
