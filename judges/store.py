@@ -414,14 +414,21 @@ class JudgeStore:
     ) -> str:
         """Start a run row (status ``running``) and return its id."""
         run_id = run_id or new_run_id()
-        self.db.execute(
-            "INSERT INTO judge_runs (run_id, config_id, dataset, origin, status, options, "
-            "planned, pid) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
-            [run_id, config_id, dataset, origin, canonical_json(options), planned,
-             os.getpid()],
-        )
+        # Active before the row is visible: a reader in between would take a 'running' row of
+        # this process that is not active for an interrupted run.
         with _ACTIVE_LOCK:
             _ACTIVE_RUNS.add(run_id)
+        try:
+            self.db.execute(
+                "INSERT INTO judge_runs (run_id, config_id, dataset, origin, status, options, "
+                "planned, pid) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
+                [run_id, config_id, dataset, origin, canonical_json(options), planned,
+                 os.getpid()],
+            )
+        except BaseException:
+            with _ACTIVE_LOCK:
+                _ACTIVE_RUNS.discard(run_id)
+            raise
         return run_id
 
     def finish_run(self, run_id: str, status: str, summary: dict[str, Any]) -> None:
