@@ -350,12 +350,17 @@ def _arrow_text(
     keep_empty: bool = False,
 ) -> pa.ChunkedArray[Any]:
     """:func:`_text_column` on a column of strings, by whole-column checks."""
-    lengths = pc.utf8_length(values).to_numpy(zero_copy_only=False)
+    # Byte lengths come from the offsets, without reading the text: a cell is empty when it
+    # has no byte, and holds at most as many characters as bytes, so characters are counted
+    # only when some cell has more bytes than the limit allows characters.
+    lengths = pc.binary_length(values).to_numpy(zero_copy_only=False)
     if required and len(lengths) and lengths.min() == 0:
         _text(table, _first(lengths == 0), column, "", required=True)
     if len(lengths) and lengths.max() > MAX_CELL_CHARS:
-        index = _first(lengths > MAX_CELL_CHARS)
-        _text(table, index, column, values[index].as_py(), required=required)
+        characters = pc.utf8_length(values).to_numpy(zero_copy_only=False)
+        if characters.max() > MAX_CELL_CHARS:
+            index = _first(characters > MAX_CELL_CHARS)
+            _text(table, index, column, values[index].as_py(), required=required)
     if keep_empty or not (lengths == 0).any():
         return values
     empty = pa.array(lengths == 0)
@@ -407,7 +412,7 @@ def _answer_column(
     kept: list[str | None] | pa.ChunkedArray[Any]
     if arrow is not None:
         kept = _arrow_text(table, column, arrow, required=False, keep_empty=True)
-        empty = (np.flatnonzero(pc.utf8_length(kept).to_numpy(zero_copy_only=False) == 0)
+        empty = (np.flatnonzero(pc.binary_length(kept).to_numpy(zero_copy_only=False) == 0)
                  + 1).tolist()
     else:
         values = _list_text_column(table, column, required=False)
@@ -476,7 +481,7 @@ def _sources_column(
     # column as a Python list when only a few cells are odd).
     for index, value in zip(odd.tolist(), arrow.take(odd).to_pylist(), strict=True):
         careful[index] = _row_sources(table, index, columns, sid_col, value, plain_text_rows)
-    return canonical_plain_lists(arrow, compact, pa.array(careful, type=pa.string()))
+    return canonical_plain_lists(arrow, plain, compact, pa.array(careful, type=pa.string()))
 
 
 def _row_sources(

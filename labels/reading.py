@@ -9,6 +9,7 @@ import codecs
 import csv
 import io
 import json
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -230,7 +231,7 @@ def _check_header(path: str, names: list[str]) -> None:
         seen.add(name)
 
 
-def _read_csv_fast(path: str, data: bytes) -> Table | None:
+def _read_csv_fast(path: str, data: pa.Buffer) -> Table | None:
     """Parse with Arrow's multithreaded reader; ``None`` when the careful reader must decide.
 
     Arrow's errors do not name rows the way a user needs, so on any doubt the file is read
@@ -243,14 +244,14 @@ def _read_csv_fast(path: str, data: bytes) -> Table | None:
     try:
         # pyarrow-stubs types input_file as a path or IO; Arrow also takes a Buffer (zero-copy).
         first = pacsv.open_csv(
-            pa.py_buffer(data),  # type: ignore[arg-type]
+            data,  # type: ignore[arg-type]
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
         )
         names = [n.strip() for n in first.schema.names]
         first.close()
         _check_header(path, names)
         table = pacsv.read_csv(
-            pa.py_buffer(data),  # type: ignore[arg-type]  # a Buffer, as above
+            data,  # type: ignore[arg-type]  # a Buffer, as above
             parse_options=pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True),
             convert_options=pacsv.ConvertOptions(
                 column_types={n: pa.string() for n in first.schema.names},
@@ -264,6 +265,40 @@ def _read_csv_fast(path: str, data: bytes) -> Table | None:
         return None
     table = table.rename_columns(names)
     return Table(path, names, ArrowColumns(table, names), table.num_rows, arrow=table)
+
+
+def _read_utf8_csv(path: str, real: str, encoding: str) -> Table | None:
+    """A UTF-8 CSV file read by Arrow alone, or ``None``: the careful path then decides.
+
+    Arrow maps the file's pages (no copy) and checks that every cell is valid UTF-8, so the
+    file is not decoded in Python first. Any doubt (a NUL byte, another encoding's
+    byte-order mark, a refusal, no rows) sends the file down the careful path, whose
+    messages name the problem exactly as before.
+    """
+    import pyarrow as pa
+
+    if os.stat(real).st_size == 0:
+        return None
+    with pa.memory_map(real, "r") as source:  # the parsed table holds copies, not these pages
+        return _read_utf8_buffer(path, source.read_buffer(), encoding)
+
+
+def _read_utf8_buffer(path: str, data: pa.Buffer, encoding: str) -> Table | None:
+    import numpy as np
+
+    if bytes(data[:3]) == codecs.BOM_UTF8:
+        data = data.slice(len(codecs.BOM_UTF8))
+    elif (bytes(data[:4]) in _UTF32_BOMS
+          or bytes(data[:2]) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+          or encoding.lower().replace("-", "").replace("_", "") not in ("utf8", "utf8sig")):
+        return None
+    if not data.size or np.frombuffer(memoryview(data), dtype=np.uint8).min() == 0:  # NUL
+        return None
+    try:
+        table = _read_csv_fast(path, data)
+    except ImportFileError:
+        return None
+    return table if table is not None and table.n_rows else None
 
 
 def _read_csv(path: str, text: str) -> Table:
@@ -489,16 +524,13 @@ def read_table(
         if fmt == "parquet":
             table = _read_parquet(real, name)
         else:
-            data = Path(real).read_bytes()
-            text, used = _decode(name, data, encoding)
-            if not text or text.isspace():  # (isspace: no copy of a large file)
-                raise ImportFileError("the file is empty", path=name)
-            fast = None
-            if fmt == "csv" and used.lower().replace("-", "") in ("utf8", "utf8sig"):
-                fast = _read_csv_fast(name, data[3:] if data.startswith(codecs.BOM_UTF8) else data)
+            fast = _read_utf8_csv(name, real, encoding) if fmt == "csv" else None
             if fast is not None:
                 table = fast
             else:
+                text, _ = _decode(name, Path(real).read_bytes(), encoding)
+                if not text or text.isspace():  # (isspace: no copy of a large file)
+                    raise ImportFileError("the file is empty", path=name)
                 reader = {"csv": _read_csv, "jsonl": _read_jsonl, "json": _read_json}[fmt]
                 table = reader(name, text)
     except FileNotFoundError:

@@ -15,7 +15,7 @@ import hashlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import duckdb
 
@@ -350,14 +350,16 @@ _PASSAGE = '{"source_id":null,"text":"'
 
 
 def canonical_plain_lists(
-    cells: pa.ChunkedArray[Any], compact: np.ndarray, careful: pa.Array[Any]
+    cells: pa.ChunkedArray[Any], plain: np.ndarray, compact: np.ndarray, careful: pa.Array[Any]
 ) -> pa.ChunkedArray[Any]:
     """The stored sources JSON of a column, by whole-column Arrow string functions.
 
-    Rows with a ``careful`` value (written by the importer's per-row path) keep it; the others
-    hold a cell :func:`labels.text_columns.plain_string_lists` cleared, ``compact`` saying
-    which separator it uses, and become ``[{"source_id":null,"text":…},…]`` by replacing the
-    brackets and separators: the strings hold no quote, backslash or control character.
+    Rows with a ``careful`` value (written by the importer's per-row path) keep it; the
+    ``plain`` others hold a cell :func:`labels.text_columns.plain_string_lists` cleared,
+    ``compact`` saying which separator it uses, and become
+    ``[{"source_id":null,"text":…},…]`` by replacing the brackets and separators: the strings
+    hold no quote, backslash or control character. A file usually writes every list alike,
+    so usually one replacement serves every row.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -365,11 +367,20 @@ def canonical_plain_lists(
     join: Any = pc.binary_join_element_wise  # the stubs refuse plain strings as constants
     mid = '"},' + _PASSAGE
     inner = pc.utf8_slice_codeunits(cells, 2, -2)  # between `["` and `"]`
-    passages = pc.if_else(pa.chunked_array([compact]),
-                          pc.replace_substring(inner, '","', mid),
-                          pc.replace_substring(inner, '", "', mid))
-    listed = join("[" + _PASSAGE, passages, '"}]', "")
-    written = pc.if_else(pc.equal(cells, pa.scalar("[]")), "[]", listed)
+    separators = compact[plain]
+    if separators.all():
+        passages = pc.replace_substring(inner, '","', mid)
+    elif not separators.any():  # also a column of one-passage lists, which have none
+        passages = pc.replace_substring(inner, '", "', mid)
+    else:
+        passages = pc.if_else(pa.chunked_array([compact]),
+                              pc.replace_substring(inner, '","', mid),
+                              pc.replace_substring(inner, '", "', mid))
+    written = join("[" + _PASSAGE, passages, '"}]', "")
+    if pc.any(pc.equal(pc.binary_length(cells), pa.scalar(2))).as_py():  # `[]`: no passage
+        written = pc.if_else(pc.equal(cells, pa.scalar("[]")), "[]", written)
+    if careful.null_count == len(careful):
+        return cast("pa.ChunkedArray[Any]", written)
     sources: pa.ChunkedArray[Any] = pc.if_else(pc.is_null(careful), written, careful)
     return sources
 
@@ -397,17 +408,22 @@ r"""The control characters ``json.dumps`` writes as a short escape; the rest as 
 def _json_string(column: pa.ChunkedArray[Any]) -> pa.ChunkedArray[Any]:
     r"""Each string's body as ``json.dumps(..., ensure_ascii=False)`` writes it, quotes excluded.
 
-    Backslashes first (the escapes written after them hold one), then quotes, then each control
-    character the column actually holds (most columns hold none, multi-line text ``\n`` and
-    perhaps ``\r`` or ``\t``): one whole-column replacement each. Nothing else is escaped
-    with ``ensure_ascii=False`` (not DEL, not U+2028).
+    Only what the column holds is replaced, one whole-column replacement each: backslashes
+    first (the escapes written after them hold one), then quotes, then each control character
+    (most columns hold none of these; multi-line text ``\n`` and perhaps ``\r`` or ``\t``).
+    Nothing else is escaped with ``ensure_ascii=False`` (not DEL, not U+2028).
     """
     import pyarrow.compute as pc
 
-    from labels.text_columns import control_bytes
+    from labels.text_columns import json_escaped_bytes
 
-    escaped = pc.replace_substring(pc.replace_substring(column, "\\", "\\\\"), '"', '\\"')
-    for byte in control_bytes(column):
+    held = json_escaped_bytes(column)
+    escaped = column
+    if ord("\\") in held:
+        escaped = pc.replace_substring(escaped, "\\", "\\\\")
+    if ord('"') in held:
+        escaped = pc.replace_substring(escaped, '"', '\\"')
+    for byte in (b for b in held if b < 0x20):
         escaped = pc.replace_substring(escaped, chr(byte),
                                        _SHORT_ESCAPES.get(byte, f"\\u{byte:04x}"))
     return escaped
@@ -426,17 +442,33 @@ def _judged_and_content_texts(
     pieces: list[Any] = []
     for position, name in enumerate(texts):
         column = rows.column(name)
-        quoted = join('"', _json_string(column), '"', "")
-        pieces += [("{" if position == 0 else ",") + f'"{name}":',
-                   pc.if_else(pc.is_null(column), "null", quoted)]
+        key = ("{" if position == 0 else ",") + f'"{name}":'
+        if column.null_count == len(column):  # answer_a/_b of a pointwise file, say
+            pieces.append(key + "null")
+        elif column.null_count == 0:  # the quotes join the constant pieces around the text
+            pieces += [key + '"', _json_string(column), '"']
+        else:
+            quoted = join('"', _json_string(column), '"', "")
+            pieces += [key, pc.if_else(pc.is_null(column), "null", quoted)]
     pieces += [',"sources":', rows.column("sources"), "}"]
-    judged = join(*pieces, "")
+    judged = join(*_merge_constants(pieces), "")
     # concat_ws of the coalesced fields: a null is an empty field.
     content = join(
         *(rows.column(name) for name in _CONTENT_FIELDS), pa.scalar(ID_SEPARATOR),
         null_handling="replace", null_replacement="",
     )
     return judged, content
+
+
+def _merge_constants(pieces: list[Any]) -> list[Any]:
+    """``pieces`` with each run of constant strings joined into one (one fewer copy per row)."""
+    merged: list[Any] = []
+    for piece in pieces:
+        if isinstance(piece, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += piece
+        else:
+            merged.append(piece)
+    return merged
 
 
 def _digests(column: pa.ChunkedArray[Any], new: Callable[[memoryview], Any]) -> list[bytes]:

@@ -47,15 +47,17 @@ def _chunks(column: pa.Array[Any] | pa.ChunkedArray[Any]) -> list[pa.Array[Any]]
     return list(column.chunks) if hasattr(column, "chunks") else [column]
 
 
-def control_bytes(column: pa.Array[Any] | pa.ChunkedArray[Any]) -> list[int]:
-    """The distinct bytes below ``0x20`` (control characters) the column's strings hold.
+def json_escaped_bytes(column: pa.Array[Any] | pa.ChunkedArray[Any]) -> list[int]:
+    r"""The distinct bytes the column's strings hold that JSON escapes: ``"``, ``\``, below 0x20.
 
-    In UTF-8 such a byte is always that character (never part of a longer one).
+    In UTF-8 each such byte is always that character (never part of a longer one). Most
+    columns hold none, or only a newline: their JSON text needs no replacement, or one.
     """
     found: set[int] = set()
     for chunk in _chunks(column):
         _, data = utf8_bytes(chunk)
-        found.update(np.unique(data[data < 0x20]).tolist())
+        found.update(np.unique(data[(data < 0x20) | (data == _QUOTE) | (data == _BACKSLASH)])
+                     .tolist())
     return sorted(found)
 
 
@@ -112,4 +114,4 @@ def _plain_lists(column: pa.Array[Any], max_bytes: int) -> tuple[np.ndarray, np.
     return plain, compact & plain
 
 
-__all__ = ["control_bytes", "plain_string_lists", "utf8_bytes"]
+__all__ = ["json_escaped_bytes", "plain_string_lists", "utf8_bytes"]

@@ -28,6 +28,7 @@ from labels import (
     import_rows,
     open_store,
 )
+from labels.reading import MAX_CELL_CHARS, read_table
 from labels.validation import check_name, lookalike_key, normalise_id, shown
 
 CANARY = "sk-canary-5f1c2d9e8b7a6c4d3e2f1a0b"
@@ -177,6 +178,39 @@ def test_files_with_a_byte_order_mark_are_decoded(
     path.write_bytes(text.encode(encoding))
     assert import_rows(store, path, "d").added == 1
     assert store.item("d", "1").question == "Où est la facture ?"
+
+
+def test_a_csv_is_read_as_the_encoding_asked_and_kept_after_the_file_changes(
+    store: LabelStore, tmp_path: Path
+) -> None:
+    """Arrow reads UTF-8 files in place; any other encoding asked for is decoded as asked.
+
+    Bytes that are valid UTF-8 still read as Latin-1 when Latin-1 is asked for, and the
+    table Arrow parsed holds copies: reading it after the file was emptied (its mapped pages
+    gone) gives the rows, where a table still on those pages would crash the process.
+    """
+    path = tmp_path / "rows.csv"
+    path.write_bytes("id,question,answer\n1,Où,a\n2,q,b\n".encode())
+    assert import_rows(store, path, "latin", encoding="latin-1").added == 2
+    assert store.item("latin", "1").question == "OÃ¹"
+    table = read_table(path)
+    assert table.arrow is not None
+    path.write_bytes(b"")
+    assert table.arrow.column("question").to_pylist() == ["Où", "q"]
+
+
+def test_the_cell_limit_counts_characters_not_bytes(store: LabelStore, tmp_path: Path) -> None:
+    """Two-byte characters: a cell at the limit is imported, one character more is refused."""
+    path = tmp_path / "long.csv"
+    path.write_text(f"id,question,answer\n1,q,{'é' * MAX_CELL_CHARS}\n", encoding="utf-8")
+    assert import_rows(store, path, "d").added == 1
+    path.write_text(f"id,question,answer\n1,q,a\n2,q,{'é' * (MAX_CELL_CHARS + 1)}\n",
+                    encoding="utf-8")
+    with pytest.raises(ImportFileError) as refused:
+        import_rows(store, path, "e")
+    assert str(refused.value) == (
+        f"{path}, row 2, column 'answer': holds {MAX_CELL_CHARS + 1:,} characters; "
+        f"the limit is {MAX_CELL_CHARS:,} per cell")
 
 
 def test_utf32_without_a_mark_is_named_and_decodes_when_told(
