@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -267,38 +268,66 @@ def _read_csv_fast(path: str, data: pa.Buffer) -> Table | None:
     return Table(path, names, ArrowColumns(table, names), table.num_rows, arrow=table)
 
 
-def _read_utf8_csv(path: str, real: str, encoding: str) -> Table | None:
-    """A UTF-8 CSV file read by Arrow alone, or ``None``: the careful path then decides.
+def _text_of(path: str, real: str, encoding: str) -> str:
+    """The file's text; its encoding, a NUL or an empty file refused, naming the file."""
+    text, _ = _decode(path, Path(real).read_bytes(), encoding)
+    if not text or text.isspace():  # (isspace: no copy of a large file)
+        raise ImportFileError("the file is empty", path=path)
+    return text
 
-    Arrow maps the file's pages (no copy) and checks that every cell is valid UTF-8, so the
-    file is not decoded in Python first. Any doubt (a NUL byte, another encoding's
-    byte-order mark, a refusal, no rows) sends the file down the careful path, whose
-    messages name the problem exactly as before.
+
+def _is_utf8(encoding: str) -> bool:
+    """Whether ``encoding`` names UTF-8 as the careful path's decoder would take it."""
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        return False  # the careful path names it
+    return encoding.lower().replace("-", "") in ("utf8", "utf8sig")
+
+
+def _read_utf8_csv(path: str, real: str, encoding: str) -> Table | None:
+    """A UTF-8 CSV file read by Arrow alone, or ``None``: the careful path then reads it.
+
+    Arrow maps the file's pages (no copy) and checks that every cell is valid UTF-8, so a
+    file that parses is not decoded in Python too. A file Arrow may not take (not a regular
+    file, a NUL byte, another encoding's byte-order mark, a refusal) goes the careful way;
+    a header Arrow refuses, or no rows, is reported only once the file has passed the
+    careful path's own checks (encoding, NUL, empty), so each file gets the message it got
+    when every file was decoded first.
     """
     import pyarrow as pa
 
-    if os.stat(real).st_size == 0:
-        return None
-    with pa.memory_map(real, "r") as source:  # the parsed table holds copies, not these pages
-        return _read_utf8_buffer(path, source.read_buffer(), encoding)
-
-
-def _read_utf8_buffer(path: str, data: pa.Buffer, encoding: str) -> Table | None:
-    import numpy as np
-
-    if bytes(data[:3]) == codecs.BOM_UTF8:
-        data = data.slice(len(codecs.BOM_UTF8))
-    elif (bytes(data[:4]) in _UTF32_BOMS
-          or bytes(data[:2]) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-          or encoding.lower().replace("-", "").replace("_", "") not in ("utf8", "utf8sig")):
-        return None
-    if not data.size or np.frombuffer(memoryview(data), dtype=np.uint8).min() == 0:  # NUL
+    info = os.stat(real)
+    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
         return None
     try:
-        table = _read_csv_fast(path, data)
-    except ImportFileError:
-        return None
-    return table if table is not None and table.n_rows else None
+        source = pa.memory_map(real, "r")
+    except OSError:
+        return None  # the careful path's read names the problem
+    with source:  # the parsed table holds copies, not these pages
+        data = source.read_buffer()
+        if bytes(data[:3]) == codecs.BOM_UTF8:
+            data = data.slice(len(codecs.BOM_UTF8))
+        elif (bytes(data[:4]) in _UTF32_BOMS
+              or bytes(data[:2]) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+              or not _is_utf8(encoding)):
+            return None
+        if not data.size or _holds_nul(data):
+            return None
+        try:
+            table = _read_csv_fast(path, data)
+        except ImportFileError:
+            _text_of(path, real, encoding)
+            raise
+    if table is not None and not table.n_rows:
+        _text_of(path, real, encoding)
+    return table
+
+
+def _holds_nul(data: pa.Buffer) -> bool:
+    import numpy as np
+
+    return bool(np.frombuffer(memoryview(data), dtype=np.uint8).min() == 0)
 
 
 def _read_csv(path: str, text: str) -> Table:
@@ -528,11 +557,8 @@ def read_table(
             if fast is not None:
                 table = fast
             else:
-                text, _ = _decode(name, Path(real).read_bytes(), encoding)
-                if not text or text.isspace():  # (isspace: no copy of a large file)
-                    raise ImportFileError("the file is empty", path=name)
                 reader = {"csv": _read_csv, "jsonl": _read_jsonl, "json": _read_json}[fmt]
-                table = reader(name, text)
+                table = reader(name, _text_of(name, real, encoding))
     except FileNotFoundError:
         raise ImportFileError("no such file", path=name) from None
     except IsADirectoryError:

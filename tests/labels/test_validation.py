@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -197,6 +198,31 @@ def test_a_csv_is_read_as_the_encoding_asked_and_kept_after_the_file_changes(
     assert table.arrow is not None
     path.write_bytes(b"")
     assert table.arrow.column("question").to_pylist() == ["Où", "q"]
+
+
+@pytest.mark.parametrize(("content", "encoding", "message"), [
+    (b'id,"i"d\n1,2\n', "utf-8", "the header names column 'id' twice"),
+    (b'"id"x,question\n', "utf-8", "the file has a header but no rows"),
+    (b"id,question,answer\n1,q,a\n", "utf8sig", "unknown encoding 'utf8sig'"),
+    (b"\xa0\n\xa0\n".decode("latin-1").encode(), "utf-8", "the file is empty"),
+    (b'id,id\n1,\xff\n', "utf-8", "not valid utf-8 text"),
+    (None, "utf-8", "is a directory, not a file"),
+])
+def test_a_csv_read_by_arrow_is_refused_as_the_careful_reader_refuses_it(
+    store: LabelStore, tmp_path: Path, content: bytes | None, encoding: str, message: str
+) -> None:
+    """Refused by the message each file got when every file was decoded in Python first.
+
+    Arrow reads UTF-8 files without that decode; what it may not take, or refuses, is checked
+    for its encoding and emptiness first, as before.
+    """
+    path = tmp_path / "rows.csv"
+    if content is None:
+        path.mkdir()
+    else:
+        path.write_bytes(content)
+    with pytest.raises(ImportFileError, match=re.escape(message)):
+        import_rows(store, path, "d", encoding=encoding)
 
 
 def test_the_cell_limit_counts_characters_not_bytes(store: LabelStore, tmp_path: Path) -> None:
