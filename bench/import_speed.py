@@ -86,7 +86,7 @@ class Timing:
         self.closed = min(self.closed, closed)
 
 
-def timed(db: Path, load: Callable[[duckdb.DuckDBPyConnection], None]) -> tuple[float, float]:
+def timed(db: Path, load: Callable[[duckdb.DuckDBPyConnection], object]) -> tuple[float, float]:
     """``load`` on a fresh DuckDB file: seconds until it returned, and until the file closed."""
     con = duckdb.connect(str(db))
     start = time.perf_counter()
