@@ -20,7 +20,8 @@ from labels.errors import (
     NotFoundError,
 )
 from labels.models import Criterion, Dataset, Item, Label, Source, content_id
-from labels.store import LabelStore, NewLabel, Provenance
+from labels.provenance import Provenance
+from labels.store import LabelStore, NewLabel
 
 if TYPE_CHECKING:
     from labels.importing import ImportSummary, import_rows

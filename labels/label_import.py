@@ -20,8 +20,9 @@ from labels.models import (
     PAIRWISE_VERDICTS,
     POINTWISE_VERDICTS,
 )
+from labels.provenance import Provenance
 from labels.reading import FileImportSummary, Table, read_table
-from labels.store import LabelStore, NewLabel, Provenance
+from labels.store import LabelStore, NewLabel
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_verdict, spellings
 

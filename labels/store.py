@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +25,9 @@ from labels.models import (
     Label,
     Source,
 )
+from labels.provenance import Provenance
 from labels.sampling import QueueSettings, progress
-from labels.schema import LABEL_MIGRATIONS, QUEUE_MIGRATIONS, SELECTIONS
+from labels.schema import LABEL_MIGRATIONS, QUEUE_MIGRATIONS
 from labels.validation import check_name, normalise_id
 
 if TYPE_CHECKING:
@@ -38,38 +39,6 @@ _ITEM_COLUMNS = (
     "item_id, question, answer, answer_a, answer_b, sources, reference, segment, document_id, "
     "metadata"
 )
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """How a label's row was chosen, recorded with the label (table ``label_provenance``).
-
-    Attributes:
-        selection: ``random``, ``by_verdict``, ``flips_first``, ``active``, ``file``,
-            ``imported``, ``all`` or ``unknown``.
-        stratum: The judge verdict the row had when it was served (by-verdict/active orders).
-        inclusion_probability: The row's chance of being served (active order), in (0, 1].
-        selection_share: The row's share of the active order's selection weight, in (0, 1];
-            the report turns it into the inclusion probability for the final number of labels.
-        judge: The judge config the order was based on.
-    """
-
-    selection: str = "unknown"
-    stratum: str | None = None
-    inclusion_probability: float | None = None
-    selection_share: float | None = None
-    judge: str | None = None
-
-    def __post_init__(self) -> None:
-        """Validate the selection and probabilities."""
-        if self.selection not in SELECTIONS:
-            raise CalibrateError(
-                f"unknown selection {self.selection!r} (selections: {', '.join(SELECTIONS)})"
-            )
-        for name in ("inclusion_probability", "selection_share"):
-            value = getattr(self, name)
-            if value is not None and not 0.0 < value <= 1.0:
-                raise CalibrateError(f"{name} must be in (0, 1], got {value}")
 
 
 @dataclass(frozen=True)
@@ -85,7 +54,7 @@ class NewLabel:
     seconds_spent: float | None = None
     labelled_at: datetime | None = None
     origin: str = "app"
-    provenance: Provenance = Provenance()
+    provenance: Provenance = field(default_factory=Provenance)
 
 
 def _item_from_row(row: Sequence[Any]) -> Item:
@@ -524,6 +493,21 @@ class LabelStore:
             "ORDER BY c.item_id, c.annotator, c.criterion",
             params,
         )
+
+    def current_provenance(
+        self, dataset: str, item_id: str, annotator: str, criterion: str
+    ) -> Provenance:
+        """How the row of ``annotator``'s current label of ``item_id`` was chosen.
+
+        An edit keeps it: the row was sampled when it was first served, whatever plan is
+        current when the label is revised (``unknown`` when none was recorded).
+        """
+        rows = self.db.records(
+            "SELECT p.selection, p.stratum, p.inclusion_probability, p.selection_share, "
+            "p.judge FROM current_labels c JOIN label_provenance p USING (label_id) "
+            "WHERE c.dataset = ? AND c.item_id = ? AND c.annotator = ? AND c.criterion = ?",
+            [dataset, item_id, annotator, criterion])
+        return Provenance(**rows[0]) if rows else Provenance()
 
     def label_history_frame(self, dataset: str, *, criterion: str | None = None) -> pd.DataFrame:
         """Every label version of ``dataset`` (optionally one criterion), oldest first."""

@@ -417,7 +417,9 @@ def _current_row(
         seq = store.labelled_in_order(dataset, annotator, criterion.name)
         queue.back = min(queue.back, len(seq))
         if queue.back > 0:
-            return seq[-queue.back], True, done, _provenance(plan, seq[-queue.back])
+            earlier = seq[-queue.back]  # an edit keeps how the row was first chosen
+            return earlier, True, done, store.current_provenance(dataset, earlier, annotator,
+                                                                 criterion.name)
     if queue.current is not None and queue.current not in mine:
         resources.get_holds().hold(
             (store.db.path, dataset, criterion.name), annotator, queue.current

@@ -10,6 +10,7 @@ import pytest
 from repo_paths import TESTS
 
 from labels import CalibrateError, NewLabel, Provenance, import_labels, open_store
+from labels.models import DEFAULT_CRITERION
 from labels.sampling import QueueSettings, plan_queue
 
 RELEASE = TESTS / "data" / "releases" / "a39e63f.duckdb.gz"
@@ -74,6 +75,20 @@ def test_provenance_is_validated_and_written_in_the_same_transaction(tmp_path: P
         ])  # fmt: skip
     with store.db.cursor() as cur:
         assert cur.execute("SELECT count(*) FROM label_provenance").fetchone() == (3,)
+    store.db.close()
+
+
+def test_the_current_label_says_how_its_row_was_chosen(tmp_path: Path) -> None:
+    store = open_store(str(_old_file(tmp_path)))
+    # Labelled by the previous release, whose labels the migration marked unknown.
+    assert store.current_provenance("old", "r1", "ann", DEFAULT_CRITERION) == Provenance()
+    served = Provenance("active", stratum="fail", inclusion_probability=0.4,
+                        selection_share=0.2, judge="cfg")
+    store.add_labels("old", [NewLabel("r3", "ann", "pass", provenance=served),
+                             NewLabel("r4", "ann", "pass")])
+    assert store.current_provenance("old", "r3", "ann", DEFAULT_CRITERION) == served
+    assert store.current_provenance("old", "r4", "ann", DEFAULT_CRITERION) == Provenance()
+    assert store.current_provenance("old", "r3", "bob", DEFAULT_CRITERION) == Provenance()
     store.db.close()
 
 

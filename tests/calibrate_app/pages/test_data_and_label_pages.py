@@ -381,6 +381,37 @@ def test_a_row_keeps_the_provenance_of_the_plan_that_served_it(
     assert saved.loc[item_b, "inclusion_probability"] == pytest.approx(min(1.0, rank_b * 0.15))
 
 
+def test_an_edited_label_keeps_the_provenance_its_row_was_first_served_with(
+    seeded: LabelStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The row was sampled when it was first served; revising its verdict later, under
+    # whatever plan is current then, must not give it that plan's stratum or probability.
+    ids = tuple(seeded.item_ids("demo"))
+
+    def active(stratum: str, share: float, judge: str) -> QueuePlan:
+        return QueuePlan(ids, "active", strata=dict.fromkeys(ids, stratum),
+                         shares=dict.fromkeys(ids, share), judge=judge,
+                         ranks={i: k for k, i in enumerate(ids, start=1)})
+
+    plans = {"now": active("pass", 0.1, "config-a")}
+    monkeypatch.setattr(resources, "queue_plan", lambda *args: plans["now"])
+    seeded.save_queue_settings("demo", "faithfulness", QueueSettings("active", 1, 1))
+    at = app(dataset="demo")
+    first = question(at)
+    press(at, "verdict_pass")
+    first_served = seeded.provenance_frame("demo").iloc[0]
+    plans["now"] = active("fail", 0.15, "config-b")
+    press(at, "nav_back")
+    assert question(at) == first
+    press(at, "verdict_fail")  # the edit, under plan B
+    saved = seeded.provenance_frame("demo")
+    assert list(saved["verdict"]) == ["fail"]
+    columns = ["selection", "stratum", "inclusion_probability", "selection_share", "judge"]
+    assert saved.iloc[0][columns].tolist() == first_served[columns].tolist()
+    assert saved.iloc[0][["stratum", "judge"]].tolist() == ["pass", "config-a"]
+    assert len(seeded.label_history_frame("demo")) == 2
+
+
 def test_overlap_takes_rows_other_annotators_completed_out_of_the_queue(
     seeded: LabelStore,
 ) -> None:
