@@ -36,6 +36,7 @@ from judges.config import JudgeConfig, parse_config
 from judges.providers import STAND_IN_NOTE
 from judges.reporting import JudgeRef, JudgeReport, PairwiseReport, calibration_report
 from judges.store import JudgeStore, external_config_id
+from judges.verdicts import dataset_keys
 from labels.errors import CalibrateError, ImportFileError
 from labels.store import LabelStore
 
@@ -280,10 +281,11 @@ def _interval(value: dict[str, Any]) -> CardInterval:
 
 def _policy(store: LabelStore, report: JudgeReport | PairwiseReport) -> Policy:
     """Repeats and swap actually used on the calibration dataset (the runs' options)."""
-    runs = JudgeStore(store.db).runs(dataset=report.dataset, config_id=report.judge.config_id)
-    calls = report.judge_items.calls
-    repeats = int(calls["repeat"].max()) + 1 if len(calls) else 1
-    swap = bool(len(calls) and calls["order"].eq("swapped").any())
+    judge_store = JudgeStore(store.db)
+    runs = judge_store.runs(dataset=report.dataset, config_id=report.judge.config_id)
+    repeats, swap = judge_store.call_layout(report.judge.config_id,
+                                            dataset_keys(store, report.dataset))
+    repeats = max(repeats, 1)
     for run in runs:
         repeats = max(repeats, int(run.options.get("repeats", 1) or 1))
         swap = swap or bool(run.options.get("swap", False))

@@ -547,6 +547,26 @@ class JudgeStore:
             cur.unregister("dataset_items")
         return frame
 
+    def call_layout(self, config_id: str, items: pd.DataFrame | pa.Table) -> tuple[int, bool]:
+        """``(repeats, swapped)`` of ``config_id``'s stored calls on ``items``.
+
+        ``repeats`` is one more than the highest repeat number (0 without calls); ``swapped``
+        says whether any call saw the two answers swapped. ``items`` has an ``item_hash``
+        column (a dataset's :func:`judges.verdicts.dataset_keys`).
+        """
+        with self.db.cursor() as cur:
+            cur.register("dataset_items", items)
+            try:
+                [(repeats, swapped)] = cur.execute(
+                    "SELECT coalesce(max(c.repeat) + 1, 0), "
+                    "coalesce(bool_or(c.ordering = 'swapped'), false) FROM judge_calls c "
+                    "SEMI JOIN dataset_items d ON d.item_hash = c.item_hash "
+                    "WHERE c.config_id = $config", {"config": config_id},
+                ).fetchall()
+            finally:
+                cur.unregister("dataset_items")
+        return int(repeats), bool(swapped)
+
     def item_aggregates(
         self, config_id: str, items: pd.DataFrame | pa.Table, *, categories: Sequence[str],
         inconsistent: str, rule: str, texts_for: Collection[str] | None = None,

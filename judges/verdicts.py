@@ -34,6 +34,7 @@ recent run on that dataset (imported external judges are found by name too).
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from judges.config import JudgeConfig
 from judges.plan_store import PlanStore, content_hashes
@@ -111,13 +113,16 @@ def dataset_hashes(store: LabelStore, dataset: str) -> pd.DataFrame:
     return dataset_keys(store, dataset).to_pandas()
 
 
-def judge_verdicts(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:
+def judge_verdicts(
+    store: LabelStore, dataset: str, judge: str, *, item_ids: Collection[str] | None = None
+) -> pd.DataFrame:
     """Verdicts of one judge on one dataset (see the module docstring for the columns).
 
     Args:
         store: the label store (the judge tables live in the same file).
         dataset: the dataset name.
         judge: a judge name (latest run revision) or a config id.
+        item_ids: only these items' calls (default: every item of the dataset).
 
     Returns:
         A DataFrame with columns :data:`VERDICT_COLUMNS`, one row per (item, repeat, order).
@@ -125,7 +130,11 @@ def judge_verdicts(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:
     store.dataset(dataset)
     judge_store = JudgeStore(store.db)
     config_id = resolve_judge(judge_store, judge, dataset=dataset)
-    frame = judge_store.latest_calls(config_id, dataset_hashes(store, dataset))
+    keys = dataset_keys(store, dataset)
+    if item_ids is not None:
+        wanted = pa.array(list(item_ids), pa.string())
+        keys = keys.filter(pc.is_in(keys.column("item_id"), value_set=wanted))
+    frame = judge_store.latest_calls(config_id, keys.to_pandas())
     frame = frame.astype({"repeat": "int64"}) if len(frame) else frame
     return frame[list(VERDICT_COLUMNS)].reset_index(drop=True)
 

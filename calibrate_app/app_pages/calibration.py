@@ -375,8 +375,7 @@ def _open_row(store: LabelStore, report: JudgeReport, row: pd.Series) -> None:
         st.caption("Human note(s)")
         widgets.literal(row["note"] if isinstance(row["note"], str) else None,
                         empty="(no note)")
-        calls = report.judge_items.calls
-        calls = calls[calls["item_id"].astype(str) == item_id]
+        calls = report.judge_items.call_rows([item_id])
         st.caption(f"Judge calls ({len(calls)})")
         for _, call in calls.iterrows():
             st.caption(f"repeat {int(call['repeat'])} · "

@@ -279,8 +279,7 @@ class JudgeItems:
             ``unscored_reason`` (of the first unscored call); the two texts only for the
             items :func:`load_judge_items` was asked to read them for.
         consistency: Flip rates and per-item aggregation (``None`` when there are no calls).
-        store: Where :attr:`calls` are read from on first use.
-        loaded_calls: The per-call rows when the caller already has them.
+        store: Where :meth:`call_rows` reads the per-call rows.
     """
 
     judge: JudgeRef
@@ -289,21 +288,17 @@ class JudgeItems:
     items: pd.DataFrame
     consistency: ConsistencyResult | None
     store: LabelStore | None = field(default=None, repr=False, compare=False)
-    loaded_calls: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
-    @cached_property
-    def calls(self) -> pd.DataFrame:
-        """One row per (item, repeat, order), read on first use.
+    def call_rows(self, item_ids: Collection[str] | None = None) -> pd.DataFrame:
+        """One row per (item, repeat, order) of ``item_ids`` (default: every item), read now.
 
         A report counts its verdicts and flips in SQL (:func:`aggregate_stored_calls`); the
-        per-call rows (10 M at the scale of ``bench/report_scale.py``) are read only when a
-        page or the card asks for them.
+        per-call rows (10 M at the scale of ``bench/report_scale.py``) are read for the items
+        a page shows, not for the whole dataset.
         """
-        if self.loaded_calls is not None:
-            return self.loaded_calls
         if self.store is None:
-            raise ValueError("JudgeItems without calls or a store to read them from")
-        return judge_verdicts(self.store, self.dataset, self.judge.config_id)
+            raise ValueError("JudgeItems without a store to read its calls from")
+        return judge_verdicts(self.store, self.dataset, self.judge.config_id, item_ids=item_ids)
 
     def verdict_map(self) -> dict[str, str]:
         """Item id → aggregated verdict (a fresh dict; built once per report)."""

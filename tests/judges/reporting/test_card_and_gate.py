@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from report_data import build_report_db
@@ -26,6 +27,8 @@ from judges.gate import (
     score_verdicts,
 )
 from judges.reporting import calibration_report
+from judges.store import JudgeStore
+from judges.verdicts import dataset_keys, judge_verdicts
 from labels import LabelStore
 
 CANARY = "sk-canary-3f9c1e77d2b04a5c"
@@ -86,6 +89,29 @@ def test_card_holds_no_key(db_copy: Path, tmp_path: Path, monkeypatch: pytest.Mo
         assert CANARY not in text and CANARY[:12] not in text
         assert "api_key" not in text.lower()
         assert CANARY not in result.output
+
+
+def test_the_card_policy_and_a_rows_calls_are_read_without_every_call(
+    store_copy: LabelStore,
+) -> None:
+    """The card's repeats and swap, and the calls of one row, come from SQL on those rows.
+
+    They used to load every per-call row of the dataset (10 M at report scale).
+    """
+    report = calibration_report(store_copy, "cal", "faithfulness")
+    config_id = report.judge.config_id
+    judge_store = JudgeStore(store_copy.db)
+    assert judge_store.call_layout(config_id, dataset_keys(store_copy, "cal")) == (2, True)
+    every = judge_verdicts(store_copy, "cal", config_id)
+    assert judge_store.call_layout(config_id, dataset_keys(store_copy, "cal").slice(0, 0)) == \
+        (0, False)
+    judged = every["item_id"].iloc[0]
+    one = report.judge_items.call_rows([judged])
+    assert len(one) == 4  # 2 repeats x 2 orders
+    pd.testing.assert_frame_equal(
+        one, every[every["item_id"] == judged].reset_index(drop=True))
+    assert report.judge_items.call_rows([]).empty
+    assert len(report.judge_items.call_rows()) == len(every)
 
 
 def test_edited_config_is_refused(store_copy: LabelStore, tmp_path: Path) -> None:
