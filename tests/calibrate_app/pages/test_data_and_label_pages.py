@@ -344,25 +344,36 @@ def test_labeller_never_sees_judge_verdicts_or_other_labels(seeded: LabelStore) 
         press(at, "verdict_pass")
 
 
+class ActivePlans:
+    """The shared queue plan, replaced at will (``now`` serves the app's next rerun).
+
+    Each is an active order whose rows all have one stratum, share and judge.
+    """
+
+    def __init__(self, seeded: LabelStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.ids = tuple(seeded.item_ids("demo"))
+        self.now = self.active("pass", 0.1, "config-a")
+        monkeypatch.setattr(resources, "queue_plan", lambda *args: self.now)
+        seeded.save_queue_settings("demo", "faithfulness", QueueSettings("active", 1, 1))
+
+    def active(self, stratum: str, share: float, judge: str) -> QueuePlan:
+        ids = self.ids
+        return QueuePlan(ids, "active", strata=dict.fromkeys(ids, stratum),
+                         shares=dict.fromkeys(ids, share), judge=judge,
+                         ranks={i: k for k, i in enumerate(ids, start=1)})
+
+
 def test_a_row_keeps_the_provenance_of_the_plan_that_served_it(
     seeded: LabelStore, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # The shared plan is rebuilt in the background (newer verdicts) or after an import while
     # a row is on screen: its label must record the stratum, probability and judge of the
     # plan that served it, not of the plan current at the rerun before the save.
-    ids = tuple(seeded.item_ids("demo"))
-
-    def active(stratum: str, share: float, judge: str) -> QueuePlan:
-        return QueuePlan(ids, "active", strata=dict.fromkeys(ids, stratum),
-                         shares=dict.fromkeys(ids, share), judge=judge,
-                         ranks={i: k for k, i in enumerate(ids, start=1)})
-
-    plans = {"now": active("pass", 0.1, "config-a")}
-    monkeypatch.setattr(resources, "queue_plan", lambda *args: plans["now"])
-    seeded.save_queue_settings("demo", "faithfulness", QueueSettings("active", 1, 1))
+    plans = ActivePlans(seeded, monkeypatch)
+    ids = plans.ids
     at = app(dataset="demo")
     first = question(at)
-    plans["now"] = active("fail", 0.15, "config-b")
+    plans.now = plans.active("fail", 0.15, "config-b")
     press(at, "tag_1")  # a rerun with the row still on screen, now under plan B
     assert question(at) == first
     press(at, "verdict_pass")
@@ -386,21 +397,12 @@ def test_an_edited_label_keeps_the_provenance_its_row_was_first_served_with(
 ) -> None:
     # The row was sampled when it was first served; revising its verdict later, under
     # whatever plan is current then, must not give it that plan's stratum or probability.
-    ids = tuple(seeded.item_ids("demo"))
-
-    def active(stratum: str, share: float, judge: str) -> QueuePlan:
-        return QueuePlan(ids, "active", strata=dict.fromkeys(ids, stratum),
-                         shares=dict.fromkeys(ids, share), judge=judge,
-                         ranks={i: k for k, i in enumerate(ids, start=1)})
-
-    plans = {"now": active("pass", 0.1, "config-a")}
-    monkeypatch.setattr(resources, "queue_plan", lambda *args: plans["now"])
-    seeded.save_queue_settings("demo", "faithfulness", QueueSettings("active", 1, 1))
+    plans = ActivePlans(seeded, monkeypatch)
     at = app(dataset="demo")
     first = question(at)
     press(at, "verdict_pass")
     first_served = seeded.provenance_frame("demo").iloc[0]
-    plans["now"] = active("fail", 0.15, "config-b")
+    plans.now = plans.active("fail", 0.15, "config-b")
     press(at, "nav_back")
     assert question(at) == first
     press(at, "verdict_fail")  # the edit, under plan B
