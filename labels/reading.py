@@ -288,37 +288,40 @@ def _is_utf8(encoding: str) -> bool:
 def _read_utf8_csv(path: str, real: str, encoding: str) -> Table | None:
     """A UTF-8 CSV file read by Arrow alone, or ``None``: the careful path then reads it.
 
-    Arrow maps the file's pages (no copy) and checks that every cell is valid UTF-8, so a
-    file that parses is not decoded in Python too. A file Arrow may not take (not a regular
-    file, a NUL byte, another encoding's byte-order mark, a refusal) goes the careful way;
-    a header Arrow refuses, or no rows, is reported only once the file has passed the
-    careful path's own checks (encoding, NUL, empty), so each file gets the message it got
-    when every file was decoded first.
+    Arrow checks that every cell is valid UTF-8, so a file that parses is not decoded in
+    Python too. A file Arrow may not take (a NUL byte, another encoding's byte-order mark, a
+    refusal) goes the careful way; a header Arrow refuses, or no rows, is reported only once
+    the file has passed the careful path's own checks (encoding, NUL, empty), so each file
+    gets the message it got when every file was decoded first.
     """
+    import mmap
+
     import pyarrow as pa
 
-    info = os.stat(real)
-    if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+    with open(real, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+            return None
+        if info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            # Mapped, not copied. Only a file no one else may write: one truncated under the
+            # parse kills the process (SIGBUS), and the app serves every session. The parsed
+            # table holds copies; the mapping goes with the last reference to ``data``.
+            data = pa.py_buffer(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
+        else:
+            data = pa.py_buffer(file.read())
+    if bytes(data[:3]) == codecs.BOM_UTF8:
+        data = data.slice(len(codecs.BOM_UTF8))
+    elif (bytes(data[:4]) in _UTF32_BOMS
+          or bytes(data[:2]) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+          or not _is_utf8(encoding)):
+        return None
+    if not data.size or _holds_nul(data):
         return None
     try:
-        source = pa.memory_map(real, "r")
-    except OSError:
-        return None  # the careful path's read names the problem
-    with source:  # the parsed table holds copies, not these pages
-        data = source.read_buffer()
-        if bytes(data[:3]) == codecs.BOM_UTF8:
-            data = data.slice(len(codecs.BOM_UTF8))
-        elif (bytes(data[:4]) in _UTF32_BOMS
-              or bytes(data[:2]) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-              or not _is_utf8(encoding)):
-            return None
-        if not data.size or _holds_nul(data):
-            return None
-        try:
-            table = _read_csv_fast(path, data)
-        except ImportFileError:
-            _text_of(path, real, encoding)
-            raise
+        table = _read_csv_fast(path, data)
+    except ImportFileError:
+        _text_of(path, real, encoding)
+        raise
     if table is not None and not table.n_rows:
         _text_of(path, real, encoding)
     return table

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -223,6 +224,33 @@ def test_a_csv_read_by_arrow_is_refused_as_the_careful_reader_refuses_it(
         path.write_bytes(content)
     with pytest.raises(ImportFileError, match=re.escape(message)):
         import_rows(store, path, "d", encoding=encoding)
+
+
+def test_only_a_file_no_one_else_may_write_is_mapped(
+    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file others may write is read into memory, not mapped, with the same result.
+
+    A mapped file another user truncates under the parse kills the app (SIGBUS), and with it
+    every session.
+    """
+    import mmap
+
+    mapped: list[int] = []
+    real_mmap = mmap.mmap
+
+    def spy(fileno: int, *args: Any, **kwargs: Any) -> mmap.mmap:
+        mapped.append(fileno)
+        return real_mmap(fileno, *args, **kwargs)
+
+    monkeypatch.setattr(mmap, "mmap", spy)
+    path = tmp_path / "rows.csv"
+    path.write_text("id,question,answer\n1,Où,a\n", encoding="utf-8")
+    for mode, dataset in [(0o644, "private"), (0o664, "group"), (0o646, "world")]:
+        path.chmod(mode)
+        assert import_rows(store, path, dataset).added == 1
+        assert store.item(dataset, "1").question == "Où"
+    assert len(mapped) == 1  # the 0o644 file only
 
 
 def test_the_cell_limit_counts_characters_not_bytes(store: LabelStore, tmp_path: Path) -> None:
