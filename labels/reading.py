@@ -302,19 +302,22 @@ def _read_utf8_csv(path: str, real: str, encoding: str) -> Table | None:
         info = os.fstat(file.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
             return None
+        head = file.read(4)
+        bom = head.startswith(codecs.BOM_UTF8)  # a UTF-8 mark wins over ``encoding``
+        if not bom and (head.startswith((*_UTF32_BOMS, codecs.BOM_UTF16_LE,
+                                         codecs.BOM_UTF16_BE))
+                        or not _is_utf8(encoding)):
+            return None
         if info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             # Mapped, not copied. Only a file no one else may write: one truncated under the
             # parse kills the process (SIGBUS), and the app serves every session. The parsed
             # table holds copies; the mapping goes with the last reference to ``data``.
             data = pa.py_buffer(mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ))
         else:
+            file.seek(0)
             data = pa.py_buffer(file.read())
-    if bytes(data[:3]) == codecs.BOM_UTF8:
+    if bom:
         data = data.slice(len(codecs.BOM_UTF8))
-    elif (bytes(data[:4]) in _UTF32_BOMS
-          or bytes(data[:2]) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-          or not _is_utf8(encoding)):
-        return None
     if not data.size or _holds_nul(data):
         return None
     try:

@@ -1,9 +1,9 @@
 """Whole-column checks on Arrow text, for the importer's vectorised path.
 
 Each check reads a string column's UTF-8 bytes as one NumPy array and answers per row, with no
-Python per row: which control characters a column holds, and which sources cells are JSON lists of
-plain strings written the way ``json.dumps`` writes them (the rows whose canonical form the
-store can write with plain string replacements). A row a check does not clear takes the
+Python per row: which characters JSON escapes a column holds, and which sources cells are JSON
+lists of plain strings written the way ``json.dumps`` writes them (the rows whose canonical form
+the store can write with plain string replacements). A row a check does not clear takes the
 careful per-row path, which gives the same text or the precise error.
 """
 
