@@ -448,6 +448,12 @@ class JudgeStore:
         """Runs, newest first; a ``running`` run whose process is gone reads ``interrupted``."""
         where, params = equal_conditions(
             {"r.dataset": dataset, "r.config_id": config_id, "c.name": name})
+        # The active set is read before the rows: finish_run commits the final status and only
+        # then leaves the set, so a run of this process that finishes while the query runs is
+        # still in the snapshot (read as 'running') or already finished in the rows. Read after
+        # the rows, it could be in neither and look interrupted.
+        with _ACTIVE_LOCK:
+            active = set(_ACTIVE_RUNS)
         rows = self.db.fetchall(
             "SELECT r.run_id, r.config_id, r.dataset, r.origin, r.status, r.options, "
             "r.planned, r.summary, r.started_at, r.finished_at, r.pid, c.name, c.revision "
@@ -455,8 +461,6 @@ class JudgeStore:
             f"WHERE {' AND '.join(where)} ORDER BY r.started_at DESC, r.run_id DESC",
             params,
         )
-        with _ACTIVE_LOCK:
-            active = set(_ACTIVE_RUNS)
         out = []
         for r in rows:
             status = r[4]

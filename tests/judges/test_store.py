@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -94,4 +96,30 @@ def test_a_run_of_a_dead_process_reads_interrupted(db_path: Path) -> None:
                     [config.config_id])
     assert {r.run_id: r.status for r in judges.runs()}["r0"] == "interrupted"
     assert judges.configs(name="refusal")[0].config == config
+    store.db.close()
+
+
+def test_a_run_finishing_while_runs_are_read_never_reads_interrupted(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The window a page's poll hit: the rows are read while the run is still 'running', and the
+    # run finishes (status committed, then removed from the active set) before the reader looks
+    # at which runs of this process are active.
+    store = open_store(str(db_path))
+    judges = JudgeStore(store.db)
+    config = load_builtin("refusal")
+    judges.save_config(config)
+    run_id = judges.create_run(config.config_id, "d", options={}, planned=3)
+    read_rows = store.db.fetchall
+
+    def rows_then_finish(sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        rows = read_rows(sql, params)
+        if "FROM judge_runs" in sql:
+            judges.finish_run(run_id, "completed", {})
+        return rows
+
+    monkeypatch.setattr(store.db, "fetchall", rows_then_finish)
+    assert judges.runs()[0].status == "running"  # as it was when read; never 'interrupted'
+    monkeypatch.undo()
+    assert judges.runs()[0].status == "completed"
     store.db.close()
