@@ -433,13 +433,17 @@ class JudgeStore:
 
     def finish_run(self, run_id: str, status: str, summary: dict[str, Any]) -> None:
         """Record a run's final status and summary."""
-        self.db.execute(
-            "UPDATE judge_runs SET status = ?, summary = ?, finished_at = current_timestamp "
-            "WHERE run_id = ?",
-            [status, json.dumps(summary, default=str), run_id],
-        )
-        with _ACTIVE_LOCK:
-            _ACTIVE_RUNS.discard(run_id)
+        try:
+            self.db.execute(
+                "UPDATE judge_runs SET status = ?, summary = ?, finished_at = current_timestamp "
+                "WHERE run_id = ?",
+                [status, json.dumps(summary, default=str), run_id],
+            )
+        finally:
+            # Left active after a failed update, the run would read 'running' until the process
+            # exits; its row is still 'running', so it now reads interrupted, as it is.
+            with _ACTIVE_LOCK:
+                _ACTIVE_RUNS.discard(run_id)
 
     def runs(
         self, *, dataset: str | None = None, config_id: str | None = None,
@@ -448,10 +452,11 @@ class JudgeStore:
         """Runs, newest first; a ``running`` run whose process is gone reads ``interrupted``."""
         where, params = equal_conditions(
             {"r.dataset": dataset, "r.config_id": config_id, "c.name": name})
-        # The active set is read before the rows: finish_run commits the final status and only
-        # then leaves the set, so a run of this process that finishes while the query runs is
-        # still in the snapshot (read as 'running') or already finished in the rows. Read after
-        # the rows, it could be in neither and look interrupted.
+        # The active set is read both before and after the rows. create_run joins the set before
+        # its row is visible, so a run that starts while the query runs is in the set read after;
+        # finish_run commits the final status before leaving the set, so a run that finishes
+        # meanwhile is in the set read before (or finished in the rows). Either read alone would
+        # take one of them for an interrupted run.
         with _ACTIVE_LOCK:
             active = set(_ACTIVE_RUNS)
         rows = self.db.fetchall(
@@ -461,6 +466,8 @@ class JudgeStore:
             f"WHERE {' AND '.join(where)} ORDER BY r.started_at DESC, r.run_id DESC",
             params,
         )
+        with _ACTIVE_LOCK:
+            active |= _ACTIVE_RUNS
         out = []
         for r in rows:
             status = r[4]

@@ -99,27 +99,54 @@ def test_a_run_of_a_dead_process_reads_interrupted(db_path: Path) -> None:
     store.db.close()
 
 
-def test_a_run_finishing_while_runs_are_read_never_reads_interrupted(
+@pytest.mark.parametrize("event", ["starts", "finishes"])
+def test_a_run_starting_or_finishing_while_runs_are_read_never_reads_interrupted(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch, event: str,
+) -> None:
+    # The windows a page's poll can hit: a run of this process starts just before the rows are
+    # read (active first, then its row), or finishes just after (status committed, then it
+    # leaves the active set), while the reader takes its view of the active runs.
+    store = open_store(str(db_path))
+    judges = JudgeStore(store.db)
+    config = load_builtin("refusal")
+    judges.save_config(config)
+    run_id = "r1"
+    if event == "finishes":
+        judges.create_run(config.config_id, "d", options={}, planned=3, run_id=run_id)
+    read_rows = store.db.fetchall
+
+    def read_while_the_run_moves(sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        if "FROM judge_runs" not in sql:
+            return read_rows(sql, params)
+        if event == "starts":
+            judges.create_run(config.config_id, "d", options={}, planned=3, run_id=run_id)
+            return read_rows(sql, params)
+        rows = read_rows(sql, params)
+        judges.finish_run(run_id, "completed", {})
+        return rows
+
+    monkeypatch.setattr(store.db, "fetchall", read_while_the_run_moves)
+    assert judges.runs()[0].status == "running"  # as it was when read; never 'interrupted'
+    monkeypatch.undo()
+    assert judges.runs()[0].status == ("running" if event == "starts" else "completed")
+    store.db.close()
+
+
+def test_a_run_whose_final_update_fails_reads_interrupted(
     db_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The window a page's poll hit: the rows are read while the run is still 'running', and the
-    # run finishes (status committed, then removed from the active set) before the reader looks
-    # at which runs of this process are active.
     store = open_store(str(db_path))
     judges = JudgeStore(store.db)
     config = load_builtin("refusal")
     judges.save_config(config)
     run_id = judges.create_run(config.config_id, "d", options={}, planned=3)
-    read_rows = store.db.fetchall
 
-    def rows_then_finish(sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        rows = read_rows(sql, params)
-        if "FROM judge_runs" in sql:
-            judges.finish_run(run_id, "completed", {})
-        return rows
+    def fail(sql: str, params: Sequence[object] = ()) -> None:
+        raise duckdb.IOException("disk full")
 
-    monkeypatch.setattr(store.db, "fetchall", rows_then_finish)
-    assert judges.runs()[0].status == "running"  # as it was when read; never 'interrupted'
+    monkeypatch.setattr(store.db, "execute", fail)
+    with pytest.raises(duckdb.IOException):
+        judges.finish_run(run_id, "completed", {})
     monkeypatch.undo()
-    assert judges.runs()[0].status == "completed"
+    assert judges.runs()[0].status == "interrupted"
     store.db.close()
