@@ -31,7 +31,7 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -289,6 +289,8 @@ class _Engine:
             for entry in list(self.open):
                 state = await self.api_call(f"polling batch {entry.batch_id}",
                                             partial(self.api.state, entry.batch_id))
+                if state.error:  # the provider's words, stored in the batch and its calls' rows
+                    state = replace(state, error=self.api.provider.redact(state.error))
                 if entry.last is None or (state.status, state.counts) != (
                         entry.last.status, entry.last.counts):
                     moved = True

@@ -106,11 +106,18 @@ class SDKProvider(Provider, Generic[ClientT]):
     def redacted(self, error: ProviderError) -> ProviderError:
         """``error`` with this provider's API key and anything shaped like a credential removed.
 
-        Every provider-written message passes here before it is stored: exceptions through
+        Every provider-written error passes here before it is stored: exceptions through
         :meth:`classify_error`, and the per-request errors of a batch's result file.
         """
-        message = redact_secrets(error.message, self._api_key)
+        message = self.redact(error.message)
         return error if message == error.message else dataclasses.replace(error, message=message)
+
+    def redact(self, text: str) -> str:
+        """``text`` without this provider's API key or anything shaped like a credential.
+
+        For provider-written text that is not an error of one call (a whole batch's failure).
+        """
+        return redact_secrets(text, self._api_key)
 
     def _classify_sdk_error(self, error: BaseException) -> ProviderError:
         sdk = self.sdk

@@ -16,7 +16,8 @@ needle (:meth:`FakeBatches.script_item`) gets that outcome instead: ``ok``, a co
 (``empty``, ``refusal``, ``truncated``), an error (``500``, ``529``, ``invalid``;
 ``invalid_echo`` repeats the credentials sent) or ``expired``.
 :meth:`FakeBatches.expire_next` makes whole batches expire with part of their
-items done; a cancelled batch ends with the items not yet run ``canceled``. With
+items done; :meth:`FakeBatches.reject_next` makes OpenAI reject whole batches' input files;
+a cancelled batch ends with the items not yet run ``canceled``. With
 ``supported=False`` every batch path answers 404, as an OpenAI-compatible server without a
 batch endpoint (vLLM, llama.cpp) does. ``hooks`` see each event (``create``, ``created``,
 ``retrieve``, ``results`` — also an output or error file's download) before the reply goes
@@ -92,6 +93,7 @@ class FakeBatches:
         self._lock = threading.RLock()
         self._scripted: list[tuple[str, list[str]]] = []
         self._expire_next: list[float] = []
+        self._reject_next: list[bool] = []
         self._credentials = ""
 
     # -- scripting --------------------------------------------------------------------------
@@ -108,6 +110,14 @@ class FakeBatches:
         """The next ``batches`` created expire with only ``done_fraction`` of their items run."""
         with self._lock:
             self._expire_next.extend([done_fraction] * batches)
+
+    def reject_next(self, batches: int = 1, *, echo: bool = False) -> None:
+        """The next ``batches`` OpenAI creates fail as a whole, as an input file OpenAI rejects.
+
+        With ``echo`` the batch's error repeats the credentials sent, as a careless server may.
+        """
+        with self._lock:
+            self._reject_next.extend([echo] * batches)
 
     def submitted_bodies(self) -> list[str]:
         """Every request body ever submitted in a batch, as canonical JSON (one per item)."""
@@ -210,6 +220,9 @@ class FakeBatches:
                 error = f"line {number}: not a valid batch request line"
         batch = self._new("batch_", "openai", requests, body.get("metadata") or {})
         batch.input_file_id = str(body["input_file_id"])
+        if error is None and self._reject_next:
+            error = self._message("the input file was rejected",
+                                  "invalid_echo" if self._reject_next.pop(0) else "invalid")
         if error is not None:
             batch.error, batch.ended_at = error, batch.created
         if self._fire("created", {"api": "openai", "batch_id": batch.batch_id}):

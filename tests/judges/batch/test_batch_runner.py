@@ -237,3 +237,25 @@ def test_a_key_echoed_in_a_batch_result_is_stored_nowhere(
     failed = next(r for r in stored(store) if r["status"] == "failed")
     assert "Authorization: " in failed["error"] and "[redacted]" in failed["error"]
     assert DUMMY_KEY not in json.dumps(stored(store), default=str)
+
+
+def test_a_key_echoed_in_a_failed_batch_is_stored_nowhere(
+    store: LabelStore, make_dataset: Any, fake_server: FakeLLMServer,
+    openai_provider: OpenAIProvider, oneshot: JudgeConfig,
+) -> None:
+    """A whole batch's failure (OpenAI rejects its input file) is redacted like a call's error.
+
+    It is stored in the batch's row and in every call the batch carried.
+    """
+    make_dataset("docs", faithfulness_rows(2))
+    fake_server.batches.reject_next(echo=True)
+    summary = run_judge_batch(with_changes(oneshot, model=openai_provider.spec), "docs",
+                              store=store, provider=openai_provider, polling=FAST,
+                              policy=POLICY)
+    assert (summary.scored, summary.failed) == (0, 2)
+    (batch,) = BatchStore(store.db).batches()
+    assert batch.error is not None and "the input file was rejected" in batch.error
+    assert "Authorization: " in batch.error and "[redacted]" in batch.error
+    rows = stored(store)
+    assert all("the input file was rejected" in r["error"] for r in rows)
+    assert DUMMY_KEY not in json.dumps(rows, default=str) + batch.error
