@@ -27,10 +27,11 @@ from judges.calibration import (
     build_summary,
     format_interval,
     interval_json,
+    normalize_verdicts,
 )
 from judges.providers import STAND_IN_NOTE
 from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, plan_labels
-from judges.reporting.headline import Headline, design_headline, headline_json, verdict_codes
+from judges.reporting.headline import Headline, design_headline, headline_json
 from judges.reporting.inputs import (
     DEFAULT_SEED,
     HumanLabels,
@@ -439,7 +440,7 @@ def calibration_report(
     stats = build_summary(
         rows["human"].to_numpy(dtype=object),
         rows["judge"].to_numpy(dtype=object),
-        verdict_codes(target_frame["verdict"].to_numpy(dtype=object)),
+        normalize_verdicts(target_frame["verdict"].to_numpy(dtype=object)),
         design=legacy,
         segments_labelled=(
             rows["segment"].fillna(NO_SEGMENT).astype(str).to_numpy() if has_segments else None

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import decimal
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,6 +18,7 @@ from judges.calibration import (
     CalibrationInputError,
     ConfusionMatrix,
     Estimate,
+    _verdicts,
     confusion_matrix,
     judge_rates,
     normalize_verdicts,
@@ -23,6 +26,7 @@ from judges.calibration import (
     verdict_names,
     wilson_interval,
 )
+from judges.calibration._verdicts import VerdictKind
 
 binary = st.lists(st.sampled_from([0, 1]), min_size=1, max_size=200)
 
@@ -51,6 +55,43 @@ def test_normalize_strings_bools_ints_floats_and_missing() -> None:
 def test_normalize_rejects_unknown_verdicts(bad: object) -> None:
     with pytest.raises(CalibrationInputError, match="unknown"):
         normalize_verdicts(bad)  # type: ignore[arg-type]
+
+
+# What a verdict column held as Python objects may contain, odd values included.
+VERDICT_OBJECTS = st.sampled_from([
+    "pass", "fail", "unsure", " PASS ", "Fail", "", "nan", "none", "1", "0", "true", "False",
+    "bogus", "a", "b", "tie", "A ", np.str_("pass"), None, np.nan, np.float32("nan"), pd.NA,
+    pd.NaT, decimal.Decimal("NaN"), 1, 0, 1.0, -2.0, 2, True, False,
+])
+
+
+@given(st.lists(VERDICT_OBJECTS, max_size=8), st.sampled_from(["binary", "pairwise"]))
+@settings(max_examples=400, deadline=None)
+def test_object_verdicts_get_the_same_codes_and_errors_word_by_word_as_row_by_row(
+    values: list[object], kind: VerdictKind,
+) -> None:
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = values
+
+    def outcome() -> list[int] | str:
+        try:
+            return normalize_verdicts(arr, kind=kind).tolist()
+        except CalibrationInputError as error:
+            return str(error)
+
+    by_words = outcome()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_verdicts, "_normalize_words", lambda *args: None)
+        assert outcome() == by_words
+
+
+def test_words_with_missing_values_are_normalised_word_by_word() -> None:
+    # The path the property above compares is the one a report's stored verdicts take.
+    arr = np.array(["pass", None, np.nan, "FAIL", "pass", "unsure"], dtype=object)
+    words = _verdicts._normalize_words(arr, _verdicts._table("binary"), "binary")
+    assert words is not None and words.tolist() == [1, -2, -2, 0, 1, -1]
+    assert _verdicts._normalize_words(np.array(["pass", pd.NA], dtype=object),
+                                      _verdicts._table("binary"), "binary") is None
 
 
 def test_normalize_rejects_bad_shapes_and_kind() -> None:
