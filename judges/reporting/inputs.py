@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -301,13 +300,8 @@ class JudgeItems:
         return judge_verdicts(self.store, self.dataset, self.judge.config_id, item_ids=item_ids)
 
     def verdict_map(self) -> dict[str, str]:
-        """Item id → aggregated verdict (a fresh dict; built once per report)."""
-        return dict(self._verdicts)
-
-    @cached_property
-    def _verdicts(self) -> dict[str, str]:
-        # tolist() first: iterating an Arrow-backed string column is ~10x slower (1 M items);
-        # a report asks three times
+        """Item id → aggregated verdict (a fresh dict)."""
+        # tolist() first: iterating an Arrow-backed string column is ~10x slower (1 M items)
         return dict(zip(self.items["item_id"].tolist(), self.items["verdict"].tolist(),
                         strict=True))
 
