@@ -396,7 +396,7 @@ def calibration_report(
     in_judged = judged_at[at[has_verdict]]
     for column in ("flipped", "order_flipped", "repeat_flipped", "reasoning",
                    "unscored_reason"):
-        rows[column] = pd.Series(judged.items[column].to_numpy(dtype=object)[in_judged],
+        rows[column] = pd.Series(judged.items[column].iloc[in_judged].to_numpy(dtype=object),
                                  dtype=object)
     decided = rows["human"].isin(["pass", "fail"]) & rows["judge"].isin(["pass", "fail"])
     rows["agree"] = pd.array(
