@@ -86,6 +86,11 @@ class ArrowColumns(Mapping[str, list[Any]]):
         """How many columns."""
         return len(self._index)
 
+    def head(self, n: int) -> dict[str, list[Any]]:
+        """The first ``n`` values of every column, converting only those."""
+        part = self._table.slice(0, n)
+        return {name: part.column(i).to_pylist() for name, i in self._index.items()}
+
 
 @dataclass
 class Table:
@@ -119,6 +124,20 @@ class Table:
     def error(self, message: str, index: int, column: str | None = None) -> ImportFileError:
         """An :class:`ImportFileError` on record ``index`` (0-based): file, row and column."""
         return ImportFileError(message, path=self.path, row=index + 1, column=column)
+
+    def head(self, n: int) -> Table:
+        """The first ``n`` records (all of them when fewer), as value lists without Arrow.
+
+        Slicing ``data`` would convert every Arrow column whole before cutting it; a preview
+        of a large CSV on every rerun must convert only the rows it shows.
+        """
+        count = min(n, self.n_rows)
+        if isinstance(self.data, ArrowColumns):
+            data = self.data.head(count)
+        else:
+            data = {name: values[:count] for name, values in self.data.items()}
+        lines = self.lines[:count] if self.lines is not None else None
+        return Table(self.path, self.columns, data, count, lines)
 
     def record(self, index: int) -> dict[str, Any]:
         """Record ``index`` as a dict."""

@@ -170,12 +170,8 @@ def _preview(table: Table, mapping: dict[str, str], is_ragas: bool) -> bool:
     full = {**RAGAS_MAPPING, **mapping} if is_ragas else mapping
     if is_ragas:
         full = {k: v for k, v in full.items() if v in table.columns or k in mapping}
-    count = min(PREVIEW_ROWS, table.n_rows)
-    head = Table(
-        path=table.path, columns=table.columns,
-        data={name: values[:count] for name, values in table.data.items()}, n_rows=count,
-        lines=table.lines[:count] if table.lines is not None else None,
-    )
+    head = table.head(PREVIEW_ROWS)
+    count = head.n_rows
     try:
         normalised, kind = normalise(head, full)
     except CalibrateError as error:

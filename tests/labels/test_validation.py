@@ -30,7 +30,7 @@ from labels import (
     import_rows,
     open_store,
 )
-from labels.reading import MAX_CELL_CHARS, read_table
+from labels.reading import MAX_CELL_CHARS, ArrowColumns, read_table
 from labels.validation import check_name, lookalike_key, normalise_id, shown
 
 CANARY = "sk-canary-5f1c2d9e8b7a6c4d3e2f1a0b"
@@ -199,6 +199,37 @@ def test_a_csv_is_read_as_the_encoding_asked_and_kept_after_the_file_changes(
     assert table.arrow is not None
     path.write_bytes(b"")
     assert table.arrow.column("question").to_pylist() == ["Où", "q"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_the_head_of_a_table_is_its_first_records_converting_only_those(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    """Arrow-read (UTF-8) and careful-path (Latin-1) tables give what slicing each list gave.
+
+    On the Arrow path no column is converted whole: ``ArrowColumns.__getitem__`` (what
+    slicing ``data`` called) is never reached.
+    """
+    path = tmp_path / "rows.csv"
+    path.write_bytes('id,question,answer\n1,Où,a\n2,"q\nq",b\n3,r,c\n'.encode(encoding))
+    expected = read_table(path, encoding=encoding)
+    table = read_table(path, encoding=encoding)
+    assert (table.arrow is not None) == (encoding == "utf-8")
+
+    def whole_column(self: ArrowColumns, name: str) -> list[Any]:
+        raise AssertionError(f"column {name!r} converted whole")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(ArrowColumns, "__getitem__", whole_column)
+        heads = {n: table.head(n) for n in (0, 2, 3, 5)}
+    for n, head in heads.items():
+        count = min(n, expected.n_rows)
+        assert head.path == expected.path and head.columns == expected.columns
+        assert head.n_rows == count and head.arrow is None
+        assert head.data == {name: values[:count] for name, values in expected.data.items()}
+        assert head.lines == (expected.lines[:count] if expected.lines is not None else None)
+    assert heads[2].data["question"] == ["Où", "q\nq"]
+    assert expected.lines is None or heads[3].lines == [2, 3, 5]
 
 
 @pytest.mark.parametrize(("content", "encoding", "message"), [
