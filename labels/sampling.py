@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 QueueOrder = Literal["random", "stratified", "flips_first", "file", "active"]
@@ -82,8 +83,6 @@ class QueuePlan:
         strata: item id → the judge verdict it was ordered by (stratified/active orders).
         shares: item id → its share of the active order's selection weight.
         judge: the judge config whose verdicts built ``strata`` (recorded with each label).
-        ranks: item id → 1-based position in ``item_ids`` (active order; built once with the
-            plan so a row's inclusion probability needs no search of a 1,000,000-id tuple).
     """
 
     item_ids: tuple[str, ...]
@@ -92,7 +91,14 @@ class QueuePlan:
     strata: Mapping[str, str] | None = None
     shares: Mapping[str, float] | None = None
     judge: str | None = None
-    ranks: Mapping[str, int] | None = None
+
+    @cached_property
+    def ranks(self) -> Mapping[str, int]:
+        """Item id → 1-based position in ``item_ids``.
+
+        A row's inclusion probability then needs no search of a 1,000,000-id tuple.
+        """
+        return {item_id: k for k, item_id in enumerate(self.item_ids, start=1)}
 
     def provenance(self, item_id: str) -> dict[str, object]:
         """How ``item_id`` was chosen when served from this plan (fields of ``Provenance``).
@@ -108,8 +114,7 @@ class QueuePlan:
             out["stratum"] = self.strata.get(item_id, NO_VERDICT)
         if self.order == "active" and self.shares is not None and item_id in self.shares:
             share = self.shares[item_id]
-            rank = self.ranks[item_id] if self.ranks is not None \
-                else self.item_ids.index(item_id) + 1
+            rank = self.ranks[item_id]
             out.update(selection_share=share, inclusion_probability=min(1.0, rank * share))
         return out
 
@@ -234,9 +239,12 @@ def plan_queue(
         ranked = sorted(ids, key=lambda i: uniform[i] / weight[i])
         served = {i: verdicts.get(i, NO_VERDICT) for i in ids} if verdicts else None
         shares = {i: weight[i] / total for i in ids}
-        ranks = {i: k for k, i in enumerate(ranked, start=1)}
-        return QueuePlan(tuple(ranked), "active", strata=served, shares=shares,
-                         judge=judge if served is not None else None, ranks=ranks)
+        plan = QueuePlan(tuple(ranked), "active", strata=served, shares=shares,
+                         judge=judge if served is not None else None)
+        # Built with the plan (which the app rebuilds in a background thread), not by the
+        # first key press that records a provenance: 1,000,000 ids take about 0.4 s.
+        _ = plan.ranks
+        return plan
     if order == "random":
         return QueuePlan(tuple(_shuffled(ids, seed)), "random")
     raise ValueError(f"unknown queue order {order!r} (orders: {', '.join(QUEUE_ORDERS)})")

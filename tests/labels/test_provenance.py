@@ -130,6 +130,7 @@ def test_queue_orders_say_how_each_row_was_chosen() -> None:
     )
     assert p["inclusion_probability"] == pytest.approx(min(1.0, share))
     # The rank comes from a table built with the plan, equal to the row's queue position.
+    assert "ranks" in vars(active)  # built by plan_queue, not by the first label saved
     assert all(active.ranks[i] == k for k, i in enumerate(active.item_ids, start=1))
     last = active.item_ids[-1]
     assert active.provenance(last)["inclusion_probability"] == pytest.approx(

@@ -359,8 +359,7 @@ class ActivePlans:
     def active(self, stratum: str, share: float, judge: str) -> QueuePlan:
         ids = self.ids
         return QueuePlan(ids, "active", strata=dict.fromkeys(ids, stratum),
-                         shares=dict.fromkeys(ids, share), judge=judge,
-                         ranks={i: k for k, i in enumerate(ids, start=1)})
+                         shares=dict.fromkeys(ids, share), judge=judge)
 
 
 def test_a_row_keeps_the_provenance_of_the_plan_that_served_it(
