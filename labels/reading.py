@@ -189,7 +189,16 @@ def detect_format(path: str | Path, format: str | None = None) -> str:
     return _EXTENSIONS[suffix]
 
 
-_UTF32_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)
+def _marked_encoding(data: bytes) -> str | None:
+    """``utf-8``, ``utf-32`` or ``utf-16`` when ``data`` starts with that byte-order mark."""
+    if data.startswith(codecs.BOM_UTF8):
+        return "utf-8"
+    # The UTF-32-LE mark starts with the UTF-16-LE one (FF FE), so test UTF-32 first.
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return "utf-32"
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    return None
 
 
 def _nul_pattern(data: bytes) -> str | None:
@@ -206,13 +215,10 @@ def _nul_pattern(data: bytes) -> str | None:
 
 def _decode(path: str, data: bytes, encoding: str) -> tuple[str, str]:
     """The file's text and the encoding it was decoded with (a byte-order mark wins)."""
-    # The UTF-32-LE mark starts with the UTF-16-LE one (FF FE), so test UTF-32 first.
-    if data.startswith(codecs.BOM_UTF8):
-        data, encoding = data[len(codecs.BOM_UTF8) :], "utf-8"
-    elif data.startswith(_UTF32_BOMS):
-        encoding = "utf-32"
-    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        encoding = "utf-16"
+    marked = _marked_encoding(data)
+    if marked == "utf-8":
+        data = data[len(codecs.BOM_UTF8) :]
+    encoding = marked or encoding
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as error:
@@ -321,11 +327,9 @@ def _read_utf8_csv(path: str, real: str, encoding: str) -> Table | None:
         info = os.fstat(file.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
             return None
-        head = file.read(4)
-        bom = head.startswith(codecs.BOM_UTF8)  # a UTF-8 mark wins over ``encoding``
-        if not bom and (head.startswith((*_UTF32_BOMS, codecs.BOM_UTF16_LE,
-                                         codecs.BOM_UTF16_BE))
-                        or not _is_utf8(encoding)):
+        marked = _marked_encoding(file.read(4))
+        bom = marked == "utf-8"  # a UTF-8 mark wins over ``encoding``
+        if not bom and (marked is not None or not _is_utf8(encoding)):
             return None
         if info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             # Mapped, not copied. Only a file no one else may write: one truncated under the
