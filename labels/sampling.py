@@ -155,6 +155,8 @@ def _shuffled(item_ids: Sequence[str], seed: int) -> list[str]:
     """
     import numpy as np  # lazily: the CLI's start-up loads no numpy for this module
 
+    # shuffle_key's formula inlined: calling it per id made this about 14 % slower at
+    # 1,000,000 ids (0.96 s against 0.84 s). test_sampling checks the order is shuffle_key's.
     blake2b, prefix = hashlib.blake2b, f"{seed}\x1f"
     keys = b"".join([blake2b((prefix + i).encode(), digest_size=8).digest() for i in item_ids])
     order = np.argsort(np.frombuffer(keys, dtype=">u8"), kind="stable")
