@@ -101,8 +101,8 @@ def write_items(
         return _write_items(store, rows, dataset, kind, source_file, name, on_changed,
                             optimistic=True)
     except _DuplicateKeys:  # rolled back: the careful path names the rows
-        return _write_items(store, with_hashes(rows), dataset, kind, source_file, name,
-                            on_changed, optimistic=False)
+        return _write_items(store, rows, dataset, kind, source_file, name, on_changed,
+                            optimistic=False)
 
 
 def with_hashes(rows: pa.Table) -> pa.Table:
