@@ -345,15 +345,14 @@ def _first(mask: Any) -> int:
     return int(np.flatnonzero(np.asarray(mask, dtype=bool))[0])
 
 
-def _arrow_text(
-    table: Table, column: str, values: pa.ChunkedArray[Any], *, required: bool,
-    keep_empty: bool = False,
-) -> pa.ChunkedArray[Any]:
-    """:func:`_text_column` on a column of strings, by whole-column checks."""
+def _checked_lengths(
+    table: Table, column: str, values: pa.ChunkedArray[Any], *, required: bool
+) -> np.ndarray:
+    """The byte length of each cell of a column of strings, once it passed the text checks."""
     # Byte lengths come from the offsets, without reading the text: a cell is empty when it
     # has no byte, and holds at most as many characters as bytes, so characters are counted
     # only when some cell has more bytes than the limit allows characters.
-    lengths = pc.binary_length(values).to_numpy(zero_copy_only=False)
+    lengths: np.ndarray = pc.binary_length(values).to_numpy(zero_copy_only=False)
     if required and len(lengths) and lengths.min() == 0:
         _text(table, _first(lengths == 0), column, "", required=True)
     if len(lengths) and lengths.max() > MAX_CELL_CHARS:
@@ -361,7 +360,15 @@ def _arrow_text(
         if characters.max() > MAX_CELL_CHARS:
             index = _first(characters > MAX_CELL_CHARS)
             _text(table, index, column, values[index].as_py(), required=required)
-    if keep_empty or not (lengths == 0).any():
+    return lengths
+
+
+def _arrow_text(
+    table: Table, column: str, values: pa.ChunkedArray[Any], *, required: bool
+) -> pa.ChunkedArray[Any]:
+    """:func:`_text_column` on a column of strings, by whole-column checks."""
+    lengths = _checked_lengths(table, column, values, required=required)
+    if not (lengths == 0).any():
         return values
     empty = pa.array(lengths == 0)
     return cast("pa.ChunkedArray[Any]", pc.if_else(empty, pa.scalar(None, pa.string()), values))
@@ -411,9 +418,9 @@ def _answer_column(
     arrow = _arrow_column(table, column)
     kept: list[str | None] | pa.ChunkedArray[Any]
     if arrow is not None:
-        kept = _arrow_text(table, column, arrow, required=False, keep_empty=True)
-        empty = (np.flatnonzero(pc.binary_length(kept).to_numpy(zero_copy_only=False) == 0)
-                 + 1).tolist()
+        lengths = _checked_lengths(table, column, arrow, required=False)
+        kept = arrow
+        empty = (np.flatnonzero(lengths == 0) + 1).tolist()
     else:
         values = _list_text_column(table, column, required=False)
         empty = [i + 1 for i, v in enumerate(values) if not v]
