@@ -33,7 +33,7 @@ from labels.models import Kind
 from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
-from labels.store_items import canonical_plain_lists, write_items
+from labels.store_items import write_items
 from labels.strict_json import JsonValueError, strict_json_loads
 from labels.text_columns import plain_string_lists
 from labels.validation import (
@@ -433,9 +433,47 @@ def _answer_column(
     return kept
 
 
+# How a stored passage without a source id starts (its text follows as a JSON string). Both
+# writers below build on it: the per-row and whole-column paths must store the same bytes.
+_PASSAGE = '{"source_id":null,"text":'
+
+
 def _passages_json(texts: list[str]) -> str:
     # Same text as _canonical_json([{"source_id": None, "text": t}, ...]), without building dicts.
-    return "[" + ",".join('{"source_id":null,"text":' + _encode(t) + "}" for t in texts) + "]"
+    return "[" + ",".join(_PASSAGE + _encode(t) + "}" for t in texts) + "]"
+
+
+def _canonical_plain_lists(
+    cells: pa.ChunkedArray[Any], plain: np.ndarray, compact: np.ndarray, careful: pa.Array[Any]
+) -> pa.ChunkedArray[Any]:
+    """The stored sources JSON of a column, by whole-column Arrow string functions.
+
+    Rows with a ``careful`` value (written by the per-row path, :func:`_row_sources`) keep
+    it; the ``plain`` others hold a cell :func:`labels.text_columns.plain_string_lists`
+    cleared, ``compact`` saying which separator it uses, and become
+    ``[{"source_id":null,"text":…},…]`` by replacing the brackets and separators: the strings
+    hold no quote, backslash or control character. A file usually writes every list alike,
+    so usually one replacement serves every row.
+    """
+    join: Any = pc.binary_join_element_wise  # the stubs refuse plain strings as constants
+    mid = '"},' + _PASSAGE + '"'
+    inner = pc.utf8_slice_codeunits(cells, 2, -2)  # between `["` and `"]`
+    separators = compact[plain]
+    if separators.all():
+        passages = pc.replace_substring(inner, '","', mid)
+    elif not separators.any():  # also a column of one-passage lists, which have none
+        passages = pc.replace_substring(inner, '", "', mid)
+    else:
+        passages = pc.if_else(pa.chunked_array([compact]),
+                              pc.replace_substring(inner, '","', mid),
+                              pc.replace_substring(inner, '", "', mid))
+    written = join("[" + _PASSAGE + '"', passages, '"}]', "")
+    if pc.any(pc.equal(pc.binary_length(cells), pa.scalar(2))).as_py():  # `[]`: no passage
+        written = pc.if_else(pc.equal(cells, pa.scalar("[]")), "[]", written)
+    if careful.null_count == len(careful):
+        return cast("pa.ChunkedArray[Any]", written)
+    sources: pa.ChunkedArray[Any] = pc.if_else(pc.is_null(careful), written, careful)
+    return sources
 
 
 def _id_column(table: Table, column: str) -> list[str | None] | pa.ChunkedArray[Any]:
@@ -488,7 +526,8 @@ def _sources_column(
     # column as a Python list when only a few cells are odd).
     for index, value in zip(odd.tolist(), arrow.take(odd).to_pylist(), strict=True):
         careful[index] = _row_sources(table, index, columns, sid_col, value, plain_text_rows)
-    return canonical_plain_lists(arrow, plain, compact, pa.array(careful, type=pa.string()))
+    return _canonical_plain_lists(arrow, plain, compact,
+                                  pa.array(careful, type=pa.string()))
 
 
 def _row_sources(

@@ -15,7 +15,7 @@ import hashlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 import duckdb
 
@@ -25,7 +25,6 @@ from labels.models import ID_SEPARATOR, Kind
 from labels.validation import PLAIN_ID_PATTERN, lookalike_key, shown
 
 if TYPE_CHECKING:
-    import numpy as np
     import pyarrow as pa
 
     from labels.store import LabelStore
@@ -344,45 +343,6 @@ def fill_item_hashes(cur: duckdb.DuckDBPyConnection, *, page_rows: int = 20_000)
         finally:
             cur.unregister("filled_hashes")
         filled += page.num_rows
-
-
-_PASSAGE = '{"source_id":null,"text":"'
-
-
-def canonical_plain_lists(
-    cells: pa.ChunkedArray[Any], plain: np.ndarray, compact: np.ndarray, careful: pa.Array[Any]
-) -> pa.ChunkedArray[Any]:
-    """The stored sources JSON of a column, by whole-column Arrow string functions.
-
-    Rows with a ``careful`` value (written by the importer's per-row path) keep it; the
-    ``plain`` others hold a cell :func:`labels.text_columns.plain_string_lists` cleared,
-    ``compact`` saying which separator it uses, and become
-    ``[{"source_id":null,"text":…},…]`` by replacing the brackets and separators: the strings
-    hold no quote, backslash or control character. A file usually writes every list alike,
-    so usually one replacement serves every row.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    join: Any = pc.binary_join_element_wise  # the stubs refuse plain strings as constants
-    mid = '"},' + _PASSAGE
-    inner = pc.utf8_slice_codeunits(cells, 2, -2)  # between `["` and `"]`
-    separators = compact[plain]
-    if separators.all():
-        passages = pc.replace_substring(inner, '","', mid)
-    elif not separators.any():  # also a column of one-passage lists, which have none
-        passages = pc.replace_substring(inner, '", "', mid)
-    else:
-        passages = pc.if_else(pa.chunked_array([compact]),
-                              pc.replace_substring(inner, '","', mid),
-                              pc.replace_substring(inner, '", "', mid))
-    written = join("[" + _PASSAGE, passages, '"}]', "")
-    if pc.any(pc.equal(pc.binary_length(cells), pa.scalar(2))).as_py():  # `[]`: no passage
-        written = pc.if_else(pc.equal(cells, pa.scalar("[]")), "[]", written)
-    if careful.null_count == len(careful):
-        return cast("pa.ChunkedArray[Any]", written)
-    sources: pa.ChunkedArray[Any] = pc.if_else(pc.is_null(careful), written, careful)
-    return sources
 
 
 def hash_columns(rows: pa.Table) -> tuple[pa.Array[Any], pa.Array[Any]]:
