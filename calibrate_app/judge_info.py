@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pandas as pd
+
 from judges.aggregation import aggregate_calls, rule_for
 from judges.store import JudgeStore
 from judges.verdicts import judge_verdicts
@@ -25,11 +27,14 @@ class QueueVerdicts:
         config_id: The config (the newest run on the dataset).
         verdicts: Item id → the aggregated verdict (items left unscored are absent).
         flips: Items whose calls disagree (across repeats or source orders).
+        uncertainty: Item id → uncertainty (:func:`uncertainty_of` of the same calls) when
+            :func:`queue_verdicts` was asked for it, else ``None``.
     """
 
     config_id: str
     verdicts: dict[str, str]
     flips: frozenset[str]
+    uncertainty: dict[str, float] | None = None
 
 
 def judge_run_counts(store: LabelStore) -> dict[str, int]:
@@ -42,8 +47,13 @@ def fingerprint(store: LabelStore, dataset: str) -> str:
     return JudgeStore(store.db).calls_fingerprint(dataset)
 
 
-def queue_verdicts(store: LabelStore, dataset: str) -> QueueVerdicts | None:
-    """The newest judge config's verdicts and flips on ``dataset``; ``None`` before any run."""
+def queue_verdicts(store: LabelStore, dataset: str, *,
+                   with_uncertainty: bool = False) -> QueueVerdicts | None:
+    """The newest judge config's verdicts and flips on ``dataset``; ``None`` before any run.
+
+    ``with_uncertainty`` also fills :attr:`QueueVerdicts.uncertainty` from the same calls:
+    a second read of every call of the config would cost as much again at 10 M calls.
+    """
     judge_store = JudgeStore(store.db)
     config_id = judge_store.latest_config_on(dataset)
     if config_id is None:
@@ -57,6 +67,7 @@ def queue_verdicts(store: LabelStore, dataset: str) -> QueueVerdicts | None:
         config_id=config_id,
         verdicts=dict(zip(scored["item_id"], scored["verdict"], strict=True)),
         flips=frozenset(items.loc[flipped, "item_id"].astype(str)),
+        uncertainty=uncertainty_of(calls) if with_uncertainty else None,
     )
 
 
@@ -83,12 +94,25 @@ def uncertainty(store: LabelStore, dataset: str, *,
     Twice the share of the item's verdicts (over repeats and source orders) that differ from its
     most common verdict (0 = always the same, 1 = an even split), and 1 for an item with no
     usable verdict. ``None`` when no judge has run on the dataset. ``config_id`` (default: the
-    newest run's) names the config, so a queue plan's verdicts and uncertainty come from one.
+    newest run's) names the config. A queue plan gets its uncertainty from :func:`queue_verdicts`,
+    which reads the calls once for verdicts and uncertainty alike.
     """
     config_id = config_id or JudgeStore(store.db).latest_config_on(dataset)
     if config_id is None:
         return None
-    calls = judge_verdicts(store, dataset, config_id)
+    return uncertainty_of(judge_verdicts(store, dataset, config_id))
+
+
+def uncertainty_of(calls: pd.DataFrame) -> dict[str, float] | None:
+    """Item id → uncertainty in [0, 1] of one config's calls (see :func:`uncertainty`).
+
+    Args:
+        calls: Rows with ``item_id`` and ``verdict`` (``None``/NaN for an unscored call), as
+            :func:`judges.verdicts.judge_verdicts` returns them.
+
+    Returns:
+        The scores, or ``None`` when ``calls`` is empty.
+    """
     if calls.empty:
         return None
     scores: dict[str, float] = {}
@@ -101,4 +125,4 @@ def uncertainty(store: LabelStore, dataset: str, *,
 
 
 __all__ = ["QueueVerdicts", "fingerprint", "flips", "flips_of", "judge_run_counts",
-           "latest_verdicts", "queue_verdicts", "uncertainty"]
+           "latest_verdicts", "queue_verdicts", "uncertainty", "uncertainty_of"]

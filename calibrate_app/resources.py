@@ -315,16 +315,15 @@ PLAN_REFRESH_S = 30.0
 def _build_plan(store: LabelStore, dataset: str, order: QueueOrder, seed: int) -> QueuePlan:
     # One read of the newest config's verdicts, so the plan's strata, flips and uncertainty
     # come from one config and the plan can name it (a run starting meanwhile changes nothing).
-    found = judge_info.queue_verdicts(store, dataset) if order in _JUDGE_ORDERS else None
+    found = judge_info.queue_verdicts(store, dataset, with_uncertainty=order == "active") \
+        if order in _JUDGE_ORDERS else None
     verdicts = found.verdicts if found is not None and order in ("stratified", "active") \
         else None
     flips = judge_info.flips_of(found) if order == "flips_first" else None
-    uncertainty = None
-    if order == "active" and found is not None:
-        uncertainty = judge_info.uncertainty(store, dataset, config_id=found.config_id)
     return plan_queue(
         store.item_ids(dataset), order=order, seed=seed, verdicts=verdicts, flips=flips,
-        uncertainty=uncertainty, judge=None if found is None else found.config_id,
+        uncertainty=None if found is None else found.uncertainty,
+        judge=None if found is None else found.config_id,
     )  # fmt: skip
 
 

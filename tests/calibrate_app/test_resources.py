@@ -6,6 +6,7 @@ import gc
 import logging
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,37 @@ def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
     assert aged.get(store, "d", 12, settings) is after  # verdicts unchanged: no rebuild
     aged.wait()
     assert young.get(store, "d", 12, settings) is before
+
+
+def test_an_active_plan_reads_the_judge_calls_once(
+    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _twelve_rows(store, tmp_path)
+    asked: Counter[str] = Counter()
+
+    def respond(request: Any) -> str:
+        # Rows 1 and 2 get a different second answer, so their uncertainty is 1 (others 0).
+        text = request.messages[-1].content
+        asked[text] += 1
+        flips = "Is 1 even?" in text or "Is 2 even?" in text
+        return "VERDICT: FAIL" if flips and asked[text] == 2 else "VERDICT: PASS"
+
+    run_judge(load_builtin("faithfulness-oneshot"), "d", store=store, repeats=2,
+              provider=ScriptedProvider("x", responder=respond))
+    found = judge_info.queue_verdicts(store, "d")
+    scores = judge_info.uncertainty(store, "d")
+    assert found is not None and scores is not None
+    assert sorted(k for k, v in scores.items() if v == 1.0) == ["r1", "r2"]
+    assert set(scores.values()) == {0.0, 1.0}
+    expected = plan_queue(store.item_ids("d"), order="active", seed=3, verdicts=found.verdicts,
+                          uncertainty=scores, judge=found.config_id)
+    reads: list[str] = []
+    read = judge_info.judge_verdicts
+    monkeypatch.setattr(judge_info, "judge_verdicts",
+                        lambda s, d, *a, **k: reads.append(d) or read(s, d, *a, **k))
+    plan = QueuePlans().get(store, "d", 12, QueueSettings("active", 3, 1))
+    assert plan == expected
+    assert reads == ["d"]  # verdicts, flips and uncertainty from one read of the calls
 
 
 class _Clock:
