@@ -8,12 +8,14 @@ the database.
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
 import streamlit as st
 
 from labels import Provenance
+from labels.sampling import QueuePlan
 
 _ACCESS = "_calibrate_access_ok"
 _QUEUES = "_calibrate_queues"
@@ -39,9 +41,10 @@ class QueueState:
         current: the queue's row for this annotator (kept until labelled or skipped).
         showing: the row the last run put on screen (a queue row or one being revisited);
             button presses for any other row are stale and ignored.
-        settled: (queue plan, overlap, n): the first n rows of that plan are labelled, full
-            or skipped for this annotator (:func:`labels.sampling.settled_prefix`), so the
-            search for the next row starts at n.
+        settled: (weak reference to a queue plan, overlap, n): the first n rows of that plan
+            are labelled, full or skipped for this annotator
+            (:func:`labels.sampling.settled_prefix`), so the search for the next row starts
+            at n.
         provenance: (item id, how the queue chose it) for ``current``, taken once when it
             became current, from the plan that served it: the plan may be rebuilt while the
             row is on screen (newer verdicts, an import), and the label must record the
@@ -54,7 +57,7 @@ class QueueState:
     tags: dict[str, list[str]] = field(default_factory=dict)
     current: str | None = None
     showing: str | None = None
-    settled: tuple[object, int, int] | None = None
+    settled: tuple[weakref.ref[QueuePlan], int, int] | None = None
     provenance: tuple[str, Provenance] | None = None
 
     def mark_shown(self, item_id: str) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import re
 import subprocess
 import sys
 import textwrap
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -389,6 +391,22 @@ def test_a_row_keeps_the_provenance_of_the_plan_that_served_it(
     assert saved.loc[item_a, "inclusion_probability"] == pytest.approx(min(1.0, rank_a * 0.1))
     assert saved.loc[item_b, ["stratum", "judge"]].tolist() == ["fail", "config-b"]
     assert saved.loc[item_b, "inclusion_probability"] == pytest.approx(min(1.0, rank_b * 0.15))
+
+
+def test_an_idle_tab_does_not_keep_a_replaced_plan_alive(
+    seeded: LabelStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A tab remembers how far its last search found the plan settled; a plan the shared
+    # plans replaced must still be freed while the tab sits idle (≈ 35 MB per 200,000 ids).
+    plans = ActivePlans(seeded, monkeypatch)
+    at = app(dataset="demo")
+    first = question(at)
+    served = weakref.ref(plans.now)
+    plans.now = plans.active("fail", 0.15, "config-b")
+    gc.collect()
+    assert served() is None
+    press(at, "verdict_pass")
+    assert question(at) not in (None, first)
 
 
 def test_an_edited_label_keeps_the_provenance_its_row_was_first_served_with(
