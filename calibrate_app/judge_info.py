@@ -71,17 +71,6 @@ def queue_verdicts(store: LabelStore, dataset: str, *,
     )
 
 
-def latest_verdicts(store: LabelStore, dataset: str) -> dict[str, str]:
-    """Item id → the newest judge config's verdict (empty when no judge has run)."""
-    found = queue_verdicts(store, dataset)
-    return {} if found is None else found.verdicts
-
-
-def flips(store: LabelStore, dataset: str) -> frozenset[str] | None:
-    """Items whose calls of the newest judge config disagree; ``None`` when no judge has run."""
-    return flips_of(queue_verdicts(store, dataset))
-
-
 def flips_of(found: QueueVerdicts | None) -> frozenset[str] | None:
     """The flips of ``found`` for the flips-first order; ``None`` when it holds no calls."""
     return None if found is None or (not found.verdicts and not found.flips) else found.flips
@@ -124,5 +113,5 @@ def uncertainty_of(calls: pd.DataFrame) -> dict[str, float] | None:
     return scores
 
 
-__all__ = ["QueueVerdicts", "fingerprint", "flips", "flips_of", "judge_run_counts",
-           "latest_verdicts", "queue_verdicts", "uncertainty", "uncertainty_of"]
+__all__ = ["QueueVerdicts", "fingerprint", "flips_of", "judge_run_counts", "queue_verdicts",
+           "uncertainty", "uncertainty_of"]

@@ -15,8 +15,9 @@ from labels.importing import import_rows
 
 def test_judge_info_on_a_database_without_judge_tables(store: LabelStore) -> None:
     assert judge_info.judge_run_counts(store) == {}
-    assert judge_info.latest_verdicts(store, "d") == {}
-    assert judge_info.flips(store, "d") is None
+    found = judge_info.queue_verdicts(store, "d")
+    assert found is None
+    assert judge_info.flips_of(found) is None
     assert judge_info.fingerprint(store, "d") == "none"
 
 
@@ -38,9 +39,11 @@ def test_judge_info_reads_one_config_per_dataset(store: LabelStore, tmp_path: Pa
     run_judge(judge, "d", store=store, provider=flipper, swap=True)
     run_judge(judge, "other", store=store, provider=flipper)
     assert judge_info.judge_run_counts(store) == {"d": 1, "other": 1}
-    assert judge_info.flips(store, "d") == frozenset({"a"})
+    first = judge_info.queue_verdicts(store, "d")
+    assert first is not None
+    assert judge_info.flips_of(first) == frozenset({"a"})
     # The judge's own rule (majority over two calls that disagree) leaves row a unsure.
-    assert judge_info.latest_verdicts(store, "d") == {"a": "unsure", "b": "pass", "c": "pass"}
+    assert first.verdicts == {"a": "unsure", "b": "pass", "c": "pass"}
     before = judge_info.fingerprint(store, "d")
     # A second config, run later, fails everything and never flips: the queue now follows it
     # alone, and row a's flip under the first config is not mixed in.
