@@ -1,4 +1,5 @@
-# The two commands of the README: `make run` (demo app) and `make test` (the whole suite).
+# The two commands of the README: `make run` (demo app) and `make test` (the suite without
+# the slow-marked tests; `-m slow` runs those).
 # `make run` installs the runtime dependencies only; `make test` adds the dev extras to the same
 # venv (two stamps, so `make test` after `make run` upgrades the venv instead of skipping it).
 PYTHON ?= python3
