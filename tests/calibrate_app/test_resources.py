@@ -7,7 +7,6 @@ import logging
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from judges.config import load_builtin
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
 from labels import LabelStore
-from labels.importing import import_rows
 from labels.sampling import QueuePlan, QueueSettings, plan_queue
 
 
@@ -88,13 +86,8 @@ def test_the_heap_is_frozen_while_a_job_works_after_its_setup() -> None:
     assert gc.get_freeze_count() == 0  # unfrozen when the last running job ends
 
 
-def _twelve_rows(store: LabelStore, tmp_path: Path) -> None:
-    path = tmp_path / "rows.jsonl"
-    path.write_text("".join(
-        f'{{"id": "r{k}", "question": "Is {k} even?", "answer": "yes", '
-        f'"sources": [{{"text": "{k} is a number."}}]}}\n' for k in range(12)
-    ))
-    import_rows(store, path, "d")
+TWELVE_ROWS = [{"id": f"r{k}", "question": f"Is {k} even?", "answer": "yes",
+                "sources": [{"text": f"{k} is a number."}]} for k in range(12)]
 
 
 def _judge(store: LabelStore, answers: list[str]) -> None:
@@ -104,9 +97,9 @@ def _judge(store: LabelStore, answers: list[str]) -> None:
 
 
 def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
-    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    store: LabelStore, make_dataset: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _twelve_rows(store, tmp_path)
+    make_dataset("d", TWELVE_ROWS)
     settings = QueueSettings("stratified", 3, 1)
     young, aged = QueuePlans(refresh=3600.0), QueuePlans(refresh=0.0)
     before = young.get(store, "d", 12, settings)
@@ -136,9 +129,9 @@ def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
 
 
 def test_an_active_plan_reads_the_judge_calls_once(
-    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    store: LabelStore, make_dataset: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _twelve_rows(store, tmp_path)
+    make_dataset("d", TWELVE_ROWS)
     asked: Counter[str] = Counter()
 
     def respond(request: Any) -> str:
@@ -181,9 +174,9 @@ class _Clock:
 
 
 def test_unchanged_verdicts_are_read_again_only_once_per_refresh_age(
-    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    store: LabelStore, make_dataset: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _twelve_rows(store, tmp_path)
+    make_dataset("d", TWELVE_ROWS)
     _judge(store, ["PASS", "FAIL"] * 6)
     clock = _Clock()
     monkeypatch.setattr(resources, "time", clock)
@@ -209,10 +202,10 @@ def test_unchanged_verdicts_are_read_again_only_once_per_refresh_age(
 
 
 def test_a_failed_rebuild_is_logged_kept_and_the_old_plan_served(
-    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    store: LabelStore, make_dataset: Any, monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    _twelve_rows(store, tmp_path)
+    make_dataset("d", TWELVE_ROWS)
     _judge(store, ["PASS"] * 12)
     plans, settings = QueuePlans(refresh=0.0), QueueSettings("stratified", 3, 1)
     before = plans.get(store, "d", 12, settings)
@@ -236,9 +229,9 @@ def test_a_failed_rebuild_is_logged_kept_and_the_old_plan_served(
 
 
 def test_sessions_asking_at_once_build_the_first_plan_once(
-    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    store: LabelStore, make_dataset: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _twelve_rows(store, tmp_path)
+    make_dataset("d", TWELVE_ROWS)
     built: list[int] = []
     build = resources._build_plan
 

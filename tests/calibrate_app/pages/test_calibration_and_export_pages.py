@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +19,14 @@ from labels import open_store
 
 
 @pytest.fixture(scope="module")
-def app_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_report_db(tmp_path_factory.mktemp("app"))[0]
 
 
 @pytest.fixture
-def app_db(app_template: Path, app_env: Path) -> Path:
-    shutil.copy(app_template, app_env)
+def app_db(db_copy: Path, app_env: Path) -> Path:
+    """This test's copy of the module's database, with the app pointed at it."""
+    assert db_copy == app_env
     return app_env
 
 

@@ -6,8 +6,6 @@ database and of ``judges.reporting``'s own joining.
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,6 @@ import pandas as pd
 import pytest
 from report_data import build_report_db
 from sklearn.metrics import cohen_kappa_score
-from stores import opened_store
 
 from judges.calibration import (
     build_summary,
@@ -43,11 +40,10 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     return build_report_db(tmp_path_factory.mktemp("numbers"))
 
 
-@pytest.fixture
-def numbers_store(template: tuple[Path, Any], db_path: Path) -> Iterator[LabelStore]:
-    shutil.copy(template[0], db_path)
-    with opened_store(db_path) as s:
-        yield s
+@pytest.fixture(scope="module")
+def template_db(template: tuple[Path, Any]) -> Path:
+    """The database each test gets a copy of (``store_copy``)."""
+    return template[0]
 
 
 def _read(path: Path) -> pd.DataFrame:
@@ -68,12 +64,12 @@ def expected_join(files: Any) -> pd.DataFrame:
     return out.sort_index().reset_index()
 
 
-def test_report_equals_direct_statistics(numbers_store: LabelStore, template: Any) -> None:
+def test_report_equals_direct_statistics(store_copy: LabelStore, template: Any) -> None:
     files = template[1]
     joined = expected_join(files)
     target = _read(files.judge_a_tgt)["verdict"].replace("", "unscored")
     tgt_items = pd.read_json(files.tgt_items, lines=True, dtype={"id": str})
-    report = calibration_report(numbers_store, "cal", "judge-a", target="tgt")
+    report = calibration_report(store_copy, "cal", "judge-a", target="tgt")
     direct = build_summary(
         joined["human"].to_numpy(dtype=object), joined["judge"].to_numpy(dtype=object),
         target.to_numpy(dtype=object), design="separate_calibration",
@@ -126,11 +122,11 @@ def test_report_equals_direct_statistics(numbers_store: LabelStore, template: An
     assert data["plan"]["achievable"] == plan.achievable
 
 
-def test_human_human_agreement_is_cohens_kappa(numbers_store: LabelStore, template: Any) -> None:
+def test_human_human_agreement_is_cohens_kappa(store_copy: LabelStore, template: Any) -> None:
     files = template[1]
     both = _read(files.alice).merge(_read(files.bob), on="id", suffixes=("_a", "_b"))
     both = both[both.label_a.isin(["pass", "fail"]) & both.label_b.isin(["pass", "fail"])]
-    human = load_human_labels(numbers_store, "cal", "faithfulness")
+    human = load_human_labels(store_copy, "cal", "faithfulness")
     assert human.agreement is not None and human.n_overlap == 40
     (pair,) = human.agreement.pairwise
     assert pair.kappa.n == len(both) == 38
@@ -140,12 +136,12 @@ def test_human_human_agreement_is_cohens_kappa(numbers_store: LabelStore, templa
     assert (note.str.contains(r"\*\*now\*\*")).sum() == 1
 
 
-def test_flips_and_aggregation_rules(numbers_store: LabelStore, template: Any) -> None:
+def test_flips_and_aggregation_rules(store_copy: LabelStore, template: Any) -> None:
     files = template[1]
     calls = _read(files.swapper_cal)
     direct = self_consistency(calls["id"], calls["verdict"], order=calls["order"],
                               repeat=calls["repeat"].astype(int))
-    report = calibration_report(numbers_store, "cal", "swapper")
+    report = calibration_report(store_copy, "cal", "swapper")
     data = report.to_json()
     assert data["swap_flip_rate"] == interval_json(direct.flip_rate_order)
     assert data["swap_flip_rate"]["estimate"] == pytest.approx(10 / 120)
@@ -156,16 +152,16 @@ def test_flips_and_aggregation_rules(numbers_store: LabelStore, template: Any) -
     assert data["n"] + data["unsure"]["judge_labelled"] + data["unsure"]["human"] == 120
     flips = report.disagreements()
     assert set(flips["kind"]) == {"flip"} and len(flips) == 10
-    majority = calibration_report(numbers_store, "cal", "swapper", rule="majority").to_json()
+    majority = calibration_report(store_copy, "cal", "swapper", rule="majority").to_json()
     assert majority["unsure"]["judge_labelled"] == data["unsure"]["judge_labelled"]  # 1-1 ties
     assert majority["aggregation"] == "majority"
 
 
-def test_leaderboard_equals_direct(numbers_store: LabelStore, template: Any) -> None:
+def test_leaderboard_equals_direct(store_copy: LabelStore, template: Any) -> None:
     files = template[1]
     joined = expected_join(files)
     judge_b = _read(files.judge_b_cal).set_index("id")["verdict"]
-    board = judge_leaderboard(numbers_store, "cal", ["judge-a", "judge-b"])
+    board = judge_leaderboard(store_copy, "cal", ["judge-a", "judge-b"])
     direct = leaderboard(joined["human"].to_numpy(dtype=object), {
         "judge-a": joined["judge"].to_numpy(dtype=object),
         "judge-b": joined["id"].map(judge_b).to_numpy(dtype=object),
@@ -174,27 +170,27 @@ def test_leaderboard_equals_direct(numbers_store: LabelStore, template: Any) -> 
     assert board.frame()["judge"].tolist() == ["judge-a", "judge-b"]
 
 
-def test_design_follows_target_and_queue(numbers_store: LabelStore) -> None:
-    assert choose_design(numbers_store, "cal", "faithfulness", target="tgt")[0] == (
+def test_design_follows_target_and_queue(store_copy: LabelStore) -> None:
+    assert choose_design(store_copy, "cal", "faithfulness", target="tgt")[0] == (
         "separate_calibration")
-    design, _, warnings = choose_design(numbers_store, "cal", "faithfulness", n_items=120,
+    design, _, warnings = choose_design(store_copy, "cal", "faithfulness", n_items=120,
                                         n_labelled=100, imported_labels=True)
     assert design == "same_run_random" and "imported" in warnings[0]  # assumption stated
-    design, reason, warnings = choose_design(numbers_store, "cal", "faithfulness", n_items=120,
+    design, reason, warnings = choose_design(store_copy, "cal", "faithfulness", n_items=120,
                                              n_labelled=100)
     assert design == "same_run_random" and "random order" in reason and not warnings
     # The report follows the labels' recorded provenance (imported, selection unknown: checked
     # against the judge's verdicts), not the queue setting.
-    numbers_store.save_queue_settings("cal", "faithfulness", QueueSettings(order="stratified"))
-    data = calibration_report(numbers_store, "cal", "judge-a").to_json()
+    store_copy.save_queue_settings("cal", "faithfulness", QueueSettings(order="stratified"))
+    data = calibration_report(store_copy, "cal", "judge-a").to_json()
     assert data["design"] in ("same_run_random", "same_run_stratified")
     assert data["method"] == "verdict_stratified"
     assert data["selection"]["labels"] == {"unknown": 160}  # alice 120 + bob 40
     assert data["selection"]["check"].split(" (")[0].split(":")[0] in (
         "consistent with a random sample", "not a random sample")
-    forced = calibration_report(numbers_store, "cal", "judge-a", design="separate_calibration")
+    forced = calibration_report(store_copy, "cal", "judge-a", design="separate_calibration")
     assert forced.to_json()["method"] == "lee_stratified"
     assert forced.design_reason.startswith("chosen explicitly")
     with pytest.raises(CalibrateError, match="not rows of the target run"):
-        calibration_report(numbers_store, "cal", "judge-a", target="tgt",
+        calibration_report(store_copy, "cal", "judge-a", target="tgt",
                            design="same_run_random")
