@@ -343,11 +343,12 @@ class QueuePlans:
     orders also depend on the judge's verdicts, which change with every call a running judge
     stores: rebuilding their plan for each key press cost seconds at 1,000,000 items. The
     verdicts' fingerprint (a count over every call) is therefore read at most once per
-    ``refresh`` seconds per plan; a plan for older verdicts is rebuilt then, in a background
-    thread, and served as it is until the new one is ready. A row's labels record the stratum,
-    probability and judge of the plan that served it (taken when the row is first shown), so
-    the report stays right. Only the first plan of a key is built on the page's path, once
-    (a lock per key: sessions asking at the same time wait for it). Thread-safe.
+    ``refresh`` seconds per plan, in a background thread (never in the rerun of a key press);
+    a plan for older verdicts is rebuilt there, and served as it is until the new one is
+    ready. A row's labels record the stratum, probability and judge of the plan that served it
+    (taken when the row is first shown), so the report stays right. Only the first plan of a
+    key is built on the page's path, once (a lock per key: sessions asking at the same time
+    wait for it). Thread-safe.
     """
 
     def __init__(self, refresh: float = PLAN_REFRESH_S, max_entries: int = 32) -> None:
@@ -364,11 +365,15 @@ class QueuePlans:
         key = (store.db.path, dataset, item_count, settings.order, settings.seed)
         with self._lock:
             slot = self._slots.get(key)
-            if slot is not None and (slot.refreshing or settings.order not in _JUDGE_ORDERS
-                                     or time.monotonic() - slot.checked_at < self._refresh):
-                return slot.plan  # no need to look at the verdicts (a query over every call)
-        if slot is not None:
-            return self._check(key, slot, store, dataset, settings)
+            if slot is not None:
+                if not slot.refreshing and settings.order in _JUDGE_ORDERS \
+                        and time.monotonic() - slot.checked_at >= self._refresh:
+                    slot.refreshing = True
+                    threading.Thread(
+                        target=self._refresh_slot, args=(slot, store, dataset, settings),
+                        name="calibrate-queue-plan", daemon=True,
+                    ).start()
+                return slot.plan
         with self._lock:
             building = self._building.setdefault(key, threading.Lock())
         with building:  # the first plan of a key is built once, however many sessions ask
@@ -387,29 +392,21 @@ class QueuePlans:
                     del self._slots[next(iter(self._slots))]
             return plan
 
-    def _check(self, key: tuple[object, ...], slot: _PlanSlot, store: LabelStore,
-               dataset: str, settings: QueueSettings) -> QueuePlan:
-        """Serve ``slot``'s plan once its verdicts were compared; rebuild it if they moved."""
-        fingerprint = judge_info.fingerprint(store, dataset)
-        with self._lock:
-            if slot.refreshing:
-                return slot.plan
-            # Checked now either way: unchanged verdicts are not read again for ``refresh``
-            # seconds, changed ones are being rebuilt for.
-            slot.checked_at = time.monotonic()
-            if slot.fingerprint != fingerprint:
-                slot.refreshing = True
-                threading.Thread(
-                    target=self._rebuild, args=(slot, store, dataset, settings),
-                    name="calibrate-queue-plan", daemon=True,
-                ).start()
-            return slot.plan
+    def _refresh_slot(self, slot: _PlanSlot, store: LabelStore, dataset: str,
+                      settings: QueueSettings) -> None:
+        """Compare ``slot``'s verdicts with the store's; rebuild its plan if they moved.
 
-    def _rebuild(self, slot: _PlanSlot, store: LabelStore, dataset: str,
-                 settings: QueueSettings) -> None:
+        Runs in its own thread while ``slot.refreshing`` is set, so no other thread changes
+        the slot meanwhile. Checked either way: unchanged verdicts are not read again for
+        ``refresh`` seconds.
+        """
         error = None
         try:
             fingerprint = judge_info.fingerprint(store, dataset)
+            with self._lock:
+                if slot.fingerprint == fingerprint:
+                    slot.checked_at, slot.refreshing = time.monotonic(), False
+                    return
             plan = _build_plan(store, dataset, settings.order, settings.seed)
         except Exception as exc:  # keep serving the old plan; the next check tries again
             _log.exception("rebuilding the %s queue plan of %r failed", settings.order, dataset)
@@ -428,7 +425,7 @@ class QueuePlans:
             return None if slot is None else slot.error
 
     def wait(self, timeout: float = 30.0) -> None:
-        """Return once no rebuild is running (tests)."""
+        """Return once no check or rebuild is running (tests)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:

@@ -105,6 +105,7 @@ def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
     before = young.get(store, "d", 12, settings)
     assert before.order == "random" and before.note is not None  # no judge run yet
     assert aged.get(store, "d", 12, settings) == before
+    aged.wait()  # its check of the verdicts runs in the background: done before the judge runs
     _judge(store, ["PASS", "FAIL"] * 6)
     # A judge run stores verdicts call by call: a plan younger than `refresh` stays as it is,
     # and an older one is served once more while its rebuild runs in the background.
@@ -189,6 +190,7 @@ def test_unchanged_verdicts_are_read_again_only_once_per_refresh_age(
     assert len(looked) == 1  # the first build reads it
     clock.now += 31.0
     assert plans.get(store, "d", 12, settings) is plan
+    plans.wait()  # the comparison runs in the background
     assert len(looked) == 2  # old enough: compared, unchanged
     for _ in range(50):  # key presses within the next 30 s read nothing
         clock.now += 0.5
@@ -196,9 +198,40 @@ def test_unchanged_verdicts_are_read_again_only_once_per_refresh_age(
     assert len(looked) == 2
     clock.now += 6.0
     assert plans.get(store, "d", 12, settings) is plan
+    plans.wait()
     assert len(looked) == 3
     plans.wait()
     assert plans.last_error(store, "d", 12, settings) is None
+
+
+def test_a_due_plan_is_served_without_reading_the_verdicts_on_the_page(
+    store: LabelStore, make_dataset: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The fingerprint is a count over every judge call of the dataset: a key press must not
+    # wait for it, even when the plan is due for a check.
+    make_dataset("d", TWELVE_ROWS)
+    _judge(store, ["PASS", "FAIL"] * 6)
+    readers: list[threading.Thread] = []
+    fingerprint = judge_info.fingerprint
+
+    def spy(s: LabelStore, d: str) -> str:
+        readers.append(threading.current_thread())
+        return fingerprint(s, d)
+
+    monkeypatch.setattr(judge_info, "fingerprint", spy)
+    plans, settings = QueuePlans(refresh=0.0), QueueSettings("stratified", 3, 1)
+    plan = plans.get(store, "d", 12, settings)
+    assert readers == [threading.current_thread()]  # the first plan is built on the page
+    strict = load_builtin("faithfulness-oneshot").with_revision(system="Be strict.")
+    run_judge(strict, "d", store=store, provider=ScriptedProvider("x", ["VERDICT: FAIL"] * 12))
+    assert plans.get(store, "d", 12, settings) is plan
+    plans.wait()  # newer verdicts (a newer config): compared and rebuilt in the background
+    assert len(readers) == 2 and readers[1] is not threading.current_thread()
+    rebuilt = plans.get(store, "d", 12, settings)
+    assert rebuilt.judge == strict.config_id and rebuilt.strata is not None
+    assert set(rebuilt.strata.values()) == {"fail"}
+    plans.wait()
+    assert threading.current_thread() not in readers[1:]
 
 
 def test_a_failed_rebuild_is_logged_kept_and_the_old_plan_served(
