@@ -333,7 +333,6 @@ class _PlanSlot:
     fingerprint: str
     checked_at: float  # when ``fingerprint`` was last read (or the plan built)
     refreshing: bool = False
-    error: str | None = None  # the last background rebuild's failure, with its traceback
 
 
 class QueuePlans:
@@ -400,29 +399,20 @@ class QueuePlans:
         the slot meanwhile. Checked either way: unchanged verdicts are not read again for
         ``refresh`` seconds.
         """
-        error = None
+        rebuilt: tuple[QueuePlan, str] | None = None
         try:
             fingerprint = judge_info.fingerprint(store, dataset)
             with self._lock:
                 if slot.fingerprint == fingerprint:
                     slot.checked_at, slot.refreshing = time.monotonic(), False
                     return
-            plan = _build_plan(store, dataset, settings.order, settings.seed)
-        except Exception as exc:  # keep serving the old plan; the next check tries again
+            rebuilt = _build_plan(store, dataset, settings.order, settings.seed), fingerprint
+        except Exception:  # keep serving the old plan; the next check tries again
             _log.exception("rebuilding the %s queue plan of %r failed", settings.order, dataset)
-            error = "".join(traceback.format_exception(exc))
         with self._lock:
-            if error is None:
-                slot.plan, slot.fingerprint = plan, fingerprint
-            slot.error, slot.checked_at, slot.refreshing = error, time.monotonic(), False
-
-    def last_error(self, store: LabelStore, dataset: str, item_count: int,
-                   settings: QueueSettings) -> str | None:
-        """The traceback of the last failed background rebuild of this plan, or None."""
-        key = (store.db.path, dataset, item_count, settings.order, settings.seed)
-        with self._lock:
-            slot = self._slots.get(key)
-            return None if slot is None else slot.error
+            if rebuilt is not None:
+                slot.plan, slot.fingerprint = rebuilt
+            slot.checked_at, slot.refreshing = time.monotonic(), False
 
     def wait(self, timeout: float = 30.0) -> None:
         """Return once no check or rebuild is running (tests)."""
