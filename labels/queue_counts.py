@@ -108,7 +108,7 @@ class LabelTally:
         with self._lock:
             tally = self._tallies.get(key, _Tally())
         total, labels, new = store.labels_since(dataset, criterion, tally.last_id)
-        if tally.labels + len(new) != labels:  # a lower id committed late, or a first look
+        if tally.labels + len(new) != labels:  # a lower id committed late
             tally = _Tally()
             total, labels, new = store.labels_since(dataset, criterion, -1)
         if new:
