@@ -28,9 +28,9 @@ common random numbers) and reports, for the nominal-95 % interval of each method
 
 Methods: ``naive`` (Wilson on the judge pass rate), ``lee`` (Lee et al. 2025 with guards),
 ``ppi++`` (tuned lambda), ``judgy`` (the PyPI package, if installed; slow, so fewer replicates
-and fewer bootstrap iterations, as printed) and ``auto`` (this project's choice for the cell's
-sampling design: post-stratified for a same-run random sample, Lee for a separate calibration
-set).
+and fewer bootstrap iterations, as printed) and ``auto`` (the headline of
+:func:`judges.calibration.answer_pass_rate` on evidence built from the simulated rows, the path
+every surface uses; ``bench/coverage_answer.py``).
 
 Grid: true pass rate {0.3, 0.6, 0.9} x labelled rows {50, 200}, n = 1000 judge-only rows,
 sensitivity 0.85 / specificity 0.75; a label-shift block (labelled rows from another run with
@@ -59,6 +59,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from coverage_answer import auto, evidence
 from coverage_designs import designs_block
 from coverage_paired import paired_block
 from coverage_pairwise import pairwise_block
@@ -68,13 +69,13 @@ from coverage_transfer import transfer_block
 from judges.calibration import (
     CalibrationCounts,
     PassRateEstimate,
-    build_summary,
-    corrected_pass_rate_from_counts,
+    RunCounts,
+    TargetRun,
+    answer_pass_rate,
     counts_to_arrays,
     estimate_pass_rate,
     simulate_counts,
     simulate_verdicts,
-    verdict_names,
 )
 
 SENS, SPEC = 0.85, 0.75
@@ -141,13 +142,21 @@ def _run_cell(args: tuple[int, Cell, int, int, int, int]) -> tuple[Cell, dict[st
         )
         for method in ("naive", "lee", "ppi++"):
             stats[method].add(*_claim(estimate_pass_rate(c, method=method)), cell.theta)
-        auto = corrected_pass_rate_from_counts(c, design=cell.design)
-        stats["auto"].add(*_claim(auto), cell.theta)
+        h, j, t = counts_to_arrays(c)
+        if cell.design == "same_run_random":  # the labelled rows are rows of the run
+            run = np.concatenate([j, t])
+            ev = evidence(np.concatenate([h, np.zeros(t.size, dtype=np.int8)]),
+                          np.arange(h.size), run, selection="random")
+            stats["auto"].add(*auto(ev), cell.theta)
+        else:  # a separate calibration set, every row of it labelled
+            stats["auto"].add(*auto(evidence(h, np.arange(h.size), j, selection="all"), t),
+                              cell.theta)
         if cell.block == "degenerate":
-            alt = corrected_pass_rate_from_counts(c, design="same_run_random")
-            same_run_auto.add(*_claim(alt), cell.theta)
+            run = np.concatenate([j, t])
+            ev = evidence(np.concatenate([h, np.zeros(t.size, dtype=np.int8)]),
+                          np.arange(h.size), run, selection="random")
+            same_run_auto.add(*auto(ev), cell.theta)
         if judgy is not None and rep < judgy_reps:
-            h, j, t = counts_to_arrays(c)
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
@@ -177,19 +186,19 @@ def _fmt(s: Stat, flag: str = "") -> str:
 
 
 def _report_time() -> float:
+    """Seconds of one answer on 1,000,000 target rows and 10,000 labels (segments, documents)."""
     rng = np.random.default_rng(0)
-    h, jl = simulate_verdicts(rng, n=10_000, theta=0.6, sensitivity=SENS, specificity=SPEC)
+    z, jl = simulate_verdicts(rng, n=1_000_000, theta=0.6, sensitivity=SENS, specificity=SPEC)
     _, jt = simulate_verdicts(rng, n=1_000_000, theta=0.6, sensitivity=SENS, specificity=SPEC)
-    args = (verdict_names(h).tolist(), verdict_names(jl).tolist(), verdict_names(jt).tolist())
-    seg_l = rng.choice(["en", "de", "fr", "es"], size=10_000).tolist()
-    seg_t = rng.choice(["en", "de", "fr", "es"], size=1_000_000).tolist()
-    docs = rng.integers(0, 3000, size=10_000)
-    # Warm-up on a tiny input so one-off import/initialisation costs are not timed.
-    build_summary(["pass", "fail"], ["pass", "fail"], ["pass"], segments_labelled=["en", "de"],
-                 segments_target=["en"], doc_ids=[0, 1], rng=np.random.default_rng(0))
+    seg = rng.choice(np.array(["en", "de", "fr", "es"]), size=1_000_000)
+    docs = rng.integers(0, 300_000, size=1_000_000)
+    lab = rng.choice(1_000_000, 10_000, replace=False)
+    ev = evidence(z, lab, jl, selection="random", segments=seg, documents=docs)
+    target = TargetRun(RunCounts.from_rows(np.where(jt == 1, 0, 1).astype(np.int8),
+                                           segment=rng.choice(seg, size=jt.size)))
+    answer_pass_rate(ev, target)  # warm-up: one-off imports are not timed
     t0 = time.perf_counter()
-    build_summary(*args, design="same_run_random", segments_labelled=seg_l,
-                 segments_target=seg_t, doc_ids=docs, rng=np.random.default_rng(1))
+    answer_pass_rate(ev, target)
     return time.perf_counter() - t0
 
 
@@ -286,7 +295,7 @@ def main() -> int:
                 notes.append(f"{cell.block} theta={cell.theta} m={cell.m}: {m} coverage "
                              f"{s.coverage:.3f} < 0.94 ({_mc_note(s)}; not used by auto)")
             parts.append(_fmt(s, flag))
-        auto_method = ("stratified" if cell.design == "same_run_random" else "lee")
+        auto_method = ("same run" if cell.design == "same_run_random" else "separate")
         covering = [stats[m].mean_width for m in METHODS
                     if stats[m].coverage is not None and stats[m].coverage >= 0.93
                     and stats[m].mean_width is not None]
@@ -320,9 +329,9 @@ def main() -> int:
               f"{_fmt(same_run_auto)}")
     elapsed_report = _report_time()
     print()
-    print(f"full report (build_summary from Python lists of strings, 4 segments, "
-          f"3,000-document clustered bootstrap x 2000) on 1,000,000 target verdicts + 10,000 "
-          f"labels: {elapsed_report:.2f} s (after a tiny warm-up call)")
+    print(f"one answer (answer_pass_rate: transfer check over 4 segments, per-segment answers, "
+          f"document design effect) on 1,000,000 target rows + 10,000 labels of a 1,000,000-row "
+          f"calibration run: {elapsed_report:.2f} s (after a warm-up call)")
     if elapsed_report > 2.0:
         failures.append(f"report took {elapsed_report:.2f} s > 2 s")
     print(f"benchmark wall time: {time.perf_counter() - t_start:.0f} s on {ns.workers} workers")

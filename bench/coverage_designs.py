@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from coverage_answer import answer, auto, claim, evidence, outcomes
 from coverage_stat import Stat, run_cells, verdict_lines
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -49,14 +50,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from judges.calibration import (
     Estimate,
     PassRateEstimate,
+    RunCounts,
     StratumCounts,
+    TargetRun,
     active_inclusion_probabilities,
     active_pass_rate,
+    answer_pass_rate,
     calibration_counts,
     estimate_pass_rate,
     kappa_from_table,
     kappa_interval_from_table,
-    resolve_design,
+    labels_only_pass_rate,
     stratified_run_pass_rate,
     stratified_run_pass_rate_from_counts,
     transported_pass_rate_from_counts,
@@ -151,7 +155,8 @@ def _rep_same_run(rng: np.random.Generator, c: Cell) -> tuple[float, dict[str, I
     rest = np.setdiff1d(np.arange(N_RUN), lab)
     out = {m: _old(z[lab], j[lab], j[rest], m) for m in ("naive", "lee", "ppi++", "poststrat")}
     out["vstrat"] = _iv(stratified_run_pass_rate_from_counts(_counts(z[lab], j[lab], j)))
-    out["auto"] = out["vstrat"]  # recorded selection random -> verdict-stratified
+    out["labels"] = _iv(labels_only_pass_rate(z[lab]))
+    out["auto"] = auto(evidence(z, lab, j, selection="random"))  # the report's own choice
     return float(z.mean()), out
 
 
@@ -165,7 +170,8 @@ def _rep_separate(rng: np.random.Generator, c: Cell) -> tuple[float, dict[str, I
     out["lee_vw"] = _iv(
         transported_pass_rate_from_counts(_counts(zc[lab], jc[lab], jc), _target_counts(jt))
     )
-    out["auto"] = out["lee_vw"]  # labels from another run -> separate calibration
+    selection = "by_verdict" if c.p("by_verdict") else "random"
+    out["auto"] = auto(evidence(zc, lab, jc, selection=selection), jt)
     return float(zt.mean()), out
 
 
@@ -175,7 +181,7 @@ def _rep_unsure(rng: np.random.Generator, c: Cell) -> tuple[float, dict[str, Int
     rest = np.setdiff1d(np.arange(N_RUN), lab)
     out = {m: _old(z[lab], j[lab], j[rest], m) for m in ("naive", "ppi++", "poststrat")}
     out["vstrat"] = _iv(stratified_run_pass_rate_from_counts(_counts(z[lab], j[lab], j)))
-    out["auto"] = out["vstrat"]
+    out["auto"] = auto(evidence(z, lab, j, selection="by_verdict"))
     return float(z.mean()), out
 
 
@@ -191,7 +197,8 @@ def _rep_documents(rng: np.random.Generator, c: Cell) -> tuple[float, dict[str, 
     out = {"poststrat": _old(z[lab], j[lab], j[rest], "poststrat")}
     out["vstrat"] = _iv(stratified_run_pass_rate_from_counts(_counts(z[lab], j[lab], j)))
     out["vstrat_cl"] = _iv(stratified_run_pass_rate(z[lab], j[lab], j, doc_ids=lab // per))
-    out["auto"] = out["vstrat_cl"]  # rows carry document ids
+    out["auto"] = auto(evidence(z, lab, j, selection="random",
+                                documents=np.arange(n_docs * per) // per))
     return float(z.mean()), out
 
 
@@ -207,7 +214,8 @@ def _rep_active(rng: np.random.Generator, c: Cell) -> tuple[float, dict[str, Int
     out = {"naive": _old(z[:0], j[:0], j, "naive")}
     out["vstrat"] = _iv(stratified_run_pass_rate_from_counts(_counts(z[take], j[take], j)))
     out["active"] = _iv(active_pass_rate(z[take], j[take], pi[take], j))
-    out["auto"] = out["active"]  # every label drawn actively with its probability
+    lab = np.flatnonzero(take)
+    out["auto"] = auto(evidence(z, lab, j, selection="active", share=pi[lab] / pi.sum()))
     return float(z.mean()), out
 
 
@@ -216,10 +224,10 @@ def _rep_forced(rng: np.random.Generator, c: Cell) -> tuple[float, dict[str, Int
     lab = rng.choice(N_RUN, int(c.p("m")), replace=False)
     zt, jt = _run(rng, N_RUN, c.p("theta"))
     out = {"poststrat": _old(zc[lab], jc[lab], jt, "poststrat")}  # what the old override did
-    decision = resolve_design(
-        "same_run_random", labelled_in_target=False, selections={"random": len(lab)}
-    )
-    out["auto"] = (None, None) if decision.refused else out["poststrat"]
+    forced = answer_pass_rate(evidence(zc, lab, jc, selection="random"),
+                              TargetRun(RunCounts.from_rows(outcomes(jt))),
+                              design="same_run_random")
+    out["auto"] = claim(forced)
     return float(zt.mean()), out
 
 
@@ -228,7 +236,11 @@ def _rep_kappa(rng: np.random.Generator, c: Cell) -> tuple[float, dict[str, Inte
     table = rng.multinomial(int(c.p("n")), cells).reshape(2, 2)
     out = {"wald": _iv(kappa_from_table(table))}
     out["boot"] = _iv(kappa_interval_from_table(table, rng=rng, n_boot=1000))
-    out["auto"] = out["boot"]
+    # The report's kappa for these rows: every row labelled, judged, a random sample.
+    h = np.repeat([0, 0, 1, 1], table.ravel())
+    j = np.repeat([0, 1, 0, 1], table.ravel())
+    ka = answer(evidence(h, np.arange(h.size), j, selection="all"), segments=False).kappa
+    out["auto"] = _iv(ka)
     return float(kappa_of_tables(cells.reshape(2, 2))), out
 
 
@@ -246,32 +258,32 @@ REPS: dict[str, Callable[[np.random.Generator, Cell], tuple[float, dict[str, Int
 }
 
 BLOCK_NOTES = {
-    "same run": "random sample of m rows of a 1,000-row run; auto = vstrat",
-    "label shift": "random calibration sample from another run at pass rate 0.7; auto = lee_vw",
-    "degenerate": "judge 0.55/0.50, separate calibration; auto = lee_vw",
+    "same run": "random sample of m rows of a 1,000-row run; labels = the labelled rows alone "
+    "(Wilson); auto = the report's answer (never wider than labels)",
+    "label shift": "random calibration sample from another run at pass rate 0.7",
+    "degenerate": "judge 0.55/0.50, separate calibration",
     "by-verdict calibration": "calibration labels by verdict (Label page order), no shift",
     "by-verdict calibration + shift": "calibration labels by verdict, calibration run at 0.7",
     "same run, judge-unsure rows": "labels by verdict over pass/fail/not judged; unsure rows at "
-    "pass rate 0.3; auto = vstrat",
+    "pass rate 0.3",
     "whole documents": "100 documents x 10 rows, document effect on truth and judge errors; "
-    "labels = whole documents; auto = vstrat_cl",
+    "labels = whole documents",
     "active sampling": "2,000 rows, 30 % hard (judge errs 30 %, flips 20-50 %) vs 3 %; "
-    "expected m labels; auto = active",
+    "expected m labels",
     "forced same_run_random": "labels from another run (0.7) with --design same_run_random; "
-    "auto = refused",
-    "kappa": "Cohen's kappa, truth = population kappa; auto = boot (smoothed bootstrap) "
-    "below 100 rows",
+    "auto must refuse",
+    "kappa": "Cohen's kappa, truth = population kappa; auto = the report's kappa",
 }
 
 
 def _cells() -> list[Cell]:
     cells: list[Cell] = []
-    same = ("naive", "lee", "ppi++", "poststrat", "vstrat", "auto")
+    same = ("naive", "lee", "ppi++", "poststrat", "vstrat", "labels", "auto")
     sep = ("naive", "lee", "ppi++", "lee_vw", "auto")
     for t in (0.3, 0.6, 0.9):
         for m in (50, 200):
             cells.append(Cell("same run", f"theta {t} m {m}", (("theta", t), ("m", m)), same,
-                              ("lee", "ppi++", "poststrat", "vstrat", "auto")))  # fmt: skip
+                              ("lee", "ppi++", "poststrat", "vstrat", "labels", "auto")))
     for block, sens, spec, cal in (("label shift", SENS, SPEC, 0.7),
                                    ("degenerate", 0.55, 0.50, None)):  # fmt: skip
         for t in (0.3, 0.6, 0.9):
@@ -402,6 +414,11 @@ def designs_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], lis
                 failures.append(f"forced override {c.label}: not refused in {auto.claims} sets")
         elif auto.coverage is None or auto.coverage < 0.94:
             failures.append(f"{c.block} {c.label}: auto coverage {auto.coverage}")
+        if "labels" in r.stats and auto.mean_width is not None:
+            labels = r.stats["labels"].mean_width
+            if labels is not None and auto.mean_width > labels * (1 + 1e-9):
+                failures.append(f"{c.block} {c.label}: auto width {auto.mean_width:.3f} wider "
+                                f"than the labels alone ({labels:.3f})")
     lines += ["", f"design blocks wall time: {time.perf_counter() - t0:.0f} s on {workers} workers"]
     lines += verdict_lines(
         failures, not_met="DESIGN BARS NOT MET:",

@@ -7,8 +7,12 @@ kappa, flip rates), and *on what* (the calibration dataset's content hash and ro
 annotators, UTC dates), plus the package versions that computed it. It never holds an API key:
 keys live only in :class:`judges.settings.Settings`, which a card never reads.
 
-``calibrate score`` / ``calibrate gate`` (:mod:`judges.gate`) load a card and correct the pass
-rate of new verdicts with the card's confusion counts (Lee et al. 2025).
+A card also carries the calibration *evidence* (:class:`judges.calibration.CalibrationEvidence`:
+the labelled rows' human verdicts, judge outcomes, flips, segments, documents and recorded
+selection, and the judge's outcomes on every calibration row, as counts; no text, no ids) and
+the estimation options. ``calibrate score`` / ``calibrate gate`` (:mod:`judges.gate`) answer
+from them through the one estimation path (:func:`judges.calibration.answer_pass_rate`), so a
+card scored on the verdicts of a report's target gives that report's number.
 
 Format: JSON (``.json``) or YAML (``.yaml``/``.yml``), chosen by the file extension; both load
 back to an equal :class:`JudgeCard` (:func:`load_card`), and loading checks the config hash.
@@ -16,6 +20,7 @@ back to an equal :class:`JudgeCard` (:func:`load_card`), and loading checks the 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import platform
@@ -29,18 +34,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from judges.alignment.store import AlignStore
-from judges.calibration import HumanMargins, format_interval
+from judges.calibration import CalibrationEvidence, HumanMargins, format_interval
 from judges.calibration.trust import SMALL_SAMPLE
 from judges.calibration.vocabulary import describe_used
 from judges.config import JudgeConfig, parse_config
 from judges.providers import STAND_IN_NOTE
 from judges.reporting import JudgeRef, JudgeReport, PairwiseReport, calibration_report
+from judges.reporting.evidence import verdicts_fingerprint
 from judges.store import JudgeStore, external_config_id
 from judges.verdicts import dataset_keys
 from labels.errors import CalibrateError, ImportFileError
 from labels.store import LabelStore
 
-CARD_SCHEMA_VERSION: Literal[1] = 1
+CARD_SCHEMA_VERSION: Literal[2] = 2
 CARD_KIND: Literal["calibrate.judge_card"] = "calibrate.judge_card"
 CARD_SUFFIXES = (".json", ".yaml", ".yml")
 _PACKAGES = ("calibrate", "numpy", "scipy", "statsmodels", "pandas", "duckdb", "pydantic")
@@ -173,11 +179,9 @@ class CardMetrics(_Model):
     swap_flip_rate: CardInterval
     repeat_flip_rate: CardInterval
     human_kappa: CardInterval | None
-    strata: dict[str, list[int]] | None = None
-    """Calibration counts per judge-verdict stratum (judge pass, judge fail, not judged):
-    ``population``, ``labelled``, ``human_pass``, ``human_unsure``. With them the gate corrects
-    with the verdict-reweighted error rates (valid for labels drawn by verdict); cards written
-    before they existed fall back to Lee et al. on the confusion counts."""
+    strata: dict[str, dict[str, int]] | None = None
+    """Calibration counts per judge-verdict stratum (for people; the gate answers from
+    ``evidence``): ``population``, ``labelled``, ``human_pass``, ``human_unsure``."""
     unscored: int = Field(ge=0)
     unsure: int = Field(ge=0)
     pairwise: PairwiseCardMetrics | None = None
@@ -207,10 +211,21 @@ class CardStress(_Model):
     family_warning: str | None = None
 
 
+class CardEstimation(_Model):
+    """How the card's pass rates are estimated: what the report was asked for."""
+
+    design: str | None = None
+    """The design the report was asked for (``None``: chosen from the evidence); applied when
+    the scored verdicts are the calibration run's own."""
+    confidence: float = Field(gt=0, lt=1)
+    seed: int = 0
+    n_boot: int = Field(ge=1)
+
+
 class JudgeCard(_Model):
     """A judge card (see the module docstring). Build with :func:`card_from_report`."""
 
-    schema_version: Literal[1] = CARD_SCHEMA_VERSION
+    schema_version: Literal[2] = CARD_SCHEMA_VERSION
     kind: Literal["calibrate.judge_card"] = CARD_KIND
     created_at: datetime
     judge: CardJudge
@@ -222,6 +237,10 @@ class JudgeCard(_Model):
     forced: list[str] = Field(default_factory=list)
     """Why this card would have been refused, when it was exported anyway (``--force``):
     empty for a card that met every rule (:func:`card_problems`)."""
+    estimation: CardEstimation | None = None
+    """The estimation options (pass/fail cards)."""
+    evidence: dict[str, Any] | None = None
+    """The calibration evidence (pass/fail cards): what ``score`` answers from."""
 
     @field_validator("created_at")
     @classmethod
@@ -320,7 +339,8 @@ def judge_identity(
 def card_problems(store: LabelStore, report: JudgeReport) -> list[str]:
     """Why a card of this report would mislead; empty when it may be exported.
 
-    A card is refused (unless forced) when the verdicts come from a stand-in provider, when
+    A card is refused (unless forced) when the judge is no better than chance (population
+    Youden index or kappa at most 0), when the verdicts come from a stand-in provider, when
     the latest run of the judge on the calibration dataset is cancelled, failed, interrupted
     or still running, or partial (some of its calls failed or were never sent), or when a
     human class has fewer than :data:`~judges.calibration.trust.SMALL_SAMPLE` rows used: a
@@ -343,6 +363,8 @@ def card_problems(store: LabelStore, report: JudgeReport) -> list[str]:
                 f"the latest run ({latest.run_id}) is partial: {failed} of {latest.planned} "
                 f"calls failed and {not_run} were not run"
             )
+    if report.answer.worse_than_chance:
+        problems.append(f"the judge is worse than chance: {report.answer.worse_than_chance}")
     data = report.to_json()
     if min(data["m0"], data["m1"]) < SMALL_SAMPLE:
         problems.append(
@@ -393,7 +415,7 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
             content_hash=store.dataset_content_hash(report.dataset),
             rows=store.count_items(report.dataset),
             labelled_rows=counts["labelled"]["rows"],
-            design=report.design,
+            design=report.design or "refused",
             design_reason=report.design_reason,
             annotators=list(human.annotators),
             n_annotators=len(human.annotators),
@@ -423,9 +445,19 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
         stress=_stress(store, ref.config_id),
         warnings=[*(f"FORCED: {p}" for p in problems), *report.warnings],
         forced=problems,
+        estimation=CardEstimation(**report.options),
+        evidence=_evidence_with_fingerprint(report).to_json(),
     )
     card.verify()
     return card
+
+
+def _evidence_with_fingerprint(report: JudgeReport) -> CalibrationEvidence:
+    """The report's evidence, with the fingerprint of the calibration run's verdicts."""
+    items = report.judge_items.items
+    fingerprint = verdicts_fingerprint(items["item_id"].to_numpy(dtype=object),
+                                       items["verdict"].to_numpy(dtype=object))
+    return dataclasses.replace(report.evidence, fingerprint=fingerprint)
 
 
 class CardChoices(TypedDict, total=False):
@@ -546,6 +578,16 @@ def loads_card(text: str, *, source: str = "<card>",
         raise CardError("a card must be a mapping", path=source)
     if data.get("kind") != CARD_KIND:
         raise CardError(f"not a judge card (kind must be {CARD_KIND!r})", path=source)
+    if data.get("schema_version") == 1:
+        judge = (data.get("judge") or {}).get("name", "JUDGE")
+        dataset = (data.get("calibration") or {}).get("dataset", "DATASET")
+        raise CardError(
+            "card schema_version 1 carries no calibration evidence (how the labels were drawn, "
+            "the judge's verdict strata, flips, segments), so it cannot reproduce the report's "
+            "correction and could give another number for the same verdicts; re-export it: "
+            f"calibrate card export --dataset {dataset} --judge {judge} -o {source}",
+            path=source,
+        )
     if data.get("schema_version") != CARD_SCHEMA_VERSION:
         raise CardError(
             f"card schema_version {data.get('schema_version')!r} is not supported (this "
@@ -584,6 +626,7 @@ __all__ = [
     "CARD_SCHEMA_VERSION",
     "CardChoices",
     "CardError",
+    "CardEstimation",
     "CardRefusedError",
     "CardStress",
     "JudgeCard",

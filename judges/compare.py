@@ -2,11 +2,14 @@
 
 ``calibrate compare --card CARD BASELINE CANDIDATE`` reads two verdict files of the card's judge
 config on the same rows (matched by ``id``), combines each item's calls with the card's
-aggregation rule, and reports the corrected pass rate of each version and their paired
-difference (:func:`judges.calibration.paired_difference`: Fieller interval over the paired
-rows and the card's calibration counts, exact McNemar test, per segment, document-clustered
-when the files carry ``document_id``). Items present in one file only are counted and left
-out.
+aggregation rule, and reports the corrected pass rate of each version on the paired rows (the
+card's answer, :func:`judges.gate.card_answer`, the same path as ``calibrate score``) and their
+paired difference (:func:`judges.calibration.paired_difference`: Fieller interval over the
+paired change in the judge's pass indicator and the card's verdict-reweighted error rates, valid
+however the calibration labels were drawn; exact McNemar test, per segment, document-clustered
+when the files carry ``document_id``). A row the judge did not judge counts as "not pass", the
+third outcome the error rates already include. Items present in one file only are counted and
+left out.
 
 ``calibrate gate --card CARD --baseline OLD NEW --max-drop 0.02`` is the non-inferiority gate
 (:func:`drop_gate`): it fails when the difference's lower bound is below ``-max_drop``.
@@ -16,17 +19,21 @@ out.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from judges.aggregation import aggregate_calls
 from judges.calibration import (
-    ConfusionMatrix,
+    CalibrationEvidence,
+    JudgeErrorRates,
     PairedComparison,
     align_pairs,
     paired_difference,
+    transferred_error_rates,
 )
 from judges.card import CardError, JudgeCard, card_from_report
 from judges.gate import (
@@ -34,6 +41,7 @@ from judges.gate import (
     Score,
     VerdictsFile,
     VerdictsFileError,
+    card_answer,
     check_config,
     verdicts_from_table,
 )
@@ -136,6 +144,10 @@ def _labels(
     return None
 
 
+def _pass_or_not(verdicts: pd.Series) -> np.ndarray:
+    return np.where(verdicts.to_numpy(dtype=object) == "pass", "pass", "fail")
+
+
 def compare_verdicts(
     card: JudgeCard, baseline: VerdictsFile, candidate: VerdictsFile, *,
     allow_unverified: bool = False,
@@ -178,21 +190,48 @@ def compare_verdicts(
             f"{pairs.n_paired} items in both)"
         )
     ids = ids_b[pairs.baseline_index]
+    if card.evidence is None:
+        raise CardError("the card carries no calibration evidence: re-export it with calibrate "
+                        "card export", path=card.calibration.dataset)
+    rates = transferred_error_rates(CalibrationEvidence.from_json(card.evidence))
     cm = card.metrics.confusion
-    if cm.m0 == 0 or cm.m1 == 0:
+    if rates is None:
         raise CardError(
-            f"this card cannot correct a pass rate: m0={cm.m0}, m1={cm.m1} (label at least one "
-            "failing and one passing row)", path=card.calibration.dataset,
+            f"this card cannot correct a pass rate: m0={cm.m0}, m1={cm.m1}, or a judge-verdict "
+            "stratum without labels (label at least one failing and one passing row of every "
+            "verdict)", path=card.calibration.dataset,
         )
+    cov = rates.cov
+    error = JudgeErrorRates(
+        sensitivity=rates.a_smoothed, specificity=1.0 - rates.b_smoothed,
+        var_sensitivity=float(cov[0, 0]), var_specificity=float(cov[1, 1]),
+        covariance=-float(cov[0, 1]), n_labelled=card.metrics.n, method="verdict-reweighted",
+    )  # fmt: skip
     documents = _labels(baseline, candidate, ids, "documents")
     segments = _labels(baseline, candidate, ids, "segments")
+    paired_b = items_b.iloc[pairs.baseline_index].reset_index(drop=True)
+    paired_c = items_c.iloc[pairs.candidate_index].reset_index(drop=True)
+    # The transferred error rates count "not judged" as "not pass" (a third outcome of the
+    # judge), so the paired change is in the judge's pass indicator over every paired row.
     result = paired_difference(
-        items_b["verdict"].to_numpy(dtype=object)[pairs.baseline_index],
-        items_c["verdict"].to_numpy(dtype=object)[pairs.candidate_index],
-        calibration=ConfusionMatrix(tp=cm.tp, fn=cm.fn, fp=cm.fp, tn=cm.tn),
-        documents=documents, segments=segments, confidence=conf,
+        _pass_or_not(paired_b["verdict"]), _pass_or_not(paired_c["verdict"]),
+        calibration=error, documents=documents, segments=segments, confidence=conf,
+        youden_point=rates.a - rates.b,
     )
-    warnings += [w for w in result.warnings if w not in warnings]
+    answers = (card_answer(card, paired_b, baseline.segments or candidate.segments),
+               card_answer(card, paired_c, candidate.segments or baseline.segments))
+    result = dataclasses.replace(result, baseline=answers[0].headline,
+                                 candidate=answers[1].headline)
+    for name, answer in zip(("baseline", "candidate"), answers, strict=True):
+        warnings += [f"{name}: {w}" for w in answer.warnings if f"{name}: {w}" not in warnings]
+        if answer.kind == "segment_aware":
+            warnings.append(
+                f"{name}: the judge's accuracy differs by segment and the mix shifted, so its "
+                "pass rate is the segment-aware correction; the difference uses the pooled "
+                "error rates and is exact only at zero change (McNemar's test is unaffected)"
+            )
+    warnings += [w for w in result.warnings if w not in warnings
+                 and "corrected pass rate refused" not in w]
     if result.difference.refused:
         warnings.append(f"difference refused: {result.difference.reason}")
     return Comparison(card, baseline, candidate, result, pairs.n_baseline_only,

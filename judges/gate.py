@@ -1,11 +1,12 @@
 """Score new judge verdicts with a judge card, and gate CI on the corrected pass rate.
 
-A card (:mod:`judges.card`) carries the judge's confusion counts on the calibration rows. New
-verdicts of the *same* judge config on new rows give the observed pass rate ``p`` over ``n``
-scored rows; Lee et al. (2025) turn ``p``, ``n`` and the card's ``q0 = tn/m0``, ``q1 = tp/m1``,
-``m0``, ``m1`` into a corrected pass rate with an interval that accounts for both the new rows'
-sampling noise and the calibration rows' (label shift allowed: only the judge's error rates are
-assumed to transfer).
+A card (:mod:`judges.card`) carries the calibration evidence of its judge. New verdicts of the
+*same* judge config give the judge's outcomes on the new rows, and :func:`card_answer` asks the
+one estimation path (:func:`judges.calibration.answer_pass_rate`) for their true pass rate, as
+``calibrate report --target`` does: the judge's verdict-reweighted error rates transferred to the
+new rows (label shift allowed), segment-aware when the transfer check fires, refused with the
+reason when the evidence cannot support a number. Verdicts of the calibration run itself get
+the report's same-run estimate.
 
 :func:`gate` compares the chosen bound (``lower``, the default, or the point ``estimate``)
 with a bar. Exit codes of ``calibrate gate``: 0 the bar is met, 1 it is not (with the reason),
@@ -24,14 +25,15 @@ import pandas as pd
 
 from judges.aggregation import aggregate_calls
 from judges.calibration import (
-    CalibrationCounts,
+    CalibrationEvidence,
+    PassRateAnswer,
     PassRateEstimate,
-    StratumCounts,
-    estimate_pass_rate,
+    TargetRun,
+    answer_pass_rate,
     interval_json,
-    transported_pass_rate_from_counts,
 )
-from judges.card import JudgeCard
+from judges.card import CardError, JudgeCard
+from judges.reporting.evidence import run_counts_of_items, verdicts_fingerprint
 from judges.verdicts import UNSCORED
 from labels.errors import ImportFileError
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
@@ -204,12 +206,13 @@ class Score:
         unscored: Items with no verdict.
         unsure: Items whose verdict is ``unsure`` (incl. flips under ``all_agree``).
         observed: Observed judge pass rate ``k/n`` (Wilson).
-        corrected: Lee et al. corrected pass rate with the card's counts.
+        corrected: The headline corrected pass rate (``answer.headline``).
         swap_flip_rate: Flip rate of the new verdicts across orders (``interval`` dict).
         repeat_flip_rate: Flip rate across repeats (``interval`` dict).
         warnings: Caveats.
         verified: ``False`` when rows without a ``config_id`` were let in by
             ``allow_unverified``.
+        answer: The answer of the one estimation path.
     """
 
     card: JudgeCard
@@ -225,11 +228,14 @@ class Score:
     repeat_flip_rate: dict[str, Any]
     warnings: tuple[str, ...]
     verified: bool = True
+    answer: PassRateAnswer | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form (``docs/report-json.md``, section ``calibrate score``)."""
         m = self.card.metrics
+        answer = {} if self.answer is None else self.answer.to_json()
         return {
+            **answer,
             "schema_version": SCORE_SCHEMA_VERSION,
             "card": card_reference(self.card),
             "verdicts_file": self.verdicts.path,
@@ -337,35 +343,48 @@ def score_verdicts(
             f"no pass/fail verdict to score ({unscored} unscored, {unsure} unsure)",
             path=verdicts.path,
         )
-    cm = card.metrics.confusion
-    counts = CalibrationCounts.from_counts(tp=cm.tp, fn=cm.fn, fp=cm.fp, tn=cm.tn, k_target=k,
-                                           n_target=n)
-    conf = card.metrics.confidence
-    strata = card.metrics.strata
-    if strata is not None:
-        # Every scored row is in the estimand; unscored/unsure ones are the third judge outcome.
-        calibration = StratumCounts(**{k: tuple(v) for k, v in strata.items()})  # type: ignore[arg-type]
-        corrected = transported_pass_rate_from_counts(
-            calibration, (k, n - k, unscored + unsure), confidence=conf
-        )
-    else:
-        corrected = estimate_pass_rate(counts, method="lee", confidence=conf)
-    observed = estimate_pass_rate(counts, method="naive", confidence=conf)
-    kept = "kept in the estimand" if strata is not None else "left out"
-    if unscored:
-        warnings.append(f"{unscored} items unscored (no usable verdict): {kept}")
-    if unsure:
-        warnings.append(f"{unsure} items unsure (abstained, flipped or tied): {kept}")
-    if corrected.refused:
-        warnings.append(f"corrected pass rate refused: {corrected.reason}")
-    elif corrected.uninformative:
-        warnings.append("corrected pass rate uninformative: the card's judge is not shown to "
-                        "be better than chance")
-    warnings.extend(w for w in corrected.warnings if w not in warnings)
+    answer = card_answer(card, items, verdicts.segments)
+    corrected, observed = answer.headline, answer.observed
+    for w in answer.warnings:
+        if w not in warnings:
+            warnings.append(w)
     swap = interval_json(consistency.flip_rate_order if consistency is not None else None)
     repeat = interval_json(consistency.flip_rate_repeat if consistency is not None else None)
     return Score(card, verdicts, items, n, k, unscored, unsure, observed, corrected, swap,
-                 repeat, tuple(warnings), verified=verdicts.rows_without_config_id == 0)
+                 repeat, tuple(warnings), verified=verdicts.rows_without_config_id == 0,
+                 answer=answer)
+
+
+def card_answer(
+    card: JudgeCard, items: pd.DataFrame, segments: Mapping[str, str] | None = None
+) -> PassRateAnswer:
+    """The card's answer for a run's aggregated verdicts: the one estimation path.
+
+    The card's evidence and estimation options go to
+    :func:`judges.calibration.answer_pass_rate` with the run's outcomes. Verdicts whose
+    fingerprint is the card's calibration run are that run: the same-run estimate applies, as
+    in the report on the calibration dataset.
+
+    Args:
+        card: A pass/fail card with evidence.
+        items: Aggregated verdicts (``item_id``, ``verdict``, ``flipped``).
+        segments: Item id -> segment, when the verdicts carry them.
+
+    Raises:
+        CardError: a card without evidence.
+    """
+    if card.evidence is None or card.estimation is None:
+        raise CardError("the card carries no calibration evidence: re-export it with calibrate "
+                        "card export", path=card.calibration.dataset)
+    evidence = CalibrationEvidence.from_json(card.evidence)
+    est = card.estimation
+    fingerprint = verdicts_fingerprint(items["item_id"].to_numpy(dtype=object),
+                                       items["verdict"].to_numpy(dtype=object))
+    same = evidence.fingerprint is not None and fingerprint == evidence.fingerprint
+    target = (TargetRun(evidence.population, same_run=True) if same
+              else TargetRun(run_counts_of_items(items, dict(segments or {}))))
+    return answer_pass_rate(evidence, target, design=est.design if same else None,
+                            confidence=est.confidence, seed=est.seed, n_boot=est.n_boot)
 
 
 class GateDecision:
@@ -442,6 +461,7 @@ __all__ = [
     "Score",
     "VerdictsFile",
     "VerdictsFileError",
+    "card_answer",
     "card_reference",
     "check_config",
     "gate",

@@ -152,13 +152,10 @@ def _metric(col: Any, title: str, value: dict[str, Any], help_text: str) -> None
 def _verdict(report: JudgeReport, rule: CertificationRule) -> None:
     """The plain-language verdict and the certification, above every number."""
     agreement = report.human.agreement
-    # The same rates as the metrics below: the design's population rates when there is a
-    # headline (labels drawn by verdict bias the raw sample rates), else the sample rates.
-    head = report.headline
-    sensitivity, specificity, kappa = (
-        (head.rates.sensitivity, head.rates.specificity, head.kappa) if head is not None
-        else (report.stats.rates.sensitivity, report.stats.rates.specificity, report.stats.kappa)
-    )
+    # The same rates as the metrics below: the judge's population rates (labels drawn by
+    # verdict bias the raw sample rates).
+    a = report.answer
+    sensitivity, specificity, kappa = a.rates.sensitivity, a.rates.specificity, a.kappa
     verdict = trust_verdict(
         sensitivity, specificity,
         kappa=kappa,
@@ -284,12 +281,19 @@ def _forest_chart(data: dict[str, Any]) -> alt.LayerChart | None:
     )
 
 
+_CORRECTED_TITLE = {
+    "segment_aware": "Corrected (segment-aware)",
+    "bounds": "Corrected (bounded over unsure labels)",
+    "labels_only": "Corrected (labels alone)",
+}
+
+
 def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
     st.subheader("Pass rate")
     st.caption(
         f"Target: {widgets.escape_markdown(repr(report.target))}. The judge's own pass rate is "
         "biased by its errors; the "
-        "corrected one removes that bias; the human pass rate covers the labelled rows only."
+        "corrected one removes that bias; the labels-only rate leaves the judge out."
     )
     cols = st.columns(3)
     target = data["counts"]["target"]
@@ -299,13 +303,16 @@ def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
          widgets.escape_markdown(
              f"Judge pass rate, uncorrected, on the "
              f"{describe_counts(target, rows='target ')}.")),
-        ("Corrected", data["corrected_pass_rate"],
+        (_CORRECTED_TITLE.get(data["answer_kind"], "Corrected"), data["corrected_pass_rate"],
          widgets.escape_markdown(
              f"Estimator: {data['method']}. Valid when {data['assumption']}. It estimates "
              f"{data.get('population') or 'the true pass rate of the target'}.")),
-        ("Human (labelled rows)", data["human_pass_rate"],
+        ("Labels only", data["labels_only_pass_rate"],
          f"Human pass rate of the {human['decided']} of {human['rows']} labelled rows the "
-         "humans decided (Wilson)."),
+         "humans decided (Wilson), without the judge: "
+         + ("a valid estimate of the target too (the labels are a random sample of it)."
+            if data["labels_only_pass_rate"]["valid_for_target"] else
+            "not an estimate of the target (the labels are not a random sample of it).")),
     ]
     for col, (title, value, explain) in zip(cols, panels, strict=True):
         with col, st.container(border=True):
@@ -519,6 +526,9 @@ def _page() -> None:
             "warning", f"Stand-in judge ({', '.join(report.stand_in)}): the scripted provider "
             "follows a script, not a model. These numbers test the plumbing, "
             "never a judge.", icon=":material/science:")
+    if data["worse_than_chance"]:
+        widgets.message("error", f"Worse than chance: {data['worse_than_chance']}.",
+                        icon=":material/dangerous:")
     _verdict(report, picked["certify"])
     _headline(data)
     left, right = st.columns(2)
@@ -528,19 +538,6 @@ def _page() -> None:
         right.altair_chart(forest, key="cal_forest")
     _pass_rates(report, data)
     widgets.warnings_expander(data["warnings"])
-    if data["clustered"]:
-        with st.expander("Document-clustered intervals (rows sharing a source document)",
-                         icon=":material/hub:"):
-            st.caption("Bootstrap over documents rather than rows: wider when rows of one "
-                       "document fail together.")
-            st.dataframe(
-                pd.DataFrame([
-                    {"measure": name, "estimate": format_point(value),
-                     "interval": format_interval(value), "documents": value["n"]}
-                    for name, value in data["clustered"].items()
-                ]),
-                hide_index=True, key="cal_clustered",
-            )
     _segments(report)
     _transfer(report)
     _disagreements(store, report)

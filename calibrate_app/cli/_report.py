@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 
 
 def _designs() -> list[str]:
-    from judges.calibration import DESIGNS
+    from judges.calibration import DESIGN_ESTIMATORS
 
-    return ["auto", *DESIGNS, "active"]
+    return ["auto", *DESIGN_ESTIMATORS]
 
 
 def _rules() -> list[str]:
@@ -51,7 +51,9 @@ def render_report(report: JudgeReport) -> str:
     judged_note = (f"{tc['judged']} of {tc['rows']} target rows judged" if tc
                    else f"{d['n_target']} target rows judged")
     stand_in = "  [STAND-IN: scripted verdicts, not a model]" if d["judge"].get("stand_in") else ""
-    lines = [
+    lines = [f"WORSE THAN CHANCE: {d['worse_than_chance']}", ""] if d.get(
+        "worse_than_chance") else []
+    lines += [
         f"Judge {d['judge']['name']} ({d['judge']['config_id']}) on {d['dataset']!r}, "
         f"criterion {d['criterion']!r}{stand_in}",
         f"Labelled rows used: {d['n']}" + (f" of {lc['rows']}" if lc else "")
@@ -75,7 +77,10 @@ def render_report(report: JudgeReport) -> str:
         f"{judged_note})",
         f"  corrected pass rate  {_pct(d['corrected_pass_rate'])}   (method {d['method']}, "
         f"design {d['design']})",
-        f"  human pass rate      {_pct(d['human_pass_rate'])}   (labelled rows only)",
+        f"  labels only          {_pct(d['labels_only_pass_rate'])}   (human pass rate of "
+        "the labelled rows alone; "
+        + ("also an estimate of the target)" if d["labels_only_pass_rate"]["valid_for_target"]
+           else "not an estimate of the target)"),
     ]
     reason = d["corrected_pass_rate"]["reason"]
     if reason:

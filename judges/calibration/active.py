@@ -52,6 +52,7 @@ __all__ = [
     "ACTIVE_FLOOR",
     "active_inclusion_probabilities",
     "active_pass_rate",
+    "active_pass_rate_from_strata",
     "expected_active_saving",
     "judge_uncertainty",
 ]
@@ -260,6 +261,42 @@ def active_pass_rate(
     h = normalize_verdicts(human)
     s_lab = _strata(normalize_verdicts(judge_labelled))
     pi = np.asarray(inclusion_probability, dtype=float)
+    s_pop = _strata(normalize_verdicts(judge_population))
+    big_n = np.bincount(s_pop, minlength=3)
+    return active_pass_rate_from_strata(
+        h, s_lab, pi, tuple(int(v) for v in big_n), confidence=conf,
+    )  # fmt: skip
+
+
+def active_pass_rate_from_strata(
+    human: npt.NDArray[np.int8],
+    strata_labelled: npt.NDArray[np.int64],
+    inclusion_probability: npt.ArrayLike,
+    population: Sequence[int],
+    *,
+    names: Sequence[str] = STRATA,
+    not_judged: Sequence[bool] = (False, False, True),
+    confidence: float = 0.95,
+) -> PassRateEstimate:
+    """:func:`active_pass_rate` over any strata: codes of the labelled rows and stratum sizes.
+
+    Args:
+        human: Human verdict codes of the labelled rows.
+        strata_labelled: Stratum code (index into ``population``) of each labelled row.
+        inclusion_probability: Probability with which each labelled row was drawn.
+        population: Rows of the run in each stratum.
+        names: Stratum names, for messages.
+        not_judged: Whether each stratum holds rows the judge did not judge (the estimand
+            statement counts them).
+        confidence: Two-sided confidence level.
+
+    Returns:
+        A :class:`~judges.calibration.PassRateEstimate` with ``method="active_ipw"``.
+    """
+    conf = check_confidence(confidence)
+    h = np.asarray(human, dtype=np.int8)
+    s_lab = np.asarray(strata_labelled, dtype=np.int64)
+    pi = np.asarray(inclusion_probability, dtype=float)
     if not (h.shape == s_lab.shape == pi.shape):
         raise CalibrationInputError(
             "human, judge_labelled and inclusion_probability must be aligned: "
@@ -267,14 +304,15 @@ def active_pass_rate(
         )
     if pi.size and (not np.all(np.isfinite(pi)) or pi.min() <= 0.0 or pi.max() > 1.0):
         raise CalibrationInputError("inclusion probabilities must be in (0, 1]")
-    s_pop = _strata(normalize_verdicts(judge_population))
-    n_rows = int(s_pop.shape[0])
-    big_n = np.bincount(s_pop, minlength=3).astype(float)
+    n_strata = len(population)
+    big_n = np.asarray(population, dtype=float)
+    n_rows = int(big_n.sum())
     decided = h >= 0
     n = int(decided.sum())
     params: dict[str, Any] = {
-        "population": population_statement(n_rows, int(big_n[2])),
-        "strata": {name: int(v) for name, v in zip(STRATA, big_n, strict=True)},
+        "population": population_statement(
+            n_rows, int(sum(v for v, nj in zip(population, not_judged, strict=True) if nj))),
+        "strata": {name: int(v) for name, v in zip(names, big_n, strict=True)},
     }
     method = "active_ipw"
     if n_rows == 0 or n < 2:
@@ -291,7 +329,7 @@ def active_pass_rate(
     ) -> tuple[float, float, float, float, float]:
         """(estimate, centre, variance, share of strata without labels, Satterthwaite df)."""
         est = centre = var = unknown = df_den = 0.0
-        for s in range(3):
+        for s in range(n_strata):
             rows = keep & (s_lab == s)
             if big_n[s] == 0:
                 continue
@@ -318,8 +356,8 @@ def active_pass_rate(
     raw_low, raw_high = centre - q * se, centre + q * se + unknown
     warnings: list[str] = []
     if unknown:
-        labelled = np.bincount(s_lab[decided], minlength=3)
-        missing = [STRATA[s] for s in range(3) if big_n[s] > 0 and labelled[s] == 0]
+        labelled = np.bincount(s_lab[decided], minlength=n_strata)
+        missing = [names[s] for s in range(n_strata) if big_n[s] > 0 and labelled[s] == 0]
         warnings.append(
             f"not identified: no labelled rows in stratum {', '.join(missing)} ({unknown:.1%} "
             "of the run); the interval is a bound over every possible pass rate of those rows"

@@ -46,9 +46,9 @@ class DocumentCounts:
     """Per-document, per-stratum labelled counts and the stratum weights of the run.
 
     Attributes:
-        labelled: ``(G, 3)`` labelled rows (human pass/fail) per document and stratum.
-        passed: ``(G, 3)`` of those, human passes.
-        weights: ``(3,)`` population share of each stratum.
+        labelled: ``(G, S)`` labelled rows (human pass/fail) per document and stratum.
+        passed: ``(G, S)`` of those, human passes.
+        weights: ``(S,)`` population share of each stratum.
         row_variance: Row-level variance of the estimator (no clustering, no smoothing).
     """
 
@@ -196,7 +196,7 @@ def document_counts(
 
     Args:
         h: Human verdict codes of the labelled rows.
-        sl: Stratum codes of the labelled rows (0 judge pass, 1 judge fail, 2 not judged).
+        sl: Stratum codes of the labelled rows (indices into ``weights``).
         docs: Integer document code per labelled row.
         weights: Population share of each stratum (0 for a stratum left out).
 
@@ -206,16 +206,20 @@ def document_counts(
     decided = h >= 0
     y = (h[decided] == PASS).astype(float)
     s = sl[decided].astype(np.int64)
+    w = np.asarray(weights, dtype=float)
+    n_strata = w.shape[0]
     _, g = np.unique(docs[decided], return_inverse=True)
     n_groups = int(g.max()) + 1 if g.size else 0
-    per_m = np.bincount(g * 3 + s, minlength=n_groups * 3).reshape(n_groups, 3).astype(float)
+    cells = g * n_strata + s
+    per_m = np.bincount(cells, minlength=n_groups * n_strata).reshape(
+        n_groups, n_strata).astype(float)
     per_k: npt.NDArray[np.float64] = np.asarray(
-        np.bincount(g * 3 + s, weights=y, minlength=n_groups * 3).reshape(n_groups, 3), dtype=float
+        np.bincount(cells, weights=y, minlength=n_groups * n_strata).reshape(n_groups, n_strata),
+        dtype=float,
     )
-    w = np.asarray(weights, dtype=float)
     m, k = per_m.sum(axis=0), per_k.sum(axis=0)
-    r = np.divide(k, m, out=np.zeros(3), where=m > 0)
-    resid2 = np.bincount(s, weights=(y - r[s]) ** 2, minlength=3)
+    r = np.divide(k, m, out=np.zeros(n_strata), where=m > 0)
+    resid2 = np.bincount(s, weights=(y - r[s]) ** 2, minlength=n_strata)
     denom = m * (m - 1.0)
-    v_row = float(np.divide(w**2 * resid2, denom, out=np.zeros(3), where=denom > 0).sum())
+    v_row = float(np.divide(w**2 * resid2, denom, out=np.zeros(n_strata), where=denom > 0).sum())
     return DocumentCounts(per_m, per_k, w, v_row)

@@ -41,7 +41,12 @@ __all__ = [
     "SelectionCheck",
     "resolve_design",
     "selection_check",
+    "selection_check_from_counts",
 ]
+
+#: Below this p-value the judge's verdicts trend along the file: labels drawn in file order are
+#: then not a random sample of their stratum.
+FILE_ORDER_ALPHA = 0.01
 
 #: How a label's row was chosen (recorded with every label; ``unknown`` for old labels).
 SELECTIONS: tuple[str, ...] = (
@@ -65,6 +70,9 @@ DESIGN_ESTIMATORS: dict[str, str] = {
 
 _RANDOM_LIKE = frozenset({"random", "all"})
 _NOT_RANDOM = frozenset({"by_verdict", "flips_first", "active"})
+#: Selections whose rows are random within each judge-verdict stratum by construction; any
+#: other (file order, imported, unknown) is checked against the judge's verdicts.
+CHECKED_BY_DESIGN = _RANDOM_LIKE | _NOT_RANDOM
 
 
 @dataclass(frozen=True)
@@ -107,8 +115,26 @@ def selection_check(
         >>> c.consistent_with_random, c.message.split(":")[0]
         (False, 'not a random sample')
     """
-    sl = np.bincount(verdict_strata(judge_labelled), minlength=3).astype(float)
-    sp = np.bincount(verdict_strata(judge_population), minlength=3).astype(float)
+    sl = np.bincount(verdict_strata(judge_labelled), minlength=3)
+    sp = np.bincount(verdict_strata(judge_population), minlength=3)
+    return selection_check_from_counts(sl, sp, alpha=alpha)
+
+
+def selection_check_from_counts(
+    labelled: npt.ArrayLike, population: npt.ArrayLike, *, alpha: float = 0.01
+) -> SelectionCheck:
+    """:func:`selection_check` from labelled and dataset rows per stratum (pass, fail, not judged).
+
+    Args:
+        labelled: Labelled rows per stratum.
+        population: Dataset rows per stratum.
+        alpha: Significance level of the chi-square goodness-of-fit test.
+
+    Returns:
+        A :class:`SelectionCheck`.
+    """
+    sl = np.asarray(labelled, dtype=float)
+    sp = np.asarray(population, dtype=float)
     if sl.sum() == 0 or sp.sum() == 0:
         raise CalibrationInputError("selection_check needs labelled rows and dataset rows")
     lab_sh, pop_sh = sl / sl.sum(), sp / sp.sum()
@@ -164,6 +190,7 @@ def resolve_design(
     selections: Mapping[str, int],
     has_probabilities: bool = False,
     check: SelectionCheck | None = None,
+    order_trend_p: float | None = None,
 ) -> DesignDecision:
     """Pick the design from the evidence, or check an explicitly requested one against it.
 
@@ -173,7 +200,11 @@ def resolve_design(
         labelled_in_target: Whether the labelled rows are rows of the target run.
         selections: How many labels carry each recorded selection (see :data:`SELECTIONS`).
         has_probabilities: Whether every label drawn actively carries its inclusion probability.
-        check: The verdict check of the labelled rows (for ``unknown``/``imported`` selection).
+        check: The verdict check of the labelled rows (for ``file``/``imported``/``unknown``
+            selections).
+        order_trend_p: For labels drawn in file order, the p-value of the judge's verdicts
+            trending along the file (:func:`~judges.calibration.order_trend`); below
+            :data:`FILE_ORDER_ALPHA` the file is sorted and such labels are refused.
 
     Returns:
         A :class:`DesignDecision`; ``refused=True`` with the reason when ``requested``
@@ -204,6 +235,28 @@ def resolve_design(
 
     def refuse(reason: str) -> DesignDecision:
         return DesignDecision(None, None, reason, True, tuple(warnings))
+
+    if "file" in present:
+        if order_trend_p is not None and order_trend_p < FILE_ORDER_ALPHA:
+            return refuse(
+                f"labels drawn in file order cannot be taken as a random sample: the judge's "
+                f"verdicts trend along the file (p = {order_trend_p:.2g}), so the file is sorted "
+                "by something related to the rows' outcome and its first rows do not represent "
+                "the rest; label in random or stratified order (Label page), or import the "
+                "labels with the selection they really had"
+            )
+        trend = ("the judge's verdicts show no trend along it" if order_trend_p is None
+                 else f"the judge's verdicts show no trend along it, p = {order_trend_p:.2g}")
+        warnings.append(
+            "labels drawn in file order: taken as a random sample within each judge-verdict "
+            "stratum, which holds only if the file is in no order related to the rows' truth "
+            f"({trend})"
+        )
+    if "flips_first" in present:
+        warnings.append(
+            "labels drawn flips first: rows whose verdict flipped across repeats or orders are "
+            "their own strata, so the estimate holds under any aggregation rule"
+        )
 
     if requested is None:
         if not labelled_in_target:

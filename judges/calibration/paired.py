@@ -624,6 +624,7 @@ def paired_difference(
     documents: npt.ArrayLike | Sequence[Any] | None = None,
     segments: npt.ArrayLike | Sequence[Any] | None = None,
     confidence: float = 0.95,
+    youden_point: float | None = None,
 ) -> PairedComparison:
     """Corrected pass rates of two versions on the same rows and their paired difference.
 
@@ -637,6 +638,8 @@ def paired_difference(
         documents: Source-document id per row; rows of one document are treated as a cluster.
         segments: Segment label per row; each segment is compared too (same error rates).
         confidence: Two-sided level of every interval.
+        youden_point: The Youden index of the point estimate when ``calibration`` holds
+            smoothed rates (the raw ``sensitivity + specificity - 1``); default: theirs.
 
     Returns:
         A :class:`PairedComparison`.
@@ -668,7 +671,8 @@ def paired_difference(
         rates = JudgeErrorRates.from_confusion(calibration, adjusted=True)
         j_point = calibration.tn / calibration.m0 + calibration.tp / calibration.m1 - 1.0
     else:
-        rates, j_point = calibration, calibration.youden
+        rates = calibration
+        j_point = calibration.youden if youden_point is None else youden_point
     whole = _compare(b, c, groups, calibration, rates, j_point, conf, None)
     if segments is None:
         return whole

@@ -19,8 +19,10 @@ method             valid when the labelled      interval
 ``"naive"``        (never valid for theta)      Wilson interval of the judge pass rate ``p``
 =================  ===========================  ===============================================
 
-:func:`corrected_pass_rate` picks one from the sampling design and records the choice and its
-assumption in the result.
+Which one applies is decided from how the labelled rows were drawn by the one estimation path,
+:func:`judges.calibration.answer_pass_rate`, whose design-based estimators live in
+:mod:`.strata`, :mod:`.transport` and :mod:`.active`; these four are the textbook ones, checked
+against their reference implementations.
 
 All estimators work from counts (:class:`CalibrationCounts`), so a million target verdicts cost
 one vectorised normalisation and a sum. Refusals follow the package pattern: a
@@ -41,28 +43,22 @@ References:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ._results import CalibrationInputError, PassRateEstimate
+from ._results import PassRateEstimate
 from ._verdicts import PASS, normalize_verdicts
 from .counts import CalibrationCounts, _counts_from_codes, calibration_counts
 from .estimators import ASSUMPTIONS, Method, estimate_pass_rate
 
 __all__ = [
     "ASSUMPTIONS",
-    "DESIGNS",
     "CalibrationCounts",
-    "Design",
     "Method",
     "calibration_counts",
-    "choose_method",
-    "corrected_pass_rate",
-    "corrected_pass_rate_from_counts",
     "estimate_pass_rate",
     "labels_only_pass_rate",
     "lee_pass_rate",
@@ -70,23 +66,6 @@ __all__ = [
     "ppi_pass_rate",
     "stratified_pass_rate",
 ]
-
-Design = Literal["same_run_random", "same_run_stratified", "separate_calibration"]
-DESIGNS: tuple[str, ...] = ("same_run_random", "same_run_stratified", "separate_calibration")
-
-_DESIGN_CHOICE: dict[str, tuple[Method, str]] = {
-    "same_run_random": (
-        "stratified",
-        "the labelled rows are a simple random sample of the rows the judge scored in this run "
-        "(same items, same judge config); estimated by post-stratifying on the judge verdict, "
-        "which for pass/fail verdicts is the regression estimator PPI++ approximates (slope = "
-        "PPV - (1 - NPV)) with better small-sample coverage; invalid under label shift "
-        "(labels from another run, model or week)",
-    ),
-    "same_run_stratified": ("stratified", ASSUMPTIONS["stratified"]),
-    "separate_calibration": ("lee", ASSUMPTIONS["lee"]),
-}
-
 
 def naive_pass_rate(
     judge_target: npt.ArrayLike | Sequence[Any], *, confidence: float = 0.95
@@ -248,95 +227,4 @@ def labels_only_pass_rate(
     empty = np.zeros(0, dtype=np.int8)
     return estimate_pass_rate(
         _counts_from_codes(h, judge, empty), method="labels_only", confidence=confidence
-    )
-
-
-def choose_method(design: Design | str) -> tuple[Method, str]:
-    """Map a sampling design to the estimator valid under it and its assumption.
-
-    ``same_run_random`` (labelled rows are a random sample of this run's rows) -> the
-    post-stratified estimator (``"stratified"``). PPI++ is valid there too and matches it
-    asymptotically for pass/fail verdicts, but its Wald interval under-covers with 50-200
-    labels (0.90-0.94 in ``bench/coverage.py``), while the post-stratified interval with
-    Agresti-Caffo smoothing keeps >= 0.94 at nearly the same width.
-    ``same_run_stratified`` (sampled within judge-pass / judge-fail strata of this run) ->
-    ``"stratified"``. ``separate_calibration`` (labelled rows from another run, model or
-    week; only the judge's error rates are trusted to transfer) -> ``"lee"``.
-
-    Args:
-        design: One of :data:`DESIGNS`.
-
-    Returns:
-        ``(method, assumption)``.
-
-    Examples:
-        >>> choose_method("separate_calibration")[0]
-        'lee'
-    """
-    if design not in _DESIGN_CHOICE:
-        raise CalibrationInputError(f"unknown design {design!r}; choose one of {DESIGNS}")
-    return _DESIGN_CHOICE[design]
-
-
-def corrected_pass_rate_from_counts(
-    counts: CalibrationCounts, *, design: Design | str, confidence: float = 0.95
-) -> PassRateEstimate:
-    """:func:`corrected_pass_rate` on :class:`CalibrationCounts` (for segments, simulations).
-
-    Args:
-        counts: Labelled confusion counts and target judge counts.
-        design: The sampling design (see :func:`choose_method`).
-        confidence: Two-sided confidence level.
-
-    Returns:
-        A :class:`~judges.calibration.PassRateEstimate` with ``design`` and ``assumption``.
-    """
-    method, assumption = choose_method(design)
-    result = estimate_pass_rate(counts, method=method, confidence=confidence)
-    if design == "same_run_random" and result.refused and counts.confusion.n > 0:
-        # A judge stratum with target rows but no labelled rows: under random sampling the
-        # labelled rows alone still give a valid (Wilson) interval.
-        fallback = estimate_pass_rate(counts, method="labels_only", confidence=confidence)
-        if not fallback.refused:
-            result = dataclasses.replace(
-                fallback,
-                warnings=(
-                    *fallback.warnings,
-                    f"post-stratified estimator refused "
-                    f"({result.reason}); fell back to the labelled rows alone (Wilson)",
-                ),
-            )
-            assumption = ASSUMPTIONS["labels_only"]
-    return dataclasses.replace(result, design=design, assumption=assumption)
-
-
-def corrected_pass_rate(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    judge_target: npt.ArrayLike | Sequence[Any],
-    *,
-    design: Design | str,
-    confidence: float = 0.95,
-) -> PassRateEstimate:
-    """Corrected pass rate by the estimator valid for how the labelled rows were drawn.
-
-    ``same_run_random`` -> post-stratified (falls back to the labels alone, Wilson, if a judge
-    stratum has no labelled rows); ``same_run_stratified`` -> verdict-stratified;
-    ``separate_calibration`` -> Lee. See :func:`choose_method` for why. The result records
-    ``design``, ``method`` and ``assumption``.
-
-    Args:
-        human: Human verdicts on the labelled rows.
-        judge_labelled: Judge verdicts on the same labelled rows.
-        judge_target: Judge verdicts on the target rows.
-        design: The sampling design (see :func:`choose_method`).
-        confidence: Two-sided confidence level.
-
-    Returns:
-        A :class:`~judges.calibration.PassRateEstimate`.
-    """
-    return corrected_pass_rate_from_counts(
-        calibration_counts(human, judge_labelled, judge_target),
-        design=design,
-        confidence=confidence,
     )

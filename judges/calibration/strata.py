@@ -46,7 +46,12 @@ from .vocabulary import STRATA, population_statement
 
 __all__ = [
     "DESIGN_EFFECT_THRESHOLD",
+    "OUTCOME_FAIL",
+    "OUTCOME_NOT_JUDGED",
+    "OUTCOME_PASS",
     "StratumCounts",
+    "counts_of_strata",
+    "not_judged_rows",
     "stratified_run_pass_rate",
     "stratified_run_pass_rate_from_counts",
     "stratum_counts",
@@ -86,30 +91,60 @@ def _strata_from_codes(c: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
     return np.where(c == PASS, 0, np.where(c == FAIL, 1, 2)).astype(np.int8)
 
 
+#: Judge outcome of a stratum: the judge passed its rows, failed them, or did not judge them.
+OUTCOME_PASS, OUTCOME_FAIL, OUTCOME_NOT_JUDGED = 0, 1, 2
+_DEFAULT_OUTCOMES = (OUTCOME_PASS, OUTCOME_FAIL, OUTCOME_NOT_JUDGED)
+
+
 @dataclass(frozen=True)
 class StratumCounts(_ToDict):
-    """Per-stratum counts (index 0 = judge pass, 1 = judge fail, 2 = not judged).
+    """Per-stratum counts of a calibration set.
+
+    The default three strata are judge pass, judge fail and not judged (index 0, 1, 2, as
+    :data:`~judges.calibration.vocabulary.STRATA`); a design may split them further (e.g. rows
+    whose verdict flipped across repeats apart from the others), each stratum keeping the judge
+    outcome of its rows in ``outcomes``.
 
     Attributes:
         population: Rows of the dataset in each stratum (the judge's verdicts on every row).
         labelled: Labelled rows with a human pass/fail verdict in each stratum.
         human_pass: Of those, rows the human passed.
         human_unsure: Labelled rows whose human verdict is unsure/unscored.
+        outcomes: The judge outcome of each stratum (:data:`OUTCOME_PASS`,
+            :data:`OUTCOME_FAIL` or :data:`OUTCOME_NOT_JUDGED`); default the three base strata.
+        names: A name per stratum, for messages (default :data:`STRATA`).
     """
 
-    population: tuple[int, int, int]
-    labelled: tuple[int, int, int]
-    human_pass: tuple[int, int, int]
-    human_unsure: tuple[int, int, int]
+    population: tuple[int, ...]
+    labelled: tuple[int, ...]
+    human_pass: tuple[int, ...]
+    human_unsure: tuple[int, ...]
+    outcomes: tuple[int, ...] = _DEFAULT_OUTCOMES
+    names: tuple[str, ...] = STRATA
 
     def __post_init__(self) -> None:
         """Validate the counts."""
+        k = len(self.outcomes)
+        if len(self.names) != k or k == 0:
+            raise CalibrationInputError(
+                f"outcomes and names must name every stratum: {k} outcomes, {len(self.names)} "
+                "names"
+            )
+        if any(o not in _DEFAULT_OUTCOMES for o in self.outcomes):
+            raise CalibrationInputError(f"unknown stratum outcomes {self.outcomes}")
         for name in ("population", "labelled", "human_pass", "human_unsure"):
             v = getattr(self, name)
-            if len(v) != 3 or min(v) < 0:
-                raise CalibrationInputError(f"{name} must be three non-negative counts, got {v}")
-        if any(k > m for k, m in zip(self.human_pass, self.labelled, strict=True)):
+            if len(v) != k or min(v) < 0:
+                raise CalibrationInputError(
+                    f"{name} must be {k} non-negative counts, got {v}"
+                )
+        if any(c > m for c, m in zip(self.human_pass, self.labelled, strict=True)):
             raise CalibrationInputError("human_pass cannot exceed labelled in a stratum")
+
+    @property
+    def k(self) -> int:
+        """Number of strata."""
+        return len(self.outcomes)
 
     def by_name(self) -> dict[str, dict[str, int]]:
         """Counts keyed by stratum name."""
@@ -120,8 +155,17 @@ class StratumCounts(_ToDict):
                 "human_pass": self.human_pass[s],
                 "human_unsure": self.human_unsure[s],
             }
-            for s, name in enumerate(STRATA)
+            for s, name in enumerate(self.names)
         }
+
+    def resolved(self, *, as_pass: bool) -> StratumCounts:
+        """The counts with every human-unsure labelled row counted as a pass (or a fail)."""
+        lab = tuple(a + b for a, b in zip(self.labelled, self.human_unsure, strict=True))
+        passed = self.human_pass
+        if as_pass:
+            passed = tuple(a + b for a, b in zip(passed, self.human_unsure, strict=True))
+        return StratumCounts(self.population, lab, passed, (0,) * self.k, self.outcomes,
+                             self.names)
 
 
 def stratum_counts(
@@ -138,29 +182,52 @@ def stratum_counts(
             (labelled rows included).
 
     Returns:
-        A :class:`StratumCounts`.
+        A :class:`StratumCounts` over the three base strata.
     """
     h, sl = labelled_codes(human, judge_labelled, judge_codes=verdict_strata)
     sp = verdict_strata(judge_population)
     return _counts(h, sl, sp)
 
 
-def _counts(
-    h: npt.NDArray[np.int8], sl: npt.NDArray[np.int8], sp: npt.NDArray[np.int8]
+def counts_of_strata(
+    h: npt.NDArray[np.int8],
+    strata_labelled: npt.NDArray[np.int64],
+    population: Sequence[int],
+    *,
+    outcomes: tuple[int, ...] = _DEFAULT_OUTCOMES,
+    names: tuple[str, ...] = STRATA,
 ) -> StratumCounts:
+    """:class:`StratumCounts` of labelled rows given their stratum codes and the stratum sizes.
+
+    Args:
+        h: Human verdict codes of the labelled rows (``PASS``, ``FAIL``, below 0 = unsure).
+        strata_labelled: Stratum code (index into ``outcomes``) of each labelled row.
+        population: Rows of the dataset in each stratum.
+        outcomes: Judge outcome of each stratum.
+        names: Stratum names.
+    """
+    k = len(outcomes)
     decided = h >= 0
+    s = np.asarray(strata_labelled, dtype=np.int64)
 
-    def count(mask: npt.NDArray[np.bool_]) -> tuple[int, int, int]:
-        c = np.bincount(sl[mask], minlength=3)
-        return int(c[0]), int(c[1]), int(c[2])
+    def count(mask: npt.NDArray[np.bool_]) -> tuple[int, ...]:
+        return tuple(int(v) for v in np.bincount(s[mask], minlength=k)[:k])
 
-    pop = np.bincount(sp, minlength=3)
     return StratumCounts(
-        population=(int(pop[0]), int(pop[1]), int(pop[2])),
+        population=tuple(int(v) for v in population),
         labelled=count(decided),
         human_pass=count(decided & (h == PASS)),
         human_unsure=count(~decided),
+        outcomes=outcomes,
+        names=names,
     )
+
+
+def _counts(
+    h: npt.NDArray[np.int8], sl: npt.NDArray[np.int8], sp: npt.NDArray[np.int8]
+) -> StratumCounts:
+    pop = np.bincount(sp, minlength=3)
+    return counts_of_strata(h, sl.astype(np.int64), [int(pop[0]), int(pop[1]), int(pop[2])])
 
 
 # --------------------------------------------------------------------------- same run
@@ -179,10 +246,10 @@ def _run_core(
 ) -> _Core:
     w = big_n / big_n.sum()
     has = m > 0
-    r = np.divide(k, m, out=np.zeros(3), where=has)
+    r = np.divide(k, m, out=np.zeros(m.shape), where=has)
     # Finite-population correction: the run is the estimand, so a fully labelled stratum is
     # known exactly. The Agresti-Caffo shrinkage of the centre fades with it.
-    keep = np.clip(1.0 - np.divide(m, big_n, out=np.ones(3), where=big_n > 0), 0.0, 1.0)
+    keep = np.clip(1.0 - np.divide(m, big_n, out=np.ones(m.shape), where=big_n > 0), 0.0, 1.0)
     r_s = (k + 1.0) / (m + 2.0)
     r_c = r + keep * (r_s - r)
     known = has | (big_n == 0)
@@ -260,18 +327,45 @@ def stratified_run_pass_rate(
 
 
 def stratified_run_pass_rate_from_counts(
-    counts: StratumCounts, *, confidence: float = 0.95
+    counts: StratumCounts,
+    *,
+    confidence: float = 0.95,
+    human: npt.NDArray[np.int8] | None = None,
+    strata: npt.NDArray[np.int64] | None = None,
+    doc_ids: npt.NDArray[np.int64] | None = None,
+    design_effect_threshold: float = DESIGN_EFFECT_THRESHOLD,
+    rng: np.random.Generator | None = None,
+    n_boot: int = 2000,
 ) -> PassRateEstimate:
-    """:func:`stratified_run_pass_rate` from :class:`StratumCounts` (no document ids).
+    """:func:`stratified_run_pass_rate` from :class:`StratumCounts` (any number of strata).
 
     Args:
         counts: Per-stratum population and labelled counts.
         confidence: Two-sided confidence level.
+        human: Human verdict codes of the labelled rows (only with ``doc_ids``).
+        strata: Stratum code of each labelled row (only with ``doc_ids``).
+        doc_ids: Integer document code per labelled row: the document-clustered interval is
+            used when the design effect exceeds ``design_effect_threshold``.
+        design_effect_threshold: See :func:`stratified_run_pass_rate`.
+        rng: Random generator of the document bootstrap.
+        n_boot: Document bootstrap replicates.
 
     Returns:
         A :class:`~judges.calibration.PassRateEstimate`.
     """
-    return _run_estimate(counts, check_confidence(confidence))
+    if doc_ids is not None and (human is None or strata is None):
+        raise CalibrationInputError("doc_ids need the human codes and strata of the rows")
+    return _run_estimate(
+        counts, check_confidence(confidence), h=human,
+        sl=None if strata is None else np.asarray(strata, dtype=np.int8), docs=doc_ids,
+        threshold=design_effect_threshold, rng=rng, n_boot=n_boot,
+    )  # fmt: skip
+
+
+def not_judged_rows(counts: StratumCounts) -> int:
+    """Population rows in the strata the judge did not judge."""
+    return sum(n for n, o in zip(counts.population, counts.outcomes, strict=True)
+               if o == OUTCOME_NOT_JUDGED)  # fmt: skip
 
 
 def _run_estimate(
@@ -293,7 +387,7 @@ def _run_estimate(
     n_rows = int(big_n.sum())
     params: dict[str, Any] = {
         "strata": counts.by_name(),
-        "population": population_statement(n_rows, counts.population[2]),
+        "population": population_statement(n_rows, not_judged_rows(counts)),
     }
 
     def refuse(reason: str) -> PassRateEstimate:
@@ -305,7 +399,7 @@ def _run_estimate(
     if n_rows == 0:
         return refuse("the run has no rows")
     if np.any(m + u > big_n):
-        over = [STRATA[s] for s in range(3) if m[s] + u[s] > big_n[s]]
+        over = [counts.names[s] for s in range(counts.k) if m[s] + u[s] > big_n[s]]
         return refuse(
             f"more labelled rows than rows in stratum {', '.join(over)}: the labelled rows are "
             "not rows of this run (labels from another run need a separate-calibration design)"
@@ -317,7 +411,9 @@ def _run_estimate(
     quantile, warnings = z_value(conf), []
     low = core.center - quantile * se
     high = core.center + quantile * se
-    if docs is not None and h is not None and sl is not None:
+    # A fully labelled run is known exactly (zero variance after the finite-population
+    # correction): clustering cannot make it uncertain again.
+    if docs is not None and h is not None and sl is not None and core.var > 0:
         weights = np.where(m > 0, big_n / big_n.sum(), 0.0)
         dc = document_counts(h, sl, docs, weights)
         deff = dc.design_effect
@@ -342,7 +438,7 @@ def _run_estimate(
     high += core.unknown_weight
     identified = core.unknown_weight == 0.0
     if not identified:
-        missing = [STRATA[s] for s in range(3) if big_n[s] > 0 and m[s] == 0]
+        missing = [counts.names[s] for s in range(counts.k) if big_n[s] > 0 and m[s] == 0]
         warnings.append(
             f"not identified: no labelled rows in stratum {', '.join(missing)} "
             f"({core.unknown_weight:.1%} of the run); the interval is a bound over every "

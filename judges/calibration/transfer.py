@@ -47,6 +47,7 @@ from .transport import _population_rates, transported_pass_rate_from_counts
 
 __all__ = [
     "MIN_PER_CLASS",
+    "MIX_DISTANCE",
     "HomogeneityTest",
     "SegmentTransfer",
     "TransferDiagnostics",
@@ -57,6 +58,12 @@ __all__ = [
 
 #: Human-pass and human-fail labels a segment needs to be corrected on its own.
 MIN_PER_CLASS = 5
+
+#: A total-variation distance between the calibration set's and the target's segment mix at
+#: least this large counts as a shift even when the mix test lacks the rows to show it: both
+#: mixes are known from every row, and with segment-dependent accuracy a 0.05 shift already
+#: moves the pooled error rates.
+MIX_DISTANCE = 0.05
 
 ASSUMPTION_SEGMENTS = (
     "within each segment (sparse segments pooled) the judge's error rates transfer from the "
@@ -517,7 +524,7 @@ def transfer_diagnostics(
             calibration_share=float(cal_share[g]), target_share=float(tgt_share[g]),
             sensitivity=rates.sensitivity, fpr=rates.fpr, group=group_of[g],
         ))  # fmt: skip
-    mix_differs = mix.p_value < alpha
+    mix_differs = mix.p_value < alpha or distance >= MIX_DISTANCE
     accuracy_differs = min(sens_test.p_value, fpr_test.p_value) < alpha / 2.0
     aware = _combine(d, groups, conf)
     warning = None
@@ -531,10 +538,11 @@ def transfer_diagnostics(
             "on the target as on the calibration set; here it likely fails, because the judge's "
             f"{which} differs across segments ({_range(per)}; p = "
             f"{min(sens_test.p_value, fpr_test.p_value):.3g}) and the target's segment mix "
-            f"differs from the calibration set's (p = {mix.p_value:.3g}; e.g. {grown!r} is "
+            f"differs from the calibration set's (total variation {distance:.2f}, p = "
+            f"{mix.p_value:.3g}; e.g. {grown!r} is "
             f"{tgt_share[order[0]]:.0%} of the target against {cal_share[order[0]]:.0%}): "
-            "prefer the segment-aware correction, which takes the rates per segment and weights "
-            "them by the target's own segment shares"
+            "so the headline is the segment-aware correction, which takes the rates per segment "
+            "and weights them by the target's own segment shares"
         )
     return TransferDiagnostics(
         mix_test=mix, mix_distance=distance, sensitivity_test=sens_test, fpr_test=fpr_test,

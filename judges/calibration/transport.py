@@ -21,6 +21,7 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,11 +33,13 @@ import numpy.typing as npt
 
 from ._results import CalibrationInputError, Estimate, PassRateEstimate, _refused, _ToDict
 from .rates import check_confidence, z_value
-from .strata import StratumCounts, stratum_counts, verdict_strata
+from .strata import OUTCOME_NOT_JUDGED, OUTCOME_PASS, StratumCounts, stratum_counts, verdict_strata
 from .vocabulary import STRATA, population_statement
 
 __all__ = [
     "PopulationRates",
+    "TransferredRates",
+    "error_rates",
     "population_rates",
     "transported_pass_rate",
     "transported_pass_rate_from_counts",
@@ -140,12 +143,15 @@ def population_rates(
 
 def _population_rates(counts: StratumCounts, conf: float) -> PopulationRates:
     z = z_value(conf)
-    big_n = np.asarray(counts.population[:2], dtype=float)
-    m = np.asarray(counts.labelled[:2], dtype=float)
-    k = np.asarray(counts.human_pass[:2], dtype=float)
+    outcomes = np.asarray(counts.outcomes)
+    judged = np.flatnonzero(outcomes != OUTCOME_NOT_JUDGED)
+    big_n = np.asarray(counts.population, dtype=float)[judged]
+    m = np.asarray(counts.labelled, dtype=float)[judged]
+    k = np.asarray(counts.human_pass, dtype=float)[judged]
+    passes = outcomes[judged] == OUTCOME_PASS
     n_judged = float(big_n.sum())
-    total = n_judged + counts.population[2]
-    nj_share = counts.population[2] / total if total else 0.0
+    total = float(sum(counts.population))
+    nj_share = (total - n_judged) / total if total else 0.0
     n_lab = int(m.sum())
     method = "verdict-reweighted-delta"
 
@@ -153,10 +159,10 @@ def _population_rates(counts: StratumCounts, conf: float) -> PopulationRates:
         return Estimate.refusal(reason, n=n_lab, method=method, confidence=conf)
 
     reason = None
+    empty = [counts.names[judged[i]] for i in range(judged.size) if big_n[i] > 0 and m[i] == 0]
     if n_judged == 0:
         reason = "the judge judged no rows"
-    elif any(big_n[s] > 0 and m[s] == 0 for s in range(2)):
-        empty = [STRATA[s] for s in range(2) if big_n[s] > 0 and m[s] == 0]
+    elif empty:
         reason = f"no labelled rows in stratum {', '.join(empty)}: label some of them"
     elif k.sum() == 0 or (m - k).sum() == 0:
         which = "passing" if k.sum() == 0 else "failing"
@@ -164,33 +170,42 @@ def _population_rates(counts: StratumCounts, conf: float) -> PopulationRates:
     if reason is not None:
         r = refused(reason)
         return PopulationRates(r, r, r, r, nj_share, method)
-    w = big_n[0] / n_judged
+    used = big_n > 0
+    big_n, m, k, passes = big_n[used], m[used], k[used], passes[used]
+    n_s = big_n.size
+    w = big_n / n_judged
     r_s = (k + 1.0) / (m + 2.0)
     r_hat = k / np.maximum(m, 1.0)
     # Error rates describe the judge (they are transferred to other runs), so their estimand is
     # the population the rows come from: no finite-population correction, unlike the run's
     # pass rate (a fully labelled dataset still leaves the judge's sensitivity uncertain).
-    cov = np.diag([*(r_s * (1.0 - r_s) / (m + 2.0)), w * (1.0 - w) / n_judged])
+    cov = np.zeros((2 * n_s - 1, 2 * n_s - 1))
+    cov[:n_s, :n_s] = np.diag(r_s * (1.0 - r_s) / (m + 2.0))
+    cov[n_s:, n_s:] = _multinomial_cov(w, n_judged)[: n_s - 1, : n_s - 1]
 
     def cells(x: npt.NDArray[np.float64]) -> tuple[float, float, float, float]:
-        ppv, fomr, ww = x
-        return ww * ppv, (1 - ww) * fomr, ww * (1 - ppv), (1 - ww) * (1 - fomr)  # tp fn fp tn
+        r, ww = x[:n_s], np.append(x[n_s:], 1.0 - x[n_s:].sum())
+        tp = float((ww * r)[passes].sum())
+        fn = float((ww * r)[~passes].sum())
+        fp = float((ww * (1 - r))[passes].sum())
+        tn = float((ww * (1 - r))[~passes].sum())
+        return tp, fn, fp, tn
 
     def sens(x: npt.NDArray[np.float64]) -> float:
         tp, fn, _, _ = cells(x)
-        return tp / (tp + fn)
+        return tp / (tp + fn) if tp + fn > 0 else math.nan
 
     def spec(x: npt.NDArray[np.float64]) -> float:
         _, _, fp, tn = cells(x)
-        return tn / (tn + fp)
+        return tn / (tn + fp) if tn + fp > 0 else math.nan
 
     def kappa(x: npt.NDArray[np.float64]) -> float:
         tp, fn, fp, tn = cells(x)
         pe = (tp + fn) * (tp + fp) + (tn + fp) * (tn + fn)
         return (tp + tn - pe) / (1.0 - pe) if pe < 1.0 else 0.0
 
-    x_hat = np.array([r_hat[0], r_hat[1], w])
-    x_s = np.array([r_s[0], r_s[1], w])
+    x_hat = np.concatenate([r_hat, w[:-1]])
+    x_s = np.concatenate([r_s, w[:-1]])
     out: dict[str, Estimate] = {}
     for name, fun in (("sensitivity", sens), ("specificity", spec)):
         value = fun(x_hat)
@@ -259,49 +274,144 @@ def transported_pass_rate(
 
 
 def transported_pass_rate_from_counts(
-    counts: StratumCounts, target: tuple[int, int, int], *, confidence: float = 0.95
+    counts: StratumCounts,
+    target: tuple[int, int, int],
+    *,
+    confidence: float = 0.95,
+    design_effect: float = 1.0,
 ) -> PassRateEstimate:
     """:func:`transported_pass_rate` from counts.
 
     Args:
-        counts: Per-stratum counts of the calibration set (population = every calibration row).
-        target: Target rows per stratum (judge pass, judge fail, not judged).
+        counts: Per-stratum counts of the calibration set (population = every calibration row
+            the judge ran on); any number of strata, each with its judge outcome.
+        target: Target rows per judge outcome (judge pass, judge fail, not judged).
         confidence: Two-sided confidence level.
+        design_effect: Factor (>= 1) on the variance of the within-stratum rates, for
+            calibration rows that cluster by source document (Kish 1965).
 
     Returns:
         A :class:`~judges.calibration.PassRateEstimate`.
     """
     if len(target) != 3 or min(target) < 0:
         raise CalibrationInputError(f"target must be three non-negative counts, got {target}")
-    return _transport(counts, target, check_confidence(confidence))
+    if not design_effect >= 1.0:
+        raise CalibrationInputError(f"design_effect must be >= 1, got {design_effect}")
+    return _transport(counts, target, check_confidence(confidence), design_effect)
 
 
-def _ab(x: npt.NDArray[np.float64]) -> tuple[float, float]:
-    r, w = x[0:3], np.array([x[3], x[4], 1.0 - x[3] - x[4]])
-    den1, den0 = float((w * r).sum()), float((w * (1.0 - r)).sum())
-    a = w[0] * r[0] / den1 if den1 > 0 else 0.0
-    b = w[0] * (1.0 - r[0]) / den0 if den0 > 0 else 0.0
-    return a, b
+@dataclass(frozen=True)
+class TransferredRates:
+    """The judge's error rates a separate-calibration correction transfers.
+
+    Attributes:
+        a: ``P(judge pass | human pass)`` (raw within-stratum rates).
+        b: ``P(judge pass | human fail)`` (raw).
+        a_smoothed: ``a`` from the Agresti-Caffo-smoothed rates (the interval's centre).
+        b_smoothed: ``b`` likewise.
+        cov: 2 x 2 delta-method covariance of ``(a, b)`` at the smoothed rates.
+    """
+
+    a: float
+    b: float
+    a_smoothed: float
+    b_smoothed: float
+    cov: npt.NDArray[np.float64]
 
 
-def _theta(x: npt.NDArray[np.float64]) -> float:
-    a, b = _ab(x)
-    return (x[5] - b) / (a - b) if a != b else math.nan
+def error_rates(counts: StratumCounts) -> TransferredRates | None:
+    """The judge's ``P(pass | human pass)`` and ``P(pass | human fail)`` with their covariance.
+
+    The same verdict-reweighted rates :func:`transported_pass_rate_from_counts` corrects with
+    (Agresti-Caffo-smoothed within-stratum rates, delta method), for estimators that combine
+    them otherwise (the paired difference of two versions).
+
+    Args:
+        counts: Per-stratum counts of the calibration set.
+
+    Returns:
+        The rates, or ``None`` when a stratum with rows has no labels or a human class is
+        missing.
+    """
+    big_n = np.asarray(counts.population, dtype=float)
+    m = np.asarray(counts.labelled, dtype=float)
+    k = np.asarray(counts.human_pass, dtype=float)
+    if big_n.sum() == 0 or k.sum() == 0 or (m - k).sum() == 0 or np.any((big_n > 0) & (m == 0)):
+        return None
+    model = _Model(counts, (1, 0, 0), 1.96)
+    x_s, cov = model.smoothed, model.cov
+    a, b = model.ab(x_s)
+    grads = []
+    for index in (0, 1):
+        g = np.zeros_like(x_s)
+        for i in range(x_s.size):
+            step = np.zeros_like(x_s)
+            step[i] = 1e-6
+            g[i] = (model.ab(x_s + step)[index] - model.ab(x_s - step)[index]) / 2e-6
+        grads.append(g)
+    jac = np.stack(grads)
+    a_raw, b_raw = model.ab(model.raw)
+    return TransferredRates(a_raw, b_raw, a, b, jac @ cov @ jac.T)
 
 
-def _youden(x: npt.NDArray[np.float64]) -> float:
-    a, b = _ab(x)
-    return a - b
+class _Model:
+    """The transport model's parameters ``x = (r_1..r_K, W_1..W_{K-1}, t)`` and their covariance.
+
+    ``r_s`` is the human pass share of stratum ``s``, ``W_s`` its share of the calibration rows,
+    ``t`` the judge's pass share of the target rows.
+    """
+
+    def __init__(
+        self, counts: StratumCounts, target: tuple[int, int, int], z: float, deff: float = 1.0
+    ) -> None:
+        self.k = counts.k
+        self.passes = np.asarray(counts.outcomes) == OUTCOME_PASS
+        big_n = np.asarray(counts.population, dtype=float)
+        m = np.asarray(counts.labelled, dtype=float)
+        h = np.asarray(counts.human_pass, dtype=float)
+        n_t = float(sum(target))
+        w = big_n / big_n.sum()
+        t_hat = target[0] / n_t if n_t else 0.0
+        t_s = (target[0] + z * z / 2.0) / (n_t + z * z)
+        r_hat = h / np.maximum(m, 1.0)
+        r_s = (h + 1.0) / (m + 2.0)
+        kk = self.k
+        size = 2 * kk
+        cov = np.zeros((size, size))
+        cov[:kk, :kk] = np.diag(deff * r_s * (1.0 - r_s) / (m + 2.0))
+        cov[kk : 2 * kk - 1, kk : 2 * kk - 1] = _multinomial_cov(w, big_n.sum())[: kk - 1, : kk - 1]
+        cov[-1, -1] = t_s * (1.0 - t_s) / (n_t + z * z)
+        self.raw = np.concatenate([r_hat, w[:-1], [t_hat]])
+        self.smoothed = np.concatenate([r_s, w[:-1], [t_s]])
+        self.cov = cov
+
+    def ab(self, x: npt.NDArray[np.float64]) -> tuple[float, float]:
+        kk = self.k
+        r = x[:kk]
+        w = np.append(x[kk : 2 * kk - 1], 1.0 - x[kk : 2 * kk - 1].sum())
+        den1, den0 = float((w * r).sum()), float((w * (1.0 - r)).sum())
+        a = float((w * r)[self.passes].sum()) / den1 if den1 > 0 else 0.0
+        b = float((w * (1.0 - r))[self.passes].sum()) / den0 if den0 > 0 else 0.0
+        return a, b
+
+    def theta(self, x: npt.NDArray[np.float64]) -> float:
+        a, b = self.ab(x)
+        return (x[-1] - b) / (a - b) if a != b else math.nan
+
+    def youden(self, x: npt.NDArray[np.float64]) -> float:
+        a, b = self.ab(x)
+        return a - b
 
 
 def _transport(
-    counts: StratumCounts, target: tuple[int, int, int], conf: float
+    counts: StratumCounts, target: tuple[int, int, int], conf: float, deff: float = 1.0
 ) -> PassRateEstimate:
     method = "lee_stratified"
     z = z_value(conf)
     big_n = np.asarray(counts.population, dtype=float)
     m = np.asarray(counts.labelled, dtype=float)
     k = np.asarray(counts.human_pass, dtype=float)
+    outcomes = np.asarray(counts.outcomes)
     n_t = float(sum(target))
     params: dict[str, Any] = {
         "strata": counts.by_name(),
@@ -326,41 +436,67 @@ def _transport(
         which = "passing" if k.sum() == 0 else "failing"
         return refuse(f"no human-{which} labelled rows: label at least one failing and one "
                       "passing row")  # fmt: skip
-    empty = [STRATA[s] for s in range(2) if big_n[s] > 0 and m[s] == 0]
+    empty = [counts.names[s] for s in range(counts.k)
+             if big_n[s] > 0 and m[s] == 0 and outcomes[s] != OUTCOME_NOT_JUDGED]
     if empty:
         return refuse(f"no labelled calibration rows in stratum {', '.join(empty)}: label some")
-    w = big_n / big_n.sum()
-    t_hat = target[0] / n_t
-    t_s = (target[0] + z * z / 2.0) / (n_t + z * z)
-    r_hat = k / np.maximum(m, 1.0)
-    r_s = (k + 1.0) / (m + 2.0)
-    cov = np.zeros((6, 6))
-    cov[0:3, 0:3] = np.diag(r_s * (1.0 - r_s) / (m + 2.0))
-    cov[3:5, 3:5] = _multinomial_cov(w, big_n.sum())[0:2, 0:2]
-    cov[5, 5] = t_s * (1.0 - t_s) / (n_t + z * z)
-    corners = [None] if (m[2] > 0 or big_n[2] == 0) else [0.0, 1.0]
+    # A judge outcome the calibration set never showed says nothing about the target rows that
+    # have it: their pass rate is anywhere in [0, 1] (a bound), never borrowed from the others.
+    seen = [bool(big_n[outcomes == o].sum() > 0) for o in range(3)]
+    unseen_rows = sum(n for n, ok in zip(target, seen, strict=True) if not ok)
+    if unseen_rows:
+        names = [STRATA[o] for o in range(3) if not seen[o] and target[o]]
+        if unseen_rows == n_t:
+            return refuse(
+                f"not identified: every target row is {' or '.join(names)}, a judge outcome the "
+                "calibration set never showed, so nothing is known about their pass rate"
+            )
+        kept = tuple(n if ok else 0 for n, ok in zip(target, seen, strict=True))
+        inner = _transport(counts, (kept[0], kept[1], kept[2]), conf, deff)
+        if inner.refused:
+            return inner
+        share = unseen_rows / n_t
+        assert inner.estimate is not None and inner.low is not None and inner.high is not None
+        inner_params = dict(inner.params)
+        inner_params.update(target_strata=dict(zip(STRATA, target, strict=True)),
+                            unseen_share=share, identified=False,
+                            population=population_statement(int(n_t), target[2]))
+        return dataclasses.replace(
+            inner, estimate=(1 - share) * inner.estimate + share / 2.0,
+            low=(1 - share) * inner.low, high=(1 - share) * inner.high + share,
+            n_target=int(n_t), params=MappingProxyType(inner_params),
+            warnings=(*inner.warnings, (
+                f"not identified: {unseen_rows} target rows ({share:.0%}) are "
+                f"{' or '.join(names)}, a judge outcome the calibration set never showed; "
+                "the interval bounds their pass rate by [0, 1]")),
+        )  # fmt: skip
+    model = _Model(counts, target, z, deff)
+    unlabelled = [s for s in range(counts.k) if big_n[s] > 0 and m[s] == 0]
+    corners: list[tuple[float, ...]] = [()]
+    for _ in unlabelled:
+        corners = [(*c, v) for c in corners for v in (0.0, 1.0)]
     lows, highs, points, youdens = [], [], [], []
     for corner in corners:
-        xh = np.array([*r_hat, w[0], w[1], t_hat])
-        xs = np.array([*r_s, w[0], w[1], t_s])
-        c = cov.copy()
-        if corner is not None:  # the unlabelled not-judged stratum at an extreme pass rate
-            xh[2] = xs[2] = corner
-            c[2, 2] = 0.0
-        j_hat = _youden(xh)
-        j_s, j_se = _delta(_youden, xs, c)
+        xh, xs, c = model.raw.copy(), model.smoothed.copy(), model.cov.copy()
+        for s, value in zip(unlabelled, corner, strict=True):
+            # an unlabelled not-judged stratum at an extreme pass rate
+            xh[s] = xs[s] = value
+            c[s, s] = 0.0
+        j_hat = model.youden(xh)
+        j_s, j_se = _delta(model.youden, xs, c)
         if j_hat <= 0.0 or j_s <= 0.0:
             return refuse(
                 f"judge no better than chance on the calibration set: P(pass | human pass) - "
                 f"P(pass | human fail) = {j_hat:.3f} <= 0, so the correction is undefined"
             )
-        center, se = _delta(_theta, xs, c)
-        points.append(_theta(xh))
+        center, se = _delta(model.theta, xs, c)
+        points.append(model.theta(xh))
         lows.append(center - z * se)
         highs.append(center + z * se)
         youdens.append((j_hat, j_s - z * j_se))
     raw_low, raw_high = min(lows), max(highs)
-    a, b = _ab(np.array([*r_hat, w[0], w[1], t_hat]))
+    a, b = model.ab(model.raw)
+    t_hat = float(model.raw[-1])
     params.update(
         sensitivity=a, fpr=b, youden=youdens[0][0], youden_low=min(y for _, y in youdens),
         t=t_hat, identified=len(corners) == 1,
@@ -372,6 +508,12 @@ def _transport(
             "do not transfer"
         )
     warnings: list[str] = []
+    if deff > 1.0:
+        params["design_effect"] = deff
+        warnings.append(
+            f"calibration rows cluster by source document (design effect {deff:.2f}): the "
+            "variance of the judge's error rates is inflated by it"
+        )
     if len(corners) > 1:
         warnings.append(
             "not identified: no labelled calibration rows the judge did not judge; the interval "
@@ -387,19 +529,8 @@ def _transport(
     unsure = counts.human_unsure
     if sum(unsure):
         # Human-unsure calibration rows counted as all pass / all fail: the estimate's range.
-        def resolved(as_pass: bool) -> PassRateEstimate:
-            lab = [a + b for a, b in zip(counts.labelled, unsure, strict=True)]
-            passed = list(counts.human_pass)
-            if as_pass:
-                passed = [a + b for a, b in zip(passed, unsure, strict=True)]
-            return _transport(
-                StratumCounts(counts.population, (lab[0], lab[1], lab[2]),
-                              (passed[0], passed[1], passed[2]), (0, 0, 0)),
-                target,
-                conf,
-            )  # fmt: skip
-
-        hi_r, lo_r = resolved(True), resolved(False)
+        hi_r = _transport(counts.resolved(as_pass=True), target, conf, deff)
+        lo_r = _transport(counts.resolved(as_pass=False), target, conf, deff)
         if not (hi_r.refused or lo_r.refused):
             params["human_unsure_bounds"] = {
                 "if_all_pass": hi_r.estimate, "if_all_fail": lo_r.estimate,

@@ -5,8 +5,9 @@ module:
 
 * :mod:`~judges.reporting.inputs` — which judge, the human labels and the judge's verdicts,
   one verdict per item;
-* :mod:`~judges.reporting.design` — how the labelled rows were drawn (which decides the
-  corrected estimator) and how many more labels a wanted interval needs;
+* :mod:`~judges.reporting.evidence` — the calibration evidence and the target run the one
+  estimation path (:func:`judges.calibration.answer_pass_rate`) works from;
+* :mod:`~judges.reporting.design` — how many more labels a wanted interval needs;
 * :mod:`~judges.reporting.assemble` — :func:`calibration_report` and :class:`JudgeReport`
   with its stable JSON form;
 * :mod:`~judges.reporting.leaderboard` — several judges on the same labelled rows;
@@ -19,7 +20,7 @@ from judges.reporting.assemble import (
     JudgeReport,
     calibration_report,
 )
-from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, choose_design, plan_labels
+from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, plan_labels
 from judges.reporting.inputs import (
     DEFAULT_SEED,
     HumanLabels,
@@ -59,7 +60,6 @@ __all__ = [
     "PairwiseReport",
     "Plan",
     "calibration_report",
-    "choose_design",
     "default_judge",
     "default_target",
     "find_judge",

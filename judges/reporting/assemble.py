@@ -1,12 +1,15 @@
 """The calibration report of one judge on one dataset: labels and verdicts in, numbers out.
 
-:func:`calibration_report` loads the inputs (:mod:`judges.reporting.inputs`), chooses the design
-(:mod:`judges.reporting.design`), joins labels and verdicts by item id, calls
-:func:`judges.calibration.build_summary`, and adds disagreements, a labelling plan and a stable
-JSON form (:meth:`JudgeReport.to_json`, documented in ``docs/report-json.md``).
+:func:`calibration_report` loads the inputs (:mod:`judges.reporting.inputs`), builds the
+calibration evidence and the target run (:mod:`judges.reporting.evidence`), and asks the one
+estimation path, :func:`judges.calibration.answer_pass_rate`, for the answer. It adds what only
+the database knows (disagreements with their text, human-human agreement, flip rates, a
+labelling plan) and a stable JSON form (:meth:`JudgeReport.to_json`, documented in
+``docs/report-json.md``).
 
 Nothing here renders anything; the CLI (``calibrate report``) and the app's Calibration page
-are thin layers over :func:`calibration_report`, so both show the same numbers.
+are thin layers over :func:`calibration_report`, and a judge card carries the same evidence, so
+``calibrate score`` on the target's verdicts gives the same number.
 """
 
 from __future__ import annotations
@@ -21,17 +24,20 @@ import pandas as pd
 from judges.aggregation import rule_for
 from judges.alignment.store import AlignStore
 from judges.calibration import (
-    DESIGNS,
-    CalibrationSummary,
-    TransferDiagnostics,
-    build_summary,
+    VOCABULARY,
+    CalibrationEvidence,
+    PassRateAnswer,
+    TargetRun,
+    answer_pass_rate,
     format_interval,
     interval_json,
-    normalize_verdicts,
+    kappa_from_table,
+    rates_from_confusion,
 )
+from judges.calibration.evidence import OUTCOME_UNSCORED, OUTCOME_UNSURE
 from judges.providers import STAND_IN_NOTE
 from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, plan_labels
-from judges.reporting.headline import Headline, design_headline, headline_json
+from judges.reporting.evidence import calibration_evidence, judged_rows, per_row, run_counts
 from judges.reporting.inputs import (
     DEFAULT_SEED,
     HumanLabels,
@@ -42,12 +48,12 @@ from judges.reporting.inputs import (
     load_judge_items,
     stand_in_specs,
 )
-from judges.reporting.transfer import transfer_check, transfer_json
+from judges.reporting.transfer import transfer_json
 from labels.errors import CalibrateError, NotFoundError
 from labels.models import DEFAULT_CRITERION
 from labels.store import LabelStore
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Version of the JSON shape of :meth:`JudgeReport.to_json` (see ``docs/report-json.md``)."""
 
 DEFAULT_N_BOOT = 2000
@@ -66,10 +72,10 @@ class JudgeReport:
         target: Dataset whose pass rate is estimated (``dataset`` unless ``--target``).
         criterion: Label criterion.
         judge: The judge.
-        design: Sampling design (see :func:`choose_design`).
-        design_reason: Why that design.
         rule: Aggregation rule of repeated/swapped calls.
-        stats: The statistics (:class:`~judges.calibration.CalibrationSummary`).
+        answer: The answer of the one estimation path (headline, design, rates, warnings).
+        evidence: The calibration evidence the answer rests on (what a judge card carries).
+        options: The estimation options (``design``, ``confidence``, ``seed``, ``n_boot``).
         human: Human labels and human-human agreement.
         judge_items: The judge's verdicts on ``dataset``.
         target_items: The judge's verdicts on ``target`` (same object when it is ``dataset``).
@@ -77,12 +83,9 @@ class JudgeReport:
             ``document_id``, ``agree`` (both pass/fail and equal; ``NA`` otherwise),
             ``flipped``, ``order_flipped``, ``repeat_flipped``, ``reasoning``, ``note``,
             ``annotators``, ``unscored_reason``.
-        not_judged: Labelled items the judge has no verdict for yet (left out, counted).
+        not_judged: Labelled items the judge has no verdict for yet.
         plan: The labelling plan.
-        warnings: Every caveat, report-level first.
-        headline: The design-based headline (whole-run corrected pass rate, population rates).
-        transfer: Segment-mix and segment-accuracy checks with the segment-aware correction
-            (target another dataset, rows with segments), else ``None``.
+        warnings: Every caveat: the answer's, then what only the database knows.
         stand_in: The stand-in providers (``scripted/…``) behind the verdicts; empty for a
             model. Said in the warnings, the JSON (``judge.stand_in``) and the page.
     """
@@ -91,10 +94,10 @@ class JudgeReport:
     target: str
     criterion: str
     judge: JudgeRef
-    design: str
-    design_reason: str
     rule: str
-    stats: CalibrationSummary
+    answer: PassRateAnswer
+    evidence: CalibrationEvidence
+    options: dict[str, Any]
     human: HumanLabels
     judge_items: JudgeItems
     target_items: JudgeItems
@@ -102,9 +105,17 @@ class JudgeReport:
     not_judged: int
     plan: Plan
     warnings: tuple[str, ...]
-    headline: Headline | None = None
-    transfer: TransferDiagnostics | None = None
     stand_in: tuple[str, ...] = ()
+
+    @property
+    def design(self) -> str | None:
+        """The design the labels' provenance supports (``None`` when it was refused)."""
+        return self.answer.decision.design
+
+    @property
+    def design_reason(self) -> str:
+        """Why that design."""
+        return self.answer.decision.reason
 
     # -- derived views ----------------------------------------------------------------------
 
@@ -123,16 +134,16 @@ class JudgeReport:
     def segments_frame(self) -> pd.DataFrame:
         """Per-segment table: segment, n, sensitivity, FPR, kappa, corrected pass rate."""
         records = []
-        for seg in self.stats.segments:
+        for seg in self.answer.segments:
             records.append({
                 "segment": seg.segment,
                 "n_labelled": seg.n_labelled,
                 "n_target": seg.n_target,
-                "sensitivity": seg.sensitivity.format(),
-                "fpr": seg.fpr.format(),
-                "kappa": seg.kappa.format(),
-                "corrected_pass_rate": format_interval(interval_json(seg.pass_rate)),
-                "observed_pass_rate": format_interval(interval_json(seg.naive)),
+                "sensitivity": seg.rates.sensitivity.format(),
+                "fpr": seg.rates.fpr.format(),
+                "kappa": seg.rates.kappa.format(),
+                "corrected_pass_rate": format_interval(interval_json(seg.corrected)),
+                "observed_pass_rate": format_interval(interval_json(seg.observed)),
             })
         return pd.DataFrame(records, columns=[
             "segment", "n_labelled", "n_target", "sensitivity", "fpr", "kappa",
@@ -149,27 +160,17 @@ class JudgeReport:
         c = self.judge_items.consistency
         return interval_json(c.flip_rate_repeat if c is not None else None)
 
-    def counts(self) -> dict[str, int]:
-        """Unsure / unscored counts shown beside the rates."""
-        rows = self.rows
-        human_decided = rows["human"].isin(["pass", "fail"])
-        target = self.target_items.items
-        return {
-            "human_unsure": int((~human_decided).sum()),
-            "judge_unsure_labelled": int((human_decided & rows["judge"].eq("unsure")).sum()),
-            "judge_unscored_labelled": int((human_decided & rows["judge"].eq("unscored")).sum()),
-            "judge_unsure_target": int(target["verdict"].eq("unsure").sum()),
-            "judge_unscored_target": int(target["verdict"].eq("unscored").sum()),
-            "not_judged": self.not_judged,
-        }
+    def _decided_with(self, outcome: int) -> int:
+        lab = self.evidence.labelled
+        return int(((lab.human >= 0) & (lab.outcome == outcome)).sum())
 
     # -- JSON -------------------------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form documented in ``docs/report-json.md``."""
-        s = self.stats
-        cm = s.counts.confusion
-        counts = self.counts()
+        a = self.answer
+        cm = a.confusion
+        counts = a.counts
         consistency = self.judge_items.consistency
         agreement = self.human.agreement
         human_agreement = None
@@ -184,69 +185,55 @@ class JudgeReport:
                     for p in agreement.pairwise
                 ],
             }
-        clustered = None
-        if s.clustered is not None:
-            clustered = {name: interval_json(est) for name, est in sorted(s.clustered.items())}
-        out = self._json(s, cm, counts, consistency, human_agreement, clustered)
-        if self.headline is not None:
-            head = headline_json(self.headline, interval_json)
-            out["estimators"][self.headline.corrected.method] = {
-                **head["corrected_pass_rate"], "assumption": head["assumption"],
-            }  # fmt: skip
-            out["sample_rates"] = {
-                name: out[name] for name in ("sensitivity", "specificity", "fpr", "kappa")
-            }
-            out.update(head)
-        out["transfer"] = None if self.transfer is None else transfer_json(self.transfer)
-        return out
-
-    def _json(
-        self, s: CalibrationSummary, cm: Any, counts: dict[str, int], consistency: Any,
-        human_agreement: Any, clustered: Any,
-    ) -> dict[str, Any]:  # fmt: skip
+        sample = rates_from_confusion(cm, confidence=a.kappa.confidence)
+        target = counts["target"]
         return {
             "schema_version": SCHEMA_VERSION,
             "dataset": self.dataset,
             "target": self.target,
             "criterion": self.criterion,
             "judge": {**self.judge.to_json(), "stand_in": bool(self.stand_in)},
-            "design": self.design,
-            "design_reason": self.design_reason,
             "aggregation": self.rule,
-            "confidence": s.confidence,
+            "confidence": a.kappa.confidence,
             "n": cm.n,
-            "n_target": s.counts.n_target,
+            "n_target": target["judged"],
             "m0": cm.m0,
             "m1": cm.m1,
             "confusion": {"tp": cm.tp, "fn": cm.fn, "fp": cm.fp, "tn": cm.tn},
-            "sensitivity": interval_json(s.rates.sensitivity),
-            "specificity": interval_json(s.rates.specificity),
-            "fpr": interval_json(s.rates.fpr),
-            "kappa": interval_json(s.kappa),
-            "observed_pass_rate": interval_json(s.naive),
-            "corrected_pass_rate": interval_json(s.corrected),
-            "human_pass_rate": interval_json(s.estimators["labels_only"]),
-            "method": s.corrected.method,
-            "assumption": s.corrected.assumption,
-            "estimators": {
-                name: {**interval_json(est), "assumption": est.assumption}
-                for name, est in sorted(s.estimators.items())
+            **a.to_json(),
+            "sensitivity": interval_json(a.rates.sensitivity),
+            "specificity": interval_json(a.rates.specificity),
+            "fpr": interval_json(a.rates.fpr),
+            "kappa": interval_json(a.kappa),
+            "sample_rates": {
+                "sensitivity": interval_json(sample.sensitivity),
+                "specificity": interval_json(sample.specificity),
+                "fpr": interval_json(sample.fpr),
+                "kappa": interval_json(kappa_from_table([[cm.tn, cm.fp], [cm.fn, cm.tp]],
+                                                        confidence=a.kappa.confidence)),
             },
-            "unscored": {
-                "labelled": counts["judge_unscored_labelled"],
-                "target": counts["judge_unscored_target"],
+            "human_pass_rate": interval_json(a.labels_only),
+            "selection": {
+                "labels": dict(a.selections),
+                "check": None if a.check is None else a.check.message,
             },
+            "counts": {k: dict(v) for k, v in counts.items()},
+            "calibration_strata": a.strata.by_name(),
+            "vocabulary": dict(VOCABULARY),
+            # The judge's unscored / unsure labelled rows among those the humans decided (the
+            # rows a rate could have used), as in every earlier schema.
+            "unscored": {"labelled": self._decided_with(OUTCOME_UNSCORED),
+                         "target": target["unscored"]},
             "unsure": {
-                "human": counts["human_unsure"],
-                "judge_labelled": counts["judge_unsure_labelled"],
-                "judge_target": counts["judge_unsure_target"],
+                "human": counts["human"]["unsure"],
+                "judge_labelled": self._decided_with(OUTCOME_UNSURE),
+                "judge_target": target["unsure"],
             },
             "not_judged": self.not_judged,
             "swap_flip_rate": self.swap_flip_rate(),
             "repeat_flip_rate": self.repeat_flip_rate(),
             "flipped_items": 0 if consistency is None else int(consistency.any_flipped.sum()),
             "human_agreement": human_agreement,
-            "clustered": clustered,
             "segments": [
                 {
                     "segment": seg.segment,
@@ -254,30 +241,19 @@ class JudgeReport:
                     "n_target": seg.n_target,
                     "confusion": {"tp": seg.confusion.tp, "fn": seg.confusion.fn,
                                   "fp": seg.confusion.fp, "tn": seg.confusion.tn},
-                    "sensitivity": interval_json(seg.sensitivity),
-                    "fpr": interval_json(seg.fpr),
-                    "kappa": interval_json(seg.kappa),
-                    "observed_pass_rate": interval_json(seg.naive),
-                    "corrected_pass_rate": interval_json(seg.pass_rate),
+                    "sensitivity": interval_json(seg.rates.sensitivity),
+                    "fpr": interval_json(seg.rates.fpr),
+                    "kappa": interval_json(seg.rates.kappa),
+                    "observed_pass_rate": interval_json(seg.observed),
+                    "corrected_pass_rate": interval_json(seg.corrected),
                 }
-                for seg in s.segments
+                for seg in a.segments
             ],
+            "transfer": None if a.transfer is None else transfer_json(a.transfer),
             "disagreements": int(self.rows["agree"].eq(False).fillna(False).astype(bool).sum()),
             "plan": self.plan.to_json(),
             "warnings": list(self.warnings),
         }
-
-
-def _judged_rows(ids: npt.NDArray[Any], judged: pd.DataFrame) -> npt.NDArray[np.int64]:
-    """For each row of a dataset (``ids`` in file order), its row in ``judged`` (-1: none).
-
-    ``judged`` holds the judged items in file order, a subset of the rows; when the judge ran
-    on every row (the usual case at scale) the two id arrays are equal and no lookup is made.
-    """
-    judged_ids = judged["item_id"].to_numpy(dtype=object)
-    if len(judged_ids) == len(ids) and np.array_equal(judged_ids, ids):
-        return np.arange(len(ids), dtype=np.int64)
-    return np.asarray(pd.Index(judged_ids, dtype=object).get_indexer(ids), dtype=np.int64)
 
 
 def _rows_of(few: npt.NDArray[Any], ids: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
@@ -288,14 +264,6 @@ def _rows_of(few: npt.NDArray[Any], ids: npt.NDArray[Any]) -> npt.NDArray[np.int
     found = np.asarray(pd.Index(few, dtype=object).get_indexer(ids))
     out = np.full(len(few), -1, dtype=np.int64)
     out[found[found >= 0]] = np.flatnonzero(found >= 0)
-    return out
-
-
-def _per_row(values: npt.NDArray[Any], rows: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
-    """``values[rows]`` as objects, NaN where ``rows`` is -1 (no such row)."""
-    out = np.asarray(values, dtype=object)[np.maximum(rows, 0)] if len(values) else (
-        np.full(len(rows), np.nan, dtype=object))
-    out[rows < 0] = np.nan
     return out
 
 
@@ -322,8 +290,9 @@ def calibration_report(
         criterion: Label criterion (default: the judge's criterion, else ``faithfulness``).
         target: Dataset whose pass rate to estimate (default ``dataset``); another dataset
             judged by the same config means a separate calibration set (Lee et al. 2025).
-        design: Force a sampling design (one of :data:`judges.calibration.DESIGNS`); default
-            :func:`choose_design`.
+        design: Force a sampling design (one of
+            :data:`judges.calibration.DESIGN_ESTIMATORS`), checked against the labels'
+            recorded provenance; default: the design that provenance supports.
         rule: How repeated / position-swapped calls combine per item (``all_agree`` or
             ``majority``); default: the judge config's ``aggregation`` (``all_agree`` for
             imported verdicts).
@@ -338,7 +307,8 @@ def calibration_report(
 
     Raises:
         NotFoundError: unknown dataset, target or judge.
-        CalibrateError: a pairwise dataset, or a design name that does not exist.
+        CalibrateError: a pairwise dataset, or an explicit design the labels' provenance
+            contradicts (the reason says how).
     """
     info = store.dataset(dataset)
     if info.kind != "pointwise":
@@ -381,158 +351,90 @@ def calibration_report(
     # Labels and verdicts meet by row position: a 1 M-row dataset is joined through arrays,
     # never through pandas maps of 1 M-key dicts.
     groups = store.item_groups(dataset)
-    judged_at = _judged_rows(groups["item_id"], judged.items)
+    population, outcome = run_counts(groups, judged.items)
+    evidence = calibration_evidence(
+        labelled=human.items, provenance=store.provenance_frame(dataset, criterion=crit),
+        groups=groups, population=population, outcome=outcome, judged=judged.items,
+        rule=rule_name,
+    )  # fmt: skip
+    if target_name == dataset:
+        run = TargetRun(population, same_run=True)
+    else:
+        run = TargetRun(run_counts(store.item_groups(target_name), target_items.items)[0])
+    answer = answer_pass_rate(evidence, run, design=design, confidence=confidence, seed=seed,
+                              n_boot=n_boot)  # fmt: skip
+    if design is not None and answer.decision.refused:
+        raise CalibrateError(answer.decision.reason)
+    rows = _labelled_rows(human, judged, groups)
+    not_judged = int(rows["judge"].isna().sum())
+    rows = rows[rows["judge"].notna()].reset_index(drop=True)
+
+    warnings = list(answer.warnings)
+    stand_in = stand_in_specs(store, ref, dataset, target_name)
+    if stand_in:
+        warnings.insert(0, f"STAND-IN: the verdicts come from {', '.join(stand_in)}, a "
+                           f"{STAND_IN_NOTE}")
+    consistency = judged.consistency
+    if consistency is not None and int(consistency.any_flipped.sum()):
+        n_flip = int(consistency.any_flipped.sum())
+        fate = "excluded as unsure" if rule_name == "all_agree" else "settled by majority"
+        warnings.append(f"{n_flip} items flipped across repeats/orders ({fate})")
+    for name, est in (("sensitivity", answer.rates.sensitivity),
+                      ("specificity", answer.rates.specificity), ("kappa", answer.kappa)):
+        if est.refused:
+            warnings.append(f"{name} refused: {est.reason}")
+    reuse = AlignStore(store.db).reuse_warning(dataset, crit)  # calibrate judge align's test use
+    if reuse:
+        warnings.append(f"test rows of {dataset}/{crit}: {reuse}")
+    all_labelled = target_name == dataset and len(human.items) >= store.count_items(dataset)
+    plan = plan_labels(answer, target_half_width=target_half_width, all_labelled=all_labelled)
+    return JudgeReport(
+        dataset=dataset,
+        target=target_name,
+        criterion=crit,
+        judge=ref,
+        rule=rule_name,
+        answer=answer,
+        evidence=evidence,
+        options={"design": design, "confidence": confidence, "seed": seed, "n_boot": n_boot},
+        human=human,
+        judge_items=judged,
+        target_items=target_items,
+        rows=rows,
+        not_judged=not_judged,
+        plan=plan,
+        warnings=tuple(dict.fromkeys(warnings)),
+        stand_in=tuple(stand_in),
+    )
+
+
+def _labelled_rows(human: HumanLabels, judged: JudgeItems, groups: dict[str, Any]) -> pd.DataFrame:
+    """One row per labelled item with its human and judge verdicts and the judge's texts."""
+    judged_at = judged_rows(groups["item_id"], judged.items)
     verdicts = judged.items["verdict"].to_numpy(dtype=object)
-    dataset_verdicts = _per_row(verdicts, judged_at)
+    dataset_verdicts = per_row(verdicts, judged_at)
     labelled = human.items.copy()
     at = _rows_of(labelled["item_id"].to_numpy(dtype=object), groups["item_id"])
     for column in ("segment", "document_id"):
-        labelled[column] = _per_row(groups[column], at)
-    labelled["judge"] = _per_row(dataset_verdicts, at)
-    not_judged = int(labelled["judge"].isna().sum())
-    has_verdict = labelled["judge"].notna().to_numpy()
-    rows = labelled[has_verdict].reset_index(drop=True)
-    rows = rows.rename(columns={"verdict": "human"})
-    in_judged = judged_at[at[has_verdict]]
+        labelled[column] = per_row(groups[column], at)
+    labelled["judge"] = per_row(dataset_verdicts, at)
+    rows = labelled.rename(columns={"verdict": "human"})
+    in_judged = judged_at[np.maximum(at, 0)]
+    has = (at >= 0) & (in_judged >= 0)
     for column in ("flipped", "order_flipped", "repeat_flipped", "reasoning",
                    "unscored_reason"):
-        rows[column] = pd.Series(judged.items[column].iloc[in_judged].to_numpy(dtype=object),
-                                 dtype=object)
+        values = judged.items[column].to_numpy(dtype=object)
+        out = np.full(len(rows), np.nan, dtype=object)
+        out[has] = values[in_judged[has]]
+        rows[column] = pd.Series(out, dtype=object)
     decided = rows["human"].isin(["pass", "fail"]) & rows["judge"].isin(["pass", "fail"])
     rows["agree"] = pd.array(
         [bool(h == j) if d else pd.NA
          for h, j, d in zip(rows["human"], rows["judge"], decided, strict=True)],
         dtype="boolean",
     )
-
-    if target_name == dataset:
-        target_groups, target_at = groups, judged_at
-    else:
-        target_groups = store.item_groups(target_name)
-        target_at = _judged_rows(target_groups["item_id"], target_items.items)
-    labelled_all = labelled.rename(columns={"verdict": "human"})
-    target_verdicts = _per_row(target_items.items["verdict"].to_numpy(dtype=object), target_at)
-    headline = design_headline(
-        labelled=labelled_all,
-        provenance=store.provenance_frame(dataset, criterion=crit),
-        dataset_verdicts=dataset_verdicts,
-        target_verdicts=target_verdicts,
-        same_dataset=target_name == dataset,
-        requested=design,
-        confidence=confidence,
-        seed=seed,
-        n_boot=n_boot,
-    )
-    chosen = headline.decision.design or "same_run_stratified"
-    reason, design_warnings = headline.decision.reason, headline.decision.warnings
-    # The side-by-side estimators of the summary keep the previous release's design names.
-    legacy = chosen if chosen in DESIGNS else "same_run_stratified"
-
-    target_frame = target_items.items
-    # the segment of each judged target row (its rows in target_frame's order)
-    target_rows = np.empty(len(target_frame), dtype=np.int64)
-    target_rows[target_at[target_at >= 0]] = np.flatnonzero(target_at >= 0)
-    target_segments = pd.Series(target_groups["segment"][target_rows], dtype=object)
-    has_segments = rows["segment"].notna().any() or target_segments.notna().any()
-    doc = rows["document_id"]
-    has_docs = bool(doc.notna().any() and doc.dropna().duplicated().any())
-
-    stats = build_summary(
-        rows["human"].to_numpy(dtype=object),
-        rows["judge"].to_numpy(dtype=object),
-        normalize_verdicts(target_frame["verdict"].to_numpy(dtype=object)),
-        design=legacy,
-        segments_labelled=(
-            rows["segment"].fillna(NO_SEGMENT).astype(str).to_numpy() if has_segments else None
-        ),
-        segments_target=(
-            target_segments.fillna(NO_SEGMENT).astype(str).to_numpy() if has_segments else None
-        ),
-        doc_ids=(
-            doc.where(doc.notna(), "item:" + rows["item_id"].astype(str)).astype(str).to_numpy()
-            if has_docs else None
-        ),
-        rng=np.random.default_rng(seed) if has_docs else None,
-        n_boot=n_boot,
-        confidence=confidence,
-    )
-    # The summary's exclusion warnings called unsure rows "unscored"; the headline counts them
-    # in the one vocabulary and keeps them in the estimand.
-    warnings = [w for w in stats.warnings if "excluded (judge unscored)" not in w]
-    stand_in = stand_in_specs(store, ref, dataset, target_name)
-    if stand_in:
-        warnings.insert(0, f"STAND-IN: the verdicts come from {', '.join(stand_in)}, a "
-                           f"{STAND_IN_NOTE}")
-    warnings += list(design_warnings)
-    tc = headline.counts["target"]
-    if tc["not_judged"]:
-        # The transported estimator covers the target rows the judge ran on; the others keep
-        # every target row, never-run ones in the not-judged stratum.
-        outside = tc["not_run"] if headline.decision.estimator == "lee_stratified" else 0
-        kept = tc["not_judged"] - outside
-        parts = [f"{tc['judged']} of {tc['rows']} target rows judged; {tc['not_judged']} not "
-                 f"judged ({tc['unscored']} unscored, {tc['unsure']} unsure, {tc['not_run']} "
-                 "not run)"]
-        if outside:
-            parts.append(f"the {outside} not run are outside the estimand")
-        if kept:
-            parts.append(f"{kept} are kept in it")
-        warnings.append("; ".join(parts) + f" ({headline.population})")
-    for w in headline.corrected.warnings:
-        warnings.append(f"corrected pass rate: {w}")
-    if headline.corrected.refused:
-        warnings.append(f"corrected pass rate refused: {headline.corrected.reason}")
-    if not_judged:
-        warnings.append(
-            f"{not_judged} labelled rows have no verdict from this judge yet and are left out"
-        )
-    consistency = judged.consistency
-    if consistency is not None and int(consistency.any_flipped.sum()):
-        n_flip = int(consistency.any_flipped.sum())
-        fate = "excluded as unsure" if rule_name == "all_agree" else "settled by majority"
-        warnings.append(f"{n_flip} items flipped across repeats/orders ({fate})")
-    for name, est in (("sensitivity", headline.rates.sensitivity),
-                      ("specificity", headline.rates.specificity), ("kappa", headline.kappa)):
-        if est.refused:
-            warnings.append(f"{name} refused: {est.reason}")
-    transfer = None
-    if target_name != dataset and has_segments:
-        transfer = transfer_check(
-            labelled=labelled_all, dataset_segments=groups["segment"],
-            dataset_verdicts=dataset_verdicts, target_segments=target_groups["segment"],
-            target_verdicts=target_verdicts, no_segment=NO_SEGMENT,
-            confidence=confidence, seed=seed,
-        )  # fmt: skip
-        if transfer is not None and transfer.warning:
-            warnings.append(f"transfer: {transfer.warning}")
-            warnings += [f"segment-aware corrected pass rate: {w}"
-                         for w in transfer.segment_aware.warnings]  # fmt: skip
-    reuse = AlignStore(store.db).reuse_warning(dataset, crit)  # calibrate judge align's test use
-    if reuse:
-        warnings.append(f"test rows of {dataset}/{crit}: {reuse}")
-    all_labelled = target_name == dataset and len(human.items) >= store.count_items(dataset)
-    plan = plan_labels(stats, target_half_width=target_half_width, all_labelled=all_labelled)
-    return JudgeReport(
-        dataset=dataset,
-        target=target_name,
-        criterion=crit,
-        judge=ref,
-        design=chosen,
-        design_reason=reason,
-        rule=rule_name,
-        stats=stats,
-        human=human,
-        judge_items=judged,
-        target_items=target_items,
-        rows=rows[[
-            "item_id", "human", "judge", "segment", "document_id", "agree", "flipped",
-            "order_flipped", "repeat_flipped", "reasoning", "note", "annotators",
-            "unscored_reason",
-        ]],
-        not_judged=not_judged,
-        plan=plan,
-        warnings=tuple(dict.fromkeys(warnings)),
-        headline=headline,
-        transfer=transfer,
-        stand_in=tuple(stand_in),
-    )
+    return rows[[
+        "item_id", "human", "judge", "segment", "document_id", "agree", "flipped",
+        "order_flipped", "repeat_flipped", "reasoning", "note", "annotators",
+        "unscored_reason",
+    ]]

@@ -1,10 +1,9 @@
-"""How the labelled rows were drawn (which decides the corrected estimator), and how many more.
+"""How many more labels would narrow the corrected pass rate to a wanted half-width.
 
-:func:`choose_design`: another target dataset means a separate calibration set (Lee et al.
-2025); the same dataset labelled in the Label page's stratified order means a verdict-stratified
-sample; otherwise a random sample of the same run is assumed (and said).
-:func:`plan_labels`: how many more failing / passing labels would narrow the corrected pass rate
-to a wanted half-width.
+:func:`plan_labels` plans the failing / passing rows from Lee et al.'s variance.
+
+Which estimator the labels support is decided from their recorded provenance by
+:func:`judges.calibration.answer_pass_rate`.
 """
 
 from __future__ import annotations
@@ -16,89 +15,14 @@ from typing import Any
 from judges.calibration import (
     AllocationGap,
     CalibrationInputError,
-    CalibrationSummary,
     LabelsNeeded,
+    PassRateAnswer,
     allocation_gap,
     json_safe,
     labels_needed,
 )
-from labels.store import LabelStore
 
 DEFAULT_HALF_WIDTH = 0.05
-
-
-# -- design ---------------------------------------------------------------------------------
-
-
-def choose_design(
-    store: LabelStore,
-    dataset: str,
-    criterion: str,
-    *,
-    target: str | None = None,
-    n_items: int | None = None,
-    n_labelled: int | None = None,
-    imported_labels: bool = False,
-) -> tuple[str, str, tuple[str, ...]]:
-    """Decide how the labelled rows were drawn, which decides the corrected estimator.
-
-    * ``target`` names another dataset → ``separate_calibration`` (Lee et al. 2025: only the
-      judge's sensitivity and specificity are assumed to transfer; the pass rate may differ).
-    * The Label page's queue for (dataset, criterion) is ``stratified`` → ``same_run_stratified``
-      (rows drawn within judge-pass / judge-fail strata).
-    * Otherwise → ``same_run_random``; when not every row is labelled and the rows were not
-      drawn by the Label page's random queue (another queue order, or ``imported_labels``), a
-      warning says the random-sample assumption is unchecked.
-
-    Args:
-        store: The label store.
-        dataset: Dataset with the labels.
-        criterion: Label criterion (the queue settings are per dataset and criterion).
-        target: Dataset whose pass rate is estimated.
-        n_items: Rows in ``dataset``.
-        n_labelled: Labelled rows of ``dataset``.
-        imported_labels: Some labels came from a file rather than the Label page.
-
-    Returns:
-        ``(design, reason, warnings)``.
-    """
-    if target is not None and target != dataset:
-        return (
-            "separate_calibration",
-            f"labels from {dataset!r}, pass rate of {target!r}: only the judge's sensitivity "
-            "and specificity are assumed to transfer (Lee et al. 2025)",
-            (),
-        )
-    order = store.queue_settings(dataset, criterion).order
-    if order == "stratified":
-        return (
-            "same_run_stratified",
-            "the Label page's queue is stratified by judge verdict, so labelled rows were drawn "
-            "within judge-pass and judge-fail strata",
-            (
-                "labelled rows were drawn by judge verdict: sensitivity, specificity and kappa "
-                "describe the labelled sample, not every row (the corrected pass rate accounts "
-                "for the strata)",
-            ),
-        )
-    if n_items is not None and n_labelled is not None and n_labelled >= n_items:
-        return "same_run_random", "every row of the dataset is labelled", ()
-    if order == "random" and not imported_labels:
-        return (
-            "same_run_random",
-            "the Label page's queue is in random order, so labelled rows are a random sample "
-            "of the dataset",
-            (),
-        )
-    return (
-        "same_run_random",
-        "assumed: the labelled rows are a random sample of the dataset",
-        (
-            f"the labelled rows are assumed to be a random sample of {dataset!r} ("
-            + ("labels imported from a file" if imported_labels else f"queue order {order!r}")
-            + "); if they were drawn otherwise, choose the design explicitly",
-        ),
-    )
 
 
 # -- planning -------------------------------------------------------------------------------
@@ -144,7 +68,7 @@ class Plan:
 
 
 def plan_labels(
-    stats: CalibrationSummary,
+    answer: PassRateAnswer,
     *,
     target_half_width: float = DEFAULT_HALF_WIDTH,
     all_labelled: bool = False,
@@ -157,17 +81,18 @@ def plan_labels(
     separate calibration set; for labels sampled from the target run itself it is conservative.
 
     Args:
-        stats: The report statistics.
+        answer: The report's answer.
         target_half_width: Wanted half-width of the corrected pass rate's interval.
         all_labelled: Every target row is labelled already (same-run designs): no plan needed.
     """
-    cm = stats.counts.confusion
-    n_target, k_target = stats.counts.n_target, stats.counts.k_target
+    cm = answer.confusion
+    n_target = answer.counts["target"]["judged"]
     if all_labelled:
         return Plan(target_half_width, None, None, 0,
                     "Every target row is labelled: the pass rate is the human pass rate, and "
                     "more labels of these rows cannot narrow it further.")
-    if cm.m0 == 0 or cm.m1 == 0 or n_target == 0:
+    observed = answer.observed.estimate
+    if cm.m0 == 0 or cm.m1 == 0 or n_target == 0 or observed is None:
         missing = "failing" if cm.m0 == 0 else "passing" if cm.m1 == 0 else None
         message = (
             f"Label at least one truly {missing} row first: the correction needs both classes."
@@ -175,13 +100,13 @@ def plan_labels(
         )
         return Plan(target_half_width, None, None, None, message)
     q0, q1 = cm.tn / cm.m0, cm.tp / cm.m1
-    p = k_target / n_target
+    p = observed
     needed = labels_needed(
         target_half_width=target_half_width, n_target=n_target, judge_pass_rate=p, q0=q0, q1=q1,
-        m0=cm.m0, m1=cm.m1, confidence=stats.confidence,
+        m0=cm.m0, m1=cm.m1, confidence=answer.headline.confidence,
     )
     gap = None
-    theta = stats.corrected.estimate
+    theta = answer.headline.estimate
     if theta is not None and 0 < theta < 1 and 0 < q0 < 1 and 0 < q1 < 1:
         try:
             gap = allocation_gap(cm.m0, cm.m1, theta=theta, q0=q0, q1=q1)

@@ -58,7 +58,7 @@ def test_report_json_has_the_documented_shape(db_copy: Path) -> None:
         assert set(data[key]) == INTERVAL_KEYS, key
     assert data["method"] == "lee_stratified"
     assert data["design"] == "separate_calibration"
-    assert data["population"].startswith("the true (human) pass rate of all 400 rows")
+    assert data["population"].startswith("the true (human) pass rate of the 400 target rows")
     assert data["counts"]["target"] == {
         "rows": 400, "judged": 397, "not_judged": 3, "unscored": 3, "unsure": 0, "not_run": 0}
     assert data["unscored"] == {"labelled": 1, "target": 3}
@@ -70,7 +70,7 @@ def test_report_json_has_the_documented_shape(db_copy: Path) -> None:
     # The text form says the same thing in words.
     text = ok(db_copy, "report", "--dataset", "cal", "--judge", "judge-a", "--target", "tgt")
     assert "corrected pass rate" in text and "method lee_stratified" in text
-    assert "estimates the true (human) pass rate of all 400 rows" in text
+    assert "estimates the true (human) pass rate of the 400 target rows" in text
 
 
 def test_report_with_two_judges_adds_a_leaderboard(db_copy: Path) -> None:

@@ -67,7 +67,7 @@ def test_calibration_page_shows_the_cli_numbers(app_db: Path) -> None:
         "Human–human kappa": data["human_agreement"]["kappa"],
         "Observed (judge)": data["observed_pass_rate"],
         "Corrected": data["corrected_pass_rate"],
-        "Human (labelled rows)": data["human_pass_rate"],
+        "Labels only": data["labels_only_pass_rate"],
     }
     for label, value in expected.items():
         assert shown[label] == format_point(value), label

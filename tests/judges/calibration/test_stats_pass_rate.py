@@ -337,33 +337,11 @@ def test_labels_only() -> None:
     assert cal.labels_only_pass_rate(["unsure"]).refused
 
 
-def test_chooser_records_design_method_and_assumption() -> None:
+def test_an_unknown_estimator_is_refused() -> None:
     human = [1] * 30 + [0] * 20
     judge = [1] * 27 + [0] * 3 + [1] * 4 + [0] * 16
-    target = [1] * 600 + [0] * 400
-    expected = {"same_run_random": "stratified", "same_run_stratified": "stratified",
-                "separate_calibration": "lee"}
-    assert set(cal.DESIGNS) == set(expected)
-    for design, method in expected.items():
-        r = cal.corrected_pass_rate(human, judge, target, design=design)
-        assert r.method == method and r.design == design
-        assert r.assumption == cal.choose_method(design)[1] and r.assumption
-        direct = cal.estimate_pass_rate(cal.calibration_counts(human, judge, target), method=method)
-        assert (r.estimate, r.low, r.high) == (direct.estimate, direct.low, direct.high)
-        assert r.to_dict()["design"] == design
-    assert "random sample" in cal.choose_method("same_run_random")[1]
-    assert "transfer" in cal.choose_method("separate_calibration")[1]
-    with pytest.raises(cal.CalibrationInputError, match="unknown design"):
-        cal.corrected_pass_rate(human, judge, target, design="whatever")
     with pytest.raises(cal.CalibrationInputError):
-        cal.estimate_pass_rate(cal.calibration_counts(human, judge, target), method="magic")  # type: ignore[arg-type]
-
-
-def test_chooser_falls_back_to_labels_only_when_a_stratum_is_unlabelled() -> None:
-    r = cal.corrected_pass_rate([1, 0, 1], [1, 1, 1], [1, 0, 0, 1], design="same_run_random")
-    assert r.method == "labels_only" and r.design == "same_run_random"
-    assert any("fell back" in w for w in r.warnings)
-    assert r.assumption == cal.ASSUMPTIONS["labels_only"]
+        cal.estimate_pass_rate(cal.calibration_counts(human, judge, [1, 0]), method="magic")  # type: ignore[arg-type]
 
 
 def test_counts_roundtrip_and_validation() -> None:

@@ -8,13 +8,13 @@ import pytest
 from judges.calibration import (
     CalibrationCounts,
     ConfusionMatrix,
-    corrected_pass_rate,
-    corrected_pass_rate_from_counts,
     counts_to_arrays,
     coverage_study,
     estimate_pass_rate,
+    lee_pass_rate,
     simulate_counts,
     simulate_verdicts,
+    stratified_pass_rate,
 )
 
 
@@ -79,7 +79,7 @@ def test_stratified_design_coverage(theta: float) -> None:
     hits = claims = 0
     for _ in range(3000):
         c = _stratified_sample(rng, theta, 60, 5000)
-        r = corrected_pass_rate_from_counts(c, design="same_run_stratified", confidence=0.95)
+        r = estimate_pass_rate(c, method="stratified", confidence=0.95)
         assert r.method == "stratified"
         claims += 1
         hits += int(r.covers(theta))
@@ -92,9 +92,9 @@ def test_stratified_design_coverage(theta: float) -> None:
 @pytest.mark.parametrize("shift", [None, 0.7])
 def test_coverage_grid(theta: float, m: int, shift: float | None) -> None:
     """Nominal-95 % coverage >= 0.94 for the estimator the chooser picks, over the bench grid."""
-    design = "separate_calibration" if shift is not None else "same_run_random"
+    method = "lee" if shift is not None else "stratified"
     res = coverage_study(
-        lambda c: corrected_pass_rate_from_counts(c, design=design, confidence=0.95),
+        lambda c: estimate_pass_rate(c, method=method, confidence=0.95),
         np.random.default_rng(2024), reps=2000, theta=theta, sensitivity=0.85,
         specificity=0.75, n_target=1000, n_labelled=m, calibration_theta=shift,
     )
@@ -106,7 +106,7 @@ def test_corrected_pass_rate_end_to_end_on_simulated_rows() -> None:
     human, judge = simulate_verdicts(rng, n=400, theta=0.7, sensitivity=0.9, specificity=0.8)
     _, target = simulate_verdicts(rng, n=20_000, theta=0.4, sensitivity=0.9, specificity=0.8)
     # Label shift (0.7 -> 0.4): Lee stays near the truth, the same-run estimator does not.
-    lee = corrected_pass_rate(human, judge, target, design="separate_calibration")
-    same_run = corrected_pass_rate(human, judge, target, design="same_run_random")
+    lee = lee_pass_rate(human, judge, target)
+    same_run = stratified_pass_rate(human, judge, target)
     assert lee.covers(0.4)
     assert not same_run.covers(0.4)

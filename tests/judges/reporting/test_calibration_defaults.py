@@ -28,7 +28,7 @@ def test_the_default_judge_has_the_most_usable_rows_not_the_newest(demo_db: Path
         assert real[0].name == "qwen1.5b-oneshot"  # the newest run: 2 usable labelled rows
         best = default_judge(store, LABELLED_DATASET)
         assert best is not None and best.name == "qwen1.5b-claimsplit"
-        used = {ref.name: calibration_report(store, LABELLED_DATASET, ref).stats.counts.confusion.n
+        used = {ref.name: calibration_report(store, LABELLED_DATASET, ref).answer.confusion.n
                 for ref in refs}
         assert used["qwen1.5b-claimsplit"] == max(used[r.name] for r in real)
         assert used["qwen1.5b-claimsplit"] > used["qwen1.5b-oneshot"]
@@ -92,8 +92,8 @@ def test_the_page_and_the_library_say_the_same(demo_db: Path) -> None:
         report = calibration_report(store, LABELLED_DATASET, ref, target=PRODUCTION_DATASET)
         agreement = report.human.agreement
         assert agreement is not None
-        verdict = trust_verdict(report.stats.rates.sensitivity, report.stats.rates.specificity,
-                                kappa=report.stats.kappa,
+        verdict = trust_verdict(report.answer.rates.sensitivity, report.answer.rates.specificity,
+                                kappa=report.answer.kappa,
                                 human_kappa=agreement.mean_pairwise_kappa)
         assert verdict.status == "not certified"
         assert not verdict.small_sample  # 54 passing and 32 failing rows

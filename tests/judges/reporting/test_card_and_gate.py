@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -13,12 +14,23 @@ from report_data import build_report_db
 
 from calibrate_app.cli import cli
 from judges.calibration import (
+    CalibrationEvidence,
+    LabelledRows,
+    RunCounts,
     StratumCounts,
+    TargetRun,
+    answer_pass_rate,
     interval_json,
-    lee_pass_rate,
     transported_pass_rate_from_counts,
 )
-from judges.card import CardError, card_from_report, dumps_card, load_card, write_card
+from judges.card import (
+    CardError,
+    card_from_report,
+    dumps_card,
+    load_card,
+    loads_card,
+    write_card,
+)
 from judges.gate import (
     VerdictsFileError,
     gate,
@@ -147,36 +159,37 @@ def test_gate_rejects_verdicts_of_another_config(store_copy: LabelStore, tmp_pat
     assert card.judge.config_id in gated.output
 
 
-def test_score_uses_the_cards_strata_and_old_cards_fall_back_to_lee(
+def test_score_answers_from_the_cards_evidence_and_old_cards_are_refused(
     store_copy: LabelStore, tmp_path: Path
 ) -> None:
     report = calibration_report(store_copy, "cal", "judge-a")
     card = card_from_report(store_copy, report, force=True)
     assert card.metrics.strata == report.to_json()["calibration_strata"]
+    assert card.evidence is not None and card.estimation is not None
     new = tmp_path / "new.jsonl"
     rows = [{"item_id": f"n{i}", "verdict": "pass" if i < 70 else "fail",
              "config_id": card.judge.config_id} for i in range(100)]
     rows.append({"item_id": "n100", "verdict": None, "config_id": card.judge.config_id})
     new.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    strata = card.metrics.strata
-    assert strata is not None
-    with_strata = score_file(card, new)
-    calibration = StratumCounts(**{k: tuple(v) for k, v in strata.items()})  # type: ignore[arg-type]
-    assert interval_json(with_strata.corrected) == interval_json(
-        transported_pass_rate_from_counts(calibration, (70, 30, 1)))  # the unscored row stays in
-    card = card.model_copy(update={"metrics": card.metrics.model_copy(update={"strata": None})})
-    score = score_file(card, new)  # a card written before strata existed: Lee
-    cm = card.metrics.confusion
-    human = ["pass"] * (cm.tp + cm.fn) + ["fail"] * (cm.fp + cm.tn)
-    judge = ["pass"] * cm.tp + ["fail"] * cm.fn + ["pass"] * cm.fp + ["fail"] * cm.tn
-    direct = lee_pass_rate(human, judge, ["pass"] * 70 + ["fail"] * 30)
-    assert interval_json(score.corrected) == interval_json(direct)
+    score = score_file(card, new)
+    # New rows: the judge's verdict-reweighted error rates transferred, the unscored row kept
+    # in the estimand as the third outcome, from the card's evidence alone.
+    evidence = CalibrationEvidence.from_json(card.evidence)
+    outcome = np.array([0] * 70 + [1] * 30 + [3], dtype=np.int8)
+    direct = answer_pass_rate(evidence, TargetRun(RunCounts.from_rows(outcome)),
+                              confidence=card.estimation.confidence)
+    assert interval_json(score.corrected) == interval_json(direct.headline)
+    assert score.corrected.method == "lee_stratified"
+    cal = _strata_counts(evidence)
+    assert interval_json(score.corrected) == interval_json(
+        transported_pass_rate_from_counts(cal, (70, 30, 1)))
     assert score.n == 100 and score.k == 70 and score.unscored == 1
     data = score.to_json()
-    assert data["corrected_pass_rate"]["estimate"] == direct.estimate
+    assert data["corrected_pass_rate"]["estimate"] == direct.headline.estimate
+    assert data["labels_only_pass_rate"]["valid_for_target"] is False
     assert not any("config_id" in w for w in data["warnings"])
 
-    low, est = direct.low, direct.estimate
+    low, est = direct.headline.low, direct.headline.estimate
     assert low is not None and est is not None
     assert gate(score, min_pass_rate=low).passed
     assert not gate(score, min_pass_rate=low + 1e-6).passed
@@ -186,21 +199,54 @@ def test_score_uses_the_cards_strata_and_old_cards_fall_back_to_lee(
     with pytest.raises(ValueError):
         gate(score, min_pass_rate=1.2)
 
+    old = card.to_json()
+    old["schema_version"] = 1
+    with pytest.raises(CardError, match="re-export it: calibrate card export --dataset cal "
+                                        "--judge judge-a"):
+        loads_card(json.dumps(old), source="old.json")
+
+
+def _strata_counts(evidence: CalibrationEvidence) -> StratumCounts:
+    """The three base strata of the evidence's rows the judge ran on, counted here."""
+    lab = evidence.labelled
+    ran = lab.outcome != 4
+    stratum = np.minimum(lab.outcome[ran], 2)
+    by_outcome = evidence.population.by_outcome()
+    population = [int(by_outcome[0]), int(by_outcome[1]), int(by_outcome[2] + by_outcome[3])]
+    h = lab.human[ran]
+    labelled = tuple(int(((stratum == s) & (h >= 0)).sum()) for s in range(3))
+    passed = tuple(int(((stratum == s) & (h == 1)).sum()) for s in range(3))
+    unsure = tuple(int(((stratum == s) & (h < 0)).sum()) for s in range(3))
+    return StratumCounts(tuple(population), labelled, passed, unsure)
+
+
+def _evidence(pass_pass: int, pass_fail: int, fail_pass: int, fail_fail: int) -> dict[str, Any]:
+    """Evidence of 200 judged rows (100 judge pass, 100 judge fail) and labels per cell.
+
+    ``pass_fail`` counts labelled judge-pass rows the humans failed, and so on.
+    """
+    labelled = RunCounts.from_rows(np.array([0] * 100 + [1] * 100, dtype=np.int8))
+    cells = [(1, 0, pass_pass), (0, 0, pass_fail), (1, 1, fail_pass), (0, 1, fail_fail)]
+    human = np.concatenate([[h] * n for h, _, n in cells]).astype(np.int8)
+    outcome = np.concatenate([[o] * n for _, o, n in cells]).astype(np.int8)
+    n = human.size
+    rows = LabelledRows(human=human, outcome=outcome, flipped=np.zeros(n, dtype=bool),
+                        segment=np.zeros(n, dtype=np.int64), document=np.full(n, -1),
+                        selection=np.zeros(n, dtype=np.int8), share=np.full(n, np.nan))
+    return CalibrationEvidence(rows, labelled).to_json()
+
 
 def test_uninformative_card_never_passes(store_copy: LabelStore, tmp_path: Path) -> None:
     card = card_from_report(store_copy, calibration_report(store_copy, "cal", "judge-a"),
                             force=True)
-    weak = card.model_copy(update={"metrics": card.metrics.model_copy(update={
-        "strata": None,
-        "confusion": card.metrics.confusion.model_copy(update={"tp": 3, "fn": 2, "fp": 2,
-                                                               "tn": 2}),
-    })})
+    weak = card.model_copy(update={"evidence": _evidence(3, 2, 2, 2)})
     path = tmp_path / "v.csv"
     path.write_text("id,verdict\n" + "".join(f"x{i},pass\n" for i in range(50)), encoding="utf-8")
     score = score_verdicts(weak, read_verdicts_file(path), allow_unverified=True)
-    assert score.corrected.uninformative
+    assert score.corrected.uninformative or score.corrected.refused
     decision = gate(score, min_pass_rate=0.0, on="estimate")
-    assert not decision.passed and "better than chance" in decision.reason
+    assert not decision.passed
+    assert "better than chance" in decision.reason or "no corrected" in decision.reason
 
 
 def test_verdicts_file_errors_name_row_and_column(tmp_path: Path) -> None:

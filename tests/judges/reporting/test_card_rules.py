@@ -76,15 +76,21 @@ def test_below_the_small_sample_threshold_is_refused_unless_forced(
     data = report.to_json()
     assert (data["m0"], data["m1"]) == (27, 51)
     problems = card_problems(store_copy, report)
-    assert problems == [
+    # The one-shot judge (a coin flip at temperature 0.8) is also worse than chance: said first.
+    assert len(problems) == 2
+    assert problems[0].startswith("the judge is worse than chance: the judge's sensitivity + "
+                                  "specificity - 1 = -0.034")
+    assert problems[1] == (
         "too few labels: 27 human-fail and 51 human-pass rows used (at least 30 of each are "
-        "needed for rates worth a gate)"]
+        "needed for rates worth a gate)")
     with pytest.raises(CardRefusedError, match="too few labels: 27 human-fail") as caught:
         build_card(store_copy, LABELLED_DATASET, ONESHOT)
     assert caught.value.reasons == problems
     card = build_card(store_copy, LABELLED_DATASET, ONESHOT, force=True)
     assert card.forced == problems
     assert card.warnings[0] == "FORCED: " + problems[0]
+    assert report.warnings[0].startswith("WORSE THAN CHANCE:")
+    assert report.to_json()["worse_than_chance"] is not None
 
 
 def test_a_stand_in_judge_and_a_cancelled_run_are_refused(store_copy: LabelStore) -> None:
@@ -124,7 +130,8 @@ def test_cli_refuses_previews_and_forces(db_copy: Path, tmp_path: Path) -> None:
     code, stdout, stderr = cli_run(db_copy, "card", "export", "--dataset", LABELLED_DATASET,
                                    "--judge", ONESHOT, "-o", str(out))
     assert code == 1 and not out.exists()
-    assert "no judge card: too few labels: 27 human-fail and 51 human-pass" in stderr
+    assert "no judge card: the judge is worse than chance" in stderr
+    assert "too few labels: 27 human-fail and 51 human-pass" in stderr
     assert "--force" in stderr
     # Preview: the card as it would be written, and why it would be refused; nothing written.
     code, stdout, stderr = cli_run(db_copy, "card", "export", "--dataset", LABELLED_DATASET,
@@ -132,12 +139,12 @@ def test_cli_refuses_previews_and_forces(db_copy: Path, tmp_path: Path) -> None:
     assert code == 0 and not out.exists()
     previewed = json.loads(stdout)
     assert previewed["kind"] == "calibrate.judge_card"
-    assert previewed["forced"][0].startswith("too few labels")
-    assert stderr.startswith("Would be refused without --force: too few labels")
+    assert previewed["forced"][1].startswith("too few labels")
+    assert stderr.startswith("Would be refused without --force: the judge is worse than chance")
     code, stdout, stderr = cli_run(db_copy, "card", "export", "--dataset", LABELLED_DATASET,
                                    "--judge", ONESHOT, "-o", str(out), "--force")
     assert code == 0, stderr
-    assert stderr.startswith("FORCED: too few labels")
+    assert stderr.startswith("FORCED: the judge is worse than chance")
     assert load_card(out).forced == previewed["forced"]
     code, stdout, _ = cli_run(db_copy, "card", "show", str(out))
     assert code == 0 and "  FORCED: too few labels" in stdout

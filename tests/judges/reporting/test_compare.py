@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner, Result
 from report_data import ReportFiles, build_store
@@ -21,7 +22,13 @@ from scipy.stats import binomtest, norm
 from stores import opened_store
 
 from calibrate_app.cli import cli
-from judges.calibration import CalibrationCounts, ConfusionMatrix, estimate_pass_rate
+from judges.calibration import (
+    CalibrationEvidence,
+    RunCounts,
+    TargetRun,
+    answer_pass_rate,
+    transferred_error_rates,
+)
 from judges.card import JudgeCard, card_from_report, write_card
 from judges.reporting import calibration_report
 from judges.verdicts import export_verdicts
@@ -98,28 +105,38 @@ def test_compare_json_numbers(files: dict[str, Path]) -> None:
     assert data["excluded"] == {"baseline_only": 5, "candidate_only": 2, "not_pass_fail": 0}
     assert any("5 items only in the baseline" in w and "2 only in the candidate" in w
                for w in data["warnings"])
-    cm = _card(files["card"]).metrics.confusion
-    youden = cm.tp / (cm.tp + cm.fn) + cm.tn / (cm.tn + cm.fp) - 1
+    card = _card(files["card"])
+    assert card.evidence is not None
+    evidence = CalibrationEvidence.from_json(card.evidence)
+    rates = transferred_error_rates(evidence)
+    assert rates is not None
+    # The card's verdict-reweighted error rates: with a random calibration sample they are
+    # the raw confusion rates up to the dataset's verdict mix.
+    cm = card.metrics.confusion
+    assert rates.a == pytest.approx(cm.tp / (cm.tp + cm.fn), abs=0.05)
+    youden = rates.a - rates.b
     assert data["difference"]["estimate"] == pytest.approx((60 - 30) / 395 / youden)
     assert data["observed_difference"] == pytest.approx(30 / 395)
     assert data["mcnemar_p"] == pytest.approx(binomtest(30, 90, 0.5).pvalue, rel=1e-9)
     assert data["mcnemar_method"] == "exact" and data["documents"] is None
-    # Fieller by hand: Agresti-Min paired proportions, Lee's +1/+2 calibration rates.
+    # Fieller by hand: Agresti-Min paired proportions, the smoothed transferred rates.
     z = norm.ppf(0.975)
     gain, loss = 60.5 / 397, 30.5 / 397
     d, var_d = gain - loss, (gain + loss - (gain - loss) ** 2) / 397
-    m1, m0 = cm.tp + cm.fn, cm.tn + cm.fp
-    q1, q0 = (cm.tp + 1) / (m1 + 2), (cm.tn + 1) / (m0 + 2)
-    j, var_j = q1 + q0 - 1, q1 * (1 - q1) / (m1 + 2) + q0 * (1 - q0) / (m0 + 2)
+    j = rates.a_smoothed - rates.b_smoothed
+    var_j = rates.cov[0, 0] + rates.cov[1, 1] - 2 * rates.cov[0, 1]
     a = j * j - z * z * var_j
     root = (z * z * (d * d * var_j + j * j * var_d - z * z * var_j * var_d)) ** 0.5
     assert data["difference"]["low"] == pytest.approx((d * j - root) / a, rel=1e-9)
     assert data["difference"]["high"] == pytest.approx((d * j + root) / a, rel=1e-9)
-    # Each version's rate is Lee et al.'s on the 395 paired rows (250 and 280 judge passes).
-    matrix = ConfusionMatrix(tp=cm.tp, fn=cm.fn, fp=cm.fp, tn=cm.tn)
+    # Each version's rate is the card's answer on the 395 paired rows (250 and 280 judge
+    # passes): what calibrate score gives for them.
     for key, k in (("baseline", 250), ("candidate", 280)):
-        lee = estimate_pass_rate(CalibrationCounts(matrix, k, 395), method="lee")
-        assert (data[key]["estimate"], data[key]["low"]) == (lee.estimate, lee.low)
+        outcome = np.array([0] * k + [1] * (395 - k), dtype=np.int8)
+        direct = answer_pass_rate(evidence, TargetRun(RunCounts.from_rows(outcome)),
+                                  segments=False)
+        assert (data[key]["estimate"], data[key]["low"]) == (
+            direct.headline.estimate, direct.headline.low)
     # Segments come from the exported file (tgt: odd rows billing, even rows search).
     segments = {s["segment"]: s for s in data["segments"]}
     assert set(segments) == {"billing", "search"}

@@ -16,18 +16,16 @@ from report_data import build_report_db
 from sklearn.metrics import cohen_kappa_score
 
 from judges.calibration import (
-    build_summary,
     interval_json,
     labels_needed,
     leaderboard,
-    lee_pass_rate,
     population_rates,
+    segment_aware_pass_rate,
     self_consistency,
     transported_pass_rate,
 )
 from judges.reporting import (
     calibration_report,
-    choose_design,
     judge_leaderboard,
     load_human_labels,
 )
@@ -64,21 +62,18 @@ def expected_join(files: Any) -> pd.DataFrame:
     return out.sort_index().reset_index()
 
 
+def cal_items_segments(files: Any) -> np.ndarray:
+    """The segment of each row of the calibration verdicts file (joined by id)."""
+    items = pd.read_json(files.cal_items, lines=True, dtype={"id": str}).set_index("id")
+    return items.loc[_read(files.judge_a_cal)["id"], "segment"].to_numpy(dtype=str)
+
+
 def test_report_equals_direct_statistics(store_copy: LabelStore, template: Any) -> None:
     files = template[1]
     joined = expected_join(files)
     target = _read(files.judge_a_tgt)["verdict"].replace("", "unscored")
     tgt_items = pd.read_json(files.tgt_items, lines=True, dtype={"id": str})
     report = calibration_report(store_copy, "cal", "judge-a", target="tgt")
-    direct = build_summary(
-        joined["human"].to_numpy(dtype=object), joined["judge"].to_numpy(dtype=object),
-        target.to_numpy(dtype=object), design="separate_calibration",
-        segments_labelled=joined["segment"].to_numpy(dtype=str),
-        segments_target=tgt_items["segment"].to_numpy(dtype=str),
-        doc_ids=joined["doc_id"].to_numpy(dtype=str), rng=np.random.default_rng(0),
-    )
-    assert report.stats.to_dict() == direct.to_dict()
-
     data = report.to_json()
     decided = joined[joined.human.isin(["pass", "fail"]) & joined.judge.isin(["pass", "fail"])]
     sample = data["sample_rates"]  # the raw rates of the labelled sample, kept beside
@@ -90,9 +85,6 @@ def test_report_equals_direct_statistics(store_copy: LabelStore, template: Any) 
     assert sample["sensitivity"]["estimate"] == pytest.approx(
         tp / (decided.human == "pass").sum())
     assert sample["fpr"]["estimate"] == pytest.approx(fp / (decided.human == "fail").sum())
-    lee = lee_pass_rate(joined["human"].to_numpy(dtype=object),
-                        joined["judge"].to_numpy(dtype=object), target.to_numpy(dtype=object))
-    assert data["estimators"]["lee"] == {**interval_json(lee), "assumption": lee.assumption}
     # The headline: labels from another dataset -> verdict-reweighted transport (every row of
     # both datasets, unscored ones included), population rates of the calibration dataset.
     cal_pop = _read(files.judge_a_cal)["verdict"].replace("", "unscored")
@@ -100,14 +92,21 @@ def test_report_equals_direct_statistics(store_copy: LabelStore, template: Any) 
     human = joined["human"].to_numpy(dtype=object)
     judge = joined["judge"].to_numpy(dtype=object)
     headline = transported_pass_rate(human, judge, cal_pop, target.to_numpy(dtype=object))
+    assert data["transfer"]["warning"] is None  # no segment shift: the plain transfer
     assert data["corrected_pass_rate"] == interval_json(headline)
     assert data["method"] == "lee_stratified" and data["design"] == "separate_calibration"
+    seg_names = joined["segment"].to_numpy(dtype=str)
+    aware = segment_aware_pass_rate(human, judge, seg_names, cal_pop,
+                                    cal_items_segments(files), target.to_numpy(dtype=object),
+                                    tgt_items["segment"].to_numpy(dtype=str))
+    assert data["transfer"]["segment_aware_pass_rate"]["estimate"] == aware.estimate
     rates = population_rates(human, judge, cal_pop)
     assert data["kappa"] == interval_json(rates.kappa)
     assert data["sensitivity"] == interval_json(rates.sensitivity)
     assert data["population"] == (
-        "the true (human) pass rate of all 400 rows of the target run, including the 3 rows the "
-        "judge did not judge (unscored, unsure or not run)")
+        "the true (human) pass rate of the 400 target rows the judge ran on, including the 3 it "
+        "did not judge (3 unscored, 0 unsure)")
+    assert data["labels_only_pass_rate"]["valid_for_target"] is False  # another run
     assert data["counts"]["target"]["unscored"] == 3
     bounds = data["human_unsure_bounds"]  # 4 rows where alice and bob tie: all pass / all fail
     assert bounds["if_all_fail"] < data["corrected_pass_rate"]["estimate"] < bounds["if_all_pass"]
@@ -115,7 +114,7 @@ def test_report_equals_direct_statistics(store_copy: LabelStore, template: Any) 
     assert bounds["high"] >= data["corrected_pass_rate"]["high"]
     assert data["observed_pass_rate"]["estimate"] == pytest.approx(250 / 397)
     assert data["unscored"] == {"labelled": 1, "target": 3}
-    cm = report.stats.counts.confusion
+    cm = report.answer.confusion
     plan = labels_needed(target_half_width=0.05, n_target=397, judge_pass_rate=250 / 397,
                          q0=cm.tn / cm.m0, q1=cm.tp / cm.m1, m0=cm.m0, m1=cm.m1)
     assert data["plan"]["extra_failing"] == plan.extra_m0
@@ -170,22 +169,21 @@ def test_leaderboard_equals_direct(store_copy: LabelStore, template: Any) -> Non
     assert board.frame()["judge"].tolist() == ["judge-a", "judge-b"]
 
 
-def test_design_follows_target_and_queue(store_copy: LabelStore) -> None:
-    assert choose_design(store_copy, "cal", "faithfulness", target="tgt")[0] == (
+def test_design_follows_target_and_provenance(store_copy: LabelStore) -> None:
+    assert calibration_report(store_copy, "cal", "judge-a", target="tgt").design == (
         "separate_calibration")
-    design, _, warnings = choose_design(store_copy, "cal", "faithfulness", n_items=120,
-                                        n_labelled=100, imported_labels=True)
-    assert design == "same_run_random" and "imported" in warnings[0]  # assumption stated
-    design, reason, warnings = choose_design(store_copy, "cal", "faithfulness", n_items=120,
-                                             n_labelled=100)
-    assert design == "same_run_random" and "random order" in reason and not warnings
     # The report follows the labels' recorded provenance (imported, selection unknown: checked
     # against the judge's verdicts), not the queue setting.
     store_copy.save_queue_settings("cal", "faithfulness", QueueSettings(order="stratified"))
     data = calibration_report(store_copy, "cal", "judge-a").to_json()
     assert data["design"] in ("same_run_random", "same_run_stratified")
-    assert data["method"] == "verdict_stratified"
-    assert data["selection"]["labels"] == {"unknown": 160}  # alice 120 + bob 40
+    # Four labelled rows where alice and bob tie could move the estimate beyond its interval:
+    # the headline is the bound over both resolutions.
+    assert data["method"] == "verdict_stratified+unsure_bounds" and data["answer_kind"] == "bounds"
+    bounds = data["human_unsure_bounds"]
+    assert (data["corrected_pass_rate"]["low"], data["corrected_pass_rate"]["high"]) == (
+        bounds["low"], bounds["high"])
+    assert data["selection"]["labels"] == {"unknown": 120}  # labelled rows (alice's 120)
     assert data["selection"]["check"].split(" (")[0].split(":")[0] in (
         "consistent with a random sample", "not a random sample")
     forced = calibration_report(store_copy, "cal", "judge-a", design="separate_calibration")

@@ -1,0 +1,432 @@
+"""What a pass-rate estimate rests on, as plain arrays and counts: the calibration evidence.
+
+Every surface that shows a corrected pass rate (the report, the Calibration page, a judge card
+scored in CI, a comparison of two versions) answers from the same two inputs:
+
+* :class:`CalibrationEvidence` — the labelled rows of the calibration dataset (human verdict,
+  the judge's outcome on the row, whether its verdict flipped, segment, document, how the row
+  was chosen) and the judge's outcomes on *every* row of that dataset, as counts;
+* :class:`RunCounts` — the judge's outcomes on the rows whose pass rate is wanted.
+
+Both hold no text and no ids, so a judge card can carry the evidence (:meth:`to_json`) and
+reproduce the report's number exactly on new verdicts (:func:`~judges.calibration.answer`).
+
+Judge outcomes (:data:`OUTCOMES`): ``judge pass``, ``judge fail``, ``unsure`` (abstained,
+flipped or tied under the aggregation rule), ``unscored`` (called, no usable verdict) and
+``not run`` (never called on the row).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from scipy.stats import norm
+
+from ._results import CalibrationInputError, _ToDict
+from .design_check import SELECTIONS
+from .vocabulary import NOT_RUN, UNSCORED, UNSURE
+
+__all__ = [
+    "EVIDENCE_VERSION",
+    "NO_SEGMENT",
+    "OUTCOMES",
+    "OUTCOME_FAIL",
+    "OUTCOME_NOT_RUN",
+    "OUTCOME_PASS",
+    "OUTCOME_UNSCORED",
+    "OUTCOME_UNSURE",
+    "CalibrationEvidence",
+    "LabelledRows",
+    "OrderTrend",
+    "RunCounts",
+    "judge_outcomes",
+    "order_trend",
+]
+
+EVIDENCE_VERSION: Final = 1
+"""Version of :meth:`CalibrationEvidence.to_json` (a card records it)."""
+
+OUTCOME_PASS, OUTCOME_FAIL, OUTCOME_UNSURE, OUTCOME_UNSCORED, OUTCOME_NOT_RUN = 0, 1, 2, 3, 4
+OUTCOMES: Final[tuple[str, ...]] = ("judge pass", "judge fail", UNSURE, UNSCORED, NOT_RUN)
+NO_SEGMENT: Final = "(none)"
+"""The segment of rows that carry none."""
+
+_WORDS = {"pass": OUTCOME_PASS, "fail": OUTCOME_FAIL, "unsure": OUTCOME_UNSURE,
+          "unscored": OUTCOME_UNSCORED}
+
+
+def judge_outcomes(verdicts: npt.ArrayLike | Sequence[Any]) -> npt.NDArray[np.int8]:
+    """Outcome codes of per-row judge verdicts (``None``/``NaN``: the judge never ran).
+
+    Args:
+        verdicts: One entry per row: ``"pass"``, ``"fail"``, ``"unsure"``, ``"unscored"``, or
+            missing where the judge has no call on the row.
+
+    Returns:
+        ``int8`` codes (index into :data:`OUTCOMES`).
+
+    Raises:
+        CalibrationInputError: a verdict that is none of these.
+
+    Examples:
+        >>> judge_outcomes(["pass", "fail", "unsure", "unscored", None]).tolist()
+        [0, 1, 2, 3, 4]
+    """
+    values = pd.Series(np.asarray(verdicts, dtype=object), dtype=object)
+    missing = values.isna().to_numpy()
+    words = values.where(~missing, "").astype(str)
+    out = np.full(len(values), OUTCOME_NOT_RUN, dtype=np.int8)
+    unknown = ~missing
+    for word, code in _WORDS.items():
+        hit = words.eq(word).to_numpy()
+        out[hit] = code
+        unknown &= ~hit
+    if unknown.any():
+        bad = sorted({str(v) for v in words[unknown]})[:5]
+        raise CalibrationInputError(f"unknown judge verdicts {bad} (pass, fail, unsure, unscored)")
+    return out
+
+
+# --------------------------------------------------------------------------- run counts
+
+
+@dataclass(frozen=True)
+class RunCounts:
+    """The judge's outcomes on the rows of one run, per (outcome, flipped, segment).
+
+    Attributes:
+        counts: ``(5, 2, G)`` rows per outcome (:data:`OUTCOMES`), whether the row's verdict
+            flipped across repeats/orders (0/1), and segment (index into ``segments``).
+        segments: Segment names (``(none)`` for rows without one).
+    """
+
+    counts: npt.NDArray[np.int64]
+    segments: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        """Validate the shape."""
+        c = np.asarray(self.counts)
+        if c.ndim != 3 or c.shape[:2] != (len(OUTCOMES), 2) or c.shape[2] != len(self.segments):
+            raise CalibrationInputError(
+                f"counts must be (5, 2, {len(self.segments)}), got {c.shape}"
+            )
+        if c.size and c.min() < 0:
+            raise CalibrationInputError("counts must be non-negative")
+
+    @classmethod
+    def from_rows(
+        cls,
+        outcome: npt.ArrayLike,
+        *,
+        flipped: npt.ArrayLike | None = None,
+        segment: npt.ArrayLike | Sequence[Any] | None = None,
+    ) -> RunCounts:
+        """Count per-row outcomes (from :func:`judge_outcomes`), flip flags and segments."""
+        o = np.asarray(outcome, dtype=np.int64)
+        f = np.zeros(o.shape, dtype=np.int64) if flipped is None else (
+            np.asarray(pd.Series(flipped).fillna(False).astype(bool), dtype=np.int64))
+        names, codes = _segment_codes(segment, o.shape[0])
+        g = len(names)
+        flat = np.bincount((o * 2 + f) * g + codes, minlength=len(OUTCOMES) * 2 * g)
+        return cls(flat.reshape(len(OUTCOMES), 2, g).astype(np.int64), names)
+
+    @property
+    def n_rows(self) -> int:
+        """Every row of the run."""
+        return int(self.counts.sum())
+
+    def by_outcome(self) -> npt.NDArray[np.int64]:
+        """Rows per outcome (:data:`OUTCOMES` order)."""
+        return np.asarray(self.counts.sum(axis=(1, 2)), dtype=np.int64)
+
+    @property
+    def has_segments(self) -> bool:
+        """Whether any row carries a segment."""
+        return any(s != NO_SEGMENT for s, n in zip(self.segments, self.counts.sum(axis=(0, 1)),
+                                                   strict=True) if n)  # fmt: skip
+
+    def aligned(self, segments: Sequence[str]) -> RunCounts:
+        """The same counts over ``segments`` (a superset of this run's segments, any order)."""
+        index = {name: i for i, name in enumerate(segments)}
+        missing = [s for s, n in zip(self.segments, self.counts.sum(axis=(0, 1)), strict=True)
+                   if n and s not in index]  # fmt: skip
+        if missing:
+            raise CalibrationInputError(f"segments {missing} are not in {list(segments)}")
+        out = np.zeros((len(OUTCOMES), 2, len(segments)), dtype=np.int64)
+        for i, name in enumerate(self.segments):
+            if name in index:
+                out[:, :, index[name]] += self.counts[:, :, i]
+        return RunCounts(out, tuple(segments))
+
+    def restrict(self, segment: str) -> RunCounts:
+        """The rows of one segment."""
+        keep = np.array([s == segment for s in self.segments], dtype=bool)
+        return RunCounts(self.counts[:, :, keep], tuple(s for s in self.segments if s == segment))
+
+    def vocabulary(self) -> dict[str, int]:
+        """``rows``, ``judged``, ``not_judged``, ``unscored``, ``unsure``, ``not_run``."""
+        o = self.by_outcome()
+        return {
+            "rows": int(o.sum()),
+            "judged": int(o[OUTCOME_PASS] + o[OUTCOME_FAIL]),
+            "not_judged": int(o[OUTCOME_UNSURE] + o[OUTCOME_UNSCORED] + o[OUTCOME_NOT_RUN]),
+            "unscored": int(o[OUTCOME_UNSCORED]),
+            "unsure": int(o[OUTCOME_UNSURE]),
+            "not_run": int(o[OUTCOME_NOT_RUN]),
+        }
+
+    def rows(self) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64], npt.NDArray[Any]]:
+        """One entry per row: outcome code, flip flag, segment name (for row-level tests)."""
+        o, f, g = np.nonzero(self.counts)
+        n = self.counts[o, f, g]
+        names = np.asarray(self.segments, dtype=object)
+        return (np.repeat(o, n).astype(np.int8), np.repeat(f, n).astype(np.int64),
+                np.repeat(names[g], n))  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        """``{segments, cells: [[outcome, flipped, segment, rows], ...]}`` (non-zero cells)."""
+        o, f, g = np.nonzero(self.counts)
+        return {
+            "segments": list(self.segments),
+            "cells": [[int(a), int(b), int(c), int(self.counts[a, b, c])]
+                      for a, b, c in zip(o, f, g, strict=True)],
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunCounts:
+        """Inverse of :meth:`to_json`."""
+        segments = tuple(str(s) for s in data["segments"])
+        out = np.zeros((len(OUTCOMES), 2, len(segments)), dtype=np.int64)
+        for a, b, c, n in data["cells"]:
+            out[int(a), int(b), int(c)] = int(n)
+        return cls(out, segments)
+
+
+def _segment_codes(
+    segment: npt.ArrayLike | Sequence[Any] | None, n: int
+) -> tuple[tuple[str, ...], npt.NDArray[np.int64]]:
+    if segment is None:
+        return (NO_SEGMENT,), np.zeros(n, dtype=np.int64)
+    values = pd.Series(np.asarray(segment, dtype=object), dtype=object)
+    if len(values) != n:
+        raise CalibrationInputError(f"segments must have one entry per row ({n})")
+    text = values.where(values.notna(), NO_SEGMENT).astype(str)
+    names, codes = np.unique(text.to_numpy(dtype=str), return_inverse=True)
+    if not len(names):
+        return (NO_SEGMENT,), np.zeros(0, dtype=np.int64)
+    return tuple(str(x) for x in names), codes.astype(np.int64)
+
+
+# --------------------------------------------------------------------------- file order
+
+
+@dataclass(frozen=True)
+class OrderTrend(_ToDict):
+    """Whether the judge's verdicts trend along the file's row order (a sorted file shows it).
+
+    Attributes:
+        p_value: Two-sided p-value of the trend of the judge's pass share along the file (the
+            correlation of row position with the verdict, Cochran-Armitage), Bonferroni-combined
+            with the same test for the not-judged share.
+        statistic: The larger absolute z statistic.
+        n: Rows tested.
+    """
+
+    p_value: float
+    statistic: float
+    n: int
+
+
+def order_trend(outcome_in_file_order: npt.ArrayLike) -> OrderTrend | None:
+    """Test whether the judge's outcomes trend along the file (a file sorted by outcome).
+
+    Labels drawn in file order are the first rows of the file. They are a random sample of
+    their judge-verdict stratum only if the file is in no order related to the rows' truth;
+    a file sorted by something the judge sees (score, date of a fix, category) shows it as a
+    trend of the judge's verdicts along the file.
+
+    Args:
+        outcome_in_file_order: Outcome codes (:func:`judge_outcomes`) of every row, in file order.
+
+    Returns:
+        An :class:`OrderTrend`, or ``None`` with fewer than 10 judged rows.
+
+    Examples:
+        >>> order_trend([0] * 50 + [1] * 50).p_value < 1e-6
+        True
+    """
+    o = np.asarray(outcome_in_file_order, dtype=np.int8)
+    ran = o != OUTCOME_NOT_RUN
+    position = np.flatnonzero(ran).astype(float)
+    o = o[ran]
+    tests = []
+    judged = o <= OUTCOME_FAIL
+    for mask, y in ((judged, o == OUTCOME_PASS), (np.ones(o.shape, dtype=bool), ~judged)):
+        x, v = position[mask], y[mask].astype(float)
+        if x.size < 10 or v.std() == 0 or x.std() == 0:
+            continue
+        r = float(np.corrcoef(x, v)[0, 1])
+        tests.append(r * np.sqrt(x.size - 1))
+    if not tests:
+        return None
+    z = max(abs(t) for t in tests)
+    p = min(1.0, len(tests) * 2.0 * float(norm.sf(z)))
+    return OrderTrend(p_value=p, statistic=float(z), n=int(o.size))
+
+
+# --------------------------------------------------------------------------- labelled rows
+
+
+@dataclass(frozen=True)
+class LabelledRows:
+    """The labelled rows of the calibration dataset, one entry per row (no text, no ids).
+
+    Attributes:
+        human: Consensus human verdict code (1 pass, 0 fail, -1 unsure).
+        outcome: The judge's outcome on the row (:data:`OUTCOMES`).
+        flipped: Whether its verdict flipped across repeats/orders.
+        segment: Segment index (into the evidence's ``segments``).
+        document: Document code (rows of one source document share it); -1 when the rows
+            carry no document that two of them share.
+        selection: How the row was chosen (index into
+            :data:`~judges.calibration.SELECTIONS`).
+        share: The row's share of the active order's selection weight (``NaN`` otherwise).
+    """
+
+    human: npt.NDArray[np.int8]
+    outcome: npt.NDArray[np.int8]
+    flipped: npt.NDArray[np.bool_]
+    segment: npt.NDArray[np.int64]
+    document: npt.NDArray[np.int64]
+    selection: npt.NDArray[np.int8]
+    share: npt.NDArray[np.float64]
+
+    def __post_init__(self) -> None:
+        """Check that every array has one entry per row."""
+        n = self.human.shape[0]
+        for name in ("outcome", "flipped", "segment", "document", "selection", "share"):
+            if getattr(self, name).shape != (n,):
+                raise CalibrationInputError(f"labelled {name} must have {n} entries")
+
+    @property
+    def n(self) -> int:
+        """Labelled rows."""
+        return int(self.human.shape[0])
+
+    def take(self, mask: npt.NDArray[np.bool_]) -> LabelledRows:
+        """The rows where ``mask`` holds."""
+        return LabelledRows(self.human[mask], self.outcome[mask], self.flipped[mask],
+                            self.segment[mask], self.document[mask], self.selection[mask],
+                            self.share[mask])  # fmt: skip
+
+    def selections(self) -> dict[str, int]:
+        """Labelled rows per recorded selection."""
+        counts = np.bincount(self.selection.astype(np.int64), minlength=len(SELECTIONS))
+        return {name: int(c) for name, c in zip(SELECTIONS, counts, strict=True) if c}
+
+
+_COLUMNS = ("human", "outcome", "flipped", "segment", "document", "selection", "share")
+
+
+@dataclass(frozen=True)
+class CalibrationEvidence:
+    """Everything a corrected pass rate needs to know about the calibration dataset.
+
+    Attributes:
+        labelled: The labelled rows.
+        population: The judge's outcomes on every row of the calibration dataset.
+        order_trend: The trend of the judge's verdicts along the file, for labels drawn in
+            file order (``None`` when not measured).
+        fingerprint: A hash of the calibration run's per-row verdicts: a verdicts file with the
+            same fingerprint *is* that run (then the same-run estimate applies).
+        rule: The aggregation rule the outcomes were computed under.
+    """
+
+    labelled: LabelledRows
+    population: RunCounts
+    order_trend: OrderTrend | None = None
+    fingerprint: str | None = None
+    rule: str = "all_agree"
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        """Segment names the labelled rows' ``segment`` indexes."""
+        return self.population.segments
+
+    def restrict(self, segment: str) -> CalibrationEvidence:
+        """The evidence of one segment's rows."""
+        index = self.segments.index(segment)
+        rows = self.labelled.take(self.labelled.segment == index)
+        rows = LabelledRows(rows.human, rows.outcome, rows.flipped,
+                            np.zeros(rows.n, dtype=np.int64), rows.document, rows.selection,
+                            rows.share)  # fmt: skip
+        return CalibrationEvidence(rows, self.population.restrict(segment), self.order_trend,
+                                   None, self.rule)  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        """A compact JSON form (identical labelled rows grouped with a count)."""
+        lab = self.labelled
+        frame = pd.DataFrame({
+            "human": lab.human.astype(int), "outcome": lab.outcome.astype(int),
+            "flipped": lab.flipped.astype(int), "segment": lab.segment.astype(int),
+            "document": lab.document.astype(int), "selection": lab.selection.astype(int),
+            "share": lab.share,
+        })
+        grouped = (frame.fillna({"share": -1.0})
+                   .groupby(list(_COLUMNS), sort=True).size().reset_index(name="rows"))
+        rows: list[list[Any]] = []
+        for values in grouped.to_numpy(dtype=float).tolist():
+            *ints, share, n = values[:6], values[6], values[7]
+            rows.append([*(int(v) for v in ints[0]), None if share < 0 else float(share),
+                         int(n)])
+        return {
+            "version": EVIDENCE_VERSION,
+            "rule": self.rule,
+            "population": self.population.to_json(),
+            "selections": list(SELECTIONS),
+            "labelled": {"columns": [*_COLUMNS, "rows"], "rows": rows},
+            "order_trend": None if self.order_trend is None else self.order_trend.to_dict(),
+            "fingerprint": self.fingerprint,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CalibrationEvidence:
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            CalibrationInputError: an unknown version or a malformed table.
+        """
+        if data.get("version") != EVIDENCE_VERSION:
+            raise CalibrationInputError(
+                f"evidence version {data.get('version')!r} is not supported (this calibrate "
+                f"reads version {EVIDENCE_VERSION})"
+            )
+        names = list(data["selections"])
+        index = [SELECTIONS.index(n) if n in SELECTIONS else -1 for n in names]
+        if -1 in index:
+            raise CalibrationInputError(f"unknown selections in evidence: {names}")
+        table = data["labelled"]["rows"]
+        counts = np.array([r[7] for r in table], dtype=np.int64)
+
+        def column(i: int, dtype: Any) -> Any:
+            values = np.array([r[i] if r[i] is not None else np.nan for r in table], dtype=dtype)
+            return np.repeat(values, counts)
+
+        selection = np.array([index[int(r[5])] for r in table], dtype=np.int8)
+        rows = LabelledRows(
+            human=column(0, np.int8), outcome=column(1, np.int8),
+            flipped=column(2, np.int8).astype(bool), segment=column(3, np.int64),
+            document=column(4, np.int64), selection=np.repeat(selection, counts),
+            share=column(6, np.float64),
+        )  # fmt: skip
+        trend = data.get("order_trend")
+        return cls(
+            labelled=rows, population=RunCounts.from_json(data["population"]),
+            order_trend=None if trend is None else OrderTrend(**trend),
+            fingerprint=data.get("fingerprint"), rule=str(data.get("rule", "all_agree")),
+        )  # fmt: skip
