@@ -55,7 +55,7 @@ def kappa_from_table(table: npt.ArrayLike, *, confidence: float = 0.95) -> Estim
 
     Returns:
         An :class:`Estimate` with ``se``; refused when the table is empty or kappa is undefined
-        (both raters used one and the same single category, so chance agreement is 1).
+        (a rater used a single category: chance agreement equals observed agreement).
 
     Examples:
         >>> e = kappa_from_table([[20, 5], [10, 15]])
@@ -82,6 +82,15 @@ def kappa_from_table(table: npt.ArrayLike, *, confidence: float = 0.95) -> Estim
             method=method,
             confidence=conf,
         )
+    if min(int((t.sum(1) > 0).sum()), int((t.sum(0) > 0).sum())) < 2:
+        # Observed agreement then equals chance agreement whatever the other rater did:
+        # kappa is 0 by construction and statsmodels' standard error is undefined (NaN).
+        # (One message for either rater: kappa is symmetric in its raters, so is its refusal.)
+        return Estimate.refusal(
+            "kappa undefined: a rater used a single category, so observed agreement equals "
+            "chance agreement by construction",
+            n=n, method=method, confidence=conf,
+        )  # fmt: skip
     with np.errstate(divide="ignore", invalid="ignore"):  # its z-test divides by 0 at pe=1
         res = _sm_cohens_kappa(t)
     kappa = float(res.kappa)

@@ -252,14 +252,6 @@ def _ppi(counts: CalibrationCounts, conf: float, lam: float | None) -> PassRateE
         return _refuse("ppi++", "no scored target verdicts", counts, conf)
     if n == 0:
         return _refuse("ppi++", "no labelled pass/fail rows", counts, conf)
-    if cm.m1 in (0, n):
-        only = "pass" if cm.m1 == n else "fail"
-        return _refuse(
-            "ppi++",
-            f"all {n} labelled rows are human-{only}: the PPI++ interval would have zero width",
-            counts,
-            conf,
-        )
     z = z_value(conf)
     n11, n10, n01 = cm.tp, cm.fn, cm.fp
     p = counts.k_target / big_n
@@ -281,6 +273,13 @@ def _ppi(counts: CalibrationCounts, conf: float, lam: float | None) -> PassRateE
     mean_r2 = (n11 * (1.0 - lam_v) ** 2 + n10 + n01 * lam_v**2) / n
     var_r = max(0.0, mean_r2 - mean_r**2)
     se = math.sqrt(lam_v**2 * p * (1.0 - p) / big_n + var_r / n)
+    if se == 0.0:
+        # One human class and a lambda that leaves the residual constant (the tuned lambda on
+        # such rows is 0): a zero-width interval. With lambda = 1 and a varying judge the
+        # residual varies, and the interval is ppi_py's.
+        why = (f"all {n} labelled rows are human-{'pass' if cm.m1 == n else 'fail'}"
+               if cm.m1 in (0, n) else "the residuals do not vary")
+        return _refuse("ppi++", f"{why}: the PPI++ interval would have zero width", counts, conf)
     raw_low, raw_high = theta - z * se, theta + z * se
     if raw_high < 0.0 or raw_low > 1.0:
         return _refuse(

@@ -104,7 +104,8 @@ def lee_allocation(
 ) -> Allocation:
     """Lee et al. (2025) Algorithm 1: split ``budget`` labels between failing and passing rows.
 
-    ``q~ = (q_pilot m_pilot + 1)/(m_pilot + 2)``, ``kappa = (1 - q0~)/(1 - q1~)``,
+    ``q~ = (q_pilot m_pilot + 1)/(m_pilot + 2)`` (the given rates as they are when
+    ``m_pilot = 0``), ``kappa = (1 - q0~)/(1 - q1~)``,
     ``m1* = round(budget / (1 + (1/p - 1) sqrt(kappa)))``,
     ``m1 = min(max(m1*, m_pilot), budget - m_pilot)``, ``m0 = budget - m1``.
     Unlike the reference code, ``p < eps`` uses the formula's limit ``m1 = m_pilot`` (the
@@ -130,15 +131,21 @@ def lee_allocation(
     if budget < 2 * m_pilot or m_pilot < 0:
         raise CalibrationInputError(f"budget ({budget}) must be at least 2 * m_pilot ({m_pilot})")
     p = _prob("judge_pass_rate", judge_pass_rate)
-    q0 = (_prob("q0_pilot", q0_pilot) * m_pilot + 1.0) / (m_pilot + 2.0)
-    q1 = (_prob("q1_pilot", q1_pilot) * m_pilot + 1.0) / (m_pilot + 2.0)
-    kappa = (1.0 - q0) / (1.0 - q1)
+    if m_pilot == 0:
+        # No pilot rows to smooth over: the given rates are used as they are, as the
+        # reference does (smoothing them with no rows would replace both by 1/2).
+        q0, q1 = _prob("q0_pilot", q0_pilot), _prob("q1_pilot", q1_pilot)
+    else:
+        q0 = (_prob("q0_pilot", q0_pilot) * m_pilot + 1.0) / (m_pilot + 2.0)
+        q1 = (_prob("q1_pilot", q1_pilot) * m_pilot + 1.0) / (m_pilot + 2.0)
+    kappa = (1.0 - q0) / (1.0 - q1) if q1 < 1.0 else math.inf
     if p < eps:
         m1 = m_pilot
     elif p > 1.0 - eps:
         m1 = budget - m_pilot
     else:
-        m1_star = round(budget / (1.0 + (1.0 / p - 1.0) * math.sqrt(kappa)))
+        m1_star = (0 if math.isinf(kappa) else
+                   round(budget / (1.0 + (1.0 / p - 1.0) * math.sqrt(kappa))))
         m1 = min(max(m1_star, m_pilot), budget - m_pilot)
     m0 = budget - m1
     p_clip = min(max(p, 1e-9), 1.0 - 1e-9)
@@ -147,7 +154,8 @@ def lee_allocation(
         m0=m0,
         m1=m1,
         ratio=m0 / m1 if m1 else math.inf,
-        optimum_ratio=optimal_allocation_ratio(theta=p_clip, q0=q0, q1=q1),
+        optimum_ratio=(optimal_allocation_ratio(theta=p_clip, q0=q0, q1=q1)
+                       if 0.0 < q0 < 1.0 and 0.0 < q1 < 1.0 else math.nan),
         q0_smoothed=q0,
         q1_smoothed=q1,
     )

@@ -69,8 +69,10 @@ def test_leaderboard_sorted_by_kappa_with_mcnemar_vs_best() -> None:
         assert r.kappa.estimate == pytest.approx(cohen_kappa_score(human, judges[r.judge]))
     assert board[0].mcnemar_vs_best is None and board[0].mcnemar_p_vs_best is None
     assert board[2].mcnemar_p_vs_best is not None and board[2].mcnemar_p_vs_best < 1e-6
-    # A judge that passes everything has kappa 0 (one category) and ranks last here.
-    assert board[3].judge == "always_pass" and board[3].kappa.estimate == pytest.approx(0.0)
+    # A judge that passes everything used one category: its kappa is refused (0 by
+    # construction, statsmodels' SE undefined), and a refused kappa ranks last.
+    assert board[3].judge == "always_pass" and board[3].kappa.refused
+    assert "single category" in (board[3].kappa.reason or "")
     assert board[3].specificity.estimate == 0.0
     d = board[1].to_dict()
     assert d["judge"] == "mid" and d["mcnemar_vs_best"]["pvalue"] is not None

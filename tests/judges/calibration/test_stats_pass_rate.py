@@ -266,6 +266,22 @@ def test_ppi_matches_ppi_py(
     assert 0.0 <= r.params["lam"] <= 1.0
 
 
+def test_ppi_with_lambda_one_on_an_all_pass_labelled_set_is_ppi_py() -> None:
+    ppi_py = _ppi()
+    y = np.ones(12)  # every labelled row passes; the judge does not always agree
+    yh = np.array([1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1, 0], dtype=float)
+    yu = np.array([1, 0, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 0, 1], dtype=float)
+    r = cal.ppi_pass_rate(y.astype(int), yh.astype(int), yu.astype(int), lam=1.0,
+                          confidence=0.9)
+    lo, hi = ppi_py.ppi_mean_ci(y, yh, yu, alpha=0.1, lam=1.0)
+    assert not r.refused
+    z = norm.ppf(0.95)
+    assert r.center - z * r.se == pytest.approx(float(np.ravel(lo)[0]), abs=1e-9)
+    assert r.center + z * r.se == pytest.approx(float(np.ravel(hi)[0]), abs=1e-9)
+    tuned = cal.ppi_pass_rate(y.astype(int), yh.astype(int), yu.astype(int))
+    assert tuned.refused and "zero width" in (tuned.reason or "")  # tuned lambda is 0 here
+
+
 def test_ppi_fixed_lambda_and_guards() -> None:
     ppi_py = _ppi()
     y = np.array([1, 1, 0, 0, 1, 0, 1, 1])

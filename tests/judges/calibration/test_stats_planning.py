@@ -55,6 +55,10 @@ def test_allocation_p_below_eps_uses_the_limit_not_the_reference_bug() -> None:
     assert tiny.m1 == 10  # continuous with the formula just above eps
     high = lee_allocation(200, judge_pass_rate=1.0, q0_pilot=0.7, q1_pilot=0.9, m_pilot=10)
     assert (high.m0, high.m1) == (10, 190)
+    # No pilot rows: the given rates as they are, as the reference does (oracle a's rates).
+    oracle = lee_allocation(200, judge_pass_rate=0.615, q0_pilot=0.8596491228070176,
+                            q1_pilot=0.8671328671328671, m_pilot=0)
+    assert (oracle.m0, oracle.m1) == (78, 122)
     readme = lee_allocation(200, judge_pass_rate=0.4, q0_pilot=0.7, q1_pilot=0.9, m_pilot=10)
     assert (readme.m0, readme.m1) == (136, 64)
     with pytest.raises(CalibrationInputError):
