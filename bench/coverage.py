@@ -65,6 +65,7 @@ from coverage_paired import paired_block
 from coverage_pairwise import pairwise_block
 from coverage_stat import Stat, verdict_lines
 from coverage_transfer import transfer_block
+from coverage_workflows import workflows_block
 
 from judges.calibration import (
     CalibrationCounts,
@@ -212,7 +213,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=20251121)
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--block", default="all",
-                        choices=("all", "pass-rate", "designs", "transfer", "paired", "pairwise"),
+                        choices=("all", "pass-rate", "designs", "transfer", "paired", "pairwise",
+                                 "workflows"),
                         help="which blocks to run (default: all of them)")
     parser.add_argument("--pairwise-reps", type=int, default=1000,
                         help="replicates per cell of the pairwise win-rate block")
@@ -220,6 +222,8 @@ def main() -> int:
                         help="replicates per cell of the labelling-design blocks (>= 1000)")
     parser.add_argument("--transfer-reps", type=int, default=1000,
                         help="replicates per cell of the segment-mix transfer block")
+    parser.add_argument("--workflow-reps", type=int, default=1000,
+                        help="replicates per cell of the workflow block (>= 1000)")
     parser.add_argument("--paired-reps", type=int, default=2000,
                         help="replicates per cell of the paired-difference block")
     ns = parser.parse_args()
@@ -230,11 +234,13 @@ def main() -> int:
         "paired": lambda: paired_block(reps=ns.paired_reps, seed=ns.seed, workers=ns.workers),
         "pairwise": lambda: pairwise_block(reps=ns.pairwise_reps, seed=ns.seed,
                                            workers=ns.workers),
+        "workflows": lambda: workflows_block(reps=ns.workflow_reps, seed=ns.seed,
+                                             workers=ns.workers),
     }
     if ns.block in others:
         lines, failed = others[ns.block]()
         print("\n".join(lines))
-        return 1 if failed and ns.block == "pairwise" else 0
+        return 1 if failed and ns.block in ("pairwise", "workflows") else 0
     t_start = time.perf_counter()
     try:
         import judgy  # noqa: F401

@@ -19,21 +19,17 @@ left out.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from judges.aggregation import aggregate_calls
 from judges.calibration import (
     CalibrationEvidence,
-    JudgeErrorRates,
     PairedComparison,
     align_pairs,
-    paired_difference,
-    transferred_error_rates,
+    answer_difference,
 )
 from judges.card import CardError, JudgeCard, card_from_report
 from judges.gate import (
@@ -144,10 +140,6 @@ def _labels(
     return None
 
 
-def _pass_or_not(verdicts: pd.Series) -> np.ndarray:
-    return np.where(verdicts.to_numpy(dtype=object) == "pass", "pass", "fail")
-
-
 def compare_verdicts(
     card: JudgeCard, baseline: VerdictsFile, candidate: VerdictsFile, *,
     allow_unverified: bool = False,
@@ -193,35 +185,17 @@ def compare_verdicts(
     if card.evidence is None:
         raise CardError("the card carries no calibration evidence: re-export it with calibrate "
                         "card export", path=card.calibration.dataset)
-    rates = transferred_error_rates(CalibrationEvidence.from_json(card.evidence))
-    cm = card.metrics.confusion
-    if rates is None:
-        raise CardError(
-            f"this card cannot correct a pass rate: m0={cm.m0}, m1={cm.m1}, or a judge-verdict "
-            "stratum without labels (label at least one failing and one passing row of every "
-            "verdict)", path=card.calibration.dataset,
-        )
-    cov = rates.cov
-    error = JudgeErrorRates(
-        sensitivity=rates.a_smoothed, specificity=1.0 - rates.b_smoothed,
-        var_sensitivity=float(cov[0, 0]), var_specificity=float(cov[1, 1]),
-        covariance=-float(cov[0, 1]), n_labelled=card.metrics.n, method="verdict-reweighted",
-    )  # fmt: skip
-    documents = _labels(baseline, candidate, ids, "documents")
-    segments = _labels(baseline, candidate, ids, "segments")
+    evidence = CalibrationEvidence.from_json(card.evidence)
     paired_b = items_b.iloc[pairs.baseline_index].reset_index(drop=True)
     paired_c = items_c.iloc[pairs.candidate_index].reset_index(drop=True)
-    # The transferred error rates count "not judged" as "not pass" (a third outcome of the
-    # judge), so the paired change is in the judge's pass indicator over every paired row.
-    result = paired_difference(
-        _pass_or_not(paired_b["verdict"]), _pass_or_not(paired_c["verdict"]),
-        calibration=error, documents=documents, segments=segments, confidence=conf,
-        youden_point=rates.a - rates.b,
-    )
     answers = (card_answer(card, paired_b, baseline.segments or candidate.segments),
                card_answer(card, paired_c, candidate.segments or baseline.segments))
-    result = dataclasses.replace(result, baseline=answers[0].headline,
-                                 candidate=answers[1].headline)
+    result = answer_difference(
+        evidence, paired_b["verdict"].to_numpy(dtype=object),
+        paired_c["verdict"].to_numpy(dtype=object), answers=answers,
+        documents=_labels(baseline, candidate, ids, "documents"),
+        segments=_labels(baseline, candidate, ids, "segments"), confidence=conf,
+    )  # fmt: skip
     for name, answer in zip(("baseline", "candidate"), answers, strict=True):
         warnings += [f"{name}: {w}" for w in answer.warnings if f"{name}: {w}" not in warnings]
         if answer.kind == "segment_aware":
@@ -230,8 +204,7 @@ def compare_verdicts(
                 "pass rate is the segment-aware correction; the difference uses the pooled "
                 "error rates and is exact only at zero change (McNemar's test is unaffected)"
             )
-    warnings += [w for w in result.warnings if w not in warnings
-                 and "corrected pass rate refused" not in w]
+    warnings += [w for w in result.warnings if w not in warnings]
     if result.difference.refused:
         warnings.append(f"difference refused: {result.difference.reason}")
     return Comparison(card, baseline, candidate, result, pairs.n_baseline_only,

@@ -48,6 +48,7 @@ from .answer import (
     PassRateAnswer,
     SegmentAnswer,
     TargetRun,
+    answer_difference,
     answer_pass_rate,
     transferred_error_rates,
 )
@@ -230,6 +231,7 @@ __all__ = [
     "active_pass_rate_from_strata",
     "align_pairs",
     "allocation_gap",
+    "answer_difference",
     "answer_pass_rate",
     "bootstrap_weights",
     "calibration_counts",
