@@ -32,6 +32,21 @@ QUEUE_ORDERS: dict[str, str] = {
 }
 """The orders an eval owner can pick, with the words the app shows for them."""
 
+ORDER_GUARANTEES: dict[str, str] = {
+    "random": "a random sample of the dataset: the corrected pass rate is valid, and the "
+              "labels alone are a valid estimate too",
+    "stratified": "random within each judge-verdict stratum: the corrected pass rate is valid "
+                  "for any split between strata (the report weights each by its size)",
+    "flips_first": "rows whose judge verdict flipped first, each part random: valid under any "
+                   "aggregation rule, since flipped rows are their own strata",
+    "file": "the file's own order, so its first rows: valid only if the file is in no order "
+            "related to the rows' truth; the report refuses a number when the judge's verdicts "
+            "trend along the file, and otherwise states the assumption",
+    "active": "judge-uncertain rows more often, each with its recorded chance of being served: "
+              "valid by inverse-probability weighting",
+}
+"""What each order guarantees the corrected pass rate (the Label page and the README say it)."""
+
 NO_VERDICT = "(no verdict)"
 """The stratum of items the judge has no verdict for."""
 

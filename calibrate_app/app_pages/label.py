@@ -18,6 +18,7 @@ from labels import LabelStore, Provenance
 from labels.errors import CalibrateError
 from labels.models import DEFAULT_CRITERION, Criterion, Item, Kind
 from labels.sampling import (
+    ORDER_GUARANTEES,
     QUEUE_ORDERS,
     Progress,
     QueuePlan,
@@ -324,13 +325,11 @@ def _queue_settings(store: LabelStore, dataset: str, criterion: str,
                              value=current.overlap, step=1,
                              key=_queue_key(dataset, criterion, "overlap"))
         st.caption(
-            "Every order gives a valid corrected pass rate: each label records how its row was "
-            "chosen, and the report estimates within the judge's verdict strata (or weights "
-            "active labels by their chance of being served). Stratified, flips-first and active "
-            "use the judge's verdicts once a judge has run (never shown here); active serves the "
-            "rows the judge is unsure about more often and needs fewer labels when its flips "
-            "track its errors. Rows that already have as many annotators as the overlap leave "
-            "everybody's queue."
+            "Each label records how its row was chosen, and the report estimates from that. "
+            + " ".join(f"{QUEUE_ORDERS[o]}: {ORDER_GUARANTEES[o]}." for o in QUEUE_ORDERS)
+            + " Stratified, flips-first and active use the judge's verdicts once a judge has "
+            "run (never shown here). Rows that already have as many annotators as the overlap "
+            "leave everybody's queue."
         )
         st.button("Save queue settings", key="queue_save", on_click=_save_queue_settings,
                   args=(store, dataset, criterion))
