@@ -7,7 +7,7 @@ before it is sent (:mod:`judges.batch.store`), polled with backoff, and collecte
 :mod:`judges.batch.anthropic` and :mod:`judges.batch.openai` behind :mod:`judges.batch.api`.
 """
 
-from judges.batch.api import BATCH_DISCOUNT, BatchUnsupportedError, batch_api, has_batch_api
+from judges.batch.api import BATCH_DISCOUNT, BatchUnsupportedError, has_batch_api
 from judges.batch.runner import (
     BatchPolling,
     BatchRunSummary,
@@ -16,6 +16,7 @@ from judges.batch.runner import (
     run_judge_batch,
     run_judge_batch_async,
 )
+from judges.batch.services import batch_api
 from judges.batch.store import BatchStore
 
 __all__ = [

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from judges.providers import Provider
 from judges.providers._sdk import SDKProvider
 from judges.providers.base import Completion, CompletionRequest, ProviderError
 from labels.errors import CalibrateError
@@ -152,27 +151,6 @@ class BatchAPI(ABC):
         )
 
 
-def batch_api(provider: Provider) -> BatchAPI:
-    """The batch service of ``provider``.
-
-    Raises:
-        BatchUnsupportedError: the provider kind has no batch API (local, scripted, ...).
-    """
-    # By name, not isinstance: importing the other provider's SDK costs seconds.
-    if provider.name == "anthropic" and isinstance(provider, SDKProvider):
-        from judges.batch.anthropic import AnthropicBatches
-
-        return AnthropicBatches(provider)
-    if provider.name == "openai" and isinstance(provider, SDKProvider):
-        from judges.batch.openai import OpenAIBatches
-
-        return OpenAIBatches(provider)
-    raise BatchUnsupportedError(
-        f"{provider.spec} has no batch API: batch mode works with anthropic/... and openai/... "
-        "models (the providers' batch services); run without --batch"
-    )
-
-
 def has_batch_api(model: str) -> bool:
     """Whether the provider of ``provider/model`` offers a batch API."""
     return model.partition("/")[0] in BATCH_PROVIDERS
@@ -194,6 +172,6 @@ def timestamp(value: Any) -> datetime | None:
 
 __all__ = [
     "BATCH_DISCOUNT", "BATCH_PROVIDERS", "BatchAPI", "BatchRequest", "BatchState",
-    "BatchUnsupportedError", "ItemResult", "Outcome", "Submitted", "batch_api", "has_batch_api",
+    "BatchUnsupportedError", "ItemResult", "Outcome", "Submitted", "has_batch_api",
     "timestamp",
 ]

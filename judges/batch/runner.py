@@ -42,8 +42,8 @@ from judges.batch.api import (
     BatchState,
     BatchUnsupportedError,
     ItemResult,
-    batch_api,
 )
+from judges.batch.services import batch_api
 from judges.batch.store import BatchCall, BatchStore, StoredBatch, new_batch_key
 from judges.calls import CallContext, CallPolicy, StopFlag, record_reply, request_for, stopped
 from judges.config import JudgeConfig
