@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from calibrate_app import resources, state, widgets
-from labels.errors import DatabaseLockedError
+from labels.errors import DatabaseAccessError, DatabaseLockedError
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
 # Served by the app itself: a Material icon name would make the browser fetch it from a CDN.
@@ -45,7 +45,7 @@ def main() -> None:
         _access_gate(settings.access_code.get_secret_value())
     try:
         resources.get_store(settings)
-    except DatabaseLockedError as error:
+    except (DatabaseLockedError, DatabaseAccessError) as error:  # held, or not yours
         widgets.message("error", str(error))
         if st.button("Retry", icon=":material/refresh:"):
             st.rerun()

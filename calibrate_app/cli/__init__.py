@@ -20,9 +20,10 @@ from labels.errors import (
     ImportFileError,
     InvalidNameError,
     NotFoundError,
+    UnsafeFileError,
 )
 
-BAD_INPUT = (ImportFileError, ConflictError, NotFoundError, InvalidNameError)
+BAD_INPUT = (ImportFileError, ConflictError, NotFoundError, InvalidNameError, UnsafeFileError)
 
 
 class UserError(click.ClickException):
