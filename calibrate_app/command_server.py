@@ -103,7 +103,7 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
     ("compare",): frozenset({"card_file", "allow_unverified", "as_json"}),
 }
 # Refused wherever they appear in a request, even as a value: cheap defence in depth.
-FORBIDDEN_TOKENS = ("--db", "--host", "--port")
+FORBIDDEN_TOKENS = ("--db", "--host", "--port", "--env-file")
 MAX_ARGS = 256
 MAX_ARG_CHARS = 4096
 MAX_CLIENTS = 8

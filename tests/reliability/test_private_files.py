@@ -16,6 +16,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -54,7 +55,8 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("private")
     rows = folder / "rows.jsonl"
     rows.write_text("".join(json.dumps({"id": f"row-00{i}", "question": f"q{i}",
-                                        "answer": f"a{i}"}) + "\n" for i in range(2)))
+                                        "answer": f"a{i}", "sources": [f"s{i}"]}) + "\n"
+                            for i in range(2)))
     verdicts = folder / "verdicts.csv"
     verdicts.write_text("id,verdict\nrow-000,pass\nrow-001,fail\n")
     db = folder / "template.duckdb"
@@ -241,3 +243,145 @@ def test_datasets_and_report_work_on_a_read_only_mount(db_copy: Path, tmp_path: 
     report, _ = decoder.raw_decode(done.stdout[end:].lstrip())
     assert [d["name"] for d in listed] == ["docs"]
     assert report["dataset"] == "docs" and report["judge"]["name"] == "ext"
+
+
+# -- settings files: .env, --env-file, Streamlit's config.toml and secrets.toml --------------
+
+
+@pytest.fixture
+def shared_dir(tmp_path: Path) -> Path:
+    """A working folder like ``/tmp``: every user may add files (sticky, 1777)."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o1777)
+    return folder
+
+
+def _plant(path: Path, text: str) -> Path:
+    """``path`` written by the other uid (given to it; CI runs as root)."""
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    os.chown(path, OTHER, OTHER)
+    return path
+
+
+def _judge_run(db: Path) -> tuple[int, str]:
+    return _run(db, "judge", "run", "faithfulness-oneshot", "--dataset", "docs",
+                "--model", "openai/fake-judge", "--max-retries", "0")
+
+
+@needs_root
+def test_a_planted_env_base_url_is_refused_and_the_key_goes_nowhere(
+    db_copy: Path, shared_dir: Path, fake_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judge_helpers import DUMMY_KEY
+
+    monkeypatch.setenv("OPENAI_API_KEY", DUMMY_KEY)  # the owner's key, in the owner's shell
+    monkeypatch.chdir(shared_dir)
+    env = _plant(shared_dir / ".env",
+                 f"CALIBRATE_OPENAI_BASE_URL={fake_server.openai_base_url}\n")
+    before = db_copy.read_bytes()
+    code, out = _judge_run(db_copy)
+    assert code == 2, out
+    assert (f"Refusing to use the settings file {env}: it is owned by uid {OTHER}, not by you"
+            in out) and "--env-file PATH" in out
+    assert fake_server.calls == [], "no request, so no key, reached the planted server"
+    assert db_copy.read_bytes() == before
+    # The same file, yours alone, is read (so the refusal above is what kept the key home).
+    os.chown(env, os.geteuid(), os.getegid())
+    env.chmod(0o600)
+    code, out = _judge_run(db_copy)
+    assert code == 0, out
+    assert {c.authorization for c in fake_server.calls} == {f"Bearer {DUMMY_KEY}"}
+
+
+@needs_root
+def test_a_planted_env_cannot_move_the_app_to_every_interface(
+    db_copy: Path, shared_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import calibrate_app.cli._app as app_module
+
+    started: list[list[str]] = []
+    monkeypatch.setattr(app_module, "exec_app", lambda command, env: started.append(command))
+    monkeypatch.chdir(shared_dir)
+    env = _plant(shared_dir / ".env", "CALIBRATE_APP_HOST=0.0.0.0\nCALIBRATE_ACCESS_CODE=x\n")
+    code, out = _run(db_copy, "app")
+    assert code == 2 and f"Refusing to use the settings file {env}" in out
+    assert started == []
+    # Named explicitly, a settings file of yours is read from anywhere.
+    mine = shared_dir / "mine.env"
+    mine.write_text("CALIBRATE_APP_HOST=127.0.0.2\n")
+    mine.chmod(0o600)
+    code, out = _run(db_copy, "--env-file", str(mine), "app")
+    assert code == 0, out
+    assert started[0][started[0].index("--server.address") + 1] == "127.0.0.2"
+    # ... and refused like ./.env when others can write it.
+    mine.chmod(0o646)
+    code, out = _run(db_copy, "--env-file", str(mine), "app")
+    assert code == 2 and f"the settings file {mine}: it can be written by every user" in out
+
+
+@needs_root
+def test_the_console_script_refuses_a_planted_env_before_anything_else(
+    shared_dir: Path, tmp_path: Path
+) -> None:
+    # main() reads the settings before it looks for an app to hand the command to.
+    env = _plant(shared_dir / ".env", f"CALIBRATE_DB_PATH={tmp_path / 'theirs.duckdb'}\n")
+    done = subprocess.run([sys.executable, "-m", "calibrate_app.cli", "datasets"],
+                          cwd=shared_dir, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 2, done.stderr
+    assert f"Refusing to use the settings file {env}" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "theirs.duckdb").exists()
+
+
+@needs_root
+@pytest.mark.parametrize("name, text", [
+    ("config.toml", '[server]\naddress = "0.0.0.0"\nenableXsrfProtection = false\n'),
+    ("secrets.toml", '[auth]\nredirect_uri = "http://evil/oauth2callback"\n'
+                     'client_id = "theirs"\nclient_secret = "theirs"\n'
+                     'server_metadata_url = "http://127.0.0.1:9/.well-known/openid-configuration"\n'),
+])
+def test_a_planted_streamlit_file_stops_the_app_before_streamlit_reads_it(
+    db_copy: Path, shared_dir: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str
+) -> None:
+    import calibrate_app.cli._app as app_module
+
+    started: list[list[str]] = []
+    monkeypatch.setattr(app_module, "exec_app", lambda command, env: started.append(command))
+    monkeypatch.chdir(shared_dir)
+    planted = _plant(shared_dir / ".streamlit" / name, text)
+    os.chown(planted.parent, OTHER, OTHER)
+    code, out = _run(db_copy, "app")
+    assert code == 2, out
+    # The folder is theirs, so the first file Streamlit would read from it is refused.
+    assert f"Refusing to use Streamlit's settings file {planted.parent}/" in out
+    assert f"its folder {planted.parent} is owned by uid {OTHER}" in out
+    assert started == []
+    # A plain `streamlit run` from that folder gets no page either (the app checks too).
+    from streamlit.testing.v1 import AppTest
+
+    from calibrate_app import resources
+
+    monkeypatch.setenv("CALIBRATE_DB_PATH", str(db_copy))
+    at = AppTest.from_file(str(Path(app_module.APP_SCRIPT)), default_timeout=30).run()
+    try:
+        assert not at.exception
+        shown = [e.value.replace("\\", "") for e in at.error]  # markdown-escaped
+        assert any(f"Streamlit's settings file {planted.parent}/" in t for t in shown), shown
+        assert not at.tabs and not at.button
+    finally:
+        resources.release_store()
+
+
+def test_env_file_is_a_choice_of_the_cli_never_sent_to_the_app() -> None:
+    from calibrate_app.cli._delegate import env_file_option, split_invocation
+    from calibrate_app.command_server import RequestRefused, check_command
+
+    argv = ["--db", "c.duckdb", "--env-file", "my.env", "datasets", "--json"]
+    assert env_file_option(argv) == "my.env"
+    assert env_file_option(["--env-file=x.env", "report"]) == "x.env"
+    assert env_file_option(["datasets", "--env-file", "late.env"]) is None  # click refuses it
+    assert split_invocation(argv) == ("c.duckdb", ["datasets", "--json"])
+    with pytest.raises(RequestRefused, match="--env-file is not accepted through the app"):
+        check_command(["--env-file", "theirs.env", "datasets"])
