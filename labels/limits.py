@@ -25,5 +25,6 @@ class ReadLimits(PrivateSettings):
     )
     max_uncompressed_mb: float = Field(
         default=1024.0, gt=0,
-        description="MB the column data of one Parquet file may take once decompressed",
+        description="MB the column data of one Parquet file may take once decompressed, and "
+        "once decoded (dictionary-encoded values expanded)",
     )
