@@ -14,7 +14,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from labels.errors import (
     DatabaseAccessError,
     DatabaseLockedError,
     DatabaseOpenError,
+    StorageFullError,
     UnsafeFileError,
 )
 from labels.migrations import Migration, migrate, pending_migrations
@@ -142,6 +143,21 @@ def check_database_files(path: str | Path) -> None:
 def _same_file_other_config(error: BaseException) -> bool:
     return isinstance(error, duckdb.ConnectionException) and "different configuration" in str(
         error
+    )
+
+
+_NO_SPACE = ("no space left on device", "disk is full", "disk full", "quota exceeded")
+
+
+def storage_full(path: str, error: BaseException) -> StorageFullError | None:
+    """A plain message when ``error`` is DuckDB failing to write for lack of disk space."""
+    text = str(error)
+    if not isinstance(error, duckdb.Error) or not any(w in text.lower() for w in _NO_SPACE):
+        return None
+    return StorageFullError(
+        f"the disk holding the database {path} is full (DuckDB: {text.splitlines()[0][:200]}); "
+        "nothing of this change was stored and the database is as it was. Free some space "
+        "there, or use a database on another disk (--db PATH), then run the command again."
     )
 
 
@@ -264,7 +280,10 @@ class Database:
     def execute(self, sql: str, params: Sequence[object] = ()) -> None:
         """Run one statement on its own cursor (autocommit)."""
         with self.cursor() as cur:
-            cur.execute(sql, params)
+            try:
+                cur.execute(sql, params)
+            except duckdb.Error as error:
+                raise storage_full(self.path, error) or error from None
 
     def frame(self, sql: str, params: Sequence[object] = ()) -> pd.DataFrame:
         """The result of one read query as a pandas DataFrame."""
@@ -290,15 +309,26 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A cursor inside ``BEGIN … COMMIT``; any exception rolls everything back."""
+        """A cursor inside ``BEGIN … COMMIT``; any exception rolls everything back.
+
+        A full disk (at a write or at the commit) raises
+        :class:`~labels.errors.StorageFullError`: nothing was stored.
+        """
         with self.cursor() as cur:
             cur.execute("BEGIN TRANSACTION")
             try:
                 yield cur
-            except BaseException:
-                cur.execute("ROLLBACK")
+            except BaseException as error:
+                with suppress(duckdb.Error):  # a failed write may have ended it already
+                    cur.execute("ROLLBACK")
+                full = storage_full(self.path, error)
+                if full is not None:
+                    raise full from None
                 raise
-            cur.execute("COMMIT")
+            try:
+                cur.execute("COMMIT")
+            except duckdb.Error as error:
+                raise storage_full(self.path, error) or error from None
 
     def table_names(self) -> set[str]:
         """Names of the tables in this file (any schema), without migrating anything."""

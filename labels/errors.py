@@ -28,6 +28,10 @@ class UnsafeFileError(DatabaseAccessError):
         self.path = path
 
 
+class StorageFullError(CalibrateError):
+    """The disk holding the database is full: the write was not stored (the file is as before)."""
+
+
 class DatabaseOpenError(CalibrateError):
     """A file cannot be opened as a DuckDB database (e.g. it is some other kind of file)."""
 
