@@ -42,7 +42,7 @@ def streamlit_command(
     command = [
         sys.executable,
         "-m",
-        "streamlit",
+        "calibrate_app.serve",  # Streamlit's command line, /_stcore/metrics off
         "run",
         str(APP_SCRIPT),
         "--server.headless",
