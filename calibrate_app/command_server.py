@@ -16,6 +16,7 @@ the CLI asked for) goes through one process, in short transactions.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hmac
 import io
@@ -103,7 +104,7 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
     ("compare",): frozenset({"card_file", "allow_unverified", "as_json"}),
 }
 # Refused wherever they appear in a request, even as a value: cheap defence in depth.
-FORBIDDEN_TOKENS = ("--db", "--host", "--port")
+FORBIDDEN_TOKENS = ("--db", "--host", "--port", "--env-file")
 MAX_ARGS = 256
 MAX_ARG_CHARS = 4096
 MAX_CLIENTS = 8
@@ -349,6 +350,9 @@ class CommandServer:
         listener.settimeout(0.5)
         self._socket_inode = os.lstat(paths.socket).st_ino
         self.paths, self._listener = paths, listener
+        # Streamlit stops on SIGTERM/SIGINT and the interpreter exits normally: remove the
+        # socket and token then, not at the next start.
+        atexit.register(self.stop)
         self._thread = threading.Thread(target=self._accept_loop, name="calibrate-commands",
                                         daemon=True)
         self._thread.start()
@@ -368,7 +372,12 @@ class CommandServer:
         raise ChannelError(f"another app already serves this database on {path}")
 
     def stop(self) -> None:
-        """Stop accepting and remove the socket and token (running commands are cancelled)."""
+        """Stop accepting and remove the socket and token (running commands are cancelled).
+
+        Also run at interpreter exit (Streamlit's SIGTERM handling ends in one); a second call
+        does nothing more.
+        """
+        atexit.unregister(self.stop)
         self._stop.set()
         for cancel in list(self._running):
             cancel.set()

@@ -24,7 +24,7 @@ import streamlit as st
 from calibrate_app import judge_info
 from calibrate_app.channel import ChannelError
 from calibrate_app.command_server import CommandServer
-from calibrate_app.settings import AppSettings
+from calibrate_app.settings import AppSettings, check_streamlit_files
 from calibrate_app.uploads import UploadFolder
 from labels import LabelStore, open_store
 from labels.queue_counts import LabelTally
@@ -46,6 +46,16 @@ def get_settings() -> AppSettings:
         settings = AppSettings()
         st.session_state[_SETTINGS_KEY] = settings
     return settings
+
+
+@st.cache_resource(show_spinner=False)
+def check_served_files() -> None:
+    """Streamlit's settings files are the user's alone (checked once per server process).
+
+    ``calibrate app`` checks them before Streamlit starts; this also covers a plain
+    ``streamlit run``, before any page can read a secret. A refusal is not cached.
+    """
+    check_streamlit_files()
 
 
 def _close_store(store: LabelStore) -> None:

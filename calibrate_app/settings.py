@@ -7,18 +7,47 @@ is passed on to the runner.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import Field, SecretStr
 
 from judges.settings import Settings
+from labels.private_files import check_private_file
+
+STREAMLIT_FILES = ("config.toml", "secrets.toml")
+"""What Streamlit reads from ``~/.streamlit/`` and ``./.streamlit/``: its options (including the
+address it binds and the cross-origin checks) and secrets (the sign-in provider's)."""
+
+
+def check_streamlit_files(cwd: str | Path | None = None) -> None:
+    """Refuse to start Streamlit when a settings file it would read is not the user's alone.
+
+    Streamlit reads ``config.toml`` and ``secrets.toml`` from the user's home and from the
+    working folder; one planted by another local user could change the sign-in provider and
+    its secrets, or the server's options. Each (or the folder it would be created in) must pass
+    :func:`labels.private_files.check_private_file`.
+
+    Raises:
+        UnsafeFileError: naming the file, what is wrong, and the fix.
+    """
+    folders = [Path.home() / ".streamlit", Path(cwd or os.getcwd()) / ".streamlit"]
+    fix = (
+        "Streamlit would read it and take its options (the server's address and checks) and "
+        "secrets (the sign-in provider's). If it is yours, make it private (chmod 600, and no "
+        "group or other write on its folder); else remove it, or start the app from "
+        "another folder."
+    )
+    for folder in folders:
+        for name in STREAMLIT_FILES:
+            check_private_file(folder / name, "Streamlit's settings file", fix)
 
 
 class AppSettings(Settings):
     """Provider settings plus what only a front end needs.
 
-    Every field reads ``CALIBRATE_<FIELD>`` from the environment or a ``.env`` file in the
-    working directory (e.g. ``CALIBRATE_DB_PATH``, ``CALIBRATE_ACCESS_CODE``).
+    Every field reads ``CALIBRATE_<FIELD>`` from the environment or a private ``.env`` file
+    (e.g. ``CALIBRATE_DB_PATH``, ``CALIBRATE_ACCESS_CODE``; see :mod:`labels.settings_files`).
     """
 
     db_path: Path = Field(default=Path("calibrate.duckdb"), description="the DuckDB file")

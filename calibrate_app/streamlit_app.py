@@ -12,7 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from calibrate_app import resources, state, widgets
-from labels.errors import DatabaseLockedError
+from labels.errors import CalibrateError, DatabaseAccessError, DatabaseLockedError
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
 # Served by the app itself: a Material icon name would make the browser fetch it from a CDN.
@@ -40,12 +40,17 @@ def main() -> None:
     st.set_page_config(page_title="calibrate", page_icon=str(FAVICON), layout="wide")
     state.keep_alive()  # unsaved edits and choices survive page switches (state.keep)
     widgets.page_style()
-    settings = resources.get_settings()
+    try:
+        settings = resources.get_settings()
+        resources.check_served_files()
+    except CalibrateError as error:  # a settings file someone else could have written
+        widgets.message("error", str(error))
+        st.stop()
     if settings.access_code is not None and settings.access_code.get_secret_value():
         _access_gate(settings.access_code.get_secret_value())
     try:
         resources.get_store(settings)
-    except DatabaseLockedError as error:
+    except (DatabaseLockedError, DatabaseAccessError) as error:  # held, or not yours
         widgets.message("error", str(error))
         if st.button("Retry", icon=":material/refresh:"):
             st.rerun()

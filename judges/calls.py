@@ -116,6 +116,36 @@ def request_for(context: CallContext, planned: PlannedCall) -> CompletionRequest
     )
 
 
+MAX_REPLY_CHARS = 200_000
+"""Characters of a reply (and of any string in its raw response) stored; the rest is cut."""
+MAX_REASONING_CHARS = 50_000
+"""Characters of a verdict's reasoning stored (a judge writes a few hundred)."""
+
+
+def capped(text: str | None, limit: int) -> str | None:
+    r"""``text`` cut to ``limit`` characters, ending in a marker that says how much was cut.
+
+    A hostile or broken server can send megabytes; the reply is parsed whole, then stored cut.
+
+    >>> capped("abcdef", 3)
+    'abc\n[cut by calibrate: 3 more characters]'
+    """
+    if text is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[cut by calibrate: {len(text) - limit:,} more characters]"
+
+
+def capped_strings(value: Any, limit: int = MAX_REPLY_CHARS) -> Any:
+    """``value`` (a raw response: dicts, lists, strings) with every string :func:`capped`."""
+    if isinstance(value, str):
+        return capped(value, limit)
+    if isinstance(value, dict):
+        return {key: capped_strings(item, limit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [capped_strings(item, limit) for item in value]
+    return value
+
+
 def claims_text(verdict: Verdict) -> str:
     """The claims of a verdict as numbered ``status: text`` lines, then its note."""
     lines = [f"{n}. {c.status}: {c.text}" for n, c in enumerate(verdict.claims, 1)]
@@ -127,9 +157,13 @@ def claims_text(verdict: Verdict) -> str:
 def record_reply(
     record: CallRecord, config: JudgeConfig, completion: Completion, price: Price | None
 ) -> CallRecord:
-    """Fill ``record`` from a reply: raw text and response first, then the parsed verdict."""
-    record.reply = completion.text
-    record.raw_response = dict(completion.raw)
+    """Fill ``record`` from a reply: raw text and response first, then the parsed verdict.
+
+    The reply is parsed whole and stored :func:`capped` (as is every string of the raw
+    response): a 40 MB reply is not kept.
+    """
+    record.reply = capped(completion.text, MAX_REPLY_CHARS)
+    record.raw_response = capped_strings(dict(completion.raw))
     record.finish_reason = completion.finish_reason
     record.input_tokens = completion.usage.input_tokens
     record.output_tokens = completion.usage.output_tokens
@@ -152,13 +186,13 @@ def record_outcome(
     if isinstance(result, Unscored):
         record.status = "unscored"
         record.unscored_reason = result.reason
-        record.detail = result.detail or None
+        record.detail = capped(result.detail, MAX_REPLY_CHARS) or None
     else:
         record.status = "scored"
         record.verdict = map_back(config, result.value, record.ordering)
         record.reply_label = result.label
-        record.reasoning = result.reasoning
-        record.detail = claims_text(result) or None
+        record.reasoning = capped(result.reasoning, MAX_REASONING_CHARS)
+        record.detail = capped(claims_text(result), MAX_REPLY_CHARS) or None
     return record
 
 

@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from labels.errors import ImportFileError, NotFoundError
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
+from labels.reading import read_regular_text
 from labels.validation import NAME_MAX_CHARS
 
 HASH_PREFIX = "b2:"
@@ -403,9 +404,11 @@ def load_config(path: str | Path) -> JudgeConfig:
             f"a judge config file must end in {', '.join(CONFIG_SUFFIXES)}", path=str(path)
         )
     try:
-        text = file.read_text(encoding="utf-8")
+        text = read_regular_text(file)  # a FIFO or device is refused, not waited on
     except FileNotFoundError:
         raise ConfigError("no such file", path=str(path)) from None
+    except ImportFileError as error:
+        raise ConfigError(error.reason, path=str(path)) from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
         raise ConfigError(f"cannot read: {error}", path=str(path)) from None
     fmt = "json" if file.suffix.lower() == ".json" else "yaml"

@@ -157,14 +157,19 @@ def marker_head(marker: str) -> str:
 
 @functools.lru_cache(maxsize=64)
 def marker_regex(marker: str) -> re.Pattern[str]:
-    """``<MARKER>: <LABEL>`` with the label in group ``label`` (see :func:`marker_head`).
+    r"""``<MARKER>: <LABEL>`` with the label in group ``label`` (see :func:`marker_head`).
 
     The label may be wrapped in emphasis, quotes or brackets (``**PASS**``, ``"PASS"``,
-    ``[PASS]``); trailing ``_``/``-`` of emphasis are not part of it.
+    ``[PASS]``); trailing ``_``/``-`` of emphasis are not part of it. The label is never the
+    marker itself: in ``Final verdict:\nVERDICT: FAIL`` the first ``verdict:`` has no label,
+    and the judge's own ``VERDICT: FAIL`` is found (it used to be read as the label
+    ``VERDICT`` of the first, and the reply scored ``off_list``).
     """
+    head = marker_head(marker)
     return re.compile(
-        marker_head(marker)
-        + r"[\s*_`\"'\[(]*(?P<label>[A-Za-z](?:[A-Za-z0-9_-]*[A-Za-z0-9])?)",
+        head
+        + r"[\s*_`\"'\[(]*(?!" + head.replace("(?P<sep>", "(?:") + r")"
+        + r"(?P<label>[A-Za-z](?:[A-Za-z0-9_-]*[A-Za-z0-9])?)",
         re.IGNORECASE,
     )
 

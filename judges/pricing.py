@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from labels.errors import ImportFileError
+from labels.reading import read_regular_text
 
 
 @dataclass(frozen=True)
@@ -60,9 +61,11 @@ def load_prices(path: str | Path) -> dict[str, Price]:
     The entries extend (and override) :data:`DEFAULT_PRICES`.
     """
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_regular_text(path))  # a FIFO or device is refused
     except FileNotFoundError:
         raise ImportFileError("no such file", path=str(path)) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ImportFileError(f"cannot read: {error}", path=str(path)) from None
     except yaml.YAMLError as error:
         raise ImportFileError(f"not valid YAML/JSON: {error}", path=str(path)) from None
     if not isinstance(data, dict):

@@ -1,5 +1,8 @@
 """Provider settings (API keys, base URLs, the local model), read from the environment and ``.env``.
 
+Only a ``.env`` that is the user's alone is read (:mod:`labels.settings_files`): a base URL
+decides where the API key goes.
+
 The front ends (CLI and app) extend this class with their own entry-point settings (database
 file, host, port, access code); the judges library never needs those.
 """
@@ -9,21 +12,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from labels.settings_files import PrivateSettings
 
 
-class Settings(BaseSettings):
+class Settings(PrivateSettings):
     """Settings of the judge providers.
 
-    Every field reads ``CALIBRATE_<FIELD>`` from the environment or a ``.env`` file in the
-    working directory; API keys also read the providers' usual variables
+    Every field reads ``CALIBRATE_<FIELD>`` from the environment or a private ``.env`` file
+    (:mod:`labels.settings_files`); API keys also read the providers' usual variables
     (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``). Keys are :class:`~pydantic.SecretStr`, so they
     never print, and nothing in `calibrate` writes them to the database, logs or exports.
     """
-
-    model_config = SettingsConfigDict(
-        env_prefix="CALIBRATE_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
-    )
 
     anthropic_api_key: SecretStr | None = Field(
         default=None,

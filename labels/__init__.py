@@ -18,6 +18,7 @@ from labels.errors import (
     ImportFileError,
     InvalidNameError,
     NotFoundError,
+    UnsafeFileError,
 )
 from labels.models import Criterion, Dataset, Item, Label, Source, content_id
 from labels.provenance import Provenance
@@ -38,9 +39,12 @@ def __getattr__(name: str) -> Any:
     return getattr(module, name)
 
 
-def open_store(path: str, *, lock_timeout: float = 0.0) -> LabelStore:
-    """Open (creating and migrating if needed) the label store in the DuckDB file ``path``."""
-    return LabelStore(Database(path, lock_timeout=lock_timeout))
+def open_store(path: str, *, lock_timeout: float = 0.0, read_only: bool = False) -> LabelStore:
+    """Open (creating and migrating if needed) the label store in the DuckDB file ``path``.
+
+    ``read_only`` opens it without the right to change it (see :class:`Database`).
+    """
+    return LabelStore(Database(path, lock_timeout=lock_timeout, read_only=read_only))
 
 
 __all__ = [
@@ -62,6 +66,7 @@ __all__ = [
     "NotFoundError",
     "Provenance",
     "Source",
+    "UnsafeFileError",
     "content_id",
     "import_labels",
     "import_rows",

@@ -14,14 +14,21 @@ import re
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from labels.errors import DatabaseAccessError, DatabaseLockedError, DatabaseOpenError
-from labels.migrations import Migration, migrate
+from labels.errors import (
+    DatabaseAccessError,
+    DatabaseLockedError,
+    DatabaseOpenError,
+    StorageFullError,
+    UnsafeFileError,
+)
+from labels.migrations import Migration, migrate, pending_migrations
+from labels.private_files import check_folder, file_problem, private_umask
 
 if TYPE_CHECKING:
     import pandas as pd  # only for a type: opening a database loads no pandas
@@ -77,15 +84,99 @@ def access_message(path: str | Path) -> str:
     )
 
 
+def wal_path(path: str | Path) -> Path:
+    """The write-ahead log DuckDB keeps beside the database file ``path``."""
+    return Path(f"{path}.wal")
+
+
+def check_database_files(path: str | Path) -> None:
+    """Refuse a database, or a WAL beside it, that someone else could have written.
+
+    Checked before DuckDB opens the file: DuckDB absorbs the WAL into the database at open,
+    so a planted WAL would change what the database says without a trace (OpenSSH's
+    ``StrictModes`` model, :mod:`labels.private_files`).
+
+    Raises:
+        UnsafeFileError: naming the file or folder, what is wrong, and the fix.
+    """
+    check_folder(
+        path, "the database",
+        "Keep the database in a folder only you can change (e.g. under your home folder), "
+        "or pick another file with --db PATH (or CALIBRATE_DB_PATH).",
+    )
+    db, wal = Path(path), wal_path(path)
+    fixes = {
+        (db, "owner"): (
+            "Someone else's database can say anything. If you trust its owner, copy it to a "
+            f"file of your own (cp {db} mine.duckdb, then --db mine.duckdb), or run calibrate "
+            "as its owner."
+        ),
+        (db, "mode"): (
+            "Someone else may have changed it. If it is yours and you trust its content, make "
+            f"it private: chmod 600 {db}"
+        ),
+        (wal, "owner"): (
+            "DuckDB would absorb its writes into the database when it opens it. If you did not "
+            f"make it, remove it (rm {wal}); it is not yours to replay."
+        ),
+        (wal, "mode"): (
+            "Someone else may have written into it, and DuckDB would absorb it into the "
+            f"database. If it is yours and you trust it, make it private: chmod 600 {wal}"
+        ),
+    }
+    for file, what in ((db, "the database"), (wal, "the database's write-ahead log")):
+        try:
+            info = os.stat(file)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            continue  # unreadable: DuckDB's open says so (access_message)
+        problem = file_problem(info)
+        if problem:
+            kind = "owner" if info.st_uid != os.geteuid() else "mode"
+            raise UnsafeFileError(
+                f"Refusing to open {what} {file}: it {problem}. {fixes[(file, kind)]}",
+                path=str(file),
+            )
+
+
+def _same_file_other_config(error: BaseException) -> bool:
+    return isinstance(error, duckdb.ConnectionException) and "different configuration" in str(
+        error
+    )
+
+
+_NO_SPACE = ("no space left on device", "disk is full", "disk full", "quota exceeded")
+
+
+def storage_full(path: str, error: BaseException) -> StorageFullError | None:
+    """A plain message when ``error`` is DuckDB failing to write for lack of disk space."""
+    text = str(error)
+    if not isinstance(error, duckdb.Error) or not any(w in text.lower() for w in _NO_SPACE):
+        return None
+    return StorageFullError(
+        f"the disk holding the database {path} is full (DuckDB: {text.splitlines()[0][:200]}); "
+        "nothing of this change was stored and the database is as it was. Free some space "
+        "there, or use a database on another disk (--db PATH), then run the command again."
+    )
+
+
 def is_lock_error(error: BaseException) -> bool:
     """True when ``error`` is DuckDB refusing a file another process holds."""
     return isinstance(error, duckdb.IOException) and "lock" in str(error).lower()
 
 
 def held_by_another_process(path: str | Path) -> bool:
-    """True when another process holds the DuckDB file ``path`` open (a probe: open, close)."""
+    """True when another process holds the DuckDB file ``path`` open (a probe: open, close).
+
+    The probe opens the file read-only, and not at all when :func:`check_database_files`
+    refuses it (the command that follows then says why).
+    """
     try:
-        con = duckdb.connect(str(path), config=dict(_CONFIG))
+        check_database_files(path)
+        con = duckdb.connect(str(path), read_only=True, config=dict(_CONFIG))
+    except UnsafeFileError:
+        return False
     except duckdb.Error as error:
         return is_lock_error(error)
     con.close()
@@ -105,26 +196,48 @@ def equal_conditions(columns: Mapping[str, object]) -> tuple[list[str], list[Any
 class Database:
     """A DuckDB file opened once for this process.
 
+    A file database is checked before it is opened (:func:`check_database_files`), and the
+    process umask is narrowed (:func:`labels.private_files.private_umask`), so the file and
+    the WAL DuckDB keeps beside it are created ``0600``.
+
     Args:
         path: the database file; ``":memory:"`` for a throwaway database.
         lock_timeout: seconds to keep retrying while another process holds the file before
             raising :class:`~labels.errors.DatabaseLockedError` (0 = fail at once).
+        read_only: open the file read-only (nothing can change it; a read-only file or
+            mount works). A missing file is then an empty database in memory, and no file
+            is created. In a process that already holds the file read-write (the app),
+            its open database is shared instead. A database that lacks a migration set a
+            store needs is reopened read-write to add it when the file can be written, else
+            read into memory with the set added there.
     """
 
-    def __init__(self, path: str | Path, *, lock_timeout: float = 0.0) -> None:
+    def __init__(
+        self, path: str | Path, *, lock_timeout: float = 0.0, read_only: bool = False
+    ) -> None:
         """Open (or create) the file, taking DuckDB's one-process lock on it.
 
         Raises:
+            UnsafeFileError: the file, its WAL or its folder could have been written by
+                someone else (the message says which, and the fix).
             DatabaseLockedError: another process still holds the file after ``lock_timeout``.
             DatabaseOpenError: the file cannot be opened as a DuckDB database.
         """
         self.path = str(path)
-        self._con = self._connect(lock_timeout)
+        self._lock_timeout = lock_timeout
+        self.in_memory = self.path == ":memory:" or (read_only and not os.path.exists(path))
+        self.read_only = read_only and not self.in_memory
+        self._con = self._connect(lock_timeout, read_only=self.read_only)
         self._lock = threading.Lock()
         self._migrated: set[str] = set()
 
-    def _connect(self, lock_timeout: float) -> duckdb.DuckDBPyConnection:
-        if self.path != ":memory:":
+    def _connect(self, lock_timeout: float, *, read_only: bool) -> duckdb.DuckDBPyConnection:
+        if self.in_memory:
+            return duckdb.connect(":memory:", config=dict(_CONFIG))
+        check_database_files(self.path)
+        private_umask()
+        created = not os.path.exists(self.path)
+        if not read_only:
             try:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             except PermissionError:
@@ -133,8 +246,16 @@ class Database:
         delay = 0.02
         while True:
             try:
-                return duckdb.connect(self.path, config=dict(_CONFIG))
+                con = duckdb.connect(self.path, read_only=read_only, config=dict(_CONFIG))
+                if created and os.path.exists(self.path):
+                    os.chmod(self.path, 0o600)
+                return con
             except duckdb.Error as error:
+                if read_only and _same_file_other_config(error):
+                    # This process holds the file read-write already (the app, running a CLI
+                    # command for its user): share that open database.
+                    self.read_only = False
+                    return self._connect(lock_timeout, read_only=False)
                 if "permission denied" in str(error).lower():
                     raise DatabaseAccessError(access_message(self.path)) from None
                 if not is_lock_error(error):
@@ -159,7 +280,10 @@ class Database:
     def execute(self, sql: str, params: Sequence[object] = ()) -> None:
         """Run one statement on its own cursor (autocommit)."""
         with self.cursor() as cur:
-            cur.execute(sql, params)
+            try:
+                cur.execute(sql, params)
+            except duckdb.Error as error:
+                raise storage_full(self.path, error) or error from None
 
     def frame(self, sql: str, params: Sequence[object] = ()) -> pd.DataFrame:
         """The result of one read query as a pandas DataFrame."""
@@ -185,15 +309,26 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A cursor inside ``BEGIN … COMMIT``; any exception rolls everything back."""
+        """A cursor inside ``BEGIN … COMMIT``; any exception rolls everything back.
+
+        A full disk (at a write or at the commit) raises
+        :class:`~labels.errors.StorageFullError`: nothing was stored.
+        """
         with self.cursor() as cur:
             cur.execute("BEGIN TRANSACTION")
             try:
                 yield cur
-            except BaseException:
-                cur.execute("ROLLBACK")
+            except BaseException as error:
+                with suppress(duckdb.Error):  # a failed write may have ended it already
+                    cur.execute("ROLLBACK")
+                full = storage_full(self.path, error)
+                if full is not None:
+                    raise full from None
                 raise
-            cur.execute("COMMIT")
+            try:
+                cur.execute("COMMIT")
+            except duckdb.Error as error:
+                raise storage_full(self.path, error) or error from None
 
     def table_names(self) -> set[str]:
         """Names of the tables in this file (any schema), without migrating anything."""
@@ -206,15 +341,53 @@ class Database:
             }
 
     def ensure_migrated(self, migration_set: str, migrations: Sequence[Migration]) -> None:
-        """Apply a migration set once per process (cheap after the first call)."""
+        """Apply a migration set once per process (cheap after the first call).
+
+        On a read-only database a set already applied is only checked; one it lacks reopens
+        the file read-write to add it (:class:`~labels.errors.DatabaseOpenError` when the file
+        cannot be written).
+        """
         if migration_set in self._migrated:
             return
         with self._lock:
             if migration_set in self._migrated:
                 return
-            with self.cursor() as cur:
-                migrate(cur, migration_set, migrations)
+            if self.read_only:
+                with self.cursor() as cur:
+                    missing = pending_migrations(cur, migration_set, migrations)
+                if missing:
+                    self._reopen_to_migrate(migration_set, missing)
+            if not self.read_only:
+                with self.cursor() as cur:
+                    migrate(cur, migration_set, migrations)
             self._migrated.add(migration_set)
+
+    def _reopen_to_migrate(self, migration_set: str, missing: Sequence[str]) -> None:
+        """Make room for a migration set a read-only database lacks.
+
+        A file we may write is reopened read-write (the set is added once, as any command
+        would). A read-only file (or mount) is copied into memory and the set added there:
+        the command reads the file's data, and nothing can reach the file.
+        """
+        self._con.close()
+        self.read_only = False
+        if os.access(self.path, os.W_OK):
+            self._con = self._connect(self._lock_timeout, read_only=False)
+            return
+        con = duckdb.connect(":memory:", config=dict(_CONFIG))
+        try:
+            con.execute("ATTACH ? AS calibrate_file (READ_ONLY)", [self.path])
+            con.execute("COPY FROM DATABASE calibrate_file TO memory")
+            con.execute("DETACH calibrate_file")
+        except duckdb.Error as error:
+            con.close()
+            first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise DatabaseOpenError(
+                f"{self.path} is read-only and lacks the {migration_set} schema "
+                f"({', '.join(missing)}); reading it into memory failed ({first})"
+            ) from None
+        self._con = con
+        self.in_memory = True
 
     def close(self) -> None:
         """Close the process-wide connection (releases the file lock)."""

@@ -15,6 +15,23 @@ class DatabaseAccessError(CalibrateError):
     """This user may not open the DuckDB file (or create it in its folder)."""
 
 
+class UnsafeFileError(DatabaseAccessError):
+    """A file (or its folder) someone else could have written: refused before it is used.
+
+    The message names the file, what is wrong (owner, mode, folder) and the fix. ``path`` is
+    the file refused.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        """Keep the message and the file refused."""
+        super().__init__(message)
+        self.path = path
+
+
+class StorageFullError(CalibrateError):
+    """The disk holding the database is full: the write was not stored (the file is as before)."""
+
+
 class DatabaseOpenError(CalibrateError):
     """A file cannot be opened as a DuckDB database (e.g. it is some other kind of file)."""
 

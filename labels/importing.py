@@ -24,7 +24,7 @@ import pyarrow.compute as pc
 from labels.cells import is_missing as _is_missing
 from labels.cells import text_cell as _text
 from labels.cells import type_name as _type_name
-from labels.errors import ImportFileError
+from labels.errors import ImportFileError, StorageFullError
 
 # Re-exported: label import lived here before it moved to its own module.
 from labels.label_import import LabelImportSummary as LabelImportSummary
@@ -202,8 +202,14 @@ def _sources(
     return out
 
 
+class _InfiniteNumber(ValueError):
+    """A metadata value JSON cannot hold (an infinite float from Parquet)."""
+
+
 def _json_safe(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
+    if isinstance(value, float) and math.isinf(value):
+        raise _InfiniteNumber(str(value))
+    if isinstance(value, float) and math.isnan(value):
         return None
     if isinstance(value, (datetime, date)):
         return value.isoformat()
@@ -241,7 +247,16 @@ def _metadata(
     for name in extra:
         if name in record and not _is_missing(record[name]):
             meta[name] = record[name]
-    return {str(key): _json_safe(value) for key, value in meta.items()}
+    safe: dict[str, Any] = {}
+    for key, value in meta.items():
+        try:
+            safe[str(key)] = _json_safe(value)
+        except _InfiniteNumber as number:
+            raise table.error(
+                f"holds the number {number}, which metadata (stored as JSON) cannot hold",
+                index, key if key in extra else column,
+            ) from None
+    return safe
 
 
 def normalise(
@@ -624,10 +639,13 @@ def import_rows(
         }
     warnings: list[str] = []
     frame, kind = normalise(table, full_mapping, warnings=warnings)
-    written = write_items(
-        store, frame, dataset, kind=kind, source_file=Path(name).name, name=name,
-        on_changed=on_changed,
-    )
+    try:
+        written = write_items(
+            store, frame, dataset, kind=kind, source_file=Path(name).name, name=name,
+            on_changed=on_changed,
+        )
+    except StorageFullError as error:
+        raise StorageFullError(f"{name}: not imported: {error}") from None
     return ImportSummary(
         dataset=dataset,
         path=name,

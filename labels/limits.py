@@ -9,23 +9,22 @@ the file's footer against these limits before a single page is read.
 from __future__ import annotations
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from labels.settings_files import PrivateSettings
 
 
-class ReadLimits(BaseSettings):
-    """Limits on one file, read from the environment or ``.env``.
+class ReadLimits(PrivateSettings):
+    """Limits on one file, read from the environment or a private ``.env``.
 
-    ``CALIBRATE_MAX_ROWS`` and ``CALIBRATE_MAX_UNCOMPRESSED_MB`` override the defaults.
+    ``CALIBRATE_MAX_ROWS`` and ``CALIBRATE_MAX_UNCOMPRESSED_MB`` override the defaults (see
+    :mod:`labels.settings_files` for which settings file is read).
     """
-
-    model_config = SettingsConfigDict(
-        env_prefix="CALIBRATE_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
-    )
 
     max_rows: int = Field(
         default=1_000_000, ge=1, description="rows one Parquet file may hold"
     )
     max_uncompressed_mb: float = Field(
         default=1024.0, gt=0,
-        description="MB the column data of one Parquet file may take once decompressed",
+        description="MB the column data of one Parquet file may take once decompressed, and "
+        "once decoded (dictionary-encoded values expanded)",
     )

@@ -57,6 +57,26 @@ def applied_migrations(con: duckdb.DuckDBPyConnection, migration_set: str) -> li
     return [r[0] for r in rows]
 
 
+def pending_migrations(
+    con: duckdb.DuckDBPyConnection, migration_set: str, migrations: Sequence[Migration]
+) -> list[str]:
+    """Names of the migrations of ``migration_set`` this database lacks, without writing.
+
+    For a read-only database, where :func:`applied_migrations` cannot create the ledger.
+    """
+    has_ledger = con.execute(
+        "SELECT count(*) FROM information_schema.tables "
+        "WHERE table_catalog = current_database() AND table_name = '_migrations'"
+    ).fetchone()
+    if not has_ledger or not has_ledger[0]:
+        return [m.name for m in migrations]
+    rows = con.execute(
+        "SELECT name FROM _migrations WHERE migration_set = ?", [migration_set]
+    ).fetchall()
+    done = {r[0] for r in rows}
+    return [m.name for m in migrations if m.name not in done]
+
+
 def migrate(
     con: duckdb.DuckDBPyConnection, migration_set: str, migrations: Sequence[Migration]
 ) -> list[str]:

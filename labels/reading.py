@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import errno
 import io
 import json
 import os
@@ -407,7 +408,8 @@ def _refused(path: str, row: int, error: JsonValueError, text: str, position: in
              line: int | None = None) -> ImportFileError:
     where = f"line {line} " if line is not None else ""
     return ImportFileError(
-        f"{where}{error}", path=path, row=row, column=locate_column(text, position)
+        f"{where}{error}", path=path, row=row,
+        column=locate_column(text, position) or error.key,
     )
 
 
@@ -510,26 +512,102 @@ def _read_json(path: str, text: str) -> Table:
     return Table.from_records(path, value)
 
 
+_FIXED_WIDTH = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}
+_UNCHECKABLE_ENCODINGS = {"DELTA_BYTE_ARRAY"}
+"""Encodings whose decoded size cannot be known without decoding (prefix-coded strings: a value
+may repeat all of the one before it for a few bytes)."""
+
+
+def _dictionary_bytes(array: Any) -> int:
+    """Bytes the strings of ``array`` take once decoded, counted from its dictionary.
+
+    ``array`` is read with ``read_dictionary``: its strings are indices into a dictionary, and
+    nothing is expanded (a 9 KB file can index one 8 KB string 1,000,000 times: 8 GB).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(array, pa.ChunkedArray):
+        return sum(_dictionary_bytes(chunk) for chunk in array.chunks)
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        lengths = pc.binary_length(array.dictionary)
+        total = pc.sum(pc.take(lengths, array.indices)).as_py()
+        return int(total or 0) + 4 * len(array)  # and an offset per value
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _dictionary_bytes(array.flatten())
+    if pa.types.is_struct(kind):
+        return sum(_dictionary_bytes(array.field(i)) for i in range(kind.num_fields))
+    if pa.types.is_map(kind):
+        return _dictionary_bytes(array.keys) + _dictionary_bytes(array.items)
+    return 0
+
+
+def _decoded_bytes(path: str, parquet: Any) -> tuple[int, str | None]:
+    """Bytes the file's columns take once decoded, and an encoding that cannot be checked.
+
+    Fixed-width values count their width per value; strings without a dictionary what their
+    pages hold uncompressed; dictionary-encoded strings are counted from their dictionary
+    and indices (read as such, never expanded).
+    """
+    import pyarrow.parquet as pq
+
+    meta = parquet.metadata
+    total = 0
+    dictionary_columns: set[str] = set()
+    for group in range(meta.num_row_groups):
+        row_group = meta.row_group(group)
+        for c in range(row_group.num_columns):
+            column = row_group.column(c)
+            uncheckable = _UNCHECKABLE_ENCODINGS & set(column.encodings)
+            if uncheckable:
+                return total, f"{column.path_in_schema} ({sorted(uncheckable)[0]})"
+            kind = column.physical_type
+            if kind in _FIXED_WIDTH:
+                total += column.num_values * _FIXED_WIDTH[kind]
+            elif kind == "FIXED_LEN_BYTE_ARRAY":
+                length = meta.schema.column(c).length or 0
+                total += column.num_values * max(length, 1)
+            elif column.has_dictionary_page:
+                dictionary_columns.add(column.path_in_schema)
+            else:
+                total += column.total_uncompressed_size
+    if dictionary_columns:
+        paths = sorted(dictionary_columns)
+        with pq.ParquetFile(path, read_dictionary=paths) as encoded:
+            for group in range(meta.num_row_groups):
+                table = encoded.read_row_group(group, columns=paths)
+                total += sum(_dictionary_bytes(column) for column in table.columns)
+    return total, None
+
+
 def check_parquet_size(
     path: str, limits: ReadLimits | None = None, *, name: str | None = None
 ) -> None:
-    """Refuse a Parquet file whose footer promises more rows or bytes than ``limits`` allow.
+    """Refuse a Parquet file that promises more rows or bytes than ``limits`` allow.
 
-    Only the footer (the file's metadata) is read, so a file that would inflate to gigabytes
-    is refused in milliseconds. The uncompressed size is what Parquet records per row group
-    (the column data after decompression, before decoding). ``name`` is how messages name
-    the file (default ``path``).
+    The footer (the file's metadata) says how many rows, and how many bytes the pages take
+    once decompressed; the decoded size is counted without decoding: fixed-width values by
+    their width, strings by their pages or, when dictionary-encoded, from the dictionary and
+    the indices (read as such, never expanded). A file that would inflate to gigabytes is
+    refused in milliseconds, with a few MB read. ``name`` is how messages name the file
+    (default ``path``).
     """
     shown_path = name or path
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     limits = limits if limits is not None else ReadLimits()
+    limit = limits.max_uncompressed_mb * 1024 * 1024
     try:
         with pq.ParquetFile(path) as parquet:
             meta = parquet.metadata
             rows = meta.num_rows
             size = sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
+            if rows > limits.max_rows or size > limit:
+                decoded, uncheckable = 0, None
+            else:
+                decoded, uncheckable = _decoded_bytes(path, parquet)
     except (pa.ArrowException, OSError) as error:
         reason = str(error).replace(path, shown_path)  # never the server's own path
         raise ImportFileError(f"not a readable Parquet file ({reason})", path=shown_path) from None
@@ -538,12 +616,46 @@ def check_parquet_size(
             f"holds {rows:,} rows, more than the limit of {limits.max_rows:,} "
             "(CALIBRATE_MAX_ROWS); nothing was read", path=shown_path,
         )
-    if size > limits.max_uncompressed_mb * 1024 * 1024:
+    if size > limit:
         raise ImportFileError(
             f"its column data takes {size / 1024 / 1024:,.1f} MB uncompressed, more than the "
             f"limit of {limits.max_uncompressed_mb:,.0f} MB (CALIBRATE_MAX_UNCOMPRESSED_MB); "
             "nothing was read", path=shown_path,
         )
+    if uncheckable is not None:
+        raise ImportFileError(
+            f"column {uncheckable} uses an encoding whose decoded size cannot be checked "
+            "before it is read; write the file again with the default encodings (e.g. pandas' "
+            "to_parquet); nothing was read", path=shown_path,
+        )
+    if decoded > limit:
+        raise ImportFileError(
+            f"its columns decode to {decoded / 1024 / 1024:,.1f} MB (dictionary-encoded values "
+            f"repeated), more than the limit of {limits.max_uncompressed_mb:,.0f} MB "
+            "(CALIBRATE_MAX_UNCOMPRESSED_MB); nothing was read", path=shown_path,
+        )
+
+
+def _first_nul(table: Any) -> tuple[int, str] | None:
+    """``(row index, column)`` of the first string holding a NUL, as a CSV file may not."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        values = column
+        while pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+            values = pa.chunked_array([chunk.flatten() for chunk in values.chunks],
+                                      type=values.type.value_type)
+        if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+            continue
+        if not pc.any(pc.match_substring(values, "\x00")).as_py():
+            continue
+        if values is column:
+            return int(pc.index(pc.match_substring(column, "\x00"), True).as_py()), name
+        for index, cell in enumerate(column.to_pylist()):  # a list column: find the row
+            if any("\x00" in str(v) for v in (cell or [])):
+                return index, name
+    return None
 
 
 def _read_parquet(path: str, name: str) -> Table:
@@ -558,6 +670,12 @@ def _read_parquet(path: str, name: str) -> Table:
     except (pa.ArrowException, OSError) as error:
         reason = str(error).replace(path, name)  # never the server's own path
         raise ImportFileError(f"not a readable Parquet file ({reason})", path=name) from None
+    nul = _first_nul(table)
+    if nul is not None:
+        raise ImportFileError(
+            "holds a NUL character, which is not text (a CSV or JSON file may not hold one "
+            "either)", path=name, row=nul[0] + 1, column=nul[1],
+        )
     columns = {column: table.column(column).to_pylist() for column in table.column_names}
     return Table(name, table.column_names, columns, table.num_rows)
 
@@ -575,9 +693,71 @@ def read_table(
         display_name: how messages (and :attr:`Table.path`) name the file; an upload's own
             name, so a message never shows the server's temporary path. Default: ``path``.
     """
-    real = str(path)
-    name = display_name or real
+    name = display_name or str(path)
     fmt = detect_format(name, format)
+    try:
+        fd = open_regular(path, name)
+    except FileNotFoundError:
+        raise ImportFileError("no such file", path=name) from None
+    except PermissionError:
+        raise ImportFileError("permission denied", path=name) from None
+    try:
+        # The file opened and checked, read again by its descriptor's name: what is read is
+        # what was checked, even if the name is swapped for a FIFO in between.
+        by_fd = f"/proc/self/fd/{fd}"
+        return _read_table(by_fd if os.path.exists(by_fd) else str(path), name, fmt, encoding)
+    finally:
+        os.close(fd)
+
+
+_KINDS = {
+    stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory",
+}
+
+
+def open_regular(path: str | Path, name: str | None = None) -> int:
+    """A read-only descriptor of ``path`` once it is known to be a regular file.
+
+    Opened without blocking (a FIFO would wait for a writer forever) and checked with
+    ``fstat``: a FIFO, device (``/dev/zero`` never ends), socket or directory is refused
+    before a byte is read. The caller closes the descriptor.
+
+    Raises:
+        ImportFileError: naming the file (``name``, default ``path``) and what it is.
+        OSError: it cannot be opened (``FileNotFoundError``, ``PermissionError`` …).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        if error.errno != errno.ENXIO:  # a socket cannot be opened at all
+            raise
+        info = os.stat(path)
+    else:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            os.set_blocking(fd, True)
+            return fd
+        os.close(fd)
+    if not stat.S_ISREG(info.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+        what = "a directory, not a file" if kind == "a directory" else (
+            f"{kind}, not a regular file; only regular files are read")
+        raise ImportFileError(f"is {what}", path=name or str(path))
+    raise ImportFileError("cannot be opened as a file", path=name or str(path))
+
+
+def read_regular_text(path: str | Path, encoding: str = "utf-8") -> str:
+    """The text of ``path``, read only if it is a regular file (see :func:`open_regular`).
+
+    For the small files the CLI names: judge configs, cards, price lists.
+    """
+    fd = open_regular(path)
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read().decode(encoding)
+
+
+def _read_table(real: str, name: str, fmt: str, encoding: str) -> Table:
     try:
         if fmt == "parquet":
             table = _read_parquet(real, name)

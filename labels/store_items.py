@@ -22,7 +22,7 @@ import duckdb
 from labels.errors import ConflictError, ImportFileError
 from labels.item_hashes import JUDGED_FIELDS, table_hashes
 from labels.models import ID_SEPARATOR, Kind
-from labels.validation import PLAIN_ID_PATTERN, lookalike_key, shown
+from labels.validation import PLAIN_ID_PATTERN, lookalike_key, shown, shown_id
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -241,9 +241,10 @@ def _refuse_stored_lookalikes(cur: duckdb.DuckDBPyConnection, dataset: str, name
         match = incoming.get(lookalike_key(stored_id))
         if match is not None and match[0] != stored_id:
             raise ImportFileError(
-                f"the id {shown(match[0], 24)} looks the same as the stored item "
-                f"{shown(stored_id, 24)} of dataset {dataset!r} but is written differently "
-                "(spaces, Unicode normalisation or an invisible character)",
+                f"the id {shown_id(match[0])} looks the same as the stored item "
+                f"{shown_id(stored_id)} of dataset {dataset!r} but is written differently "
+                "(spaces, Unicode normalisation, an invisible character or a letter of "
+                "another script)",
                 path=name, row=match[1], column="id",
             )
 

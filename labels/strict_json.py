@@ -6,15 +6,21 @@ Python's :mod:`json` quietly accepts things that make an import ambiguous or cra
 * ``NaN``, ``Infinity`` and ``-Infinity``, which are not JSON;
 * nesting deep enough to exhaust the interpreter's stack (a ``RecursionError`` instead of a
   message);
-* integers longer than Python will turn into text (4,300 digits).
+* integers longer than Python will turn into text (4,300 digits);
+* numbers too large for a float (``1e400`` would become infinity, then a null);
+* text that is not text: the escape of a NUL (refused in CSV files too) and of a lone
+  surrogate such as D800 (half a UTF-16 pair, which cannot be stored as UTF-8).
 
 :func:`strict_json_loads` refuses each with a :class:`JsonValueError` that says which; the
-readers add the file, row and — through :func:`locate_column` — the column.
+readers add the file, row and — through :func:`locate_column` or the error's ``key`` — the
+column.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 
 from labels.validation import shown
@@ -24,7 +30,15 @@ MAX_JSON_DEPTH = 64
 
 
 class JsonValueError(ValueError):
-    """Well-formed JSON that the importers refuse; ``str()`` says what, for a message."""
+    """Well-formed JSON that the importers refuse; ``str()`` says what, for a message.
+
+    ``key`` is the record's top-level key that holds it, when that is known here.
+    """
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        """Keep the message and the top-level key."""
+        super().__init__(message)
+        self.key = key
 
 
 class _Marked(dict[str, Any]):
@@ -46,8 +60,52 @@ def _strict_constant(name: str) -> Any:
     raise JsonValueError(f"holds {name}, which is not JSON (write a number, or null)")
 
 
-_STRICT = json.JSONDecoder(object_pairs_hook=_strict_pairs, parse_constant=_strict_constant)
+def _strict_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise JsonValueError(
+            f"holds the number {text[:24]}, too large to be a number here (write it in quotes "
+            "to keep it as text)"
+        )
+    return value
+
+
+_STRICT = json.JSONDecoder(object_pairs_hook=_strict_pairs, parse_constant=_strict_constant,
+                           parse_float=_strict_float)
 _NOT_A_NUMBER = object()
+# Escapes that may decode to what is no text: \u0000 and \uD800-\uDFFF (paired or not).
+_SUSPECT_ESCAPE = re.compile(r"\\u(?:0000|[dD][89abcdefABCDEF])")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "holds a NUL character (\\u0000), which is not text"
+    match = _SURROGATE.search(text)
+    if match:
+        return (f"holds a lone surrogate (\\u{ord(match.group()):04x}: half of a UTF-16 pair), "
+                "which is not text")
+    return None
+
+
+def _check_text(value: Any) -> None:
+    """Refuse a NUL or lone surrogate in any string (key or value) of ``value``."""
+    stack: list[tuple[Any, str | None]] = [(value, None)]
+    while stack:
+        current, top = stack.pop()
+        if isinstance(current, str):
+            problem = _text_problem(current)
+            if problem:
+                raise JsonValueError(problem, top)
+        elif isinstance(current, dict):
+            for key, item in current.items():
+                owner = key if top is None and current is value else top
+                problem = _text_problem(key)
+                if problem:
+                    raise JsonValueError(f"has a key that {problem}", owner)
+                stack.append((item, owner))
+        elif isinstance(current, list):
+            stack.extend((item, top) for item in current)
 
 
 def _too_deep(value: Any, limit: int) -> bool:
@@ -87,6 +145,9 @@ def decode_record(text: str, position: int = 0) -> tuple[Any, int]:
         raise JsonValueError(
             f"is nested too deeply (more than {MAX_JSON_DEPTH} levels of lists and objects)"
         )
+    # Raw control characters are refused by the decoder; only an escape can make these.
+    if _SUSPECT_ESCAPE.search(text, position, end):
+        _check_text(value)
     return value, end
 
 
@@ -123,7 +184,12 @@ def locate_column(text: str, position: int = 0) -> str | None:
         marked = duplicate is not None or any(v is _NOT_A_NUMBER for v in obj.values())
         return _Marked(obj) if marked else obj
 
-    decoder = json.JSONDecoder(object_pairs_hook=pairs, parse_constant=lambda _n: _NOT_A_NUMBER)
+    def number(text: str) -> Any:
+        value = float(text)
+        return _NOT_A_NUMBER if math.isinf(value) else value
+
+    decoder = json.JSONDecoder(object_pairs_hook=pairs, parse_constant=lambda _n: _NOT_A_NUMBER,
+                               parse_float=number)
     try:
         value, _ = decoder.raw_decode(text, position)
     except (RecursionError, ValueError):

@@ -6,20 +6,24 @@ the libraries, so the rules live here once:
 * :func:`check_name` — a name is 1–64 letters, digits, spaces and ``- _ . @``, with no space at
   either end. Names appear in pages, captions, file names and cards; a name cannot carry
   markup (``<script>``), control or invisible characters.
-* :func:`normalise_id` — an item id is stripped and put in Unicode NFC, the same way for rows,
-  labels and verdicts, so ``"1 "`` and ``"1"``, or a composed and a decomposed ``é``, name the
-  same item everywhere.
-* :class:`LookalikeIds` — ids that differ only in spaces, Unicode normalisation or invisible
-  characters (zero-width space, soft hyphen …) are refused, naming both rows, instead of
-  silently becoming two items a person cannot tell apart.
+* :func:`normalise_id` — an item id is stripped and put in Unicode NFKC, the same way for rows,
+  labels and verdicts, so ``"1 "`` and ``"1"``, a composed and a decomposed ``é``, or a
+  fullwidth ``１`` and ``1`` name the same item everywhere.
+* :class:`LookalikeIds` — ids that differ only in spaces, Unicode normalisation, invisible
+  characters (zero-width space, soft hyphen …) or letters of another script drawn the same
+  (Latin ``row-x``, Cyrillic ``rоw-x``: Unicode's confusables, UTS #39) are refused, naming
+  both rows, instead of silently becoming two items a person cannot tell apart.
 * :func:`shown` — how a cell's value appears in an error message: a short, quoted prefix. A file
   picked by mistake (``.env``) must not have its secrets echoed to a terminal or a log.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import unicodedata
 from dataclasses import dataclass, field
+from importlib import resources
 
 from labels.errors import InvalidNameError
 
@@ -47,6 +51,18 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     if len(text) <= limit:
         return repr(text)
     return f"{text[:limit]!r}… ({len(text):,} characters)"
+
+
+def shown_id(value: str, limit: int = 24) -> str:
+    r"""An id for a look-alike message: :func:`shown`, then its escaped form when not ASCII.
+
+    The escaped form tells apart what looks the same on screen: the Cyrillic id ``rоw-x`` is
+    shown as ``'rоw-x' (written 'r\u043ew-x')``.
+    """
+    text = shown(value, limit)
+    if ascii(value[:limit]) == repr(value[:limit]):  # nothing a repr does not escape
+        return text
+    return f"{text} (written {value[:limit]!a})"
 
 
 def check_name(value: object, what: str = "name") -> str:
@@ -87,18 +103,42 @@ def _name_problem(name: str) -> str | None:
 
 
 def normalise_id(value: str) -> str:
-    """An item id as stored and looked up: surrounding whitespace removed, Unicode NFC."""
+    """An item id as stored and looked up: surrounding whitespace removed, Unicode NFKC."""
     stripped = value.strip()
     if stripped.isascii():
         return stripped
-    return unicodedata.normalize("NFC", stripped)
+    return unicodedata.normalize("NFKC", stripped).strip()
+
+
+@functools.cache
+def _ascii_twins() -> dict[str, str]:
+    """Each non-ASCII character Unicode lists as confusable with a printable ASCII one → that one.
+
+    From Unicode's confusables data (UTS #39) as the ``confusable-homoglyphs`` package ships
+    it. ASCII characters keep their identity: ``l`` and ``1`` stay two ids.
+    """
+    data = json.loads(
+        resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
+    )
+    twins: dict[str, str] = {}
+    for char, glyphs in data.items():
+        ascii_glyphs = [g["c"] for g in glyphs if len(g["c"]) == 1 and " " < g["c"] < "\x7f"]
+        if char.isascii():
+            if " " < char < "\x7f":
+                for glyph in glyphs:
+                    if len(glyph["c"]) == 1 and not glyph["c"].isascii():
+                        twins.setdefault(glyph["c"], char)
+        elif ascii_glyphs:
+            twins.setdefault(char, ascii_glyphs[0])
+    return twins
 
 
 def lookalike_key(item_id: str) -> str:
     """What a person sees of an id.
 
     That is its NFKC form, without invisible (format/control) characters, with each run of
-    spaces read as one.
+    spaces read as one, and each letter of another script that Unicode lists as drawn like an
+    ASCII one read as that one (Cyrillic ``о`` as ``o``).
 
     Two different ids with the same key cannot be told apart on screen.
     """
@@ -106,6 +146,9 @@ def lookalike_key(item_id: str) -> str:
         return item_id
     folded = unicodedata.normalize("NFKC", item_id)
     visible = "".join(c for c in folded if unicodedata.category(c) not in ("Cf", "Cc"))
+    if not visible.isascii():
+        twins = _ascii_twins()
+        visible = "".join(twins.get(c, c) for c in visible)
     return " ".join(visible.split())
 
 
@@ -163,13 +206,15 @@ class LookalikeIdError(ValueError):
         self.first, self.first_row = first, first_row
         self.second, self.second_row = second, second_row
         super().__init__(
-            f"the id {shown(second, 24)} looks the same as {shown(first, 24)} of row "
-            f"{first_row} but is written differently (spaces, Unicode normalisation or an "
-            "invisible character); give the rows clearly different ids, or the same id"
+            f"the id {shown_id(second)} looks the same as {shown_id(first)} of row "
+            f"{first_row} but is written differently (spaces, Unicode normalisation, an "
+            "invisible character or a letter of another script); give the rows clearly "
+            "different ids, or the same id"
         )
 
 
 __all__ = [
     "NAME_MAX_CHARS", "NAME_RULE", "PLAIN_ID_PATTERN", "SHOWN_CHARS", "LookalikeIdError",
     "LookalikeIds", "all_plain", "check_name", "lookalike_key", "normalise_id", "shown",
+    "shown_id",
 ]

@@ -59,9 +59,27 @@ def _datasets(store: LabelStore) -> None:
     st.page_link("app_pages/label.py", label="Start labelling", icon=":material/task_alt:")
 
 
+def _inside_root(path: Path, root: Path) -> bool:
+    """Whether ``path``, its links followed, is a regular file under the app's folder ``root``.
+
+    Anyone who can open the app can import what it lists: a link such as
+    ``leak.csv -> /etc/shadow`` must not put a file of the server outside that folder into a
+    dataset, and a FIFO or device must not hang or fill the server.
+    """
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):  # a broken link, or a loop of links
+        return False
+    return real.is_relative_to(root) and real.is_file()
+
+
 def _local_files() -> list[str]:
-    """Data files under the directory the app was started in (3 levels, at most 200)."""
-    root = Path.cwd()
+    """Data files under the directory the app was started in (3 levels, at most 200).
+
+    Only regular files whose real path stays inside that directory are listed (links are
+    followed to check, directories are not descended through links).
+    """
+    root = Path.cwd().resolve()
     found: list[str] = []
     for folder, dirs, files in os.walk(root):
         depth = len(Path(folder).relative_to(root).parts)
@@ -69,8 +87,9 @@ def _local_files() -> list[str]:
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS
                          and depth < 2)
         for name in sorted(files):
-            if Path(name).suffix.lower() in _EXTENSIONS:
-                found.append(str((Path(folder) / name).relative_to(root)))
+            path = Path(folder) / name
+            if Path(name).suffix.lower() in _EXTENSIONS and _inside_root(path, root):
+                found.append(str(path.relative_to(root)))
                 if len(found) >= 200:
                     return found
     return found
@@ -118,6 +137,10 @@ def _picked_path() -> str | None:
                      "instead, or use `calibrate import` on the server.")
             return None
         return str(root / typed)
+    if choice is not None and not _inside_root(Path.cwd() / choice, Path.cwd().resolve()):
+        st.error(f"{widgets.escape_markdown(choice)} is no longer a file inside the app's "
+                 "directory; pick it again.")
+        return None
     return choice
 
 

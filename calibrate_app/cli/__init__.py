@@ -6,6 +6,7 @@ Exit codes: 0 ok, 2 usage or bad input, 1 any other failure.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -20,9 +21,11 @@ from labels.errors import (
     ImportFileError,
     InvalidNameError,
     NotFoundError,
+    UnsafeFileError,
 )
+from labels.settings_files import ENV_FILE_VARIABLE
 
-BAD_INPUT = (ImportFileError, ConflictError, NotFoundError, InvalidNameError)
+BAD_INPUT = (ImportFileError, ConflictError, NotFoundError, InvalidNameError, UnsafeFileError)
 
 
 class UserError(click.ClickException):
@@ -51,6 +54,12 @@ class CalibrateGroup(click.Group):
             raise UserError(f"permission denied: {error.filename or error}") from None
 
 
+def use_env_file(path: str | None) -> None:
+    """Read settings from ``path`` instead of ``./.env`` (here and in the app it starts)."""
+    if path is not None:
+        os.environ[ENV_FILE_VARIABLE] = os.path.abspath(path)
+
+
 @click.group(cls=CalibrateGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--db",
@@ -59,14 +68,22 @@ class CalibrateGroup(click.Group):
     default=None,
     help="DuckDB file (default: CALIBRATE_DB_PATH or ./calibrate.duckdb).",
 )
+@click.option(
+    "--env-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Settings file to read instead of ./.env (CALIBRATE_ENV_FILE); like ./.env, read "
+    "only when it is yours alone (not writable by group or others).",
+)
 @click.version_option(package_name="calibrate")
 @click.pass_context
-def cli(ctx: click.Context, db_path: str | None) -> None:
+def cli(ctx: click.Context, db_path: str | None, env_file: str | None) -> None:
     """Calibrate an LLM judge against expert labels and correct its pass rate.
 
     The data flow: import rows, label them, judge them, calibrate, export a judge card,
     and gate new verdicts in CI.
     """
+    use_env_file(env_file)
     settings = AppSettings()
     if db_path is not None:
         settings = settings.model_copy(update={"db_path": db_path})
@@ -95,10 +112,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     When the app holds the database file, the command runs inside the app process instead
     (see :mod:`calibrate_app.cli._delegate` and :mod:`calibrate_app.command_server`).
     """
-    from calibrate_app.cli._delegate import delegate_if_app_serves
+    from calibrate_app.cli._delegate import delegate_if_app_serves, env_file_option
 
     args = list(sys.argv[1:] if argv is None else argv)
-    code = delegate_if_app_serves(args, AppSettings().db_path)
+    try:
+        use_env_file(env_file_option(args))
+        default_db = AppSettings().db_path
+    except CalibrateError as error:  # a settings file that is not the user's alone
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(BadInputError.exit_code)
+    code = delegate_if_app_serves(args, default_db)
     if code is not None:
         sys.exit(code)
     cli.main(args=args, prog_name="calibrate")

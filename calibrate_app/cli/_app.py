@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from calibrate_app.cli._context import AppContext, pass_app
-from calibrate_app.settings import AppSettings
+from calibrate_app.settings import AppSettings, check_streamlit_files
 
 APP_SCRIPT = Path(__file__).resolve().parents[1] / "streamlit_app.py"
 
@@ -30,15 +30,19 @@ def streamlit_command(
 ) -> tuple[list[str], dict[str, str]]:
     """The command line and environment that start the app on ``db_path``.
 
+    Raises :class:`~labels.errors.UnsafeFileError` when a Streamlit settings file it would read
+    is not the user's alone (:func:`calibrate_app.settings.check_streamlit_files`).
+
     ``max_upload_mb`` (default: the settings' default) also caps uploads in Streamlit's own
     upload handler, which refuses a bigger request body before the page ever sees it.
     """
     if max_upload_mb is None:
         max_upload_mb = int(AppSettings.model_fields["max_upload_mb"].default)
+    check_streamlit_files()
     command = [
         sys.executable,
         "-m",
-        "streamlit",
+        "calibrate_app.serve",  # Streamlit's command line, /_stcore/metrics off
         "run",
         str(APP_SCRIPT),
         "--server.headless",

@@ -56,7 +56,7 @@ def list_batches(app: AppContext, *, open_only: bool, as_json: bool) -> None:
     from judges.batch import BatchStore
     from judges.batch.store import OPEN_STATES
 
-    batches = BatchStore(app.store.db).batches(states=OPEN_STATES if open_only else None)
+    batches = BatchStore(app.reader.db).batches(states=OPEN_STATES if open_only else None)
     if as_json:
         echo_json([asdict(b) for b in batches])
         return

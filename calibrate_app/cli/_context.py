@@ -22,14 +22,34 @@ class AppContext:
     def __init__(self, settings: AppSettings) -> None:
         self.settings = settings
         self._store: LabelStore | None = None
+        self._read_only = False
 
     @property
     def store(self) -> LabelStore:
-        """The label store on ``settings.db_path`` (opened and migrated on first use)."""
+        """The label store on ``settings.db_path``, read-write (opened, migrated on first use)."""
+        if self._store is not None and self._read_only and self._store.db.read_only:
+            self.close()  # a command that reads, then writes: reopen with the right to write
         if self._store is None:
             self._store = open_store(
                 str(self.settings.db_path), lock_timeout=self.settings.lock_timeout
             )
+            self._read_only = False
+        return self._store
+
+    @property
+    def reader(self) -> LabelStore:
+        """The label store opened read-only, for commands that only read.
+
+        Nothing such a command does can change the file, a read-only file or mount works,
+        and a missing file reads as an empty database (none is created). In the app process
+        (a command handed over by the CLI) the app's open database is shared.
+        """
+        if self._store is None:
+            self._store = open_store(
+                str(self.settings.db_path), lock_timeout=self.settings.lock_timeout,
+                read_only=True,
+            )
+            self._read_only = True
         return self._store
 
     def close(self) -> None:

@@ -43,11 +43,25 @@ LOCAL_ONLY = {"app", "demo"}  # they start a server of their own; never handed o
 EXIT_INTERRUPTED = 130
 
 
+def env_file_option(argv: Sequence[str]) -> str | None:
+    """The ``--env-file`` value given before the command, if any (click checks the rest)."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        token = argv[i]
+        if token == "--env-file" and i + 1 < len(argv):
+            return argv[i + 1]
+        if token.startswith("--env-file="):
+            return token.split("=", 1)[1]
+        i += 2 if token in ("--db", "--env-file") else 1
+    return None
+
+
 def split_invocation(argv: Sequence[str]) -> tuple[str | None, list[str]] | None:
     """``(--db value or None, the command and its arguments)``; ``None`` to run here.
 
-    Only ``--db`` may come before the command; help, version and anything unusual run locally
-    so click explains them.
+    Only ``--db`` and ``--env-file`` may come before the command (the app uses its own
+    settings: ``--env-file`` only picks the database the command is for); help, version and
+    anything unusual run locally so click explains them.
     """
     db: str | None = None
     i = 0
@@ -57,6 +71,10 @@ def split_invocation(argv: Sequence[str]) -> tuple[str | None, list[str]] | None
             db, i = argv[i + 1], i + 2
         elif token.startswith("--db="):
             db, i = token.split("=", 1)[1], i + 1
+        elif token == "--env-file" and i + 1 < len(argv):
+            i += 2
+        elif token.startswith("--env-file="):
+            i += 1
         elif token.startswith("-"):
             return None
         else:

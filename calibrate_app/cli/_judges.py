@@ -38,7 +38,7 @@ def _stored_configs(app: AppContext) -> JudgeStore | None:
 
     if not Path(app.settings.db_path).exists():
         return None
-    return JudgeStore(app.store.db)
+    return JudgeStore(app.reader.db)
 
 
 def _find_config(app: AppContext, name: str) -> JudgeConfig:
@@ -306,7 +306,7 @@ def judge_runs(app: AppContext, dataset: str | None, judge: str | None, as_json:
     from calibrate_app.cli import echo_json
     from judges.store import JudgeStore
 
-    judge_store = JudgeStore(app.store.db)
+    judge_store = JudgeStore(app.reader.db)
     runs = judge_store.runs(dataset=dataset, name=judge)
     if as_json:
         echo_json([{
@@ -384,7 +384,7 @@ def verdicts_export(app: AppContext, dataset: str, judge: str, output: str) -> N
     """Export a judge's verdicts on a dataset: one row per item, repeat and order."""
     from judges.verdicts import export_verdicts
 
-    path = export_verdicts(app.store, dataset, judge, output)
+    path = export_verdicts(app.reader, dataset, judge, output)
     click.echo(f"verdicts written to {path}")
 
 

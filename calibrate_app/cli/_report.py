@@ -231,10 +231,11 @@ def report_command(
     from calibrate_app.cli import echo_json
     from judges.reporting import calibration_report, judge_leaderboard, pairwise_report
 
-    if app.store.dataset(dataset).kind == "pairwise":
+    store = app.reader
+    if store.dataset(dataset).kind == "pairwise":
         if len(judges) > 1:
             raise click.UsageError("a pairwise report takes one --judge")
-        pairwise = pairwise_report(app.store, dataset, judges[0], criterion=criterion,
+        pairwise = pairwise_report(store, dataset, judges[0], criterion=criterion,
                                    target=target, rule=aggregation)
         if as_json:
             echo_json(pairwise.to_json())
@@ -242,13 +243,13 @@ def report_command(
             click.echo(render_pairwise_report(pairwise))
         return
     report = calibration_report(
-        app.store, dataset, judges[0], criterion=criterion, target=target,
+        store, dataset, judges[0], criterion=criterion, target=target,
         design=None if design == "auto" else design, rule=aggregation,
         target_half_width=half_width,
     )
     board = None
     if len(judges) > 1:
-        board = judge_leaderboard(app.store, dataset, list(judges),
+        board = judge_leaderboard(store, dataset, list(judges),
                                   criterion=report.criterion, rule=aggregation)
     if as_json:
         data = report.to_json()
@@ -311,14 +312,14 @@ def card_export(
     options = {"criterion": criterion, "design": None if design == "auto" else design,
                "rule": aggregation}
     if preview:
-        card = build_card(app.store, dataset, judge, force=True, **options)
+        card = build_card(app.reader, dataset, judge, force=True, **options)
         yaml_file = bool(output and output.lower().endswith((".yaml", ".yml")))
         click.echo(dumps_card(card, format="yaml" if yaml_file else "json"), nl=False)
         if card.forced and not force:
             click.echo("Would be refused without --force: " + "; ".join(card.forced), err=True)
         return
     assert output is not None  # checked above
-    card = export_card(app.store, dataset, judge, output, force=force, **options)
+    card = export_card(app.reader, dataset, judge, output, force=force, **options)
     m = card.metrics
     if m.pairwise is not None:
         click.echo(

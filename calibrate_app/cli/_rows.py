@@ -89,7 +89,7 @@ def datasets_command(app: AppContext, as_json: bool) -> None:
     """List datasets with their item, label and annotator counts."""
     from calibrate_app.cli import echo_json
 
-    rows = app.store.datasets()
+    rows = app.reader.datasets()
     if as_json:
         echo_json([d.model_dump(mode="json") for d in rows])
         return
@@ -176,11 +176,12 @@ def labels_export(
     """Export the current labels (latest per item, annotator and criterion)."""
     from labels.exporting import write_table
 
-    app.store.dataset(dataset)
+    store = app.reader
+    store.dataset(dataset)
     frame = (
-        app.store.label_history_frame(dataset, criterion=criterion)
+        store.label_history_frame(dataset, criterion=criterion)
         if history
-        else app.store.current_labels(dataset, criterion=criterion)
+        else store.current_labels(dataset, criterion=criterion)
     )
     path = write_table(frame, output)
     click.echo(f"{len(frame)} labels written to {path}")

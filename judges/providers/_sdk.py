@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -22,6 +23,55 @@ import httpx2
 from judges.providers.base import Provider, ProviderError, status_error
 
 ClientT = TypeVar("ClientT")
+
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024
+"""Bytes of one judge call's response body (or of any error body) read before the call fails.
+
+A judge's reply is a few KB (with log-probabilities a few hundred); a server that sends more
+is broken or hostile, and holding 40 MB per call in flight exhausts memory.
+"""
+_CAPPED_PATHS = ("/chat/completions", "/messages")
+
+
+class _CappedSend:
+    """An SDK HTTP client whose judge-call responses are read up to :data:`MAX_RESPONSE_BYTES`.
+
+    The body of a judge call (``POST …/chat/completions``, ``POST …/messages``) and of every
+    error response is read in chunks, decompressed, and the call fails without reading further
+    once the cap is passed; other requests (a batch's result file) are left as they are.
+    """
+
+    async def send(self, request: httpx2.Request, *, stream: bool = False,
+                   **kwargs: Any) -> httpx2.Response:
+        response: httpx2.Response = await super().send(  # type: ignore[misc]
+            request, stream=True, **kwargs)
+        judge_call = request.method == "POST" and request.url.path.endswith(_CAPPED_PATHS)
+        if not (judge_call or response.status_code >= 400):
+            if not stream:
+                await response.aread()
+            return response
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise ProviderError(
+                        f"the server sent more than {MAX_RESPONSE_BYTES // (1024 * 1024)} MB for "
+                        "one call; not read further (a judge replies in a few KB)",
+                        kind="oversized_response", retryable=False,
+                    )
+                chunks.append(chunk)
+        finally:
+            await response.aclose()
+        response._content = b"".join(chunks)  # what Response.aread() sets once it has read
+        return response
+
+
+@functools.cache
+def capped_client_class(base: type[httpx2.AsyncClient]) -> type[httpx2.AsyncClient]:
+    """``base`` (an SDK's default async HTTP client) with :class:`_CappedSend`."""
+    return type(f"Capped{base.__name__}", (_CappedSend, base), {})
 
 class SDKProvider(Provider, Generic[ClientT]):
     """A provider over an official SDK's async client.
@@ -62,19 +112,20 @@ class SDKProvider(Provider, Generic[ClientT]):
         self._pool_size = max(self._pool_size, calls)
 
     def _pool_options(self) -> dict[str, Any]:
-        """Client arguments for the pool: none up to the SDK's default pool.
+        """The SDK's own HTTP client class, its judge-call bodies capped (:class:`_CappedSend`).
 
         With more calls in flight than the SDK keeps alive (its ``DEFAULT_CONNECTION_LIMITS``;
-        a run with more would close and reopen connections on every wave), the SDK's own HTTP
-        client class with a pool of one connection per call in flight.
+        a run with more would close and reopen connections on every wave), with a pool of one
+        connection per call in flight.
         """
         default: httpx2.Limits = self.sdk.DEFAULT_CONNECTION_LIMITS
+        client = capped_client_class(self.sdk.DefaultAsyncHttpxClient)
         if self._pool_size <= (default.max_keepalive_connections or 0):
-            return {}
+            return {"http_client": client()}
         limits = httpx2.Limits(
             max_connections=max(default.max_connections or 0, self._pool_size),
             max_keepalive_connections=self._pool_size, keepalive_expiry=default.keepalive_expiry)
-        return {"http_client": self.sdk.DefaultAsyncHttpxClient(limits=limits)}
+        return {"http_client": client(limits=limits)}
 
     def _is_auth_error(self, error: BaseException) -> bool:
         """Whether ``error`` is the SDK refusing to start without credentials."""
@@ -121,6 +172,11 @@ class SDKProvider(Provider, Generic[ClientT]):
 
     def _classify_sdk_error(self, error: BaseException) -> ProviderError:
         sdk = self.sdk
+        # Our own refusal from inside the HTTP client (an oversized body): the Anthropic SDK
+        # wraps any exception of its transport as a connection error.
+        if isinstance(error, sdk.APIConnectionError) and isinstance(error.__cause__,
+                                                                   ProviderError):
+            return error.__cause__
         if isinstance(error, sdk.APITimeoutError):
             return ProviderError("the call timed out", kind="timeout", retryable=True)
         if isinstance(error, sdk.APIConnectionError):

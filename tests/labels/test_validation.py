@@ -423,8 +423,9 @@ def test_a_database_this_user_cannot_open_gives_a_plain_message(tmp_path: Path) 
     result = subprocess.run([*nobody, sys.executable, "-c", code], capture_output=True,
                             text=True, timeout=60, check=False)
     assert result.returncode == 3, result.stderr
-    assert "permission denied for this user (uid 65534)" in result.stdout
-    assert "owned by uid 0, mode 0600" in result.stdout
+    # Refused before DuckDB opens it: another uid's file (labels.private_files).
+    assert f"Refusing to open the database {db}: it is owned by uid 0, not by you (uid 65534)" \
+        in result.stdout
     # The command line, with the path from the environment (click's own --db check would
     # answer first): the library's message, no traceback.
     cli = [*nobody, sys.executable, "-m", "calibrate_app.cli", "datasets"]
@@ -434,8 +435,8 @@ def test_a_database_this_user_cannot_open_gives_a_plain_message(tmp_path: Path) 
                                 cwd=shared, env=env)
     finally:
         shutil.rmtree(shared)
-    assert result.returncode == 1, result.stderr
-    assert "permission denied for this user (uid 65534)" in result.stderr
+    assert result.returncode == 2, result.stderr
+    assert "it is owned by uid 0, not by you (uid 65534)" in result.stderr
     assert "Traceback" not in result.stderr
 
 

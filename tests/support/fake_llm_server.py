@@ -98,6 +98,8 @@ class LoggedCall:
     body: dict[str, Any]
     action: str
     at: float
+    authorization: str | None = None
+    """The request's ``Authorization`` header (where a key would have gone)."""
 
     def body_key(self) -> str:
         """The request body as canonical JSON (equal bodies mean a repeated call)."""
@@ -259,7 +261,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         owner = self.server.owner
         action = owner._next_action(raw.decode(errors="replace"))
-        owner._log(LoggedCall(self.path, body, action, time.time()))
+        owner._log(LoggedCall(self.path, body, action, time.time(),
+                              self.headers.get("authorization")))
         if owner.latency and owner._stopping.wait(owner.latency):
             return
         anthropic = self.path == ANTHROPIC_PATH

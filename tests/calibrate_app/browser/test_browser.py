@@ -7,6 +7,7 @@ CALIBRATE_REQUIRE_BROWSER=1 (CI), which turns the skip into a failure.
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +209,36 @@ def test_data_page_imports_an_upload(
         assert store.dataset("mine").source_file == "mine.csv"
     finally:
         store.db.close()
+
+
+def test_no_metrics_without_the_code_and_sigterm_leaves_no_socket(
+    browser: Any, make_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+    import tempfile
+    import urllib.request
+
+    from calibrate_app.channel import channel_paths, runtime_dir
+
+    # A short private runtime folder (pytest's paths are too long for a socket's name).
+    runtime = tempfile.mkdtemp(prefix="cal-", dir="/tmp")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
+    server = make_server(lambda store: None)
+    page = open_page(browser, server.url)  # a session opens the store: the channel starts
+    paths = channel_paths(server.db_path, runtime_dir())
+    deadline = time.monotonic() + 30
+    while not paths.socket.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert paths.socket.exists() and paths.token.exists()
+    # Streamlit's metrics route (cache names, sizes, sessions) is not served at all.
+    with urllib.request.urlopen(server.url + "/_stcore/metrics", timeout=10) as response:
+        body = response.read().decode(errors="replace")
+    assert "# TYPE" not in body and "cache_memory_bytes" not in body, body[:300]
+    page.close()
+    server.stop()  # SIGTERM
+    assert server.proc.returncode is not None
+    assert not paths.socket.exists() and not paths.token.exists()
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def test_missing_chromium_skips_locally_and_fails_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:

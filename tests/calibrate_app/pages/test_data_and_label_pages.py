@@ -221,6 +221,34 @@ def test_data_page_refuses_paths_outside_the_app_directory(app_env: Path) -> Non
     assert "only files under the app's directory" in at.error[0].value
 
 
+def test_the_server_file_list_keeps_links_inside_the_app_directory(
+    app_env: Path, tmp_path: Path
+) -> None:
+    import os
+
+    (tmp_path / "rows.csv").write_text("id,question,answer\n1,q,a\n", encoding="utf-8")
+    secret = tmp_path.parent / f"{tmp_path.name}-secret.csv"  # outside the app's directory
+    secret.write_text("root:*:19000:0:99999:7:::\n", encoding="utf-8")
+    (tmp_path / "leak2.csv").symlink_to(secret)
+    (tmp_path / "shadow.csv").symlink_to("/etc/shadow")
+    (tmp_path / "inside.csv").symlink_to(tmp_path / "rows.csv")
+    (tmp_path / "loop.csv").symlink_to(tmp_path / "loop.csv")
+    os.mkfifo(tmp_path / "pipe.csv")
+    at = app(page="app_pages/data.py")
+    at.radio(key="import_from").set_value("On the server").run()
+    listed = at.selectbox(key="picked_file").options
+    assert "rows.csv" in listed and "inside.csv" in listed
+    assert not {"leak2.csv", "shadow.csv", "loop.csv", "pipe.csv"} & set(listed), listed
+    # A picked link later turned to point outside is no longer offered, nor read.
+    at.selectbox(key="picked_file").set_value("inside.csv").run()
+    assert any("1" in str(frame.value) for frame in at.dataframe)  # the preview of rows.csv
+    (tmp_path / "inside.csv").unlink()
+    (tmp_path / "inside.csv").symlink_to(secret)
+    at.run()
+    assert "inside.csv" not in at.selectbox(key="picked_file").options
+    assert not any("root:" in str(frame.value) for frame in at.dataframe)
+
+
 def test_data_page_edits_a_criterion(seeded: LabelStore) -> None:
     at = app(page="app_pages/data.py")
     at.selectbox(key="criterion_edit").set_value("correctness").run()
