@@ -32,7 +32,9 @@ and fewer bootstrap iterations, as printed) and ``auto`` (the headline of
 :func:`judges.calibration.answer_pass_rate` on evidence built from the simulated rows, the path
 every surface uses; ``bench/coverage_answer.py``).
 
-Grid: true pass rate {0.3, 0.6, 0.9} x labelled rows {50, 200}, n = 1000 judge-only rows,
+Grid: true pass rate {0.3, 0.6, 0.9} x labelled rows {50, 200}, n = 1000 judge-only rows
+(same-run cells: m + 1000 rows simulated, m of them labelled, and the truth is that run's own
+pass rate, the app's estimand),
 sensitivity 0.85 / specificity 0.75; a label-shift block (labelled rows from another run with
 pass rate 0.7); a degenerate judge (0.55 / 0.50). Finally the time of one full report on
 1,000,000 target verdicts + 10,000 labels.
@@ -68,11 +70,11 @@ from coverage_transfer import transfer_block
 from coverage_workflows import workflows_block
 
 from judges.calibration import (
-    CalibrationCounts,
     PassRateEstimate,
     RunCounts,
     TargetRun,
     answer_pass_rate,
+    calibration_counts,
     counts_to_arrays,
     estimate_pass_rate,
     simulate_counts,
@@ -137,34 +139,41 @@ def _run_cell(args: tuple[int, Cell, int, int, int, int]) -> tuple[Cell, dict[st
             judgy = None
     np.random.seed((seed * 1000 + index) % 2**32)  # judgy uses numpy's global RNG
     for rep in range(reps):
-        c: CalibrationCounts = simulate_counts(
-            rng, theta=cell.theta, sensitivity=cell.sens, specificity=cell.spec,
-            n_target=N_TARGET, n_labelled=cell.m, calibration_theta=cell.calibration_theta,
-        )
-        for method in ("naive", "lee", "ppi++"):
-            stats[method].add(*_claim(estimate_pass_rate(c, method=method)), cell.theta)
-        h, j, t = counts_to_arrays(c)
-        if cell.design == "same_run_random":  # the labelled rows are rows of the run
-            run = np.concatenate([j, t])
-            ev = evidence(np.concatenate([h, np.zeros(t.size, dtype=np.int8)]),
-                          np.arange(h.size), run, selection="random")
-            stats["auto"].add(*auto(ev), cell.theta)
+        truth = cell.theta
+        if cell.design == "same_run_random":
+            # The labelled rows are rows of the run, and what the app estimates is that run's
+            # pass rate (with a finite-population correction): simulate its rows and take
+            # their own pass rate as the truth for every method.
+            z, jr = simulate_verdicts(rng, n=N_TARGET + cell.m, theta=cell.theta,
+                                      sensitivity=cell.sens, specificity=cell.spec)
+            h, j, t = z[:cell.m], jr[:cell.m], jr[cell.m:]
+            c = calibration_counts(h, j, t)
+            truth = float(z.mean())
+            ev = evidence(z, np.arange(cell.m), jr, selection="random")
+            stats["auto"].add(*auto(ev), truth)
         else:  # a separate calibration set, every row of it labelled
+            c = simulate_counts(
+                rng, theta=cell.theta, sensitivity=cell.sens, specificity=cell.spec,
+                n_target=N_TARGET, n_labelled=cell.m, calibration_theta=cell.calibration_theta,
+            )
+            h, j, t = counts_to_arrays(c)
             stats["auto"].add(*auto(evidence(h, np.arange(h.size), j, selection="all"), t),
-                              cell.theta)
-        if cell.block == "degenerate":
-            run = np.concatenate([j, t])
-            ev = evidence(np.concatenate([h, np.zeros(t.size, dtype=np.int8)]),
-                          np.arange(h.size), run, selection="random")
-            same_run_auto.add(*auto(ev), cell.theta)
+                              truth)
+        for method in ("naive", "lee", "ppi++"):
+            stats[method].add(*_claim(estimate_pass_rate(c, method=method)), truth)
+        if cell.block == "degenerate":  # the same judge with labels of the run itself
+            z, jr = simulate_verdicts(rng, n=N_TARGET + cell.m, theta=cell.theta,
+                                      sensitivity=cell.sens, specificity=cell.spec)
+            ev = evidence(z, np.arange(cell.m), jr, selection="random")
+            same_run_auto.add(*auto(ev), float(z.mean()))
         if judgy is not None and rep < judgy_reps:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     _, lo, hi = judgy(h, j, t, bootstrap_iterations=judgy_iterations)
-                stats["judgy"].add(lo, hi, cell.theta)
+                stats["judgy"].add(lo, hi, truth)
             except (ValueError, RuntimeError):  # judgy refuses J <= 0 or one class
-                stats["judgy"].add(None, None, cell.theta)
+                stats["judgy"].add(None, None, truth)
     return cell, stats, same_run_auto
 
 
