@@ -14,9 +14,13 @@ Estimators (the design comes from :func:`~judges.calibration.resolve_design`, as
   ``share_h = sum_s W_s P(human = h | stratum s)`` over the judge strata a / b / tie / not
   judged (``W_s`` from every row of the run), valid for any allocation of labels between
   strata. Each share is the one-vs-rest pass rate of
-  :func:`~judges.calibration.stratified_run_pass_rate_from_counts` (Agresti-Caffo smoothing per
-  stratum in the interval, finite-population correction, explicit bounds for a stratum without
-  labels, a document bootstrap when rows cluster); labels drawn by the active queue are
+  :func:`~judges.calibration.stratified_run_pass_rate_from_counts` with Dirichlet smoothing
+  per stratum in the interval (``2/K`` pseudo-rows per class: ``(k + 2/3) / (m + 2)``, so a
+  rare class is not pulled toward one half), the unbiased without-replacement variance
+  (``m - 1``) and its finite-population correction, explicit bounds for a stratum without
+  labels, a document bootstrap when rows cluster. (Agresti-Caffo's ``+1/+2`` and ``m + 2`` of
+  the pass rate covered 0.938-0.944 in some cells at 4,000 replicates, this 0.945 or more.)
+  Labels drawn by the active queue are
   weighted by their inverse inclusion probability per stratum
   (:func:`~judges.calibration.active_pass_rate_from_strata`).
 * **Another run**: the judge's misclassification matrix ``M[h, j] = P(judge j | human h)`` by
@@ -613,6 +617,7 @@ def _same_run(strata: _Strata, lab: PairwiseLabelledRows, estimator: str, *, con
                 counts, confidence=conf, human=binary if has_docs else None,
                 strata=s_lab if has_docs else None, doc_ids=docs if has_docs else None,
                 rng=np.random.default_rng([seed, c]) if has_docs else None, n_boot=n_boot,
+                prior=1.0 / _K, unbiased_variance=True,
             )  # fmt: skip
         shares.append(replace(est, assumption=assumption))
     refused = [s for s in shares if s.refused]
