@@ -780,12 +780,19 @@ def _multinomial_cov(p: npt.NDArray[np.float64], n: float) -> npt.NDArray[np.flo
 
 
 class _Matrix:
-    """``pi = (M^T)^-1 p`` as a function of ``x = (shares (S x k), W (S), p (k))``."""
+    """``pi`` from ``M^T pi = p`` as a function of ``x = (shares (S x k), W (S), p (c))``.
 
-    def __init__(self, columns: npt.NDArray[np.int64], keep: list[int]) -> None:
-        self.k = len(keep)
+    ``rows`` are the human classes estimated (k), ``cols`` the judge verdicts observed (c). A
+    square system is solved; with two human classes and three verdicts (the humans never tie,
+    the judge does) ``pi_a`` is the least-squares solution of the three equations with
+    ``pi_b = 1 - pi_a``.
+    """
+
+    def __init__(self, columns: npt.NDArray[np.int64], rows: list[int], cols: list[int]) -> None:
+        self.k = len(rows)
+        self.c = len(cols)
         self.s = columns.size
-        self.onehot = np.eye(_K)[columns][:, keep]  # (S, k)
+        self.onehot = np.eye(_K)[columns][:, cols]  # (S, c)
 
     def pack(self, shares: npt.NDArray[np.float64], w: npt.NDArray[np.float64],
              p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -799,9 +806,24 @@ class _Matrix:
         out: npt.NDArray[np.float64] = joint / joint.sum(axis=1)[:, None]
         return out
 
+    def separation(self, x: npt.NDArray[np.float64]) -> float:
+        """How well the verdicts separate the classes (both are the Youden index at K = 2).
+
+        ``det M`` for a square system; for two classes over three verdicts the total-variation
+        distance of their verdict distributions.
+        """
+        m = self.matrix(x)
+        if self.k == self.c:
+            return float(np.linalg.det(m))
+        return float(0.5 * np.abs(m[0] - m[1]).sum())
+
     def solve(self, x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        out = np.linalg.solve(self.matrix(x).T, x[-self.k:])
-        return np.asarray(out, dtype=np.float64)
+        m, p = self.matrix(x), x[-self.c:]
+        if self.k == self.c:
+            return np.asarray(np.linalg.solve(m.T, p), dtype=np.float64)
+        d = m[0] - m[1]
+        first = float(d @ (p - m[1]) / (d @ d))
+        return np.array([first, 1.0 - first], dtype=np.float64)
 
 
 def _transport(strata: _Strata, lab: PairwiseLabelledRows, target: npt.NDArray[np.int64], *,
@@ -824,29 +846,32 @@ def _transport(strata: _Strata, lab: PairwiseLabelledRows, target: npt.NDArray[n
         return refuse("the calibration set has no row with a decided judge verdict")
     per_class = (rates.shares * rates.sizes[:, None]).sum(axis=0)
     seen = np.bincount(rates.columns, minlength=_K) > 0
-    forced = per_class[PW_TIE] == 0 and not seen[PW_TIE] and target[PW_TIE] == 0
-    keep = [0, 1] if forced else [0, 1, 2]
-    missing = [CLASSES[i] for i in keep if per_class[i] == 0]
+    # Forced choice: the humans never tie (no labelled tie). The tie share is then 0 and a vs b
+    # is corrected over the judge's verdicts, its ties included when it gives them.
+    forced = per_class[PW_TIE] == 0
+    rows = [0, 1] if forced else [0, 1, 2]
+    cols = [0, 1] if forced and not seen[PW_TIE] else [0, 1, 2]
+    missing = [CLASSES[i] for i in rows if per_class[i] == 0]
     if missing:
         return refuse(f"no labelled row where the humans say {' or '.join(missing)}: label "
                       "rows of every outcome (a, b and tie) to estimate the judge's errors")
-    unseen = [CLASSES[i] for i in keep if not seen[i]]
+    unseen = [CLASSES[i] for i in range(_K) if not seen[i] and (i in cols or target[i])]
     if unseen:
-        shown = [CLASSES[i] for i in keep if not seen[i] and target[i]]
+        shown = [i for i in range(_K) if not seen[i] and target[i]]
         return refuse(
             f"the judge never says {' or '.join(unseen)} on the calibration set"
-            + (f" but does on {int(sum(target[CLASSES.index(c)] for c in shown))} target rows"
-               if shown else "")
+            + (f" but does on {int(sum(target[i] for i in shown))} target rows" if shown
+               else "")
             + ": its errors cannot be separated, so the shares are not identified")
     if deff is None:
         deff = _design_effect(strata, lab)
-    model = _Matrix(rates.columns, keep)
-    shares = rates.shares[:, keep]
+    model = _Matrix(rates.columns, rows, cols)
+    shares = rates.shares[:, rows]
     shares = shares / shares.sum(axis=1)[:, None]
-    p_hat = target[keep].astype(float) / n
+    p_hat = target[cols].astype(float) / n
     x_hat = model.pack(shares, rates.weights, p_hat)
-    k = len(keep)
-    if np.linalg.det(model.matrix(x_hat)) <= 1e-9:
+    k, c = len(rows), len(cols)
+    if model.separation(x_hat) <= 1e-9:
         return refuse("the judge's misclassification matrix is singular or no better than "
                       "chance (det M <= 0): its verdicts carry no usable information")
     z = z_value(conf)
@@ -859,7 +884,7 @@ def _transport(strata: _Strata, lab: PairwiseLabelledRows, target: npt.NDArray[n
                             npt.NDArray[np.float64], float]:
         """Smoothed centre (projected), unprojected smoothed solution, SEs, det."""
         r_s = (sizes[:, None] * sh + 2.0 / k) / (sizes[:, None] + 2.0)
-        p_s = np.asarray((target[keep] + z * z / k) / (n + z * z), dtype=np.float64)
+        p_s = np.asarray((target[cols] + z * z / c) / (n + z * z), dtype=np.float64)
         x_s = model.pack(r_s, rates.weights, p_s)
         blocks = [_multinomial_cov(r_s[i], sizes[i] + 2.0) * deff for i in range(model.s)]
         size = x_s.size
@@ -874,7 +899,7 @@ def _transport(strata: _Strata, lab: PairwiseLabelledRows, target: npt.NDArray[n
         cov[at:, at:] = _multinomial_cov(p_s, n + z * z)
         solved = model.solve(x_s)
         se = _delta(model.solve, x_s, cov)
-        return _project_simplex(solved), solved, se, float(np.linalg.det(model.matrix(x_s)))
+        return _project_simplex(solved), solved, se, model.separation(x_s)
 
     centre, solved, se, det_s = interval(shares, rates.sizes)
     if np.any(solved + z * se < 0.0) or np.any(solved - z * se > 1.0):
@@ -885,8 +910,11 @@ def _transport(strata: _Strata, lab: PairwiseLabelledRows, target: npt.NDArray[n
     highs = np.maximum(np.clip(centre + z * se, 0.0, 1.0), point)
     warnings: list[str] = []
     if forced:
-        warnings.append("no tie from the humans or the judge: a two-class correction of a vs b "
-                        "(the tie share is 0 by construction)")
+        warnings.append(
+            "no tie from the humans or the judge: a two-class correction of a vs b (the tie "
+            "share is 0 by construction)" if c == 2 else
+            "no tie from the humans: a two-class correction of a vs b over the judge's a / b / "
+            "tie verdicts (least squares; the tie share is 0 by construction)")
     if clipped:
         warnings.append("the corrected shares left [0, 1] and were projected back: the judge's "
                         "errors on the labelled rows do not fit these target counts well")
@@ -901,7 +929,7 @@ def _transport(strata: _Strata, lab: PairwiseLabelledRows, target: npt.NDArray[n
     unsure = rates.unsure
     if unsure.sum():
         params["human_unsure_bounds"] = _transport_unsure_bounds(
-            model, shares, rates, keep, target, n, conf)
+            model, shares, rates, rows, target[cols], n, conf)
         warnings.append(f"{int(unsure.sum())} labelled calibration rows without a decided human "
                         "verdict: left out and bounded")
     out: list[PassRateEstimate] = []
@@ -920,23 +948,23 @@ def _transport(strata: _Strata, lab: PairwiseLabelledRows, target: npt.NDArray[n
 
 
 def _transport_unsure_bounds(model: _Matrix, shares: npt.NDArray[np.float64],
-                             rates: _StratumRates, keep: list[int],
+                             rates: _StratumRates, rows: list[int],
                              target: npt.NDArray[np.int64], n: float, conf: float
                              ) -> dict[str, dict[str, float]]:
     """Each share over the resolutions "every unsure calibration row is class c"."""
     z = z_value(conf)
-    k = len(keep)
+    k, c = model.k, model.c
     points, lows, highs = [], [], []
-    for c in range(k):
+    for cls in range(k):
         sizes = rates.sizes + rates.unsure
-        sh = (shares * rates.sizes[:, None] + np.outer(rates.unsure, np.eye(k)[c])) / sizes[
+        sh = (shares * rates.sizes[:, None] + np.outer(rates.unsure, np.eye(k)[cls])) / sizes[
             :, None]
-        x = model.pack(sh, rates.weights, target[keep].astype(float) / n)
-        if np.linalg.det(model.matrix(x)) <= 1e-9:
+        x = model.pack(sh, rates.weights, target.astype(float) / n)
+        if model.separation(x) <= 1e-9:
             continue
         points.append(_project_simplex(model.solve(x)))
         r_s = (sizes[:, None] * sh + 2.0 / k) / (sizes[:, None] + 2.0)
-        p_s = np.asarray((target[keep] + z * z / k) / (n + z * z), dtype=np.float64)
+        p_s = np.asarray((target + z * z / c) / (n + z * z), dtype=np.float64)
         x_s = model.pack(r_s, rates.weights, p_s)
         cov = np.zeros((x_s.size, x_s.size))
         for i in range(model.s):
@@ -953,7 +981,7 @@ def _transport_unsure_bounds(model: _Matrix, shares: npt.NDArray[np.float64],
         return {}
     pts, lo, hi = np.array(points), np.array(lows), np.array(highs)
     out = {}
-    for i, side in enumerate(CLASSES[c] for c in keep):
+    for i, side in enumerate(CLASSES[r] for r in rows):
         out[side] = {"if_all": float(pts[:, i].max()), "if_none": float(pts[:, i].min()),
                      "low": float(lo[:, i].min()), "high": float(hi[:, i].max())}
     return out

@@ -178,3 +178,17 @@ def test_evidence_json_round_trip_and_helpers(by_verdict: PairwiseEvidence) -> N
                                                               same_run=True)).to_json()
     assert pairwise_outcomes(["a", "tie", None, "unscored"]).tolist() == [0, 2, 4, 3]
     assert one_order_flags([2, 1, 1], [True, False, True]).tolist() == [False, True, False]
+
+
+def test_forced_choice_humans_are_corrected_over_the_judges_ties() -> None:
+    # LLMBar-like: the humans never tie, the judge does (its orders disagreed)
+    ev = _evidence()
+    no_tie = ev.labelled.take(ev.labelled.human != 2)
+    forced = PairwiseEvidence(no_tie, ev.population, rule=ev.rule)
+    answer = answer_win_rate(forced, PairwiseTarget(PairwiseRunCounts.from_rows(
+        np.array([0] * 40 + [1] * 50 + [2] * 10))))
+    assert not answer.refused and answer.headline.method == "matrix_stratified"
+    assert answer.headline.tie.estimate == 0.0
+    assert answer.headline.a.estimate + answer.headline.b.estimate == pytest.approx(1.0)
+    assert any("over the judge's a / b / tie verdicts (least squares" in w
+               for w in answer.warnings)
