@@ -333,8 +333,11 @@ def card_export(
             f"Card for pairwise judge {card.judge.name} ({card.judge.config_id}) written to "
             f"{output}: agreement {m.pairwise.agreement_with_ties.format()} with ties, "
             f"{m.pairwise.agreement_without_ties.format()} without, kappa "
-            f"{m.pairwise.kappa.format()}, n={m.n} rows ({m.pairwise.n_votes} votes)"
+            f"{m.pairwise.kappa.format()}, n={m.n} rows ({m.pairwise.n_votes} votes); design "
+            f"{card.calibration.design}"
         )
+        for reason in card.forced:
+            click.echo(f"FORCED: {reason}", err=True)
         return
     click.echo(
         f"Card for {card.judge.name} ({card.judge.config_id}) written to {output}: "
