@@ -14,8 +14,9 @@ with a document effect, active sampling, a forced ``--design`` override, kappa a
 segment-mix transfer block (``transfer``, see ``bench/coverage_transfer.py``: the plain Lee
 correction against the segment-aware one when the judge's accuracy differs by segment and the
 target's segment mix differs from the labelled set's) and the paired-difference block
-(``paired``, see ``bench/coverage_paired.py``) and the corrected pairwise win-rate block (a / b /
-tie through a 3 x 3 misclassification matrix; ``pairwise``, see ``bench/coverage_pairwise.py``).
+(``paired``, see ``bench/coverage_paired.py``) and the corrected pairwise shares block (a / b /
+tie through the real pairwise path under the random, stratified and active queues and a separate
+calibration run; ``pairwise``, see ``bench/coverage_pairwise.py``).
 Each block prints its Monte Carlo SE and its bars; ``--block NAME`` runs one block.
 
 For every cell it simulates ``N`` seeded data sets (the same data sets for every method:

@@ -142,10 +142,12 @@ class CardCalibration(_Model):
 
 
 class PairwiseCardMetrics(_Model):
-    """A pairwise (a / b / tie) judge's measured errors: what ``score``/``gate`` correct with.
+    """A pairwise (a / b / tie) judge's measured agreement, for people.
 
-    ``table`` is the 3 x 3 calibration table (rows: the human consensus per row, columns: the
-    judge; order a, b, tie) of :func:`judges.calibration.corrected_win_rate_from_counts`.
+    ``table`` is the raw 3 x 3 calibration table (rows: the human consensus per labelled row,
+    columns: the judge; order a, b, tie). ``score``/``gate`` do not correct with it: they answer
+    from the card's ``evidence`` through :func:`judges.calibration.answer_win_rate`, which
+    reads how the labels were drawn.
     """
 
     table: list[list[int]]
@@ -238,9 +240,11 @@ class JudgeCard(_Model):
     """Why this card would have been refused, when it was exported anyway (``--force``):
     empty for a card that met every rule (:func:`card_problems`)."""
     estimation: CardEstimation | None = None
-    """The estimation options (pass/fail cards)."""
+    """The estimation options."""
     evidence: dict[str, Any] | None = None
-    """The calibration evidence (pass/fail cards): what ``score`` answers from."""
+    """The calibration evidence: what ``score`` answers from
+    (:class:`~judges.calibration.CalibrationEvidence` of a pass/fail judge,
+    :class:`~judges.calibration.PairwiseEvidence` of a pairwise one)."""
 
     @field_validator("created_at")
     @classmethod
@@ -463,8 +467,8 @@ def _evidence_with_fingerprint(report: JudgeReport) -> CalibrationEvidence:
 class CardChoices(TypedDict, total=False):
     """Which report a card is built from (the options :func:`build_card` forwards).
 
-    They go to :func:`calibration_report` for a pass/fail judge, and ``criterion`` and ``rule``
-    to :func:`judges.reporting.pairwise_report` for a pairwise one.
+    They go to :func:`calibration_report` for a pass/fail judge, and to
+    :func:`judges.reporting.pairwise_report` for a pairwise one.
     """
 
     criterion: str | None
@@ -511,10 +515,10 @@ def build_card(
         from judges.pairwise_card import card_from_pairwise_report
         from judges.reporting import pairwise_report
 
-        # Pairwise cards carry their own metrics (judges.pairwise_card); the pass/fail card
-        # rules (card_problems) do not apply to them.
+        # Pairwise cards carry their own metrics and rules (judges.pairwise_card).
         return card_from_pairwise_report(store, pairwise_report(
-            store, dataset, judge, criterion=choices.get("criterion"), rule=choices.get("rule")))
+            store, dataset, judge, criterion=choices.get("criterion"),
+            design=choices.get("design"), rule=choices.get("rule")), force=force)
     report = calibration_report(store, dataset, judge, **choices)
     return card_from_report(store, report, force=force)
 
@@ -587,6 +591,18 @@ def loads_card(text: str, *, source: str = "<card>",
             "correction and could give another number for the same verdicts; re-export it: "
             f"calibrate card export --dataset {dataset} --judge {judge} -o {source}",
             path=source,
+        )
+    if data.get("schema_version") == CARD_SCHEMA_VERSION and (
+            (data.get("judge") or {}).get("kind") == "pairwise"
+            and (data.get("evidence") or {}).get("kind") != "pairwise"):
+        judge = (data.get("judge") or {}).get("name", "JUDGE")
+        dataset = (data.get("calibration") or {}).get("dataset", "DATASET")
+        raise CardError(
+            "this pairwise card carries no pairwise evidence (how the labels were drawn, the "
+            "judge's verdict strata, one-order rows), only its raw 3 x 3 table, so it cannot "
+            "reproduce the report's corrected shares and could give other numbers for the same "
+            f"verdicts; re-export it: calibrate card export --dataset {dataset} --judge {judge} "
+            f"-o {source}", path=source,
         )
     if data.get("schema_version") != CARD_SCHEMA_VERSION:
         raise CardError(

@@ -79,7 +79,9 @@ def _pairwise_score_text(data: dict[str, Any]) -> list[str]:
         f"  scored items   {data['n']} (a {c['a']}, b {c['b']}, tie {c['tie']}; unscored "
         f"{data['unscored']})",
         f"  observed       {shares('observed')}",
-        f"  corrected      {shares('corrected')}   (method {data['method']})",
+        f"  corrected      {shares('corrected')}   (method {data['method']}, design "
+        f"{data['design']})",
+        f"  population     {data['population']}",
     ]
     return lines + [f"  warning: {w}" for w in data["warnings"]]
 
@@ -284,8 +286,8 @@ def _gate_pairwise(
                                "share of --side's wins); --baseline and --max-drop are for "
                                "pass/fail cards")
     score = score_pairwise_file(card, verdicts_file, allow_unverified=allow_unverified)
-    if score.win_rate.refused:
-        raise CardError(f"this card cannot correct a win rate: {score.win_rate.reason}",
+    if score.answer.refused:
+        raise CardError(f"this card cannot correct a win rate: {score.answer.headline.reason}",
                         path=verdicts_file)
     result = gate_pairwise(score, side=side, min_share=min_pass_rate, on=on)  # type: ignore[arg-type]
     data = score.to_json()

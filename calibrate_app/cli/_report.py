@@ -142,8 +142,9 @@ def _transfer_lines(t: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _shares(win: dict[str, Any], key: str) -> str:
-    return "  ".join(f"{side} {_pct(win[key][side])}" for side in ("a", "b", "tie"))
+def _shares(win: dict[str, Any], key: str | None = None) -> str:
+    shares = win if key is None else win[key]
+    return "  ".join(f"{side} {_pct(shares[side])}" for side in ("a", "b", "tie"))
 
 
 def render_pairwise_report(report: PairwiseReport) -> str:
@@ -181,12 +182,18 @@ def render_pairwise_report(report: PairwiseReport) -> str:
         if flip["estimate"] is not None else
         "Position consistency: not measured (the judge ran one order)",
         "",
-        f"Win rate (share of target rows; method {win['method']}):",
+        f"Win rate ({d['population']}):",
+        f"  design               {d['design'] or 'refused'}: {d['design_reason']}",
         f"  observed (judge)     {_shares(win, 'observed')}",
-        f"  corrected            {_shares(win, 'corrected')}",
+        f"  corrected            {_shares(win, 'corrected')}   (method {win['method']})",
+        f"  labels alone         {_shares(d['labels_only'])}",
     ]
     if win["refused"]:
         lines.append(f"  corrected win rate refused: {win['reason']}")
+    one = d["one_order"]
+    if one["calibration"] or one["target"]:
+        lines.append(f"  one order only       {one['calibration']} calibration rows, "
+                     f"{one['target']} target rows: {one['counted']}")
     if d["by_pair"]:
         lines += ["", f"{'model pair (a vs b)':<40} {'n':>5}  corrected a / b / tie"]
         for p in d["by_pair"]:
@@ -236,7 +243,8 @@ def report_command(
         if len(judges) > 1:
             raise click.UsageError("a pairwise report takes one --judge")
         pairwise = pairwise_report(store, dataset, judges[0], criterion=criterion,
-                                   target=target, rule=aggregation)
+                                   target=target, rule=aggregation,
+                                   design=None if design == "auto" else design)
         if as_json:
             echo_json(pairwise.to_json())
         else:
@@ -326,8 +334,11 @@ def card_export(
             f"Card for pairwise judge {card.judge.name} ({card.judge.config_id}) written to "
             f"{output}: agreement {m.pairwise.agreement_with_ties.format()} with ties, "
             f"{m.pairwise.agreement_without_ties.format()} without, kappa "
-            f"{m.pairwise.kappa.format()}, n={m.n} rows ({m.pairwise.n_votes} votes)"
+            f"{m.pairwise.kappa.format()}, n={m.n} rows ({m.pairwise.n_votes} votes); design "
+            f"{card.calibration.design}"
         )
+        for reason in card.forced:
+            click.echo(f"FORCED: {reason}", err=True)
         return
     click.echo(
         f"Card for {card.judge.name} ({card.judge.config_id}) written to {output}: "

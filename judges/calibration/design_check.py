@@ -121,7 +121,8 @@ def selection_check(
 
 
 def selection_check_from_counts(
-    labelled: npt.ArrayLike, population: npt.ArrayLike, *, alpha: float = 0.01
+    labelled: npt.ArrayLike, population: npt.ArrayLike, *, alpha: float = 0.01,
+    names: Sequence[str] = STRATA,
 ) -> SelectionCheck:
     """:func:`selection_check` from labelled and dataset rows per stratum (pass, fail, not judged).
 
@@ -129,17 +130,22 @@ def selection_check_from_counts(
         labelled: Labelled rows per stratum.
         population: Dataset rows per stratum.
         alpha: Significance level of the chi-square goodness-of-fit test.
+        names: The strata's names (default :data:`~judges.calibration.vocabulary.STRATA`; a
+            pairwise judge's are judge a / judge b / judge tie / not judged).
 
     Returns:
         A :class:`SelectionCheck`.
     """
     sl = np.asarray(labelled, dtype=float)
     sp = np.asarray(population, dtype=float)
+    if sl.shape != sp.shape or sl.shape != (len(names),):
+        raise CalibrationInputError(
+            f"labelled and population need one count per stratum ({len(names)})")
     if sl.sum() == 0 or sp.sum() == 0:
         raise CalibrationInputError("selection_check needs labelled rows and dataset rows")
     lab_sh, pop_sh = sl / sl.sum(), sp / sp.sum()
-    shares = {name: float(v) for name, v in zip(STRATA, lab_sh, strict=True)}
-    pops = {name: float(v) for name, v in zip(STRATA, pop_sh, strict=True)}
+    shares = {name: float(v) for name, v in zip(names, lab_sh, strict=True)}
+    pops = {name: float(v) for name, v in zip(names, pop_sh, strict=True)}
     used = pop_sh > 0
     if np.any(sl[~used] > 0):
         p_value: float | None = 0.0
@@ -150,7 +156,7 @@ def selection_check_from_counts(
     consistent = p_value is None or p_value >= alpha
     worst = int(np.argmax(lab_sh - pop_sh))  # the most over-sampled stratum
     detail = (
-        f"the labelled rows are {lab_sh[worst]:.0%} {STRATA[worst]} while the dataset is "
+        f"the labelled rows are {lab_sh[worst]:.0%} {names[worst]} while the dataset is "
         f"{pop_sh[worst]:.0%}"
     )
     if consistent:
@@ -191,6 +197,7 @@ def resolve_design(
     has_probabilities: bool = False,
     check: SelectionCheck | None = None,
     order_trend_p: float | None = None,
+    quantity: str = "pass rate",
 ) -> DesignDecision:
     """Pick the design from the evidence, or check an explicitly requested one against it.
 
@@ -205,6 +212,8 @@ def resolve_design(
         order_trend_p: For labels drawn in file order, the p-value of the judge's verdicts
             trending along the file (:func:`~judges.calibration.order_trend`); below
             :data:`FILE_ORDER_ALPHA` the file is sorted and such labels are refused.
+        quantity: What is corrected, in the reasons' words (``"pass rate"``; ``"win and tie
+            shares"`` for a pairwise judge).
 
     Returns:
         A :class:`DesignDecision`; ``refused=True`` with the reason when ``requested``
@@ -263,7 +272,7 @@ def resolve_design(
             return _decision(
                 "separate_calibration",
                 "the labelled rows are not rows of the target run: their judge error rates are "
-                "transferred (verdict-reweighted) to correct the target's pass rate",
+                f"transferred (verdict-reweighted) to correct the target's {quantity}",
                 warnings,
             )
         if only_active and has_probabilities:

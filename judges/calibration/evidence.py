@@ -242,7 +242,7 @@ class OrderTrend(_ToDict):
     n: int
 
 
-def order_trend(outcome_in_file_order: npt.ArrayLike) -> OrderTrend | None:
+def order_trend(outcome_in_file_order: npt.ArrayLike, *, decided: int = 2) -> OrderTrend | None:
     """Test whether the judge's outcomes trend along the file (a file sorted by outcome).
 
     Labels drawn in file order are the first rows of the file. They are a random sample of
@@ -252,6 +252,10 @@ def order_trend(outcome_in_file_order: npt.ArrayLike) -> OrderTrend | None:
 
     Args:
         outcome_in_file_order: Outcome codes (:func:`judge_outcomes`) of every row, in file order.
+        decided: How many leading codes are decided verdicts (2: pass, fail; a pairwise judge's
+            outcomes have 3: a, b, tie). The share of each decided verdict among the decided
+            rows (one test for two verdicts: they are complements) and the not-judged share are
+            tested; code 4 is "not run" and left out.
 
     Returns:
         An :class:`OrderTrend`, or ``None`` with fewer than 10 judged rows.
@@ -265,8 +269,9 @@ def order_trend(outcome_in_file_order: npt.ArrayLike) -> OrderTrend | None:
     position = np.flatnonzero(ran).astype(float)
     o = o[ran]
     tests = []
-    judged = o <= OUTCOME_FAIL
-    for mask, y in ((judged, o == OUTCOME_PASS), (np.ones(o.shape, dtype=bool), ~judged)):
+    judged = o < decided
+    shares = [(judged, o == c) for c in range(decided if decided > 2 else 1)]
+    for mask, y in (*shares, (np.ones(o.shape, dtype=bool), ~judged)):
         x, v = position[mask], y[mask].astype(float)
         if x.size < 10 or v.std() == 0 or x.std() == 0:
             continue

@@ -29,10 +29,12 @@ from judges.calibration.evidence import NO_SEGMENT, OUTCOME_NOT_RUN
 
 __all__ = [
     "calibration_evidence",
+    "document_codes",
     "judged_rows",
     "per_row",
     "run_counts",
     "run_counts_of_items",
+    "selections_of",
     "verdicts_fingerprint",
 ]
 
@@ -144,7 +146,6 @@ def calibration_evidence(
     ids = groups["item_id"]
     at = np.asarray(pd.Index(ids, dtype=object).get_indexer(
         labelled["item_id"].to_numpy(dtype=object)), dtype=np.int64)
-    n = len(labelled)
     human: npt.NDArray[np.int8] = np.asarray(
         labelled["verdict"].map(_HUMAN).fillna(-1).to_numpy(dtype=np.int8), dtype=np.int8)
     lab_outcome = np.where(at >= 0, outcome[np.maximum(at, 0)], OUTCOME_NOT_RUN).astype(np.int8)
@@ -157,22 +158,52 @@ def calibration_evidence(
     seg_text = seg_text.where(seg_text.notna(), NO_SEGMENT).astype(str)
     index = {name: i for i, name in enumerate(population.segments)}
     segment = np.array([index[s] for s in seg_text], dtype=np.int64)
-    docs = pd.Series(per_row(groups["document_id"], at), dtype=object)
-    document = np.full(n, -1, dtype=np.int64)
-    if docs.notna().any() and docs.dropna().duplicated().any():
-        keyed = docs.where(docs.notna(), "item:" + labelled["item_id"].astype(str).to_numpy())
-        _, codes = np.unique(keyed.astype(str).to_numpy(), return_inverse=True)
-        document = codes.astype(np.int64)
-    first = _first_provenance(provenance)
-    item_ids = labelled["item_id"].astype(str)
-    if len(first):
-        selection_names = item_ids.map(first["selection"]).fillna("unknown")
-        share = item_ids.map(first["selection_share"]).to_numpy(dtype=float)
-    else:
-        selection_names = pd.Series(["unknown"] * n)
-        share = np.full(n, np.nan)
-    selection = np.array([SELECTIONS.index(s) for s in selection_names], dtype=np.int8)
+    document = document_codes(per_row(groups["document_id"], at), labelled["item_id"])
+    selection, share = selections_of(labelled["item_id"], provenance)
     rows = LabelledRows(human=human, outcome=lab_outcome, flipped=flipped, segment=segment,
                         document=document, selection=selection, share=share)  # fmt: skip
-    trend = order_trend(outcome) if (selection_names == "file").any() else None
+    in_file_order = (selection == SELECTIONS.index("file")).any()
+    trend = order_trend(outcome) if in_file_order else None
     return CalibrationEvidence(rows, population, order_trend=trend, rule=rule)
+
+
+def document_codes(documents: npt.NDArray[Any], item_ids: pd.Series) -> npt.NDArray[np.int64]:
+    """Document code per labelled row (-1 everywhere when no two rows share a document).
+
+    Args:
+        documents: The ``document_id`` of each labelled row (``NaN`` for none).
+        item_ids: The labelled rows' ids (a row without a document is its own).
+    """
+    docs = pd.Series(documents, dtype=object)
+    document = np.full(len(docs), -1, dtype=np.int64)
+    if docs.notna().any() and docs.dropna().duplicated().any():
+        keyed = docs.where(docs.notna(), "item:" + item_ids.astype(str).to_numpy())
+        _, codes = np.unique(keyed.astype(str).to_numpy(), return_inverse=True)
+        document = codes.astype(np.int64)
+    return document
+
+
+def selections_of(
+    item_ids: pd.Series, provenance: pd.DataFrame
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float64]]:
+    """How each labelled row was chosen: selection codes and active selection shares.
+
+    Args:
+        item_ids: The labelled rows' ids.
+        provenance: :meth:`LabelStore.provenance_frame` of the dataset and criterion (a row's
+            first current label tells how it was drawn).
+
+    Returns:
+        ``(selection, share)``: an index into :data:`~judges.calibration.SELECTIONS` per row
+        (``unknown`` when not recorded) and the active order's share (``NaN`` otherwise).
+    """
+    first = _first_provenance(provenance)
+    ids = item_ids.astype(str)
+    if len(first):
+        names = ids.map(first["selection"]).fillna("unknown")
+        share = ids.map(first["selection_share"]).to_numpy(dtype=float)
+    else:
+        names = pd.Series(["unknown"] * len(ids))
+        share = np.full(len(ids), np.nan)
+    selection = np.array([SELECTIONS.index(s) for s in names], dtype=np.int8)
+    return selection, share
