@@ -11,6 +11,7 @@ report's target verdicts gives the report's number.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from judges.calibration.evidence import NO_SEGMENT, OUTCOME_NOT_RUN
 
 __all__ = [
     "calibration_evidence",
+    "escalation_of_labels",
     "judged_rows",
     "per_row",
     "run_counts",
@@ -125,6 +127,7 @@ def calibration_evidence(
     outcome: npt.NDArray[np.int8],
     judged: pd.DataFrame,
     rule: str,
+    escalated_ids: Sequence[str] | None = None,
 ) -> CalibrationEvidence:
     """The calibration evidence of a dataset's labels and a judge's verdicts on it.
 
@@ -136,6 +139,8 @@ def calibration_evidence(
         outcome: The per-row outcomes :func:`run_counts` returned.
         judged: The judge's aggregated verdicts on the dataset (``flipped`` per item).
         rule: The aggregation rule the verdicts were aggregated under.
+        escalated_ids: The rows of the escalation the labels drawn from the escalated queue
+            came from (:func:`escalation_of_labels`); ``None`` without one.
 
     Returns:
         A :class:`CalibrationEvidence` (no fingerprint: :func:`verdicts_fingerprint` adds it
@@ -172,7 +177,33 @@ def calibration_evidence(
         selection_names = pd.Series(["unknown"] * n)
         share = np.full(n, np.nan)
     selection = np.array([SELECTIONS.index(s) for s in selection_names], dtype=np.int8)
+    escalated = lab_escalated = None
+    if escalated_ids is not None:
+        in_escalation = pd.Index(pd.unique(np.asarray(escalated_ids, dtype=object)),
+                                 dtype=object).get_indexer(ids) >= 0
+        row_flips = pd.Series(flip_of_row, dtype=object).fillna(False).astype(bool).to_numpy()
+        seg_of_row = groups["segment"]
+        escalated = RunCounts.from_rows(
+            outcome[in_escalation], flipped=row_flips[in_escalation],
+            segment=np.asarray(seg_of_row, dtype=object)[in_escalation],
+        ).aligned(population.segments)
+        lab_escalated = np.where(at >= 0, in_escalation[np.maximum(at, 0)], False)
     rows = LabelledRows(human=human, outcome=lab_outcome, flipped=flipped, segment=segment,
-                        document=document, selection=selection, share=share)  # fmt: skip
+                        document=document, selection=selection, share=share,
+                        escalated=lab_escalated)  # fmt: skip
     trend = order_trend(outcome) if (selection_names == "file").any() else None
-    return CalibrationEvidence(rows, population, order_trend=trend, rule=rule)
+    return CalibrationEvidence(rows, population, order_trend=trend, rule=rule,
+                               escalated=escalated)
+
+
+def escalation_of_labels(provenance: pd.DataFrame) -> str | None:
+    """The acceptance rule the dataset's escalated labels were drawn under, if exactly one.
+
+    ``None`` when no label was drawn from the escalated queue, or when they come from two
+    rules (the estimate then refuses them: one escalation splits the rows).
+    """
+    first = _first_provenance(provenance)
+    if first.empty:
+        return None
+    rules = set(first.loc[first["selection"] == "escalated", "stratum"].dropna().astype(str))
+    return next(iter(rules)) if len(rules) == 1 else None
