@@ -26,16 +26,17 @@ finite-sample, by **Learn then Test** (Angelopoulos, Bates, Candes, Jordan & Lei
    rows' scores, not on their labels, so the test stays valid.
 
 **How the labels were drawn matters**: the error among accepted verdicts is a population
-quantity. Labels that are a random sample of the run use the pooled test above. Labels drawn
-within judge-verdict strata in unequal proportions (the stratified, flips-first and escalated
-queue orders) use the **per-stratum** test: ``H_t`` is rejected only when each stratum's
-accepted labelled rows reject it (``p_t = max_s p_t,s``). That is an intersection-union test:
-an error rate above ``alpha`` among all accepted rows needs one stratum above ``alpha``, so
-it is valid whatever the strata's weights, and its guarantee is stronger (every judge-verdict
-stratum's accepted verdicts have error at most ``alpha``, so the guarantee survives a change of
-the verdict mix). The population weights of the strata (:func:`~judges.calibration.
-evidence_strata`) give the reported error estimate. Labels drawn by the active queue (unequal
-probabilities within a stratum) are refused.
+quantity. Labels that are a random sample of the run use one threshold and the pooled test
+above. Labels drawn within judge-verdict strata in unequal proportions (the stratified,
+flips-first and escalated queue orders) get **a threshold per stratum**, each from its own
+fixed sequence on the stratum's labelled rows at level ``delta / S`` (``S`` strata with scored
+rows; Bonferroni): with probability at least ``1 - delta`` every stratum's accepted verdicts
+have error at most ``alpha``, hence all of them, whatever the strata's population weights (and
+the guarantee survives a change of the verdict mix). A stratum whose labels cannot certify
+anything accepts nothing there. The strata are those of the one estimation path
+(:func:`~judges.calibration.evidence_strata`); their population weights give the reported
+error estimate. Labels drawn by the active queue (unequal probabilities within a stratum) are
+refused.
 
 :func:`cascade_pass_rate` is the whole-run pass rate of a cascade (judge A, then judge B, then
 experts on what both abstained on): every row falls in one cascade stratum (accepted by a
@@ -54,8 +55,6 @@ References:
     guarantees for human agreement. ICLR 2025.
     Bauer, P. (1991). Multiple testing in clinical trials. Stat. Med. 10, 871-890 (fixed
     sequence).
-    Berger, R. L. (1982). Multiparameter hypothesis testing and acceptance sampling.
-    Technometrics 24, 295-300 (intersection-union tests).
     Bates, S., Angelopoulos, A., Lei, L., Malik, J. & Jordan, M. (2021). Distribution-free,
     risk-controlling prediction sets. J. ACM 68(6) (the Hoeffding-Bentkus p-value).
 """
@@ -112,8 +111,9 @@ GUARANTEE_POOLED = (
 GUARANTEE_STRATA = (
     "with probability at least {conf} the error rate among the verdicts this rule accepts is "
     "at most {alpha} in every judge-verdict stratum of the labels' design, hence among all "
-    "accepted verdicts whatever their mix (Learn then Test, fixed-sequence testing, an "
-    "intersection-union test over the strata, {p}), for rows drawn like the calibration rows"
+    "accepted verdicts whatever their mix (Learn then Test: a threshold per stratum by "
+    "fixed-sequence testing, delta split over the strata, {p}), for rows drawn like the "
+    "calibration rows"
 )
 
 
@@ -266,18 +266,21 @@ def threshold_grid(scores: npt.ArrayLike, *, max_points: int = 60) -> npt.NDArra
 
 @dataclass(frozen=True)
 class ThresholdTest(_ToDict):
-    """One rule of the sequence: "accept when the score is at least ``threshold``".
+    """One rule of a sequence: "accept when the score is at least ``threshold``".
 
     Attributes:
         threshold: The threshold.
-        accepted: Rows of the population it accepts.
+        stratum: The stratum of the labels' design the rule is for (-1: every row).
+        accepted: Rows of the population (of the stratum) it accepts.
         accepted_labelled: Labelled rows (with a decided human verdict) it accepts.
         errors: Of those, rows where the judge's verdict is not the human's.
         p_value: The p-value of ``error among accepted > alpha``.
-        rejected: Whether ``p_value <= delta`` (the rule is certified, if all before it were).
+        rejected: Whether ``p_value`` is at most the sequence's level (the rule is certified,
+            if all before it were).
     """
 
     threshold: float
+    stratum: int
     accepted: int
     accepted_labelled: int
     errors: int
@@ -293,8 +296,11 @@ class AcceptanceRule(_ToDict):
         alpha: The error rate among accepted verdicts the rule controls.
         delta: The chance the control fails.
         p_value: The p-value used (:data:`P_VALUES`).
-        per_stratum: Whether each stratum of the labels' design was tested (intersection-union).
-        threshold: Accept a row when its score is at least this (``None``: accept nothing).
+        thresholds: Accept a row when its score is at least its stratum's threshold (one
+            threshold, for every row, when the labels are a random sample); ``None``: accept
+            nothing there.
+        strata: Names of the strata of ``thresholds`` (empty for the pooled rule).
+        level: The level of each stratum's sequence (``delta`` split over the strata tested).
         rows: Rows of the population (with or without a verdict).
         accepted: Population rows accepted.
         accepted_share: ``accepted / rows``.
@@ -303,17 +309,17 @@ class AcceptanceRule(_ToDict):
         errors: Of those, rows where the judge's verdict is not the human's.
         error_estimate: The population-weighted error among accepted labelled rows.
         tests: Every rule tested, in order (the calibration evidence of the choice).
-        strata: Names of the strata tested separately (``per_stratum``).
         guarantee: The guarantee in words.
-        refused: Whether no rule is certified (or the labels cannot certify one).
+        refused: Whether no row is accepted (no rule certified, or none could be).
         reason: Why.
     """
 
     alpha: float
     delta: float
     p_value: str
-    per_stratum: bool
-    threshold: float | None
+    thresholds: tuple[float | None, ...]
+    strata: tuple[str, ...]
+    level: float
     rows: int
     accepted: int
     accepted_share: float
@@ -322,17 +328,37 @@ class AcceptanceRule(_ToDict):
     errors: int
     error_estimate: float | None
     tests: tuple[ThresholdTest, ...] = ()
-    strata: tuple[str, ...] = ()
     guarantee: str = ""
     refused: bool = False
     reason: str | None = None
 
-    def accepts(self, scores: npt.ArrayLike) -> npt.NDArray[np.bool_]:
-        """Which rows the rule accepts (``score >= threshold``; never a row without a score)."""
+    @property
+    def per_stratum(self) -> bool:
+        """Whether each stratum of the labels' design has its own threshold."""
+        return bool(self.strata)
+
+    @property
+    def threshold(self) -> float | None:
+        """The pooled rule's threshold (the lowest stratum threshold of a per-stratum rule)."""
+        values = [t for t in self.thresholds if t is not None]
+        return min(values) if values else None
+
+    def accepts(self, scores: npt.ArrayLike,
+                strata: npt.ArrayLike | None = None) -> npt.NDArray[np.bool_]:
+        """Which rows the rule accepts (never a row without a score, nor outside the strata).
+
+        ``strata``: each row's stratum, for a per-stratum rule (required then).
+        """
         s = np.asarray(scores, dtype=float)
-        if self.threshold is None:
-            return np.zeros(s.shape, dtype=bool)
-        accepted: npt.NDArray[np.bool_] = np.isfinite(s) & (s >= self.threshold)
+        if self.per_stratum:
+            if strata is None:
+                raise CalibrationInputError("a per-stratum rule needs each row's stratum")
+            st = np.asarray(strata, dtype=np.int64)
+            bar = np.array([np.inf if t is None else t for t in self.thresholds] + [np.inf])
+            cut = bar[np.where((st >= 0) & (st < len(self.thresholds)), st, -1)]
+        else:
+            cut = np.full(s.shape, np.inf if self.thresholds[0] is None else self.thresholds[0])
+        accepted: npt.NDArray[np.bool_] = np.isfinite(s) & (s >= cut)
         return accepted
 
 
@@ -349,7 +375,15 @@ def learn_then_test(
     p_value: str = "binomial",
     max_points: int = 60,
 ) -> AcceptanceRule:
-    """Choose the acceptance threshold with error among accepted verdicts <= alpha (LTT).
+    """Choose acceptance thresholds with error among accepted verdicts <= alpha (LTT).
+
+    Labels that are a random sample (``strata=None``): one threshold for every row, one
+    fixed sequence at level ``delta``, the pooled test. Labels drawn within strata in unequal
+    proportions: a threshold per stratum, each from its own fixed sequence on the stratum's
+    labelled rows at level ``delta / S`` (``S`` the strata with a scored row): with probability
+    at least ``1 - delta`` every stratum's accepted verdicts have error at most ``alpha``
+    (Bonferroni over the strata), hence all accepted verdicts, whatever the strata's weights.
+    A stratum whose labels cannot certify anything accepts nothing; the others still may.
 
     Args:
         score: Confidence score of each labelled row (``NaN``: no judge verdict).
@@ -359,16 +393,15 @@ def learn_then_test(
             rows included); the grid and the accepted share come from it.
         alpha: The error rate to control, in (0, 1).
         delta: The chance the control may fail, in (0, 1).
-        strata: Each labelled row's stratum of the labels' design (for the per-stratum test);
-            ``None``: the labels are a random sample of the population (pooled test).
+        strata: Each labelled row's stratum of the labels' design (per-stratum rule); ``None``:
+            the labels are a random sample of the population (pooled rule).
         population_strata: Each population row's stratum (with ``strata``).
         strata_names: A name per stratum, for messages.
         p_value: ``binomial`` (exact, default) or ``hoeffding_bentkus``.
-        max_points: Most thresholds in the sequence.
+        max_points: Most thresholds in a sequence.
 
     Returns:
-        The :class:`AcceptanceRule`; ``refused`` with the reason when even the most cautious
-        rule that could be certified is not.
+        The :class:`AcceptanceRule`; ``refused`` with the reason when it accepts nothing.
 
     Examples:
         >>> rng = np.random.default_rng(0)
@@ -395,76 +428,74 @@ def learn_then_test(
         raise CalibrationInputError("strata need one entry per row")
     k = int(max(st.max(initial=-1), pst.max(initial=-1)) + 1)
     names = tuple(strata_names) if strata_names else tuple(f"stratum {i}" for i in range(k))
-    n_min = min_labels_to_certify(alpha, delta)
+    if len(names) < k:
+        raise CalibrationInputError(f"strata_names needs a name per stratum ({k})")
+    scored = [j for j in range(k) if np.isfinite(pop[pst == j]).any()]
+    level = delta / max(len(scored), 1) if per_stratum else delta
+    n_min = min_labels_to_certify(alpha, level)
     labelled = int(np.isfinite(s).sum())
     conf = f"{1 - delta:.0%}"
     guarantee = (GUARANTEE_STRATA if per_stratum else GUARANTEE_POOLED).format(
         conf=conf, alpha=f"{alpha:g}", p=P_VALUES[p_value].split(" (")[0])
-
-    def evaluate(t: float) -> tuple[ThresholdTest, float | None, bool]:
-        acc_pop = np.isfinite(pop) & (pop >= t)
-        acc_lab = np.isfinite(s) & (s >= t)
-        n_s = np.bincount(st[acc_lab], minlength=k)
-        e_s = np.bincount(st[acc_lab], weights=w[acc_lab].astype(float), minlength=k)
-        big_s = np.bincount(pst[acc_pop], minlength=k)
-        relevant = big_s > 0 if per_stratum else np.ones(1, dtype=bool)
-        if per_stratum:
-            ps = [test(int(e_s[j]), int(n_s[j]), alpha) for j in range(k) if relevant[j]]
-            could = all(n_s[j] >= n_min for j in range(k) if relevant[j])
-            p = max(ps) if ps else 1.0
-            weights = big_s / max(big_s.sum(), 1)
-            has = n_s > 0
-            est = float((weights * np.divide(e_s, n_s, out=np.zeros(k), where=has)).sum()) \
-                if np.all(has | ~relevant) and big_s.sum() else None
-        else:
-            n, e = int(n_s.sum()), int(e_s.sum())
-            p, could = test(e, n, alpha), n >= n_min
-            est = e / n if n else None
-        row = ThresholdTest(threshold=float(t), accepted=int(acc_pop.sum()),
-                            accepted_labelled=int(n_s.sum()), errors=int(e_s.sum()),
-                            p_value=float(p), rejected=bool(p <= delta))
-        return row, est, could
-
     tests: list[ThresholdTest] = []
-    chosen: tuple[ThresholdTest, float | None] | None = None
-    started = False
-    for t in threshold_grid(pop, max_points=max_points):
-        row, est, could = evaluate(float(t))
-        if not started and not could:
-            continue  # too few labelled rows to ever pass: dropped from the sequence's front
-        started = True
-        tests.append(row)
-        if not row.rejected:
-            break
-        chosen = (row, est)
-    rows = int(pop.size)
-
-    def result(threshold: float | None, accepted: int, acc_lab: int, errors: int,
-               est: float | None, reason: str | None) -> AcceptanceRule:
-        return AcceptanceRule(
-            alpha=alpha, delta=delta, p_value=p_value, per_stratum=per_stratum,
-            threshold=threshold, rows=rows, accepted=accepted,
-            accepted_share=accepted / rows if rows else 0.0, labelled=labelled,
-            accepted_labelled=acc_lab, errors=errors, error_estimate=est,
-            tests=tuple(tests), strata=names if per_stratum else (), guarantee=guarantee,
-            refused=reason is not None, reason=reason,
-        )  # fmt: skip
-
-    if chosen is None:
-        if not tests:
-            where = " in every stratum of the labels' design" if per_stratum else ""
-            reason = (f"too few labelled rows to certify any rule: at least {n_min} labelled "
-                      f"rows with a judge verdict{where} are needed to show an error rate "
-                      f"<= {alpha:g} at {conf} ({labelled} labelled rows have a verdict)")
-        else:
-            first = tests[0]
-            reason = (f"no rule is certified: even the most cautious one that could be "
-                      f"(score >= {first.threshold:.3g}, {first.accepted_labelled} labelled "
-                      f"rows accepted, {first.errors} wrong) has p = {first.p_value:.3g} > "
-                      f"delta = {delta:g}; every row is escalated")
-        return result(None, 0, 0, 0, None, reason)
-    row, est = chosen
-    return result(row.threshold, row.accepted, row.accepted_labelled, row.errors, est, None)
+    thresholds: list[float | None] = [None] * (k if per_stratum else 1)
+    notes: list[str] = []
+    for j in (scored if per_stratum else [-1]):
+        in_pop = np.ones(pop.shape, bool) if j < 0 else pst == j
+        in_lab = np.ones(s.shape, bool) if j < 0 else st == j
+        ps, ls, ws = pop[in_pop], s[in_lab], w[in_lab]
+        where = "" if j < 0 else f" in stratum {names[j]}"
+        chosen: float | None = None
+        started = False
+        for t in threshold_grid(ps, max_points=max_points):
+            acc_lab = np.isfinite(ls) & (ls >= t)
+            n, e = int(acc_lab.sum()), int(ws[acc_lab].sum())
+            if not started and n < n_min:
+                continue  # too few labelled rows to ever pass: dropped from the front
+            started = True
+            p = test(e, n, alpha)
+            row = ThresholdTest(threshold=float(t), stratum=j,
+                                accepted=int((np.isfinite(ps) & (ps >= t)).sum()),
+                                accepted_labelled=n, errors=e, p_value=float(p),
+                                rejected=bool(p <= level))
+            tests.append(row)
+            if not row.rejected:
+                if chosen is None:
+                    notes.append(f"no rule is certified{where}: even the most cautious one "
+                                 f"that could be (score >= {t:.3g}, {n} labelled rows "
+                                 f"accepted, {e} wrong) has p = {p:.3g} > {level:.3g}")
+                break
+            chosen = float(t)
+        if not started:
+            notes.append(f"too few labelled rows{where} to certify a rule: at least {n_min} "
+                         f"with a judge verdict are needed to show an error rate <= {alpha:g} "
+                         f"at level {level:.3g} ({int(np.isfinite(ls).sum())} have one)")
+        thresholds[0 if j < 0 else j] = chosen
+    rule = AcceptanceRule(
+        alpha=alpha, delta=delta, p_value=p_value, thresholds=tuple(thresholds),
+        strata=names[:k] if per_stratum else (), level=level, rows=int(pop.size), accepted=0,
+        accepted_share=0.0, labelled=labelled, accepted_labelled=0, errors=0,
+        error_estimate=None, tests=tuple(tests), guarantee=guarantee,
+    )  # fmt: skip
+    acc_pop = rule.accepts(pop, pst if per_stratum else None)
+    acc_lab = rule.accepts(s, st if per_stratum else None)
+    big = np.bincount(pst[acc_pop], minlength=k) if k else np.zeros(0)
+    n_s = np.bincount(st[acc_lab], minlength=k) if k else np.zeros(0)
+    e_s = np.bincount(st[acc_lab], weights=w[acc_lab].astype(float), minlength=k) if k else \
+        np.zeros(0)
+    estimate = None
+    if acc_lab.any():
+        share = big / max(big.sum(), 1)
+        estimate = float((share * np.divide(e_s, n_s, out=np.zeros(k), where=n_s > 0)).sum())
+    accepted = int(acc_pop.sum())
+    refused = accepted == 0
+    reason = None
+    if refused:
+        reason = "; ".join(notes) + "; every row is escalated" if notes else (
+            "the rule accepts no row of the population; every row is escalated")
+    return replace(rule, accepted=accepted, accepted_share=accepted / pop.size if pop.size
+                   else 0.0, accepted_labelled=int(acc_lab.sum()), errors=int(w[acc_lab].sum()),
+                   error_estimate=estimate, refused=refused, reason=reason)
 
 
 # --------------------------------------------------------------------------- cascade
@@ -542,7 +573,12 @@ def cascade_cells(
     return CascadeCells(counts, codes.astype(np.int64), of_labelled.astype(np.int64))
 
 
-def cascade_pass_rate(cells: CascadeCells, *, confidence: float = 0.95) -> PassRateEstimate:
+def cascade_pass_rate(
+    cells: CascadeCells | StratumCounts,
+    *,
+    confidence: float = 0.95,
+    transferred: Sequence[bool] | None = None,
+) -> PassRateEstimate:
     """The true pass rate of the whole cascade run, from its cells (see the module docstring).
 
     The verdict-stratified estimator over the cells
@@ -550,11 +586,23 @@ def cascade_pass_rate(cells: CascadeCells, *, confidence: float = 0.95) -> PassR
     rows of each cell are a random sample of it, which holds for labels drawn at random, within
     the design strata, or from the escalated rows at random. A cell without labels makes the
     interval a bound over its rows (not identified).
+
+    Args:
+        cells: The run's cells (:func:`cascade_cells`), or their counts.
+        confidence: Two-sided level.
+        transferred: Per cell, whether its labels come from another run (the calibration run
+            of a cascade applied to a new run: its accepted cells' pass shares are transferred,
+            without a finite-population correction); default none.
     """
-    est = stratified_run_pass_rate_from_counts(cells.counts, confidence=confidence)
+    counts = cells.counts if isinstance(cells, CascadeCells) else cells
+    est = stratified_run_pass_rate_from_counts(counts, confidence=confidence,
+                                               transferred=transferred)
     assumption = (
         "every row of the run falls in one cascade cell (accepted by a stage with its verdict, "
         "or escalated, within a stratum of the labels' design); the labelled rows of each cell "
         "are a random sample of it (random, stratified or escalated-queue labels)"
     )
+    if transferred is not None and any(transferred):
+        assumption += ("; the accepted cells' pass shares are those of the calibration run's "
+                       "cells (the new run's rows are drawn like the calibration rows)")
     return replace(est, method="cascade_stratified", assumption=assumption)
