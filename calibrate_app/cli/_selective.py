@@ -17,6 +17,12 @@ from calibrate_app.cli._judges import judge_group
 from calibrate_app.cli._paths import ClientPath
 
 
+def _rules() -> list[str]:
+    from judges.aggregation import AGGREGATION_RULES
+
+    return list(AGGREGATION_RULES)
+
+
 def _signals() -> list[str]:
     from judges.selective import SIGNALS
 
@@ -46,6 +52,10 @@ _P_VALUE = click.option("--p-value", type=LazyChoice(_p_values), default="binomi
                         show_default=True,
                         help="The p-value of each rule: the exact binomial tail, or the "
                         "Hoeffding-Bentkus bound.")
+_AGGREGATION = click.option(
+    "--aggregation", type=LazyChoice(_rules), default=None,
+    help="How repeated / swapped calls combine per item (every stage); default: each judge "
+         "config's aggregation (all_agree for imported verdicts).")
 _OUTPUT = click.option("-o", "--output", default=None, type=ClientPath(dir_okay=False),
                        help="Write id,verdict of the accepted rows (.csv, .jsonl, .parquet).")
 _QUEUE = click.option("--escalate/--no-escalate", default=True, show_default=True,
@@ -105,13 +115,13 @@ def cascade_text(data: dict[str, Any]) -> list[str]:
 def _run_cascade(app: AppContext, dataset: str, judges: tuple[str, ...], alpha: float,
                  delta: float, target: str | None, signals: tuple[str, ...], p_value: str,
                  output: str | None, escalate: bool, as_json: bool,
-                 extra: dict[str, Any]) -> None:
+                 extra: dict[str, Any], aggregation: str | None) -> None:
     from calibrate_app.cli import echo_json
     from judges.selective import cascade_report, write_accepted
     from judges.selective import escalate as record
 
     cascade = cascade_report(app.store, dataset, list(judges), alpha=alpha, delta=delta,
-                             target=target, signals=signals or None,
+                             target=target, signals=signals or None, rule=aggregation,
                              p_value=p_value.replace("-", "_"), **extra)
     data = cascade.to_json()
     if output is not None:
@@ -144,12 +154,14 @@ def _run_cascade(app: AppContext, dataset: str, judges: tuple[str, ...], alpha: 
               help="Another judge whose agreement is a signal (repeatable; a card cannot carry "
                    "this signal into score/gate).")
 @_P_VALUE
+@_AGGREGATION
 @_OUTPUT
 @_QUEUE
 @pass_app_and_json("the rule and what it accepts")
 def judge_select(app: AppContext, dataset: str, judge: str, alpha: float, delta: float,
                  target: str | None, signals: tuple[str, ...], with_judges: tuple[str, ...],
-                 p_value: str, output: str | None, escalate: bool, as_json: bool) -> None:
+                 p_value: str, aggregation: str | None, output: str | None, escalate: bool,
+                 as_json: bool) -> None:
     """Certify when the judge's verdict can be taken, write those rows, escalate the rest.
 
     From the labelled rows and the judge's own signals, Learn then Test chooses the acceptance
@@ -163,7 +175,7 @@ def judge_select(app: AppContext, dataset: str, judge: str, alpha: float, delta:
         raise click.UsageError("the 'judges' signal needs the other judges: --with JUDGE")
     extra = {"with_judges": list(with_judges)}
     _run_cascade(app, dataset, (judge,), alpha, delta, target, signals, p_value, output,
-                 escalate, as_json, extra)
+                 escalate, as_json, extra, aggregation)
 
 
 @judge_group.command("cascade")
@@ -176,6 +188,7 @@ def judge_select(app: AppContext, dataset: str, judge: str, alpha: float, delta:
 @_TARGET
 @_SIGNAL
 @_P_VALUE
+@_AGGREGATION
 @click.option("--prices", "prices_file", type=ClientPath(dir_okay=False), default=None,
               help="Price table YAML/JSON for calls that logged tokens but no cost.")
 @_OUTPUT
@@ -183,8 +196,8 @@ def judge_select(app: AppContext, dataset: str, judge: str, alpha: float, delta:
 @pass_app_and_json("the cascade")
 def judge_cascade(app: AppContext, dataset: str, judges: tuple[str, ...], alpha: float,
                   delta: float, target: str | None, signals: tuple[str, ...], p_value: str,
-                  prices_file: str | None, output: str | None, escalate: bool,
-                  as_json: bool) -> None:
+                  aggregation: str | None, prices_file: str | None, output: str | None,
+                  escalate: bool, as_json: bool) -> None:
     """Judge A, then judge B, then experts: each stage certified with its own rule.
 
     Shows the share each stage settles, the cost per 1,000 rows from the logged tokens and
@@ -195,7 +208,7 @@ def judge_cascade(app: AppContext, dataset: str, judges: tuple[str, ...], alpha:
 
     extra = {"prices": load_prices(prices_file) if prices_file else None}
     _run_cascade(app, dataset, judges, alpha, delta, target, signals, p_value, output,
-                 escalate, as_json, extra)
+                 escalate, as_json, extra, aggregation)
 
 
 def drift_text(data: dict[str, Any]) -> list[str]:
