@@ -39,6 +39,7 @@ from judges.calibration import (
     cascade_cells,
     cascade_pass_rate,
     confidence_score,
+    design_decision,
     evidence_strata,
     interval_json,
     learn_then_test,
@@ -345,8 +346,12 @@ def _rule_id(parts: Mapping[str, Any]) -> str:
 
 
 def _design(report: JudgeReport) -> tuple[bool | None, str]:
-    """``(per_stratum, why)`` from the labels' provenance; ``per_stratum`` None: refused."""
-    decision = report.answer.decision
+    """``(per_stratum, why)`` from the labels' provenance; ``per_stratum`` None: refused.
+
+    The rule is certified on the labelled dataset's own rows, whatever target the report
+    corrects: the same-run design of its evidence.
+    """
+    decision = design_decision(report.evidence, same_run=True)
     if decision.refused or decision.design is None:
         return None, f"the labels' provenance cannot support a rule: {decision.reason}"
     if decision.design == "active":

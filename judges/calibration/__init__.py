@@ -51,6 +51,7 @@ from .answer import (
     TargetRun,
     answer_difference,
     answer_pass_rate,
+    design_decision,
     evidence_strata,
     transferred_error_rates,
 )
@@ -270,6 +271,7 @@ __all__ = [
     "counts_of_strata",
     "counts_to_arrays",
     "coverage_study",
+    "design_decision",
     "error_rates",
     "estimate_pass_rate",
     "evidence_strata",

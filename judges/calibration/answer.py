@@ -91,6 +91,7 @@ __all__ = [
     "TargetRun",
     "answer_difference",
     "answer_pass_rate",
+    "design_decision",
     "evidence_strata",
     "transferred_error_rates",
 ]
@@ -365,19 +366,7 @@ def answer_pass_rate(
     same = target.same_run
     selections = lab.selections()
     present = {k for k, v in selections.items() if v}
-    base = _strata(evidence, same_run=same, split_flips=False)
-    check = None
-    if present - CHECKED_BY_DESIGN:
-        labelled = np.bincount(base.of_labelled[base.of_labelled >= 0], minlength=3)[:3]
-        check = selection_check_from_counts(labelled, base.counts.population)
-    active = lab.selection == _SELECTION_INDEX["active"]
-    has_probabilities = bool(active.any() and np.isfinite(lab.share[active]).all())
-    decision = resolve_design(
-        design, labelled_in_target=same, selections=selections,
-        has_probabilities=has_probabilities, check=check,
-        order_trend_p=None if evidence.order_trend is None else evidence.order_trend.p_value,
-        escalation_recorded=evidence.escalated is not None,
-    )  # fmt: skip
+    decision, check = _decide(evidence, same_run=same, design=design)
     strata = evidence_strata(evidence, same_run=same)
     result = _estimate(evidence, target, decision, strata, conf=conf, seed=seed, n_boot=n_boot)
     corrected = result
@@ -478,6 +467,36 @@ def answer_pass_rate(
         confusion=_confusion(lab), counts=_counts(evidence, target),
         segments=seg_answers, warnings=tuple(dict.fromkeys(warnings)),
     )  # fmt: skip
+
+
+def design_decision(evidence: CalibrationEvidence, *, same_run: bool,
+                    design: str | None = None) -> DesignDecision:
+    """The design the labels' provenance supports (what :func:`answer_pass_rate` decides).
+
+    ``same_run``: whether the estimand is the calibration dataset's own rows.
+    """
+    return _decide(evidence, same_run=same_run, design=design)[0]
+
+
+def _decide(evidence: CalibrationEvidence, *, same_run: bool,
+            design: str | None) -> tuple[DesignDecision, SelectionCheck | None]:
+    lab = evidence.labelled
+    selections = lab.selections()
+    present = {k for k, v in selections.items() if v}
+    check = None
+    if present - CHECKED_BY_DESIGN:
+        base = _strata(evidence, same_run=same_run, split_flips=False)
+        labelled = np.bincount(base.of_labelled[base.of_labelled >= 0], minlength=3)[:3]
+        check = selection_check_from_counts(labelled, base.counts.population)
+    active = lab.selection == _SELECTION_INDEX["active"]
+    has_probabilities = bool(active.any() and np.isfinite(lab.share[active]).all())
+    decision = resolve_design(
+        design, labelled_in_target=same_run, selections=selections,
+        has_probabilities=has_probabilities, check=check,
+        order_trend_p=None if evidence.order_trend is None else evidence.order_trend.p_value,
+        escalation_recorded=evidence.escalated is not None,
+    )  # fmt: skip
+    return decision, check
 
 
 def _estimate(

@@ -1,12 +1,9 @@
 """The judge that abstains, end to end from the CLI: select, cascade, card, score, gate, drift.
 
-One small database per module: dataset ``sel`` (120 rows, every row labelled at random by
-alice) and target ``tgt`` (60 rows, unlabelled). The cheap judge ``cheap`` is imported with
-three repeats per row: on the 80 "easy" rows of ``sel`` its three calls agree (score 4/5) and
-it is wrong on 2 of them; on the 40 "hard" rows only two of three agree (score 3/5) and its
-majority verdict is wrong on every other row. The scripted stand-in (``--model scripted/demo``,
-two repeats in both orders, word overlap) is the second stage: it is right on every row; on
-``tgt`` it ran on the first 54 rows only, so the last 6 go to experts.
+One small database per module (``tests/support/selective_data.py``): the cheap judge's calls
+agree on 80 easy rows (2 wrong) and split on 40 hard ones (half wrong); the scripted stand-in
+is the second stage, right on every row, and ran on the first 54 of the target's 60 rows, so
+the last 6 go to experts.
 """
 
 from __future__ import annotations
@@ -16,79 +13,12 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-
-from calibrate_app.cli import cli
-
-PASS_TEXT = ("Open alpha bravo charlie settings.", ["Open alpha bravo charlie settings delta."])
-FAIL_TEXT = ("Zulu yankee xray whisky.", ["Open alpha bravo charlie settings delta."])
-
-
-def run(db: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
-
-
-def ok(db: Path, *args: str) -> str:
-    result = run(db, *args)
-    assert result.exit_code == 0, result.output
-    return result.output
-
-
-def _human(i: int) -> str:
-    return "pass" if i % 3 else "fail"
-
-
-def _write(path: Path, header: list[str], rows: list[list[object]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
-
-
-def _rows(prefix: str, n: int) -> list[dict[str, object]]:
-    out = []
-    for i in range(n):
-        answer, sources = PASS_TEXT if _human(i) == "pass" else FAIL_TEXT
-        out.append({"id": f"{prefix}{i:03d}", "question": f"How do I set {prefix} option {i}?",
-                    "answer": answer, "sources": sources})
-    return out
-
-
-def _cheap(prefix: str, n: int, easy: int) -> list[list[object]]:
-    flip = {"pass": "fail", "fail": "pass"}
-    rows: list[list[object]] = []
-    for i in range(n):
-        h = _human(i)
-        if i < easy:
-            v = flip[h] if i in (0, 1) else h
-            rows += [[f"{prefix}{i:03d}", v, r] for r in range(3)]
-        else:
-            major = h if i % 2 == 0 else flip[h]
-            rows += [[f"{prefix}{i:03d}", v, r] for r, v in
-                     enumerate([major, major, flip[major]])]
-    return rows
+from selective_data import human, ok, run, write_csv
 
 
 @pytest.fixture(scope="module")
-def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("selective")
-    db = folder / "template.duckdb"
-    (folder / "sel.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _rows("s", 120)))
-    (folder / "tgt.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _rows("t", 60)))
-    ok(db, "import", str(folder / "sel.jsonl"), "--dataset", "sel")
-    ok(db, "import", str(folder / "tgt.jsonl"), "--dataset", "tgt")
-    labels = _write(folder / "labels.csv", ["id", "label"],
-                    [[f"s{i:03d}", _human(i)] for i in range(120)])
-    ok(db, "labels", "import", str(labels), "--dataset", "sel", "--annotator", "alice",
-       "--selection", "random")
-    for name, prefix, n, easy in (("sel", "s", 120, 80), ("tgt", "t", 60, 40)):
-        f = _write(folder / f"cheap-{name}.csv", ["id", "verdict", "repeat"],
-                   _cheap(prefix, n, easy))
-        ok(db, "verdicts", "import", str(f), "--dataset", name, "--judge", "cheap")
-        ok(db, "judge", "run", "faithfulness", "--dataset", name, "--model", "scripted/demo",
-           "--repeats", "2", "--swap", "--limit", str(n if name == "sel" else 54))
-    return db
+def template_db(selective_template: Path) -> Path:
+    return selective_template
 
 
 def _stand_in(db: Path) -> str:
@@ -114,7 +44,7 @@ def test_select_certifies_the_agreeing_rows_writes_them_and_escalates_the_rest(
     with out.open() as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 80 and set(rows[0]) == {"id", "verdict"}
-    assert rows[5] == {"id": "s005", "verdict": _human(5)}
+    assert rows[5] == {"id": "s005", "verdict": human(5)}
     # Every row is labelled: the whole-run estimate is the experts' pass share, exactly.
     p = data["pass_rate"]
     assert p["estimate"] == pytest.approx(80 / 120) and p["low"] == p["high"]
@@ -155,8 +85,8 @@ def test_the_cascade_settles_what_each_stage_can_and_experts_the_rest(db_copy: P
     assert any("none of the 6 escalated rows" in w for w in data["warnings"])
     queue = json.loads(ok(db_copy, "judge", "runs", "--dataset", "tgt", "--json"))
     assert queue  # the target is still judged; the escalation is recorded:
-    experts = _write(db_copy.parent / "experts.csv", ["id", "label"],
-                     [[f"t{i:03d}", _human(i)] for i in range(54, 60)])
+    experts = write_csv(db_copy.parent / "experts.csv", ["id", "label"],
+                     [[f"t{i:03d}", human(i)] for i in range(54, 60)])
     ok(db_copy, "labels", "import", str(experts), "--dataset", "tgt", "--annotator", "expert",
        "--selection", "escalated")
     again = json.loads(ok(db_copy, "judge", "cascade", "--dataset", "sel", "--judge", "cheap",
