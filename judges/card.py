@@ -227,9 +227,11 @@ class CardSelection(_Model):
     signals: list[str]
     thresholds: dict[str, float | None]
     """Stratum name -> threshold (``all rows`` for a pooled rule; ``None``: accept nothing)."""
+    strata: list[str] = Field(default_factory=list)
+    """The strata's names in the order ``strata_table`` indexes them (empty: pooled)."""
     strata_table: list[list[list[int]]] | None = None
-    """The stratum of a row by (judge outcome, flipped, escalated), indexes into
-    ``thresholds`` (``None`` for a pooled rule); new rows are never escalated."""
+    """The stratum of a row by (judge outcome, flipped, escalated), an index into ``strata``
+    (``None`` for a pooled rule); new rows are never escalated."""
     level: float
     guarantee: str
     design: str

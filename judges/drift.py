@@ -185,10 +185,10 @@ def drift_check(
             raise VerdictsFileError(
                 "none of these rows is an anchor row of the card (its labelled calibration "
                 f"rows of {card.calibration.dataset!r}): re-score those rows", path=anchor.path)
-        changed = items["verdict"].astype(str).to_numpy()[known] != np.array(
-            [recorded[h] for h in hashes[known]], dtype=object)
-        options.update(anchor_changed=changed, tolerance=card.anchor.tolerance
-                       if tolerance is None else tolerance)
+        options.update(
+            anchor_recorded=np.array([recorded[h] for h in hashes[known]], dtype=object),
+            anchor_rescored=items["verdict"].astype(str).to_numpy(dtype=object)[known],
+            tolerance=card.anchor.tolerance if tolerance is None else tolerance)
         if counts["anchor_unknown"]:
             warnings.append(f"{counts['anchor_unknown']} rows of the anchor file are not anchor "
                             "rows of the card: left out")

@@ -5,9 +5,11 @@ a confidence score per row (:func:`call_signals`: agreement across repeats and s
 the verdict probability of a claim-split judge's ``p_yes``, optionally other judges' agreement),
 and certifies an acceptance rule with :func:`judges.calibration.learn_then_test`: the error
 rate among the verdicts it accepts is at most ``alpha`` with probability at least
-``1 - delta``. The labels' provenance decides the test (the one design resolution of
-:func:`judges.calibration.answer_pass_rate`): a random sample uses the pooled exact test,
-labels drawn within judge-verdict strata the per-stratum test, active labels are refused.
+``1 - delta``, with a threshold per judge verdict (its passes and fails are not equally
+reliable). The labels' provenance decides the strata (the one design resolution of
+:func:`judges.calibration.answer_pass_rate`): random labels the stage judge's verdicts (or one
+threshold for every row, the pooled test, on request), labels drawn within strata those
+strata; active labels are refused.
 
 :func:`cascade_report` chains stages (judge A, judge B, ...; then experts): each stage's rule
 is certified on the labelled rows that reach it, the rows every stage abstains on are
@@ -345,11 +347,15 @@ def _rule_id(parts: Mapping[str, Any]) -> str:
                                  digest_size=6).hexdigest()
 
 
-def _design(report: JudgeReport) -> tuple[bool | None, str]:
-    """``(per_stratum, why)`` from the labels' provenance; ``per_stratum`` None: refused.
+def _design(report: JudgeReport, *, one_threshold: bool = False) -> tuple[str | None, str]:
+    """``(mode, why)`` from the labels' provenance; ``mode`` None: refused.
 
     The rule is certified on the labelled dataset's own rows, whatever target the report
-    corrects: the same-run design of its evidence.
+    corrects: the same-run design of its evidence. Modes: ``verdict`` (random labels: a
+    threshold per verdict of the stage's judge; a judge's passes and fails are not equally
+    reliable), ``design`` (labels drawn within strata: a threshold per stratum of the labels'
+    design, crossed with the stage judge's verdict from the second stage on), ``pooled``
+    (``one_threshold``: one threshold for every row, the pooled test; random labels only).
     """
     decision = design_decision(report.evidence, same_run=True)
     if decision.refused or decision.design is None:
@@ -359,10 +365,32 @@ def _design(report: JudgeReport) -> tuple[bool | None, str]:
             "the labels were drawn by the active queue, with unequal chances within each "
             "judge-verdict stratum: the exact test of the error among accepted verdicts needs "
             "equal chances within a stratum; label some rows in random or stratified order")
-    if decision.design == "same_run_random":
-        return False, "the labelled rows are a random sample of the dataset: pooled exact test"
-    return True, (f"{decision.reason}; each stratum of the labels' design gets its own "
-                  "threshold (delta split over the strata)")
+    random = decision.design == "same_run_random"
+    if one_threshold and not random:
+        return None, (f"one threshold for every row needs labels that are a random sample of "
+                      f"the dataset, and these are not ({decision.reason})")
+    if one_threshold:
+        return "pooled", ("the labelled rows are a random sample of the dataset: one "
+                          "threshold, the pooled exact test")
+    if random:
+        return "verdict", ("the labelled rows are a random sample of the dataset: a threshold "
+                           "per verdict of each stage's judge (delta split over them)")
+    return "design", (f"{decision.reason}; a threshold per stratum of the labels' design "
+                      "(crossed with each later stage's verdict; delta split over them)")
+
+
+def _stage_strata(mode: str, k: int, judge: str, outcome: npt.NDArray[np.int8],
+                  base: npt.NDArray[np.int64],
+                  base_names: tuple[str, ...]) -> tuple[npt.NDArray[np.int64], tuple[str, ...]]:
+    """Per row, the stratum stage ``k``'s thresholds are per; and the strata's names."""
+    if mode == "pooled" or k == 0:
+        return base, base_names
+    own = np.select([outcome == OUTCOME_PASS, outcome == OUTCOME_FAIL], [0, 1], 2)
+    words = (f"{judge} pass", f"{judge} fail", f"{judge} not judged")
+    if mode == "verdict":
+        return own.astype(np.int64), words
+    return (base * 3 + own).astype(np.int64), tuple(
+        f"{b}, {w}" for b in base_names for w in words)
 
 
 def cascade_report(
@@ -381,6 +409,7 @@ def cascade_report(
     prices: Mapping[str, Price] | None = None,
     confidence: float = 0.95,
     report: JudgeReport | None = None,
+    one_threshold: bool = False,
 ) -> CascadeReport:
     """Certify each stage's acceptance rule on ``dataset``'s labels and apply them to ``target``.
 
@@ -401,6 +430,8 @@ def cascade_report(
         prices: Price table for calls that logged tokens but no cost.
         confidence: Level of the whole-run interval.
         report: The first judge's calibration report on ``dataset``, when already made.
+        one_threshold: One threshold for every row of a stage (the pooled test; labels must be
+            a random sample) instead of one per judge-verdict stratum.
 
     Returns:
         The :class:`CascadeReport`.
@@ -418,7 +449,7 @@ def cascade_report(
     warnings: list[str] = []
     ids = store.item_groups(dataset)["item_id"]
     t_ids = ids if same else store.item_groups(target_name)["item_id"]
-    per_stratum, why = _design(first)
+    mode, why = _design(first, one_threshold=one_threshold)
     ev = first.evidence
     strata = evidence_strata(ev, same_run=True)
     lab = ev.labelled
@@ -453,7 +484,8 @@ def cascade_report(
     verdict_tgt = np.full(len(t_ids), -1, dtype=np.int64)
     stages: list[Stage] = []
     parts: dict[str, Any] = {"dataset": dataset, "target": target_name, "criterion": crit,
-                             "alpha": alpha, "delta": delta, "p_value": p_value, "stages": []}
+                             "alpha": alpha, "delta": delta, "p_value": p_value, "stages": [],
+                             "one_threshold": one_threshold}
     for k, (ref, c, t) in enumerate(zip(refs, cal, tgt, strict=True)):
         used = tuple(signals) if signals else available_signals(
             c.signals, with_judges=bool(with_judges) and k == 0)
@@ -461,7 +493,11 @@ def cascade_report(
         score_cal = scores_of(c.signals, used, **extra)
         score_tgt = score_cal if same else scores_of(
             t.signals, used, **({"others": others} if extra else {}))
-        if per_stratum is None:
+        codes, names = _stage_strata(mode or "pooled", k, ref.name, c.outcome, base,
+                                     strata.counts.names)
+        t_codes = codes if same else _stage_strata(mode or "pooled", k, ref.name, t.outcome,
+                                                   t_base, strata.counts.names)[0]
+        if mode is None:
             rule_k = _refused_rule(alpha, delta, p_value, len(ids), why)
         else:
             at = lab_at[decided]
@@ -469,15 +505,14 @@ def cascade_report(
             use = reaching_cal[at] & judged
             wrong = (c.outcome[at] == OUTCOME_PASS) != (lab.human[decided] == 1)
             pop = np.where(reaching_cal, score_cal, np.nan)
+            per = mode != "pooled"
             rule_k = learn_then_test(
                 score_cal[at][use], wrong[use], population_score=pop, alpha=alpha,
-                delta=delta, p_value=p_value,
-                strata=strata.of_labelled[decided][use] if per_stratum else None,
-                population_strata=base if per_stratum else None,
-                strata_names=strata.counts.names,
+                delta=delta, p_value=p_value, strata=codes[at][use] if per else None,
+                population_strata=codes if per else None, strata_names=names,
             )  # fmt: skip
-        take_cal = reaching_cal & rule_k.accepts(score_cal, base)
-        take_tgt = reaching_tgt & rule_k.accepts(score_tgt, t_base)
+        take_cal = reaching_cal & rule_k.accepts(score_cal, codes)
+        take_tgt = reaching_tgt & rule_k.accepts(score_tgt, t_codes)
         for take, stage_of, verdict_of, judged_k in ((take_cal, stage_cal, verdict_cal, c),
                                                      (take_tgt, stage_tgt, verdict_tgt, t)):
             stage_of[take] = k
@@ -496,7 +531,7 @@ def cascade_report(
                           verdict_tgt, t_base, same=same, stage_names=[s.judge for s in stages],
                           stratum_names=strata.counts.names, store=store, target=target_name,
                           criterion=crit, rule_id=_rule_id(parts), t_ids=t_ids,
-                          confidence=confidence, refused=why if per_stratum is None else None)
+                          confidence=confidence, refused=why if mode is None else None)
     if first.stand_in or any(s.stand_in for s in stages):
         warnings.insert(0, "STAND-IN: a stage's verdicts come from a scripted stand-in, not a "
                            "model; these numbers test the plumbing, never a judge")
@@ -635,7 +670,7 @@ def card_selection(store: LabelStore, report: JudgeReport, *, alpha: float,
     table = evidence_strata(report.evidence, same_run=True).table
     return CardSelection(
         rule_id=cascade.rule_id, alpha=r.alpha, delta=r.delta, p_value=r.p_value,
-        signals=list(stage.signals), thresholds=_thresholds_json(r),
+        signals=list(stage.signals), thresholds=_thresholds_json(r), strata=list(r.strata),
         strata_table=table.tolist() if r.per_stratum else None, level=r.level,
         guarantee=r.guarantee, design=cascade.design, rows=r.rows, accepted=r.accepted,
         accepted_share=r.accepted_share, labelled=r.labelled,
@@ -684,8 +719,9 @@ def apply_selection(selection: CardSelection, calls: pd.DataFrame,
         return {**head, "applied": False, "reason": why, "accepted": None, "escalated": None,
                 "accepted_share": None, "accepted_pass_rate": None, "accepted_ids": []}
     score = scores_of(signals, selection.signals)
-    names = list(selection.thresholds)
-    values = [selection.thresholds[n] for n in names]
+    # By the strata's order, not the mapping's: a card file's keys are sorted.
+    names = list(selection.strata) if selection.strata else list(selection.thresholds)
+    values = [selection.thresholds.get(n) for n in names]
     if selection.strata_table is None:
         strata = np.zeros(len(items), dtype=np.int64)
     else:

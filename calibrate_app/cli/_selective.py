@@ -56,6 +56,11 @@ _AGGREGATION = click.option(
     "--aggregation", type=LazyChoice(_rules), default=None,
     help="How repeated / swapped calls combine per item (every stage); default: each judge "
          "config's aggregation (all_agree for imported verdicts).")
+_ONE = click.option(
+    "--one-threshold", is_flag=True,
+    help="One threshold for every row (the pooled test; the labels must be a random sample) "
+         "instead of one per judge verdict (the default: a judge's passes and fails are not "
+         "equally reliable).")
 _OUTPUT = click.option("-o", "--output", default=None, type=ClientPath(dir_okay=False),
                        help="Write id,verdict of the accepted rows (.csv, .jsonl, .parquet).")
 _QUEUE = click.option("--escalate/--no-escalate", default=True, show_default=True,
@@ -115,14 +120,14 @@ def cascade_text(data: dict[str, Any]) -> list[str]:
 def _run_cascade(app: AppContext, dataset: str, judges: tuple[str, ...], alpha: float,
                  delta: float, target: str | None, signals: tuple[str, ...], p_value: str,
                  output: str | None, escalate: bool, as_json: bool,
-                 extra: dict[str, Any], aggregation: str | None) -> None:
+                 extra: dict[str, Any], aggregation: str | None, one: bool) -> None:
     from calibrate_app.cli import echo_json
     from judges.selective import cascade_report, write_accepted
     from judges.selective import escalate as record
 
     cascade = cascade_report(app.store, dataset, list(judges), alpha=alpha, delta=delta,
                              target=target, signals=signals or None, rule=aggregation,
-                             p_value=p_value.replace("-", "_"), **extra)
+                             p_value=p_value.replace("-", "_"), one_threshold=one, **extra)
     data = cascade.to_json()
     if output is not None:
         data["accepted_file"] = str(write_accepted(cascade, output))
@@ -155,19 +160,20 @@ def _run_cascade(app: AppContext, dataset: str, judges: tuple[str, ...], alpha: 
                    "this signal into score/gate).")
 @_P_VALUE
 @_AGGREGATION
+@_ONE
 @_OUTPUT
 @_QUEUE
 @pass_app_and_json("the rule and what it accepts")
 def judge_select(app: AppContext, dataset: str, judge: str, alpha: float, delta: float,
                  target: str | None, signals: tuple[str, ...], with_judges: tuple[str, ...],
-                 p_value: str, aggregation: str | None, output: str | None, escalate: bool,
-                 as_json: bool) -> None:
+                 p_value: str, aggregation: str | None, one_threshold: bool,
+                 output: str | None, escalate: bool, as_json: bool) -> None:
     """Certify when the judge's verdict can be taken, write those rows, escalate the rest.
 
     From the labelled rows and the judge's own signals, Learn then Test chooses the acceptance
     rule whose error rate among accepted verdicts is at most --alpha with probability at least
-    1 - --delta (fixed-sequence testing, exact binomial p-values; labels drawn by verdict get
-    a threshold per stratum). The rest go to the Label queue's escalated order.
+    1 - --delta (fixed-sequence testing, exact binomial p-values, a threshold per judge
+    verdict with delta split over them). The rest go to the Label queue's escalated order.
     """
     if with_judges and signals and "judges" not in signals:
         raise click.UsageError("--with gives the 'judges' signal: add --signal judges")
@@ -175,7 +181,7 @@ def judge_select(app: AppContext, dataset: str, judge: str, alpha: float, delta:
         raise click.UsageError("the 'judges' signal needs the other judges: --with JUDGE")
     extra = {"with_judges": list(with_judges)}
     _run_cascade(app, dataset, (judge,), alpha, delta, target, signals, p_value, output,
-                 escalate, as_json, extra, aggregation)
+                 escalate, as_json, extra, aggregation, one_threshold)
 
 
 @judge_group.command("cascade")
@@ -189,6 +195,7 @@ def judge_select(app: AppContext, dataset: str, judge: str, alpha: float, delta:
 @_SIGNAL
 @_P_VALUE
 @_AGGREGATION
+@_ONE
 @click.option("--prices", "prices_file", type=ClientPath(dir_okay=False), default=None,
               help="Price table YAML/JSON for calls that logged tokens but no cost.")
 @_OUTPUT
@@ -196,8 +203,8 @@ def judge_select(app: AppContext, dataset: str, judge: str, alpha: float, delta:
 @pass_app_and_json("the cascade")
 def judge_cascade(app: AppContext, dataset: str, judges: tuple[str, ...], alpha: float,
                   delta: float, target: str | None, signals: tuple[str, ...], p_value: str,
-                  aggregation: str | None, prices_file: str | None, output: str | None,
-                  escalate: bool, as_json: bool) -> None:
+                  aggregation: str | None, one_threshold: bool, prices_file: str | None,
+                  output: str | None, escalate: bool, as_json: bool) -> None:
     """Judge A, then judge B, then experts: each stage certified with its own rule.
 
     Shows the share each stage settles, the cost per 1,000 rows from the logged tokens and
@@ -208,7 +215,7 @@ def judge_cascade(app: AppContext, dataset: str, judges: tuple[str, ...], alpha:
 
     extra = {"prices": load_prices(prices_file) if prices_file else None}
     _run_cascade(app, dataset, judges, alpha, delta, target, signals, p_value, output,
-                 escalate, as_json, extra, aggregation)
+                 escalate, as_json, extra, aggregation, one_threshold)
 
 
 def drift_text(data: dict[str, Any]) -> list[str]:

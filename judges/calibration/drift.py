@@ -14,9 +14,12 @@ supermartingale under the null, so by Ville's inequality ``P(sup_t K_t >= 1/a) <
 test may be looked at after every row and stopped whenever, and its false-alarm rate stays at
 most ``a`` (a rolling z-test looked at repeatedly does not). :func:`drift_test` runs
 
-* **judge drift** — the anchor rows: ``X = 1`` when a re-scored row's verdict differs from the
-  card's; null ``E[X] <= tolerance`` (the share of rows whose calls disagreed at calibration,
-  which may re-score differently without any drift);
+* **judge drift** — the anchor rows: under an unchanged judge a re-scored verdict and the
+  recorded one are two draws of the same judge on the same row, so among the rows whose verdict
+  changed, fail -> pass and pass -> fail are equally likely (exact, whatever the judge's own
+  noise): a lenient or stricter judge breaks that symmetry. Beside it, ``X = 1`` when a
+  re-scored row's verdict differs from the card's, null ``E[X] <= tolerance`` (the share of
+  rows whose calls disagreed at calibration), for a change with no direction;
 * **system drift** — the judge's pass rate on the new rows against the reference (the card's
   calibration rows, or a baseline run): two one-sided e-processes against the reference's
   confidence interval, so the reference's own sampling error is accounted for;
@@ -25,9 +28,11 @@ most ``a`` (a rolling z-test looked at repeatedly does not). :func:`drift_test` 
   the card's lower confidence bounds;
 
 with the level ``alpha`` split over the tests present (Bonferroni), so the chance of any false
-alarm is at most ``alpha`` at any stopping time. The anchor test decides the attribution: judge
-drift when it rejects; otherwise a rejection of the others is system drift; without anchors
-a rejection is drift of one of the two, undetermined.
+alarm is at most ``alpha`` at any stopping time. The anchor tests decide the attribution:
+judge drift when one rejects. Otherwise a moved pass rate is system drift only when it moved
+further than the anchor rows allow the judge's own pass rate to have moved (their paired
+change's 95 % bound), and undetermined when not, or without anchors; failed error rates with
+the anchors holding are system drift (new answers the judge handles worse).
 
 References:
     Waudby-Smith, I. & Ramdas, A. (2024). Estimating means of bounded random variables by
@@ -168,13 +173,16 @@ class DriftResult(_ToDict):
 
     Attributes:
         which: ``none``, ``judge`` (the anchor rows are re-scored differently), ``system`` (the
-            judge holds on the anchor rows, and its verdicts on new rows moved or its error
-            rates on them failed), or ``undetermined`` (something moved; no anchor rows).
+            judge holds on the anchor rows, and its verdicts on new rows moved further than a
+            judge change the anchors allow, or its error rates on them failed), or
+            ``undetermined`` (something moved; no anchor rows, or too few to rule the judge out).
         drifted: Whether anything drifted.
         sentence: What happened, in plain words.
         alpha: The overall false-alarm level (split over the tests).
         tests: Every e-process.
-        reference: The reference pass rate's interval (``low``, ``high``, ``n``).
+        reference: The reference pass rate's interval (``low``, ``high``, ``n``, ``estimate``).
+        judge_shift: The judge's pass-rate change on the anchor rows (``estimate`` and the 95 %
+            ``bound`` on its size), when anchors were re-scored.
     """
 
     which: Which
@@ -183,12 +191,22 @@ class DriftResult(_ToDict):
     alpha: float
     tests: tuple[EProcess, ...]
     reference: dict[str, float | int | None]
+    judge_shift: dict[str, float | int | None] = field(default_factory=dict)
+
+
+def _codes(values: npt.ArrayLike) -> npt.NDArray[np.int8]:
+    """Verdict codes (1 pass, 0 fail, -1 neither) of codes or words."""
+    v = np.asarray(values)
+    if v.dtype.kind in "USO":
+        return np.select([v == "pass", v == "fail"], [1, 0], -1).astype(np.int8)
+    return v.astype(np.int8)
 
 
 def drift_test(
     *,
     alpha: float = 0.05,
-    anchor_changed: npt.ArrayLike | None = None,
+    anchor_recorded: npt.ArrayLike | None = None,
+    anchor_rescored: npt.ArrayLike | None = None,
     tolerance: float = 0.02,
     new_pass: npt.ArrayLike | None = None,
     reference: tuple[int, int] | None = None,
@@ -199,10 +217,19 @@ def drift_test(
 ) -> DriftResult:
     """Test a card's judge and system for drift (see the module docstring).
 
+    The anchor rows get two tests, sharing their part of ``alpha``: **direction** (under an
+    unchanged judge, a re-scored verdict and the recorded one are two draws of the same
+    judge on the same row, so among the rows that changed, fail -> pass is as likely as
+    pass -> fail: exact, whatever the judge's noise; a lenient or stricter new judge breaks
+    it), and **magnitude** (more rows changed than ``tolerance``, for a change with no
+    direction).
+
     Args:
         alpha: The chance of a false alarm at any stopping time, over every test.
-        anchor_changed: Per re-scored anchor row, whether its verdict differs from the card's.
-        tolerance: The share of anchor rows that may differ without drift.
+        anchor_recorded: Per re-scored anchor row, the card's verdict (1 pass, 0 fail, -1
+            neither; or the words).
+        anchor_rescored: The verdict it was re-scored with, in the order the rows are tested.
+        tolerance: The share of anchor rows that may differ without drift (magnitude test).
         new_pass: Per new row the judge judged, whether it passed it.
         reference: ``(passes, judged)`` of the reference run (the card's calibration rows, or a
             baseline).
@@ -221,7 +248,9 @@ def drift_test(
     """
     if not 0.0 < alpha < 1.0:
         raise CalibrationInputError(f"alpha must be in (0, 1), got {alpha}")
-    families = [anchor_changed is not None, new_pass is not None,
+    if (anchor_recorded is None) != (anchor_rescored is None):
+        raise CalibrationInputError("anchor_recorded and anchor_rescored go together")
+    families = [anchor_recorded is not None, new_pass is not None,
                 human_pass_judged_pass is not None, human_fail_judged_fail is not None]
     if not any(families):
         raise CalibrationInputError("nothing to test: give anchor rows, new verdicts or labels")
@@ -230,28 +259,52 @@ def drift_test(
     share = alpha / sum(families)
     tests: list[EProcess] = []
     judge_drift = None
-    ref_json: dict[str, float | int | None] = {"low": None, "high": None, "n": None}
-    if anchor_changed is not None:
-        a = betting_e_process(np.asarray(anchor_changed, dtype=float), null=tolerance,
-                              level=share, name="anchor rows re-scored differently")
-        tests.append(a)
-        judge_drift = a.rejected
-    moved: list[EProcess] = []
+    shift: dict[str, float | int | None] = {}
+    ref_json: dict[str, float | int | None] = {"low": None, "high": None, "n": None,
+                                               "estimate": None}
+    changed_share = None
+    if anchor_recorded is not None and anchor_rescored is not None:
+        before, after = _codes(anchor_recorded), _codes(anchor_rescored)
+        if before.shape != after.shape:
+            raise CalibrationInputError("anchor_recorded and anchor_rescored need one entry per "
+                                        "row")
+        changed = before != after
+        moved = (before >= 0) & (after >= 0) & changed
+        up = (after[moved] == 1).astype(float)  # fail -> pass among the rows that moved
+        tests += [
+            betting_e_process(changed.astype(float), null=tolerance, level=share / 2,
+                              name="anchor rows re-scored differently"),
+            betting_e_process(up, null=0.5, alternative="greater", level=share / 4,
+                              name="anchor rows moved fail -> pass more than back"),
+            betting_e_process(up, null=0.5, alternative="less", level=share / 4,
+                              name="anchor rows moved pass -> fail more than back"),
+        ]
+        judge_drift = any(t.rejected for t in tests)
+        changed_share = float(changed.mean()) if changed.size else 0.0
+        both = (before >= 0) & (after >= 0)
+        n = int(both.sum())
+        b, c = int(((before == 0) & (after == 1)).sum()), int(((before == 1) & (after == 0)).sum())
+        d = (b - c) / n if n else 0.0
+        se = math.sqrt(max(b + c - (b - c) ** 2 / n, 0.0)) / n if n else 0.0
+        # At least one discordant pair's worth: no change seen is not no change possible.
+        bound = abs(d) + float(norm.isf(0.025)) * max(se, 1.0 / n if n else 1.0)
+        shift = {"estimate": d, "bound": bound, "n": n, "fail_to_pass": b, "pass_to_fail": c}
+    moved_tests: list[EProcess] = []
     if new_pass is not None and reference is not None:
-        k, n = reference
+        k, n_ref = reference
         third = share / 3.0  # the reference interval and the two directions share the budget
-        ref = wilson_interval(int(k), int(n), confidence=1.0 - 2.0 * third)
+        ref = wilson_interval(int(k), int(n_ref), confidence=1.0 - 2.0 * third)
         low = 0.0 if ref.low is None else float(ref.low)
         high = 1.0 if ref.high is None else float(ref.high)
-        ref_json = {"low": low, "high": high, "n": int(n),
+        ref_json = {"low": low, "high": high, "n": int(n_ref),
                     "estimate": None if ref.estimate is None else float(ref.estimate)}
         x = np.asarray(new_pass, dtype=float)
-        up = betting_e_process(x, null=high, alternative="greater", level=third,
-                               name="judge pass rate on new rows above the reference")
-        down = betting_e_process(x, null=low, alternative="less", level=third,
-                                 name="judge pass rate on new rows below the reference")
-        tests += [up, down]
-        moved += [t for t in (up, down) if t.rejected]
+        up_t = betting_e_process(x, null=high, alternative="greater", level=third,
+                                 name="judge pass rate on new rows above the reference")
+        down_t = betting_e_process(x, null=low, alternative="less", level=third,
+                                   name="judge pass rate on new rows below the reference")
+        tests += [up_t, down_t]
+        moved_tests += [t for t in (up_t, down_t) if t.rejected]
     for rows, rate, what in ((human_pass_judged_pass, sensitivity, "sensitivity"),
                              (human_fail_judged_fail, specificity, "specificity")):
         if rows is None:
@@ -264,51 +317,69 @@ def drift_test(
                               level=half, name=f"{what} on new labelled rows below the card's")
         tests.append(t)
         if t.rejected:
-            moved.append(t)
-    which: Which
-    if judge_drift:
-        which = "judge"
-        a = tests[0]
-        sentence = (
-            f"The judge drifted: {a.mean:.0%} of the {a.n} anchor rows were re-scored "
-            f"differently from the card (more than the {tolerance:.0%} its own noise allows; "
-            f"e-value {a.e_max:.3g} >= {1 / a.level:.3g}, at row {a.crossed_at}). The card no "
-            "longer describes this judge: recalibrate it before trusting its corrected pass "
-            "rates; a change in its verdicts on new rows cannot be told from a change in the "
-            "system until then."
-        )
-    elif moved:
-        which = "system" if judge_drift is not None else "undetermined"
-        what = "; ".join(_moved_text(t, ref_json) for t in moved)
-        if which == "system":
-            a = tests[0]
-            sentence = (f"The system drifted, not the judge: the judge re-scores the anchor "
-                        f"rows as the card recorded ({a.mean:.0%} of {a.n} differ, within its "
-                        f"{tolerance:.0%} tolerance), and {what}.")
-        else:
-            sentence = (f"Something drifted: {what}. Without re-scored anchor rows it cannot be "
-                        "told whether the judge or the system changed: re-score the card's "
-                        "anchor rows with the judge and pass them with --anchor.")
-    else:
-        which = "none"
-        parts = []
-        if judge_drift is not None:
-            a = tests[0]
-            parts.append(f"the anchor rows re-score as the card recorded ({a.mean:.0%} of "
-                         f"{a.n} differ, within the {tolerance:.0%} tolerance)")
-        stream = [t for t in tests if t.name.startswith("judge pass rate")]
-        if stream and stream[0].mean is not None:
-            parts.append(f"the judge passes {stream[0].mean:.1%} of {stream[0].n} new rows, "
-                         f"within the reference's [{ref_json['low']:.1%}, "
-                         f"{ref_json['high']:.1%}]")
-        for t in tests:
-            if t.name.startswith(("sensitivity", "specificity")):
-                parts.append(f"its {t.name.split(' ')[0]} on {t.n} new labelled rows "
-                             f"({'-' if t.mean is None else f'{t.mean:.1%}'}) is not shown "
-                             "below the card's")
-        sentence = "No drift: " + "; ".join(parts) + "."
+            moved_tests.append(t)
+    which, sentence = _attribute(judge_drift, moved_tests, tests, changed_share, tolerance,
+                                 shift, ref_json)
     return DriftResult(which=which, drifted=which != "none", sentence=sentence, alpha=alpha,
-                       tests=tuple(tests), reference=ref_json)
+                       tests=tuple(tests), reference=ref_json, judge_shift=shift)
+
+
+def _attribute(judge_drift: bool | None, moved: list[EProcess], tests: list[EProcess],
+               changed_share: float | None, tolerance: float,
+               shift: dict[str, float | int | None],
+               ref: dict[str, float | int | None]) -> tuple[Which, str]:
+    """Who drifted, and the sentence that says so."""
+    anchors = [t for t in tests if t.name.startswith("anchor")]
+    n_anchor = anchors[0].n if anchors else 0
+    if judge_drift:
+        fired = [t for t in anchors if t.rejected]
+        t = min(fired, key=lambda e: e.crossed_at or 10**9)
+        how = (f"{shift['fail_to_pass']} rows moved fail -> pass and {shift['pass_to_fail']} "
+               "pass -> fail" if "moved" in t.name else
+               f"{changed_share:.0%} of them changed, more than the {tolerance:.0%} its own "
+               "noise allows")
+        return "judge", (
+            f"The judge drifted: the {n_anchor} anchor rows re-scored by it differ from the "
+            f"card ({how}; e-value {t.e_max:.3g} >= {1 / t.level:.3g}, at row {t.crossed_at}). "
+            "The card no longer describes this judge: recalibrate it before trusting its "
+            "corrected pass rates; a change in its verdicts on new rows cannot be told from a "
+            "change in the system until then.")
+    if moved:
+        what = "; ".join(_moved_text(t, ref) for t in moved)
+        if judge_drift is None:
+            return "undetermined", (
+                f"Something drifted: {what}. Without re-scored anchor rows it cannot be told "
+                "whether the judge or the system changed: re-score the card's anchor rows with "
+                "the judge and pass them with --anchor.")
+        stream = [t for t in moved if t.name.startswith("judge pass rate")]
+        seen = None if not stream or stream[0].mean is None or ref["estimate"] is None else \
+            abs(float(stream[0].mean) - float(ref["estimate"]))
+        bound = float(shift.get("bound") or 0.0)
+        if seen is not None and seen <= bound:
+            return "undetermined", (
+                f"Something drifted: {what}. The anchor rows show no judge change, but they "
+                f"cannot rule out one as large as this ({n_anchor} rows bound the judge's own "
+                f"pass-rate change by {bound:.1%}, the new rows moved {seen:.1%}): re-score more "
+                "anchor rows to tell the judge from the system.")
+        return "system", (
+            f"The system drifted, not the judge: the judge re-scores the anchor rows as the card "
+            f"recorded ({changed_share:.0%} of {n_anchor} differ, with no direction; its own "
+            f"pass-rate change there is at most {bound:.1%}), and {what}.")
+    parts = []
+    if judge_drift is not None:
+        parts.append(f"the anchor rows re-score as the card recorded ({changed_share:.0%} of "
+                     f"{n_anchor} differ, within the {tolerance:.0%} tolerance and with no "
+                     "direction)")
+    stream = [t for t in tests if t.name.startswith("judge pass rate")]
+    if stream and stream[0].mean is not None:
+        parts.append(f"the judge passes {stream[0].mean:.1%} of {stream[0].n} new rows, within "
+                     f"the reference's [{ref['low']:.1%}, {ref['high']:.1%}]")
+    for t in tests:
+        if t.name.startswith(("sensitivity", "specificity")):
+            parts.append(f"its {t.name.split(' ')[0]} on {t.n} new labelled rows "
+                         f"({'-' if t.mean is None else f'{t.mean:.1%}'}) is not shown below "
+                         "the card's")
+    return "none", "No drift: " + "; ".join(parts) + "."
 
 
 def _moved_text(t: EProcess, ref: dict[str, float | int | None]) -> str:
@@ -317,7 +388,7 @@ def _moved_text(t: EProcess, ref: dict[str, float | int | None]) -> str:
         side = "above" if t.alternative == "greater" else "below"
         bound = ref["high"] if t.alternative == "greater" else ref["low"]
         return (f"the judge passes {mean} of {t.n} new rows, {side} the reference "
-                f"({bound:.1%} bound; e-value {t.e_max:.3g} at row {t.crossed_at})")
+                f"({float(bound or 0.0):.1%} bound; e-value {t.e_max:.3g} at row {t.crossed_at})")
     what = t.name.split(" ")[0]
     return (f"its {what} on {t.n} new labelled rows ({mean}) is below the card's lower bound "
             f"{t.null:.1%} (e-value {t.e_max:.3g} at row {t.crossed_at})")

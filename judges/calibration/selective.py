@@ -25,18 +25,20 @@ finite-sample, by **Learn then Test** (Angelopoulos, Bates, Candes, Jordan & Lei
    alpha)^n > delta``) are dropped from the front of the sequence: that depends on the labelled
    rows' scores, not on their labels, so the test stays valid.
 
-**How the labels were drawn matters**: the error among accepted verdicts is a population
-quantity. Labels that are a random sample of the run use one threshold and the pooled test
-above. Labels drawn within judge-verdict strata in unequal proportions (the stratified,
-flips-first and escalated queue orders) get **a threshold per stratum**, each from its own
-fixed sequence on the stratum's labelled rows at level ``delta / S`` (``S`` strata with scored
-rows; Bonferroni): with probability at least ``1 - delta`` every stratum's accepted verdicts
-have error at most ``alpha``, hence all of them, whatever the strata's population weights (and
-the guarantee survives a change of the verdict mix). A stratum whose labels cannot certify
-anything accepts nothing there. The strata are those of the one estimation path
-(:func:`~judges.calibration.evidence_strata`); their population weights give the reported
-error estimate. Labels drawn by the active queue (unequal probabilities within a stratum) are
-refused.
+**A threshold per stratum.** A judge's passes and fails are not equally reliable (its error
+among the verdicts it passes is one minus its positive predictive value, among those it fails
+one minus the negative one), so a rule gets one threshold per stratum: each from its own fixed
+sequence on the stratum's labelled rows at level ``delta / S`` (``S`` strata with scored rows;
+Bonferroni). With probability at least ``1 - delta`` every stratum's accepted verdicts have
+error at most ``alpha``, hence all of them, whatever the strata's population weights (so the
+guarantee survives a change of the verdict mix); a stratum whose labels cannot certify anything
+accepts nothing there. The strata are those of the labels' design (the one estimation path's
+:func:`~judges.calibration.evidence_strata`: judge pass, judge fail, not judged, split further
+for flips-first or escalated labels): labels drawn within them in unequal proportions are
+still random within each, so the test is valid for random, stratified, flips-first and
+escalated labels alike. Labels that are a random sample may instead use **one threshold** and
+the pooled test above (``strata=None``). Labels drawn by the active queue (unequal chances
+within a stratum) are refused by the callers.
 
 :func:`cascade_pass_rate` is the whole-run pass rate of a cascade (judge A, then judge B, then
 experts on what both abstained on): every row falls in one cascade stratum (accepted by a

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from scipy.stats import binom
 from selective_data import human, ok, run, write_csv
 
 
@@ -29,10 +30,20 @@ def _stand_in(db: Path) -> str:
 def test_select_certifies_the_agreeing_rows_writes_them_and_escalates_the_rest(
     db_copy: Path, tmp_path: Path,
 ) -> None:
+    # By default each judge verdict has its own threshold (delta split over them): the cheap
+    # judge's 53 agreeing passes (1 wrong, p = P(Bin(53, .1) <= 1) <= 0.05) are certified;
+    # its 27 agreeing fails are too few for alpha 0.1 at 0.05 (29 needed).
+    data = json.loads(ok(db_copy, "judge", "select", "--dataset", "sel", "--judge", "cheap",
+                         "--alpha", "0.1", "--aggregation", "majority", "--json",
+                         "--no-escalate"))
+    stage = data["stages"][0]
+    assert stage["thresholds"] == {"judge pass": 0.8, "judge fail": None}
+    assert (stage["accepted"], stage["errors"], stage["level"]) == (53, 1, 0.05)
+    assert stage["tests"][0]["p_value"] == pytest.approx(binom.cdf(1, 53, 0.1))
     out = tmp_path / "accepted.csv"
     data = json.loads(ok(db_copy, "judge", "select", "--dataset", "sel", "--judge", "cheap",
                          "--alpha", "0.1", "--delta", "0.1", "--aggregation", "majority",
-                         "-o", str(out), "--json"))
+                         "--one-threshold", "-o", str(out), "--json"))
     stage = data["stages"][0]
     assert stage["signals"] == ["agreement"] and stage["thresholds"] == {"all rows": 0.8}
     # score 4/5: 80 labelled rows, 2 wrong: p = P(Bin(80, 0.1) <= 2); score 3/5 adds the 40
@@ -41,6 +52,7 @@ def test_select_certifies_the_agreeing_rows_writes_them_and_escalates_the_rest(
     assert [t["rejected"] for t in stage["tests"]] == [True, False]
     assert (stage["accepted"], stage["errors"], data["escalated"]) == (80, 2, 40)
     assert data["design"].startswith("the labelled rows are a random sample")
+    assert "one threshold" in data["design"]
     with out.open() as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 80 and set(rows[0]) == {"id", "verdict"}
@@ -50,7 +62,7 @@ def test_select_certifies_the_agreeing_rows_writes_them_and_escalates_the_rest(
     assert p["estimate"] == pytest.approx(80 / 120) and p["low"] == p["high"]
     assert data["escalation"]["rows"] == 40
     text = ok(db_copy, "judge", "select", "--dataset", "sel", "--judge", "cheap", "--alpha",
-              "0.1", "--aggregation", "majority", "--no-escalate")
+              "0.1", "--aggregation", "majority", "--one-threshold", "--no-escalate")
     assert "settles 80 of the 120 rows" in text and "whole-run pass rate" in text
 
 
@@ -67,7 +79,7 @@ def test_the_cascade_settles_what_each_stage_can_and_experts_the_rest(db_copy: P
     config = _stand_in(db_copy)
     data = json.loads(ok(db_copy, "judge", "cascade", "--dataset", "sel", "--judge", "cheap",
                          "--judge", config, "--alpha", "0.1", "--aggregation", "majority",
-                         "--target", "tgt", "--json"))
+                         "--one-threshold", "--target", "tgt", "--json"))
     cheap, strong = data["stages"]
     assert (cheap["reaching"], cheap["accepted"]) == (60, 40)
     # The stand-in's four calls agree (score 5/6); on sel it is right on the 40 hard rows; on
@@ -91,7 +103,7 @@ def test_the_cascade_settles_what_each_stage_can_and_experts_the_rest(db_copy: P
        "--selection", "escalated")
     again = json.loads(ok(db_copy, "judge", "cascade", "--dataset", "sel", "--judge", "cheap",
                           "--judge", config, "--alpha", "0.1", "--aggregation", "majority",
-                          "--target", "tgt", "--json", "--no-escalate"))
+                          "--one-threshold", "--target", "tgt", "--json", "--no-escalate"))
     assert again["rule_id"] == data["rule_id"] and again["expert"]["labelled"] == 6
     q = again["pass_rate"]
     assert q["high"] - q["low"] < p["high"] - p["low"]
@@ -104,7 +116,8 @@ def test_card_records_the_rule_and_score_and_gate_apply_it(db_copy: Path, tmp_pa
        "majority", "--alpha", "0.1", "-o", str(card))
     data = json.loads(card.read_text())
     sel = data["selection"]
-    assert sel["thresholds"] == {"all rows": 0.8} and sel["accepted"] == 80
+    assert sel["thresholds"] == {"judge pass": 0.8, "judge fail": None}  # majority: no unsure
+    assert sel["accepted"] == 53 and sel["strata_table"] is not None
     assert sel["signals"] == ["agreement"] and "at most 0.1" in sel["guarantee"]
     assert len(data["anchor"]["rows"]) == 120 and data["anchor"]["reference"]["judged"] == 120
     assert "s000" not in card.read_text()  # ids only as hashes
@@ -119,16 +132,17 @@ def test_card_records_the_rule_and_score_and_gate_apply_it(db_copy: Path, tmp_pa
     score = json.loads(ok(db_copy, "score", "--card", str(card), str(new), "--json",
                           "--accepted-out", str(accepted)))
     s = score["selection"]
-    assert (s["applied"], s["accepted"], s["escalated"]) == (True, 40, 20)
-    assert s["error_bound"] == 0.1 and s["accepted_share"] == pytest.approx(40 / 60)
+    # tgt: its 26 agreeing passes are accepted (the fails' stratum accepts nothing).
+    assert (s["applied"], s["accepted"], s["escalated"]) == (True, 26, 34)
+    assert s["error_bound"] == 0.1 and s["accepted_share"] == pytest.approx(26 / 60)
     r = s["accepted_pass_rate"]
-    assert r["low"] == pytest.approx(r["estimate"] - 0.1)
-    assert len(accepted.read_text().splitlines()) == 41
-    passed = run(db_copy, "gate", "--card", str(card), str(new), "--min-accepted-share", "0.6")
+    assert (r["estimate"], r["low"]) == (1.0, pytest.approx(0.9))
+    assert len(accepted.read_text().splitlines()) == 27
+    passed = run(db_copy, "gate", "--card", str(card), str(new), "--min-accepted-share", "0.4")
     assert passed.exit_code == 0, passed.output
-    assert "accepted share 0.667 >= 0.6" in passed.output
-    failed = run(db_copy, "gate", "--card", str(card), str(new), "--min-accepted-share", "0.7")
-    assert failed.exit_code == 1 and "FAIL: accepted share 0.667 < 0.7" in failed.output
+    assert "accepted share 0.433 >= 0.4" in passed.output
+    failed = run(db_copy, "gate", "--card", str(card), str(new), "--min-accepted-share", "0.5")
+    assert failed.exit_code == 1 and "FAIL: accepted share 0.433 < 0.5" in failed.output
 
 
 @pytest.fixture
