@@ -3,9 +3,10 @@
 Usage::
 
     python bench/coverage.py [--reps N] [--judgy-reps J] [--judgy-iterations B] [--seed S]
-                             [--block all|pass-rate|designs|transfer|paired|pairwise]
+                             [--block all|pass-rate|designs|transfer|paired|pairwise|
+                                      workflows|selective]
                              [--design-reps D] [--transfer-reps T] [--paired-reps R]
-                             [--pairwise-reps P]
+                             [--pairwise-reps P] [--selective-reps S]
 
 ``all`` (the default) prints the whole table: the pass-rate grid below, then the labelling-design
 blocks (``designs``, see ``bench/coverage_designs.py``: verdict-stratified calibration with and
@@ -14,9 +15,11 @@ with a document effect, active sampling, a forced ``--design`` override, kappa a
 segment-mix transfer block (``transfer``, see ``bench/coverage_transfer.py``: the plain Lee
 correction against the segment-aware one when the judge's accuracy differs by segment and the
 target's segment mix differs from the labelled set's) and the paired-difference block
-(``paired``, see ``bench/coverage_paired.py``) and the corrected pairwise shares block (a / b /
+(``paired``, see ``bench/coverage_paired.py``), the corrected pairwise shares block (a / b /
 tie through the real pairwise path under the random, stratified and active queues and a separate
-calibration run; ``pairwise``, see ``bench/coverage_pairwise.py``).
+calibration run; ``pairwise``, see ``bench/coverage_pairwise.py``) and the selective-judging
+block (``selective``, see ``bench/coverage_selective.py``: the error among accepted verdicts of
+Learn then Test against naive thresholds, and the cascade's whole-run interval).
 Each block prints its Monte Carlo SE and its bars; ``--block NAME`` runs one block.
 
 For every cell it simulates ``N`` seeded data sets (the same data sets for every method:
@@ -66,6 +69,7 @@ from coverage_answer import auto, evidence
 from coverage_designs import designs_block
 from coverage_paired import paired_block
 from coverage_pairwise import pairwise_block
+from coverage_selective import selective_block
 from coverage_stat import Stat, verdict_lines
 from coverage_transfer import transfer_block
 from coverage_workflows import workflows_block
@@ -224,7 +228,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--block", default="all",
                         choices=("all", "pass-rate", "designs", "transfer", "paired", "pairwise",
-                                 "workflows"),
+                                 "workflows", "selective"),
                         help="which blocks to run (default: all of them)")
     parser.add_argument("--pairwise-reps", type=int, default=1000,
                         help="replicates per cell of the pairwise win-rate block")
@@ -236,6 +240,8 @@ def main() -> int:
                         help="replicates per cell of the workflow block (>= 1000)")
     parser.add_argument("--paired-reps", type=int, default=2000,
                         help="replicates per cell of the paired-difference block")
+    parser.add_argument("--selective-reps", type=int, default=1000,
+                        help="replicates per cell of the selective-judging block (>= 1000)")
     ns = parser.parse_args()
     others = {
         "designs": lambda: designs_block(reps=ns.design_reps, seed=ns.seed, workers=ns.workers),
@@ -246,11 +252,13 @@ def main() -> int:
                                            workers=ns.workers),
         "workflows": lambda: workflows_block(reps=ns.workflow_reps, seed=ns.seed,
                                              workers=ns.workers),
+        "selective": lambda: selective_block(reps=ns.selective_reps, seed=ns.seed,
+                                             workers=ns.workers),
     }
     if ns.block in others:
         lines, failed = others[ns.block]()
         print("\n".join(lines))
-        return 1 if failed and ns.block in ("pairwise", "workflows") else 0
+        return 1 if failed and ns.block in ("pairwise", "workflows", "selective") else 0
     t_start = time.perf_counter()
     try:
         import judgy  # noqa: F401

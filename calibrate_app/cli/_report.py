@@ -303,10 +303,17 @@ def card_group() -> None:
               help="Write the card even from a stand-in provider, an unfinished or partial run, "
                    "or fewer than 30 labels per class (judges.calibration.trust.SMALL_SAMPLE); "
                    "the card lists why (forced).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=None,
+              help="Also certify an acceptance rule (calibrate judge select): error among "
+                   "accepted verdicts at most ALPHA; score and gate apply it.")
+@click.option("--delta", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=None, help="With --alpha: the chance the guarantee may fail (default 0.1).")
 @pass_app
 def card_export(
     app: AppContext, dataset: str, judge: str, criterion: str | None, design: str,
     aggregation: str | None, output: str | None, preview: bool, force: bool,
+    alpha: float | None, delta: float | None,
 ) -> None:
     """Write the judge card: config + hash, error rates with intervals, dataset hash.
 
@@ -317,8 +324,11 @@ def card_export(
 
     if output is None and not preview:
         raise click.UsageError("give -o/--output FILE, or --preview to see the card first")
-    options = {"criterion": criterion, "design": None if design == "auto" else design,
-               "rule": aggregation}
+    if delta is not None and alpha is None:
+        raise click.UsageError("--delta goes with --alpha (the acceptance rule)")
+    options: dict[str, Any] = {"criterion": criterion,
+                               "design": None if design == "auto" else design,
+                               "rule": aggregation, "alpha": alpha, "delta": delta}
     if preview:
         card = build_card(app.reader, dataset, judge, force=True, **options)
         yaml_file = bool(output and output.lower().endswith((".yaml", ".yml")))
@@ -345,6 +355,13 @@ def card_export(
         f"sensitivity {m.sensitivity.format()}, specificity "
         f"{m.specificity.format()}; {card_counts(card)}"
     )
+    sel = card.selection
+    if sel is not None:
+        click.echo(
+            f"  acceptance rule {sel.rule_id}: accepts {sel.accepted} of {sel.rows} rows "
+            f"({sel.accepted_share:.1%}), error at most {sel.alpha:g} with probability "
+            f"{1 - sel.delta:.0%}" + (f" -- accepts nothing: {sel.reason}" if sel.refused
+                                      else ""))
     for reason in card.forced:
         click.echo(f"FORCED: {reason}", err=True)
 

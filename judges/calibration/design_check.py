@@ -8,7 +8,9 @@ contradicts, with the reason:
   within judge-verdict strata (valid for any allocation between strata). Rows of another run or
   dataset -> ``separate_calibration`` (Lee-style correction with verdict-reweighted error rates).
 * **How they were chosen** (the ``selection`` recorded with each label: ``random``,
-  ``by_verdict``, ``flips_first``, ``active``, ``file``, ``imported``, ``all``, ``unknown``).
+  ``by_verdict``, ``flips_first``, ``active``, ``file``, ``imported``, ``all``, ``unknown``,
+  ``escalated``: drawn at random from the rows an acceptance rule abstained on, which then
+  become strata of their own).
   Labels drawn actively carry inclusion probabilities and use the inverse-probability-weighted
   estimator.
 * **A verdict check** for labels whose selection is unknown: if the labelled rows' judge-verdict
@@ -58,6 +60,7 @@ SELECTIONS: tuple[str, ...] = (
     "imported",
     "all",
     "unknown",
+    "escalated",
 )
 
 #: The estimator each design uses.
@@ -69,7 +72,7 @@ DESIGN_ESTIMATORS: dict[str, str] = {
 }
 
 _RANDOM_LIKE = frozenset({"random", "all"})
-_NOT_RANDOM = frozenset({"by_verdict", "flips_first", "active"})
+_NOT_RANDOM = frozenset({"by_verdict", "flips_first", "active", "escalated"})
 #: Selections whose rows are random within each judge-verdict stratum by construction; any
 #: other (file order, imported, unknown) is checked against the judge's verdicts.
 CHECKED_BY_DESIGN = _RANDOM_LIKE | _NOT_RANDOM
@@ -198,6 +201,7 @@ def resolve_design(
     check: SelectionCheck | None = None,
     order_trend_p: float | None = None,
     quantity: str = "pass rate",
+    escalation_recorded: bool = True,
 ) -> DesignDecision:
     """Pick the design from the evidence, or check an explicitly requested one against it.
 
@@ -214,6 +218,9 @@ def resolve_design(
             :data:`FILE_ORDER_ALPHA` the file is sorted and such labels are refused.
         quantity: What is corrected, in the reasons' words (``"pass rate"``; ``"win and tie
             shares"`` for a pairwise judge).
+        escalation_recorded: For labels drawn from escalated rows, whether the evidence knows
+            which rows that escalation held (without it they cannot be their own strata and
+            are refused).
 
     Returns:
         A :class:`DesignDecision`; ``refused=True`` with the reason when ``requested``
@@ -260,6 +267,18 @@ def resolve_design(
             "labels drawn in file order: taken as a random sample within each judge-verdict "
             "stratum, which holds only if the file is in no order related to the rows' truth "
             f"({trend})"
+        )
+    if "escalated" in present:
+        if not escalation_recorded:
+            return refuse(
+                "labels drawn from the escalated queue cannot be weighted: the escalation that "
+                "drew them (which rows the acceptance rule abstained on) is not recorded with "
+                "these labels, or they come from two escalations; label in random or "
+                "stratified order, or re-record the rule with calibrate judge select"
+            )
+        warnings.append(
+            "labels drawn from the escalated queue (rows an acceptance rule abstained on): the "
+            "escalated rows are their own strata, so the estimate holds"
         )
     if "flips_first" in present:
         warnings.append(

@@ -11,6 +11,7 @@ report's target verdicts gives the report's number.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ from judges.calibration.evidence import NO_SEGMENT, OUTCOME_NOT_RUN
 __all__ = [
     "calibration_evidence",
     "document_codes",
+    "escalation_of_labels",
     "judged_rows",
     "per_row",
     "run_counts",
@@ -127,6 +129,7 @@ def calibration_evidence(
     outcome: npt.NDArray[np.int8],
     judged: pd.DataFrame,
     rule: str,
+    escalated_ids: Sequence[str] | None = None,
 ) -> CalibrationEvidence:
     """The calibration evidence of a dataset's labels and a judge's verdicts on it.
 
@@ -138,6 +141,8 @@ def calibration_evidence(
         outcome: The per-row outcomes :func:`run_counts` returned.
         judged: The judge's aggregated verdicts on the dataset (``flipped`` per item).
         rule: The aggregation rule the verdicts were aggregated under.
+        escalated_ids: The rows of the escalation the labels drawn from the escalated queue
+            came from (:func:`escalation_of_labels`); ``None`` without one.
 
     Returns:
         A :class:`CalibrationEvidence` (no fingerprint: :func:`verdicts_fingerprint` adds it
@@ -160,11 +165,24 @@ def calibration_evidence(
     segment = np.array([index[s] for s in seg_text], dtype=np.int64)
     document = document_codes(per_row(groups["document_id"], at), labelled["item_id"])
     selection, share = selections_of(labelled["item_id"], provenance)
+    escalated = lab_escalated = None
+    if escalated_ids is not None:
+        in_escalation = pd.Index(pd.unique(np.asarray(escalated_ids, dtype=object)),
+                                 dtype=object).get_indexer(ids) >= 0
+        row_flips = pd.Series(flip_of_row, dtype=object).fillna(False).astype(bool).to_numpy()
+        seg_of_row = groups["segment"]
+        escalated = RunCounts.from_rows(
+            outcome[in_escalation], flipped=row_flips[in_escalation],
+            segment=np.asarray(seg_of_row, dtype=object)[in_escalation],
+        ).aligned(population.segments)
+        lab_escalated = np.where(at >= 0, in_escalation[np.maximum(at, 0)], False)
     rows = LabelledRows(human=human, outcome=lab_outcome, flipped=flipped, segment=segment,
-                        document=document, selection=selection, share=share)  # fmt: skip
+                        document=document, selection=selection, share=share,
+                        escalated=lab_escalated)  # fmt: skip
     in_file_order = (selection == SELECTIONS.index("file")).any()
     trend = order_trend(outcome) if in_file_order else None
-    return CalibrationEvidence(rows, population, order_trend=trend, rule=rule)
+    return CalibrationEvidence(rows, population, order_trend=trend, rule=rule,
+                               escalated=escalated)
 
 
 def document_codes(documents: npt.NDArray[Any], item_ids: pd.Series) -> npt.NDArray[np.int64]:
@@ -207,3 +225,16 @@ def selections_of(
         share = np.full(len(ids), np.nan)
     selection = np.array([SELECTIONS.index(s) for s in names], dtype=np.int8)
     return selection, share
+
+
+def escalation_of_labels(provenance: pd.DataFrame) -> str | None:
+    """The acceptance rule the dataset's escalated labels were drawn under, if exactly one.
+
+    ``None`` when no label was drawn from the escalated queue, or when they come from two
+    rules (the estimate then refuses them: one escalation splits the rows).
+    """
+    first = _first_provenance(provenance)
+    if first.empty:
+        return None
+    rules = set(first.loc[first["selection"] == "escalated", "stratum"].dropna().astype(str))
+    return next(iter(rules)) if len(rules) == 1 else None
