@@ -19,7 +19,7 @@ report on 10 M calls never holds a per-call frame.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,17 +30,10 @@ from judges.calibration import ConsistencyResult, consistency_from_flags, self_c
 from judges.config import JudgeConfig
 from judges.store import JudgeStore
 from judges.verdicts import dataset_keys
+from judges.vocabulary import AGGREGATION_RULES, AggregationRule
 from labels.errors import CalibrateError
 from labels.store import LabelStore
 
-AggregationRule = Literal["all_agree", "majority"]
-AGGREGATION_RULES: dict[str, str] = {
-    "all_agree": (
-        "MT-Bench rule: a verdict counts only if every scored call (all repeats, both orders) "
-        "agrees; a row that flips is 'unsure' and is excluded"
-    ),
-    "majority": "the most frequent scored verdict; equal top counts give 'unsure'",
-}
 DEFAULT_RULE: AggregationRule = "all_agree"
 """The rule of judges without a config (imported verdicts)."""
 

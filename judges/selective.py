@@ -56,17 +56,11 @@ from judges.reporting.assemble import escalated_rows
 from judges.reporting.evidence import judged_rows, per_row
 from judges.store import JudgeStore
 from judges.verdicts import dataset_keys
+from judges.vocabulary import SIGNALS
 from labels.errors import CalibrateError
 from labels.exporting import write_table
 from labels.sampling import QueueSettings
 from labels.store import Escalation, LabelStore
-
-SIGNALS: dict[str, str] = {
-    "agreement": "agreement of the judge's calls across repeats and swapped source orders",
-    "probability": "the judge's verdict probability (a claim-split judge's p_yes per claim)",
-    "judges": "agreement of other judges' verdicts on the row",
-}
-"""The signals a confidence score can use, in words."""
 
 DEFAULT_DELTA = 0.1
 _P_YES = re.compile(r"p_yes=([0-9]*\.?[0-9]+)")

@@ -1,42 +1,63 @@
 """The label store: datasets, items and human labels in one DuckDB file.
 
-The file importers (:func:`import_rows`, :func:`import_labels`) load on first use (PEP 562):
-they need pyarrow, which a command that only reads the store (``calibrate datasets``) should not
-pay for.
+Every name loads its module on first use (PEP 562): the file importers (:func:`import_rows`,
+:func:`import_labels`) need pyarrow, which a command that only reads the store (``calibrate
+datasets``) should not pay for, and the store needs DuckDB, which ``calibrate --help`` should not.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from labels.db import Database
-from labels.errors import (
-    CalibrateError,
-    ConflictError,
-    DatabaseAccessError,
-    DatabaseLockedError,
-    ImportFileError,
-    InvalidNameError,
-    NotFoundError,
-    UnsafeFileError,
-)
-from labels.models import Criterion, Dataset, Item, Label, Source, content_id
-from labels.provenance import Provenance
-from labels.store import LabelStore, NewLabel
-
 if TYPE_CHECKING:
+    from labels.db import Database
+    from labels.errors import (
+        CalibrateError,
+        ConflictError,
+        DatabaseAccessError,
+        DatabaseLockedError,
+        ImportFileError,
+        InvalidNameError,
+        NotFoundError,
+        UnsafeFileError,
+    )
     from labels.importing import ImportSummary, import_rows
     from labels.label_import import LabelImportSummary, import_labels
+    from labels.models import Criterion, Dataset, Item, Label, Source, content_id
+    from labels.provenance import Provenance
+    from labels.store import LabelStore, NewLabel
+
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "labels.db": ("Database",),
+    "labels.errors": (
+        "CalibrateError",
+        "ConflictError",
+        "DatabaseAccessError",
+        "DatabaseLockedError",
+        "ImportFileError",
+        "InvalidNameError",
+        "NotFoundError",
+        "UnsafeFileError",
+    ),
+    "labels.importing": ("ImportSummary", "import_rows"),
+    "labels.label_import": ("LabelImportSummary", "import_labels"),
+    "labels.models": ("Criterion", "Dataset", "Item", "Label", "Source", "content_id"),
+    "labels.provenance": ("Provenance",),
+    "labels.store": ("LabelStore", "NewLabel"),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+
 
 def __getattr__(name: str) -> Any:
-    # PEP 562: the first use of an importer's name imports its module (and pyarrow).
-    if name in ("ImportSummary", "import_rows"):
-        from labels import importing as module
-    elif name in ("LabelImportSummary", "import_labels"):
-        from labels import label_import as module  # type: ignore[no-redef]
-    else:
+    # PEP 562: a name's module is imported on its first use, so `labels.errors` (which the
+    # CLI needs to print help) does not bring DuckDB or pyarrow with it.
+    module = _WHERE.get(name)
+    if module is None:
         raise AttributeError(f"module 'labels' has no attribute {name!r}")
-    return getattr(module, name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 def open_store(path: str, *, lock_timeout: float = 0.0, read_only: bool = False) -> LabelStore:
@@ -44,6 +65,9 @@ def open_store(path: str, *, lock_timeout: float = 0.0, read_only: bool = False)
 
     ``read_only`` opens it without the right to change it (see :class:`Database`).
     """
+    from labels.db import Database
+    from labels.store import LabelStore
+
     return LabelStore(Database(path, lock_timeout=lock_timeout, read_only=read_only))
 
 

@@ -30,6 +30,7 @@ from labels.errors import ImportFileError, StorageFullError
 from labels.label_import import LabelImportSummary as LabelImportSummary
 from labels.label_import import import_labels as import_labels
 from labels.models import Kind
+from labels.names import ROW_FORMATS as ROW_FORMATS  # re-exported: callers name it from here
 from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
@@ -57,7 +58,6 @@ ITEM_FIELDS = (
     "document_id",
     "metadata",
 )
-ROW_FORMATS = ("csv", "jsonl", "json", "parquet", "ragas")
 
 # Column names recognised without a --map, in order of preference.
 ALIASES: dict[str, tuple[str, ...]] = {

@@ -9,9 +9,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from labels.names import DEFAULT_CRITERION as DEFAULT_CRITERION  # re-exported: named from here
+
 POINTWISE_VERDICTS = ("pass", "fail", "unsure")
 PAIRWISE_VERDICTS = ("a", "b", "tie")
-DEFAULT_CRITERION = "faithfulness"
 PAIRWISE_CRITERION = "preference"
 """The built-in criterion of pairwise (a / b / tie) datasets."""
 

@@ -14,7 +14,6 @@ from typing import Any
 import click
 
 from calibrate_app.cli._context import AppContext, pass_app
-from calibrate_app.settings import AppSettings
 from labels.errors import (
     CalibrateError,
     ConflictError,
@@ -23,7 +22,6 @@ from labels.errors import (
     NotFoundError,
     UnsafeFileError,
 )
-from labels.settings_files import ENV_FILE_VARIABLE
 
 BAD_INPUT = (ImportFileError, ConflictError, NotFoundError, InvalidNameError, UnsafeFileError)
 
@@ -38,8 +36,20 @@ class BadInputError(UserError):
     exit_code = 2
 
 
+HELP_OPTIONS = frozenset({"-h", "--help"})
+
+
 class CalibrateGroup(click.Group):
     """A click group that turns `calibrate`'s own errors into messages and exit codes."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Parse as click does; remember whether the command line asks only for help.
+
+        The group's callback then leaves the settings unread, so that printing help imports
+        neither pydantic-settings nor the store (:data:`ctx.meta` ``["calibrate.help"]``).
+        """
+        ctx.meta["calibrate.help"] = bool(HELP_OPTIONS & set(args))
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; bad input exits 2, any other `CalibrateError` exits 1 (with message)."""
@@ -57,6 +67,8 @@ class CalibrateGroup(click.Group):
 def use_env_file(path: str | None) -> None:
     """Read settings from ``path`` instead of ``./.env`` (here and in the app it starts)."""
     if path is not None:
+        from labels.settings_files import ENV_FILE_VARIABLE
+
         os.environ[ENV_FILE_VARIABLE] = os.path.abspath(path)
 
 
@@ -84,10 +96,9 @@ def cli(ctx: click.Context, db_path: str | None, env_file: str | None) -> None:
     and gate new verdicts in CI.
     """
     use_env_file(env_file)
-    settings = AppSettings()
-    if db_path is not None:
-        settings = settings.model_copy(update={"db_path": db_path})
-    ctx.obj = AppContext(settings)
+    ctx.obj = AppContext(db_path=db_path)
+    if not ctx.meta.get("calibrate.help"):
+        ctx.obj.settings  # noqa: B018 -- read now: a bad settings file stops every command
     ctx.call_on_close(ctx.obj.close)
 
 
@@ -121,18 +132,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     When the app holds the database file, the command runs inside the app process instead
     (see :mod:`calibrate_app.cli._delegate` and :mod:`calibrate_app.command_server`).
     """
-    from calibrate_app.cli._delegate import delegate_if_app_serves, env_file_option
-
     args = list(sys.argv[1:] if argv is None else argv)
-    try:
-        use_env_file(env_file_option(args))
-        default_db = AppSettings().db_path
-    except CalibrateError as error:  # a settings file that is not the user's alone
-        click.echo(f"Error: {error}", err=True)
-        sys.exit(BadInputError.exit_code)
-    code = delegate_if_app_serves(args, default_db)
-    if code is not None:
-        sys.exit(code)
+    if args and not HELP_OPTIONS & set(args):  # help runs here, and reads no settings
+        from calibrate_app.cli._delegate import delegate_if_app_serves, env_file_option
+        from calibrate_app.settings import AppSettings
+
+        try:
+            use_env_file(env_file_option(args))
+            default_db = AppSettings().db_path
+        except CalibrateError as error:  # a settings file that is not the user's alone
+            click.echo(f"Error: {error}", err=True)
+            sys.exit(BadInputError.exit_code)
+        code = delegate_if_app_serves(args, default_db)
+        if code is not None:
+            sys.exit(code)
     cli.main(args=args, prog_name="calibrate")
 
 

@@ -8,19 +8,23 @@ adopted until ``adopt`` is run with the proposal's id.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from calibrate_app.cli._context import AppContext, pass_app, pass_app_and_json
 from calibrate_app.cli._judges import _find_config, judge_group
-from judges.config import JudgeConfig, parse_config
+
+if TYPE_CHECKING:
+    from judges.config import JudgeConfig
 
 STAND_IN = ("STAND-IN: {who} is the scripted provider, not a model; these numbers show the "
             "workflow, not a judge's quality.")
 
 
 def _with_model(config: JudgeConfig, model: str | None, name: str) -> JudgeConfig:
+    from judges.config import parse_config
+
     if model is None:
         return config
     return parse_config({**config.model_dump(mode="json"), "model": model},

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from calibrate_app.cli._context import AppContext, pass_app
-from calibrate_app.settings import AppSettings, check_streamlit_files
 
 APP_SCRIPT = Path(__file__).resolve().parents[1] / "streamlit_app.py"
 
@@ -36,6 +35,8 @@ def streamlit_command(
     ``max_upload_mb`` (default: the settings' default) also caps uploads in Streamlit's own
     upload handler, which refuses a bigger request body before the page ever sees it.
     """
+    from calibrate_app.settings import AppSettings, check_streamlit_files
+
     if max_upload_mb is None:
         max_upload_mb = int(AppSettings.model_fields["max_upload_mb"].default)
     check_streamlit_files()

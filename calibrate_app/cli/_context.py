@@ -1,28 +1,50 @@
 """What every command shares: the settings, a store opened on first use, lazy choices.
 
-Command modules import only what ``calibrate --help`` needs (click, the settings, the store):
-the engine (pandas, scipy, statsmodels, the provider SDKs) is imported inside the command that
-uses it, so listing the commands or the datasets starts in a fraction of a second.
+Command modules import only what ``calibrate --help`` needs (click and the light name lists
+of :mod:`judges.vocabulary`, :mod:`judges.calibration.vocabulary` and :mod:`labels.names`):
+the settings (pydantic-settings), the store (DuckDB) and the engine (pandas, scipy,
+statsmodels, the provider SDKs) are imported inside the command that uses them, so every
+``--help`` starts in a fraction of a second (``tests/calibrate_app/cli/test_help_imports.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from calibrate_app.settings import AppSettings
-from labels import LabelStore, open_store
+if TYPE_CHECKING:
+    from calibrate_app.settings import AppSettings
+    from labels import LabelStore
 
 
 class AppContext:
-    """Settings built once at the entry point, and the label store opened lazily."""
+    """The settings, read once on first use, and the label store opened lazily.
 
-    def __init__(self, settings: AppSettings) -> None:
-        self.settings = settings
+    Args:
+        settings: Settings already read; by default they are read from the environment and
+            the settings file the first time a command asks for them.
+        db_path: The ``--db`` given, which overrides the settings' database.
+    """
+
+    def __init__(self, settings: AppSettings | None = None, *, db_path: str | None = None) -> None:
+        self._settings = settings
+        self._db_path = db_path
         self._store: LabelStore | None = None
         self._read_only = False
+
+    @property
+    def settings(self) -> AppSettings:
+        """The settings (read on first use; ``--db`` applied)."""
+        if self._settings is None:
+            from calibrate_app.settings import AppSettings
+
+            settings = AppSettings()
+            if self._db_path is not None:
+                settings = settings.model_copy(update={"db_path": self._db_path})
+            self._settings = settings
+        return self._settings
 
     @property
     def store(self) -> LabelStore:
@@ -30,6 +52,8 @@ class AppContext:
         if self._store is not None and self._read_only and self._store.db.read_only:
             self.close()  # a command that reads, then writes: reopen with the right to write
         if self._store is None:
+            from labels import open_store
+
             self._store = open_store(
                 str(self.settings.db_path), lock_timeout=self.settings.lock_timeout
             )
@@ -45,6 +69,8 @@ class AppContext:
         (a command handed over by the CLI) the app's open database is shared.
         """
         if self._store is None:
+            from labels import open_store
+
             self._store = open_store(
                 str(self.settings.db_path), lock_timeout=self.settings.lock_timeout,
                 read_only=True,

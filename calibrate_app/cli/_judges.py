@@ -13,18 +13,10 @@ import click
 
 from calibrate_app.cli._context import AppContext, pass_app, pass_app_and_json
 from calibrate_app.cli._paths import ClientPath, client_file
-from judges.config import (
-    CONFIG_SUFFIXES,
-    JudgeConfig,
-    builtin_names,
-    load_builtin,
-    load_config,
-    parse_config,
-    resolve_config,
-)
 from labels.errors import NotFoundError
 
 if TYPE_CHECKING:
+    from judges.config import JudgeConfig
     from judges.runner import RunSummary
     from judges.store import JudgeStore
 
@@ -43,6 +35,7 @@ def _stored_configs(app: AppContext) -> JudgeStore | None:
 
 def _find_config(app: AppContext, name: str) -> JudgeConfig:
     """A built-in name, a config file, or a config stored in the database (name or id)."""
+    from judges.config import CONFIG_SUFFIXES, builtin_names, resolve_config
     from judges.verdicts import resolve_judge
 
     looks_like_file = name.lower().endswith(CONFIG_SUFFIXES) or "/" in name or "\\" in name
@@ -78,6 +71,7 @@ def judges_group() -> None:
 def judges_list(app: AppContext, as_json: bool) -> None:
     """List the built-in judges and the configs stored in the database."""
     from calibrate_app.cli import echo_json
+    from judges.config import builtin_names, load_builtin
 
     rows: list[dict[str, Any]] = []
     for name in builtin_names():
@@ -130,6 +124,8 @@ def judges_show(app: AppContext, name: str, as_json: bool) -> None:
 @click.argument("file", type=ClientPath(dir_okay=False))
 def judges_validate(file: str) -> None:
     """Check a judge config FILE: unknown keys, labels, template variables. Prints its id."""
+    from judges.config import load_config
+
     config = load_config(file)
     click.echo(f"{file}: valid — {config.label}, id {config.config_id}")
 
@@ -215,6 +211,7 @@ def judge_run(
     from calibrate_app.cli import echo_json
     from calibrate_app.cli._batch import batch_cost_line, run_batch
     from judges.calls import CallPolicy
+    from judges.config import parse_config
     from judges.pricing import load_prices
     from judges.providers import get_provider
     from judges.runner import run_judge

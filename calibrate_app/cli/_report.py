@@ -19,13 +19,13 @@ if TYPE_CHECKING:
 
 
 def _designs() -> list[str]:
-    from judges.calibration import DESIGN_ESTIMATORS
+    from judges.calibration.vocabulary import DESIGN_ESTIMATORS
 
     return ["auto", *DESIGN_ESTIMATORS]
 
 
 def _rules() -> list[str]:
-    from judges.aggregation import AGGREGATION_RULES
+    from judges.vocabulary import AGGREGATION_RULES
 
     return list(AGGREGATION_RULES)
 

@@ -6,11 +6,11 @@ import click
 
 from calibrate_app.cli._context import AppContext, LazyChoice, pass_app, pass_app_and_json
 from calibrate_app.cli._paths import ClientPath
-from labels.models import DEFAULT_CRITERION
+from labels.names import DEFAULT_CRITERION
 
 
 def _row_formats() -> tuple[str, ...]:
-    from labels.importing import ROW_FORMATS
+    from labels.names import ROW_FORMATS
 
     return ROW_FORMATS
 

@@ -18,19 +18,19 @@ from calibrate_app.cli._paths import ClientPath
 
 
 def _rules() -> list[str]:
-    from judges.aggregation import AGGREGATION_RULES
+    from judges.vocabulary import AGGREGATION_RULES
 
     return list(AGGREGATION_RULES)
 
 
 def _signals() -> list[str]:
-    from judges.selective import SIGNALS
+    from judges.vocabulary import SIGNALS
 
     return list(SIGNALS)
 
 
 def _p_values() -> list[str]:
-    from judges.calibration import P_VALUES
+    from judges.calibration.vocabulary import P_VALUES
 
     return [p.replace("_", "-") for p in P_VALUES]
 

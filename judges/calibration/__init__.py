@@ -15,196 +15,426 @@ Conventions:
   support is returned with ``refused=True`` and a ``reason`` (never a silent NaN); invalid input
   raises :class:`CalibrationInputError`.
 * Randomness only through an explicit ``numpy.random.Generator``.
+
+The names load on first use (PEP 562): a command that only needs one of the light modules
+(e.g. :mod:`judges.calibration.vocabulary` for the CLI's choices) does not import scipy.
 """
 
-from ._results import (
-    CalibrationInputError,
-    Estimate,
-    PassRateEstimate,
-    format_interval,
-    format_point,
-    interval_json,
-    json_safe,
-)
-from ._verdicts import normalize_verdicts, verdict_names
-from .active import (
-    ACTIVE_FLOOR,
-    active_inclusion_probabilities,
-    active_pass_rate,
-    active_pass_rate_from_strata,
-    expected_active_saving,
-    judge_uncertainty,
-)
-from .agreement import (
-    MultiRaterAgreement,
-    PairwiseKappa,
-    cohen_kappa,
-    fleiss_kappa,
-    kappa_from_table,
-    krippendorff_alpha,
-    multi_rater_agreement,
-)
-from .answer import (
-    EvidenceStrata,
-    PassRateAnswer,
-    SegmentAnswer,
-    TargetRun,
-    answer_difference,
-    answer_pass_rate,
-    design_decision,
-    evidence_strata,
-    transferred_error_rates,
-)
-from .comparison import LeaderboardRow, McNemarResult, leaderboard, mcnemar_test
-from .consistency import (
-    ConsistencyResult,
-    consistency_from_flags,
-    self_consistency,
-    self_consistency_matrix,
-)
-from .design_check import (
-    DESIGN_ESTIMATORS,
-    SELECTIONS,
-    DesignDecision,
-    SelectionCheck,
-    resolve_design,
-    selection_check,
-    selection_check_from_counts,
-)
-from .evidence import (
-    CalibrationEvidence,
-    LabelledRows,
-    OrderTrend,
-    RunCounts,
-    judge_outcomes,
-    order_trend,
-)
-from .kappa_interval import SMALL_N, kappa_interval, kappa_interval_from_table
-from .paired import (
-    DifferenceEstimate,
-    JudgeErrorRates,
-    PairAlignment,
-    PairedComparison,
-    PairedTable,
-    align_pairs,
-    paired_difference,
-    paired_table,
-)
-from .pairwise import (
-    PairwiseConfusion,
-    VoteAgreement,
-    WinRateEstimate,
-    corrected_win_rate,
-    corrected_win_rate_from_counts,
-    pairwise_confusion,
-    vote_agreement,
-    vote_consensus,
-    vote_kappa,
-    vote_pair_agreement,
-)
-from .pairwise_answer import (
-    PairAnswer,
-    PairwiseAnswer,
-    PairwiseStratum,
-    PairwiseTarget,
-    WinShares,
-    answer_win_rate,
-)
-from .pairwise_evidence import (
-    PAIRWISE_OUTCOMES,
-    PairwiseEvidence,
-    PairwiseLabelledRows,
-    PairwiseRunCounts,
-    human_codes,
-    one_order_flags,
-    pairwise_outcomes,
-)
-from .pass_rate import (
-    ASSUMPTIONS,
-    CalibrationCounts,
-    calibration_counts,
-    estimate_pass_rate,
-    labels_only_pass_rate,
-    lee_pass_rate,
-    naive_pass_rate,
-    ppi_pass_rate,
-    stratified_pass_rate,
-)
-from .planning import (
-    Allocation,
-    AllocationGap,
-    LabelsNeeded,
-    allocation_gap,
-    labels_for_proportion,
-    labels_needed,
-    lee_allocation,
-    optimal_allocation_ratio,
-)
-from .rates import (
-    ConfusionMatrix,
-    HumanMargins,
-    JudgeRates,
-    confusion_matrix,
-    judge_rates,
-    rates_from_confusion,
-    wilson_interval,
-    youden_interval,
-)
-from .resampling import (
-    bootstrap_weights,
-    cluster_bootstrap,
-    clustered_agreement,
-    percentile_interval,
-)
-from .selective import (
-    P_VALUES,
-    AcceptanceRule,
-    CascadeCells,
-    ThresholdTest,
-    binomial_p_value,
-    cascade_cells,
-    cascade_pass_rate,
-    confidence_score,
-    hoeffding_bentkus_p_value,
-    learn_then_test,
-    min_labels_to_certify,
-    threshold_grid,
-)
-from .simulation import (
-    CoverageResult,
-    Scenario,
-    counts_to_arrays,
-    coverage_study,
-    simulate_counts,
-    simulate_paired,
-    simulate_verdicts,
-)
-from .strata import (
-    DESIGN_EFFECT_THRESHOLD,
-    StratumCounts,
-    counts_of_strata,
-    stratified_run_pass_rate,
-    stratified_run_pass_rate_from_counts,
-    stratum_counts,
-    verdict_strata,
-)
-from .transfer import (
-    HomogeneityTest,
-    SegmentTransfer,
-    TransferDiagnostics,
-    homogeneity_test,
-    segment_aware_pass_rate,
-    transfer_diagnostics,
-)
-from .transport import (
-    PopulationRates,
-    TransferredRates,
-    error_rates,
-    population_rates,
-    transported_pass_rate,
-    transported_pass_rate_from_counts,
-)
-from .vocabulary import JUDGED, NOT_JUDGED, NOT_RUN, STRATA, UNSCORED, UNSURE, VOCABULARY
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._results import (
+        CalibrationInputError,
+        Estimate,
+        PassRateEstimate,
+        format_interval,
+        format_point,
+        interval_json,
+        json_safe,
+    )
+    from ._verdicts import normalize_verdicts, verdict_names
+    from .active import (
+        ACTIVE_FLOOR,
+        active_inclusion_probabilities,
+        active_pass_rate,
+        active_pass_rate_from_strata,
+        expected_active_saving,
+        judge_uncertainty,
+    )
+    from .agreement import (
+        MultiRaterAgreement,
+        PairwiseKappa,
+        cohen_kappa,
+        fleiss_kappa,
+        kappa_from_table,
+        krippendorff_alpha,
+        multi_rater_agreement,
+    )
+    from .answer import (
+        EvidenceStrata,
+        PassRateAnswer,
+        SegmentAnswer,
+        TargetRun,
+        answer_difference,
+        answer_pass_rate,
+        design_decision,
+        evidence_strata,
+        transferred_error_rates,
+    )
+    from .comparison import LeaderboardRow, McNemarResult, leaderboard, mcnemar_test
+    from .consistency import (
+        ConsistencyResult,
+        consistency_from_flags,
+        self_consistency,
+        self_consistency_matrix,
+    )
+    from .design_check import (
+        SELECTIONS,
+        DesignDecision,
+        SelectionCheck,
+        resolve_design,
+        selection_check,
+        selection_check_from_counts,
+    )
+    from .evidence import (
+        CalibrationEvidence,
+        LabelledRows,
+        OrderTrend,
+        RunCounts,
+        judge_outcomes,
+        order_trend,
+    )
+    from .kappa_interval import SMALL_N, kappa_interval, kappa_interval_from_table
+    from .paired import (
+        DifferenceEstimate,
+        JudgeErrorRates,
+        PairAlignment,
+        PairedComparison,
+        PairedTable,
+        align_pairs,
+        paired_difference,
+        paired_table,
+    )
+    from .pairwise import (
+        PairwiseConfusion,
+        VoteAgreement,
+        WinRateEstimate,
+        corrected_win_rate,
+        corrected_win_rate_from_counts,
+        pairwise_confusion,
+        vote_agreement,
+        vote_consensus,
+        vote_kappa,
+        vote_pair_agreement,
+    )
+    from .pairwise_answer import (
+        PairAnswer,
+        PairwiseAnswer,
+        PairwiseStratum,
+        PairwiseTarget,
+        WinShares,
+        answer_win_rate,
+    )
+    from .pairwise_evidence import (
+        PAIRWISE_OUTCOMES,
+        PairwiseEvidence,
+        PairwiseLabelledRows,
+        PairwiseRunCounts,
+        human_codes,
+        one_order_flags,
+        pairwise_outcomes,
+    )
+    from .pass_rate import (
+        ASSUMPTIONS,
+        CalibrationCounts,
+        calibration_counts,
+        estimate_pass_rate,
+        labels_only_pass_rate,
+        lee_pass_rate,
+        naive_pass_rate,
+        ppi_pass_rate,
+        stratified_pass_rate,
+    )
+    from .planning import (
+        Allocation,
+        AllocationGap,
+        LabelsNeeded,
+        allocation_gap,
+        labels_for_proportion,
+        labels_needed,
+        lee_allocation,
+        optimal_allocation_ratio,
+    )
+    from .rates import (
+        ConfusionMatrix,
+        HumanMargins,
+        JudgeRates,
+        confusion_matrix,
+        judge_rates,
+        rates_from_confusion,
+        wilson_interval,
+        youden_interval,
+    )
+    from .resampling import (
+        bootstrap_weights,
+        cluster_bootstrap,
+        clustered_agreement,
+        percentile_interval,
+    )
+    from .selective import (
+        AcceptanceRule,
+        CascadeCells,
+        ThresholdTest,
+        binomial_p_value,
+        cascade_cells,
+        cascade_pass_rate,
+        confidence_score,
+        hoeffding_bentkus_p_value,
+        learn_then_test,
+        min_labels_to_certify,
+        threshold_grid,
+    )
+    from .simulation import (
+        CoverageResult,
+        Scenario,
+        counts_to_arrays,
+        coverage_study,
+        simulate_counts,
+        simulate_paired,
+        simulate_verdicts,
+    )
+    from .strata import (
+        DESIGN_EFFECT_THRESHOLD,
+        StratumCounts,
+        counts_of_strata,
+        stratified_run_pass_rate,
+        stratified_run_pass_rate_from_counts,
+        stratum_counts,
+        verdict_strata,
+    )
+    from .transfer import (
+        HomogeneityTest,
+        SegmentTransfer,
+        TransferDiagnostics,
+        homogeneity_test,
+        segment_aware_pass_rate,
+        transfer_diagnostics,
+    )
+    from .transport import (
+        PopulationRates,
+        TransferredRates,
+        error_rates,
+        population_rates,
+        transported_pass_rate,
+        transported_pass_rate_from_counts,
+    )
+    from .vocabulary import (
+        DESIGN_ESTIMATORS,
+        JUDGED,
+        NOT_JUDGED,
+        NOT_RUN,
+        P_VALUES,
+        STRATA,
+        UNSCORED,
+        UNSURE,
+        VOCABULARY,
+    )
+
+# Where each public name lives: module (relative to this package) -> names.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "_results": (
+        "CalibrationInputError",
+        "Estimate",
+        "PassRateEstimate",
+        "format_interval",
+        "format_point",
+        "interval_json",
+        "json_safe",
+    ),
+    "_verdicts": (
+        "normalize_verdicts",
+        "verdict_names",
+    ),
+    "active": (
+        "ACTIVE_FLOOR",
+        "active_inclusion_probabilities",
+        "active_pass_rate",
+        "active_pass_rate_from_strata",
+        "expected_active_saving",
+        "judge_uncertainty",
+    ),
+    "agreement": (
+        "MultiRaterAgreement",
+        "PairwiseKappa",
+        "cohen_kappa",
+        "fleiss_kappa",
+        "kappa_from_table",
+        "krippendorff_alpha",
+        "multi_rater_agreement",
+    ),
+    "answer": (
+        "EvidenceStrata",
+        "PassRateAnswer",
+        "SegmentAnswer",
+        "TargetRun",
+        "answer_difference",
+        "answer_pass_rate",
+        "design_decision",
+        "evidence_strata",
+        "transferred_error_rates",
+    ),
+    "comparison": (
+        "LeaderboardRow",
+        "McNemarResult",
+        "leaderboard",
+        "mcnemar_test",
+    ),
+    "consistency": (
+        "ConsistencyResult",
+        "consistency_from_flags",
+        "self_consistency",
+        "self_consistency_matrix",
+    ),
+    "design_check": (
+        "SELECTIONS",
+        "DesignDecision",
+        "SelectionCheck",
+        "resolve_design",
+        "selection_check",
+        "selection_check_from_counts",
+    ),
+    "evidence": (
+        "CalibrationEvidence",
+        "LabelledRows",
+        "OrderTrend",
+        "RunCounts",
+        "judge_outcomes",
+        "order_trend",
+    ),
+    "kappa_interval": (
+        "SMALL_N",
+        "kappa_interval",
+        "kappa_interval_from_table",
+    ),
+    "paired": (
+        "DifferenceEstimate",
+        "JudgeErrorRates",
+        "PairAlignment",
+        "PairedComparison",
+        "PairedTable",
+        "align_pairs",
+        "paired_difference",
+        "paired_table",
+    ),
+    "pairwise": (
+        "PairwiseConfusion",
+        "VoteAgreement",
+        "WinRateEstimate",
+        "corrected_win_rate",
+        "corrected_win_rate_from_counts",
+        "pairwise_confusion",
+        "vote_agreement",
+        "vote_consensus",
+        "vote_kappa",
+        "vote_pair_agreement",
+    ),
+    "pairwise_answer": (
+        "PairAnswer",
+        "PairwiseAnswer",
+        "PairwiseStratum",
+        "PairwiseTarget",
+        "WinShares",
+        "answer_win_rate",
+    ),
+    "pairwise_evidence": (
+        "PAIRWISE_OUTCOMES",
+        "PairwiseEvidence",
+        "PairwiseLabelledRows",
+        "PairwiseRunCounts",
+        "human_codes",
+        "one_order_flags",
+        "pairwise_outcomes",
+    ),
+    "pass_rate": (
+        "ASSUMPTIONS",
+        "CalibrationCounts",
+        "calibration_counts",
+        "estimate_pass_rate",
+        "labels_only_pass_rate",
+        "lee_pass_rate",
+        "naive_pass_rate",
+        "ppi_pass_rate",
+        "stratified_pass_rate",
+    ),
+    "planning": (
+        "Allocation",
+        "AllocationGap",
+        "LabelsNeeded",
+        "allocation_gap",
+        "labels_for_proportion",
+        "labels_needed",
+        "lee_allocation",
+        "optimal_allocation_ratio",
+    ),
+    "rates": (
+        "ConfusionMatrix",
+        "HumanMargins",
+        "JudgeRates",
+        "confusion_matrix",
+        "judge_rates",
+        "rates_from_confusion",
+        "wilson_interval",
+        "youden_interval",
+    ),
+    "resampling": (
+        "bootstrap_weights",
+        "cluster_bootstrap",
+        "clustered_agreement",
+        "percentile_interval",
+    ),
+    "selective": (
+        "AcceptanceRule",
+        "CascadeCells",
+        "ThresholdTest",
+        "binomial_p_value",
+        "cascade_cells",
+        "cascade_pass_rate",
+        "confidence_score",
+        "hoeffding_bentkus_p_value",
+        "learn_then_test",
+        "min_labels_to_certify",
+        "threshold_grid",
+    ),
+    "simulation": (
+        "CoverageResult",
+        "Scenario",
+        "counts_to_arrays",
+        "coverage_study",
+        "simulate_counts",
+        "simulate_paired",
+        "simulate_verdicts",
+    ),
+    "strata": (
+        "DESIGN_EFFECT_THRESHOLD",
+        "StratumCounts",
+        "counts_of_strata",
+        "stratified_run_pass_rate",
+        "stratified_run_pass_rate_from_counts",
+        "stratum_counts",
+        "verdict_strata",
+    ),
+    "transfer": (
+        "HomogeneityTest",
+        "SegmentTransfer",
+        "TransferDiagnostics",
+        "homogeneity_test",
+        "segment_aware_pass_rate",
+        "transfer_diagnostics",
+    ),
+    "transport": (
+        "PopulationRates",
+        "TransferredRates",
+        "error_rates",
+        "population_rates",
+        "transported_pass_rate",
+        "transported_pass_rate_from_counts",
+    ),
+    "vocabulary": (
+        "DESIGN_ESTIMATORS",
+        "P_VALUES",
+        "JUDGED",
+        "NOT_JUDGED",
+        "NOT_RUN",
+        "STRATA",
+        "UNSCORED",
+        "UNSURE",
+        "VOCABULARY",
+    ),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "ACTIVE_FLOOR",
@@ -368,3 +598,16 @@ __all__ = [
     "wilson_interval",
     "youden_interval",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -34,7 +34,7 @@ from scipy.stats import chisquare
 
 from ._results import CalibrationInputError, _ToDict
 from .strata import verdict_strata
-from .vocabulary import STRATA
+from .vocabulary import DESIGN_ESTIMATORS, STRATA
 
 __all__ = [
     "DESIGN_ESTIMATORS",
@@ -62,14 +62,6 @@ SELECTIONS: tuple[str, ...] = (
     "unknown",
     "escalated",
 )
-
-#: The estimator each design uses.
-DESIGN_ESTIMATORS: dict[str, str] = {
-    "same_run_random": "verdict_stratified",
-    "same_run_stratified": "verdict_stratified",
-    "separate_calibration": "lee_stratified",
-    "active": "active_ipw",
-}
 
 _RANDOM_LIKE = frozenset({"random", "all"})
 _NOT_RANDOM = frozenset({"by_verdict", "flips_first", "active", "escalated"})

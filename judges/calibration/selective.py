@@ -81,6 +81,7 @@ from .strata import (
     counts_of_strata,
     stratified_run_pass_rate_from_counts,
 )
+from .vocabulary import P_VALUES
 
 __all__ = [
     "P_VALUES",
@@ -98,12 +99,6 @@ __all__ = [
 ]
 
 PValue = Literal["binomial", "hoeffding_bentkus"]
-P_VALUES: dict[str, str] = {
-    "binomial": "exact binomial tail P(Bin(n, alpha) <= errors)",
-    "hoeffding_bentkus": "Hoeffding-Bentkus bound (Bates et al. 2021), valid for any loss in "
-                         "[0, 1]; more cautious than the exact binomial tail for 0/1 errors",
-}
-"""The p-values :func:`learn_then_test` can use, in words."""
 
 GUARANTEE_POOLED = (
     "with probability at least {conf} the error rate among the verdicts this rule accepts is "

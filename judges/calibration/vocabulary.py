@@ -27,9 +27,11 @@ from __future__ import annotations
 from typing import Final
 
 __all__ = [
+    "DESIGN_ESTIMATORS",
     "JUDGED",
     "NOT_JUDGED",
     "NOT_RUN",
+    "P_VALUES",
     "STRATA",
     "STRATUM_FAIL",
     "STRATUM_NOT_JUDGED",
@@ -132,3 +134,22 @@ def describe_used(*, used: int, m1: int, m0: int, labelled: dict[str, int]) -> s
                  f"{UNSCORED}, {labelled.get('unsure', 0):,} {UNSURE}, "
                  f"{labelled.get('not_run', 0):,} {NOT_RUN})")
     return text
+
+
+# The names the command line offers as choices live here, beside the words, because this module
+# imports nothing: `calibrate report --help` lists them without loading scipy.
+
+#: The estimator each design uses.
+DESIGN_ESTIMATORS: dict[str, str] = {
+    "same_run_random": "verdict_stratified",
+    "same_run_stratified": "verdict_stratified",
+    "separate_calibration": "lee_stratified",
+    "active": "active_ipw",
+}
+
+P_VALUES: dict[str, str] = {
+    "binomial": "exact binomial tail P(Bin(n, alpha) <= errors)",
+    "hoeffding_bentkus": "Hoeffding-Bentkus bound (Bates et al. 2021), valid for any loss in "
+                         "[0, 1]; more cautious than the exact binomial tail for 0/1 errors",
+}
+"""The p-values :func:`learn_then_test` can use, in words."""

@@ -1,0 +1,15 @@
+"""Names the front ends offer before anything is read: row-file formats, the default criterion.
+
+This module imports nothing, so ``calibrate import --help`` can list the formats without
+loading pyarrow; :mod:`labels.importing` and :mod:`labels.models` take them from here.
+"""
+
+from __future__ import annotations
+
+ROW_FORMATS = ("csv", "jsonl", "json", "parquet", "ragas")
+"""The formats ``calibrate import --format`` reads (``ragas`` is JSONL with Ragas' columns)."""
+
+DEFAULT_CRITERION = "faithfulness"
+"""The criterion of pointwise datasets when none is named."""
+
+__all__ = ["DEFAULT_CRITERION", "ROW_FORMATS"]
