@@ -7,8 +7,8 @@ the CLI hands its command line to the app over the private local channel of
 checks the peer's uid and the token, checks the command against :data:`ALLOWED_COMMANDS`, runs
 the very same click command in the app process (sharing the app's open database) and streams
 its output and exit code back. Closing the connection cancels the command (long commands, i.e.
-judge runs, see it through :func:`current_cancel_event`). Nothing is queued on disk, so nothing
-is replayed after a restart.
+judge runs, see it through :func:`calibrate_app.cancel.current_cancel_event`). Nothing is
+queued on disk, so nothing is replayed after a restart.
 
 Only the app holds the file, so every write (labels from the browser, verdicts from a judge run
 the CLI asked for) goes through one process, in short transactions.
@@ -34,6 +34,8 @@ from typing import Any, TextIO
 
 import click
 
+from calibrate_app.cancel import cancellable
+from calibrate_app.cancel import current_cancel_event as current_cancel_event
 from calibrate_app.channel import (
     HEARTBEAT_SECONDS,
     MAX_REQUEST_BYTES,
@@ -174,14 +176,6 @@ class _QueueSink(io.TextIOBase):
 
 
 _route_lock = threading.Lock()
-_cancel_events: dict[int, threading.Event] = {}
-
-
-def current_cancel_event() -> threading.Event | None:
-    """The cancel event of the delegated command running on this thread, if any."""
-    return _cancel_events.get(threading.get_ident())
-
-
 @contextlib.contextmanager
 def _routed_output(stdout: _Sink, stderr: _Sink) -> Iterator[None]:
     with _route_lock:
@@ -473,18 +467,14 @@ class CommandServer:
         code = [1]
 
         def work() -> None:
-            me = threading.get_ident()
             try:
                 with client_cwd(cwd), _routed_output(
                     _QueueSink("stdout", output), _QueueSink("stderr", output)
-                ):
-                    _cancel_events[me] = cancel
+                ), cancellable(cancel):
                     try:
                         code[0] = run_in_process(argv, self.db_path)
                     except Exception:  # reported to the waiting CLI, never lost
                         output.put(("stderr", traceback.format_exc()))
-                    finally:
-                        _cancel_events.pop(me, None)
             finally:
                 output.put(None)
 

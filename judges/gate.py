@@ -32,7 +32,7 @@ from judges.calibration import (
     answer_pass_rate,
     interval_json,
 )
-from judges.card import CardError, JudgeCard
+from judges.card_model import CardError, JudgeCard
 from judges.reporting.evidence import run_counts_of_items, verdicts_fingerprint
 from judges.verdicts import UNSCORED
 from labels.errors import ImportFileError

@@ -29,7 +29,7 @@ from judges.calibration import (
     answer_win_rate,
     interval_json,
 )
-from judges.card import (
+from judges.card_model import (
     CardCalibration,
     CardError,
     CardEstimation,

@@ -48,7 +48,7 @@ from judges.calibration import (
 )
 from judges.calibration.evidence import OUTCOME_FAIL, OUTCOME_PASS
 from judges.calibration.strata import StratumCounts
-from judges.card import CardSelection
+from judges.card_model import CardSelection
 from judges.config import canonical_json
 from judges.pricing import Price, price_for
 from judges.reporting import JudgeReport, calibration_report, find_judge, load_judge_items

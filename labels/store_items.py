@@ -15,7 +15,7 @@ import hashlib
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import duckdb
 
@@ -27,9 +27,23 @@ from labels.validation import PLAIN_ID_PATTERN, lookalike_key, shown, shown_id
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from labels.store import LabelStore
+    from labels.db import Database
 
 OnChanged = Literal["error", "skip"]
+
+
+class HasDatabase(Protocol):
+    """What writing items needs of a store: its database (a :class:`~labels.store.LabelStore`).
+
+    Named by what it is used for rather than by the store's class, so this module, which the
+    schema's migrations use, does not import the store that applies them.
+    """
+
+    @property
+    def db(self) -> Database:
+        """The database the rows are written to."""
+        ...
+
 
 _SEP = f"chr({ord(ID_SEPARATOR)})"
 # A row without an id gets one from its content (the same text always gives the same id).
@@ -68,7 +82,7 @@ class ItemsWritten:
 
 
 def write_items(
-    store: LabelStore,
+    store: HasDatabase,
     rows: pa.Table,
     dataset: str,
     *,
@@ -118,7 +132,7 @@ class _DuplicateKeys(Exception):
 
 
 def _write_items(
-    store: LabelStore, rows: pa.Table, dataset: str, kind: Kind, source_file: str, name: str,
+    store: HasDatabase, rows: pa.Table, dataset: str, kind: Kind, source_file: str, name: str,
     on_changed: OnChanged, *, optimistic: bool,
 ) -> ItemsWritten:
     with store.db.transaction() as cur:

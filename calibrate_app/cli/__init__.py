@@ -5,7 +5,6 @@ Exit codes: 0 ok, 2 usage or bad input, 1 any other failure.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -13,7 +12,7 @@ from typing import Any
 
 import click
 
-from calibrate_app.cli._context import AppContext, pass_app
+from calibrate_app.cli._context import AppContext, echo_json, pass_app
 from labels.errors import (
     CalibrateError,
     ConflictError,
@@ -100,11 +99,6 @@ def cli(ctx: click.Context, db_path: str | None, env_file: str | None) -> None:
     if not ctx.meta.get("calibrate.help"):
         ctx.obj.settings  # noqa: B018 -- read now: a bad settings file stops every command
     ctx.call_on_close(ctx.obj.close)
-
-
-def echo_json(value: Any) -> None:
-    """Print ``value`` as stable, indented JSON."""
-    click.echo(json.dumps(value, indent=2, sort_keys=True, default=str, ensure_ascii=False))
 
 
 def _register() -> None:

@@ -62,7 +62,7 @@ def judge_split(app: AppContext, dataset: str, criterion: str, seed: int | None,
     The split is made once, stratified by human label and segment; rows labelled later are
     assigned as they are read. Tuning views show dev rows only.
     """
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.alignment.store import AlignStore, optimism_warning
     from labels.store_splits import SplitStore
 
@@ -106,7 +106,7 @@ def judge_align(
     sensitivity, specificity and kappa with intervals and an exact McNemar test against the
     current revision. Nothing is adopted: run `calibrate judge adopt PROPOSAL` for that.
     """
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.alignment.evaluate import evaluate_revisions
     from judges.alignment.propose import propose_revision
     from judges.calibration.trust import CertificationRule
@@ -186,7 +186,7 @@ def judge_stress(
     instructions must not change the verdict. Perturbed rows go into DATASET.stress, linked to
     their originals and never calibrated; the results go into the judge card.
     """
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.alignment.stress import TESTS, run_stress
     from judges.providers import get_provider
 

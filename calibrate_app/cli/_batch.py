@@ -52,7 +52,7 @@ def list_batches(app: AppContext, *, open_only: bool, as_json: bool) -> None:
     """``calibrate judge batches``: every stored submission, or the open ones."""
     from dataclasses import asdict
 
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.batch import BatchStore
     from judges.batch.store import OPEN_STATES
 

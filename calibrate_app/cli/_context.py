@@ -9,6 +9,7 @@ statsmodels, the provider SDKs) are imported inside the command that uses them, 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +87,11 @@ class AppContext:
 
 
 pass_app = click.make_pass_decorator(AppContext)
+
+
+def echo_json(value: Any) -> None:
+    """Print ``value`` as stable, indented JSON."""
+    click.echo(json.dumps(value, indent=2, sort_keys=True, default=str, ensure_ascii=False))
 
 _Command = Callable[..., Any]
 

@@ -134,7 +134,7 @@ def compare_text(data: dict[str, Any]) -> list[str]:
 
 def _emit(data: dict[str, Any], as_json: bool,
           text: Callable[[dict[str, Any]], list[str]]) -> None:
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
 
     if as_json:
         echo_json(data)
@@ -238,7 +238,7 @@ def gate_command(
     verdicts of another judge config or without one, no scored verdict, a card that cannot
     correct a pass rate, or no bar.
     """
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.card import CardError, load_card
     from judges.compare import baseline_bar, compare_verdicts, drop_gate
     from judges.gate import accepted_share_gate, gate, read_verdicts_file, score_file
@@ -308,7 +308,7 @@ def _gate_pairwise(
     baseline_file: str | None, on: str, side: str, allow_unverified: bool, as_json: bool,
 ) -> None:
     """``gate`` with a pairwise card: the corrected share of ``side``'s wins against the bar."""
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.card import CardError
     from judges.pairwise_card import gate_pairwise, score_pairwise_file
 

@@ -70,7 +70,7 @@ def judges_group() -> None:
 @pass_app_and_json()
 def judges_list(app: AppContext, as_json: bool) -> None:
     """List the built-in judges and the configs stored in the database."""
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.config import builtin_names, load_builtin
 
     rows: list[dict[str, Any]] = []
@@ -110,7 +110,7 @@ def judges_list(app: AppContext, as_json: bool) -> None:
 @pass_app_and_json("the config")
 def judges_show(app: AppContext, name: str, as_json: bool) -> None:
     """Print a judge config (built-in name, file, or stored name/id) with its id."""
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
 
     config = _find_config(app, name)
     if as_json:
@@ -137,7 +137,7 @@ def judge_group() -> None:
 
 def _cancel_event() -> threading.Event:
     """The app's cancel event when this command runs inside the app, else a fresh one."""
-    from calibrate_app.command_server import current_cancel_event
+    from calibrate_app.cancel import current_cancel_event
 
     return current_cancel_event() or threading.Event()
 
@@ -208,8 +208,8 @@ def judge_run(
     Exit code 1 when some calls failed after their retries (run again to retry them), 130
     when stopped.
     """
-    from calibrate_app.cli import echo_json
     from calibrate_app.cli._batch import batch_cost_line, run_batch
+    from calibrate_app.cli._context import echo_json
     from judges.calls import CallPolicy
     from judges.config import parse_config
     from judges.pricing import load_prices
@@ -300,7 +300,7 @@ def judge_batches(app: AppContext, open_only: bool, as_json: bool) -> None:
 @pass_app_and_json()
 def judge_runs(app: AppContext, dataset: str | None, judge: str | None, as_json: bool) -> None:
     """List judge runs, newest first (a run that died reads 'interrupted')."""
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.store import JudgeStore
 
     judge_store = JudgeStore(app.reader.db)
@@ -353,7 +353,7 @@ def verdicts_import(
     cell or 'unscored' is an unscored row. All or nothing; re-importing adds nothing. Give
     --judge (an external judge without a config) or --config (or both, naming the same judge).
     """
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.verdicts import import_verdicts
 
     if judge is None and config_file is None:

@@ -235,7 +235,7 @@ def report_command(
     as_json: bool,
 ) -> None:
     """Calibrate a judge against the human labels: error rates, kappa, corrected pass rate."""
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.reporting import calibration_report, judge_leaderboard, pairwise_report
 
     store = app.reader
@@ -371,7 +371,7 @@ def card_export(
 @click.option("--json", "as_json", is_flag=True, help="Print the whole card as JSON.")
 def card_show(card_file: str, as_json: bool) -> None:
     """Check a card (schema, config hash) and print what it says."""
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.card import card_counts, load_card
 
     card = load_card(card_file)

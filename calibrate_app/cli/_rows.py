@@ -58,7 +58,7 @@ def import_command(
     CSV, JSONL, JSON (a list of records), Parquet, or the ragas format. The import is all or
     nothing; re-importing the same file adds nothing.
     """
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from labels.importing import import_rows, parse_mapping
 
     summary = import_rows(
@@ -87,7 +87,7 @@ def import_command(
 @pass_app_and_json()
 def datasets_command(app: AppContext, as_json: bool) -> None:
     """List datasets with their item, label and annotator counts."""
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
 
     rows = app.reader.datasets()
     if as_json:
@@ -139,7 +139,7 @@ def labels_import(
     Columns: id, label (pass/fail/unsure, 1/0, true/false; a/b/tie on a pairwise dataset, one
     row per annotator vote), optional note and annotator.
     """
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from labels.label_import import import_labels
 
     summary = import_labels(

@@ -121,7 +121,7 @@ def _run_cascade(app: AppContext, dataset: str, judges: tuple[str, ...], alpha: 
                  delta: float, target: str | None, signals: tuple[str, ...], p_value: str,
                  output: str | None, escalate: bool, as_json: bool,
                  extra: dict[str, Any], aggregation: str | None, one: bool) -> None:
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.selective import cascade_report, write_accepted
     from judges.selective import escalate as record
 
@@ -267,7 +267,7 @@ def drift_command(ctx: click.Context, card_file: str, new_verdicts: str | None,
     re-scored by the judge; --labels experts' labels on new rows. Anytime-valid betting
     e-processes: checking after every batch keeps the false-alarm rate at --alpha.
     """
-    from calibrate_app.cli import echo_json
+    from calibrate_app.cli._context import echo_json
     from judges.card import load_card
     from judges.drift import drift_check, read_labels_file
     from judges.gate import read_verdicts_file
