@@ -2,7 +2,8 @@
 
 Each command runs in a fresh interpreter, waited for with ``os.wait4``, which hands back that
 one child's resource use: CPU seconds (user + system; other load on a shared machine changes
-them less than wall-clock time would) and its peak resident memory. The commands are found by
+them less than wall-clock time would) and its peak resident memory (never below this small
+process's own, about 12 MiB, which Linux counts in a child at fork). The commands are found by
 walking the click group, so a new subcommand is timed without editing this file. Two floors are
 measured in the same run: ``python -c pass`` and the ``--help`` of a bare click group (the least
 any click command line can cost); ``calibrate datasets`` and an eager import of every command's
@@ -15,14 +16,12 @@ other end. Run:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-
-import click
 
 # The libraries the commands use, imported at once: the cost the lazy imports avoid.
 _EVERYTHING = (
@@ -56,12 +55,27 @@ def best(repeats: int, command: list[str], cwd: Path) -> tuple[float, float]:
     return min(cpu for cpu, _ in runs), min(rss for _, rss in runs)
 
 
-def subcommands(group: click.Command, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
-    """Every command path under ``group``, the group itself first, depth first by name."""
+# Lists every command path, the group itself first, depth first by name. It runs in a child so
+# that this process stays small: Linux counts the parent's resident pages at fork in a child's
+# peak RSS, so a parent that had imported the CLI would raise every figure to its own size.
+_LIST_COMMANDS = """
+import json, click
+from calibrate_app.cli import cli
+def paths(command, path=()):
     yield path
-    if isinstance(group, click.Group):
-        for name in sorted(group.commands):
-            yield from subcommands(group.commands[name], (*path, name))
+    if isinstance(command, click.Group):
+        for name in sorted(command.commands):
+            yield from paths(command.commands[name], (*path, name))
+print(json.dumps([list(p) for p in paths(cli)]))
+"""
+
+
+def subcommands() -> list[list[str]]:
+    """Every command path of ``calibrate``, the root first, depth first by name."""
+    done = subprocess.run([sys.executable, "-c", _LIST_COMMANDS], capture_output=True,
+                          text=True, check=True)
+    paths: list[list[str]] = json.loads(done.stdout)
+    return paths
 
 
 def main() -> None:
@@ -69,8 +83,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    from calibrate_app.cli import cli as calibrate
-
     rows: dict[str, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         cwd = Path(folder)
@@ -80,7 +92,7 @@ def main() -> None:
         rows["python -c pass (floor)"] = best(args.repeats, [*python, "-c", "pass"], cwd)
         rows["bare click --help (floor)"] = best(args.repeats, [*python, "-c", _BARE_CLICK], cwd)
         helps = []
-        for path in subcommands(calibrate):
+        for path in subcommands():
             name = " ".join(("calibrate", *path, "--help"))
             helps.append(name)
             rows[name] = best(args.repeats, [*command, *path, "--help"], cwd)
