@@ -42,10 +42,10 @@ class CalibrateGroup(click.Group):
     """A click group that turns `calibrate`'s own errors into messages and exit codes."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        """Parse as click does; remember whether the command line asks only for help.
+        """Parse as click does, and note in ``ctx.meta`` whether the command line asks for help.
 
         The group's callback then leaves the settings unread, so that printing help imports
-        neither pydantic-settings nor the store (:data:`ctx.meta` ``["calibrate.help"]``).
+        neither pydantic-settings nor the store.
         """
         ctx.meta["calibrate.help"] = bool(HELP_OPTIONS & set(args))
         return super().parse_args(ctx, args)

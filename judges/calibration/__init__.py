@@ -23,6 +23,8 @@ The names load on first use (PEP 562): a command that only needs one of the ligh
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -598,6 +600,23 @@ __all__ = [
     "wilson_interval",
     "youden_interval",
 ]
+
+
+class _Package(types.ModuleType):
+    """This package, whose names stay bound to what they name when a submodule loads.
+
+    Importing a submodule binds its name in the package to the module. One submodule is named
+    like the function it defines (``kappa_interval``); that name stays the function, as it was
+    when this package imported every name at once.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _WHERE.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
