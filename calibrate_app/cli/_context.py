@@ -4,7 +4,7 @@ Command modules import only what ``calibrate --help`` needs (click and the light
 of :mod:`judges.vocabulary`, :mod:`judges.calibration.vocabulary` and :mod:`labels.names`):
 the settings (pydantic-settings), the store (DuckDB) and the engine (pandas, scipy,
 statsmodels, the provider SDKs) are imported inside the command that uses them, so every
-``--help`` starts in a fraction of a second (``tests/calibrate_app/cli/test_help_imports.py``).
+``--help`` starts in a fraction of a second (``tests/calibrate_app/cli/test_lazy_imports.py``).
 """
 
 from __future__ import annotations
