@@ -3,9 +3,10 @@
 Usage::
 
     python bench/coverage.py [--reps N] [--judgy-reps J] [--judgy-iterations B] [--seed S]
-                             [--block all|pass-rate|designs|transfer|paired|pairwise]
+                             [--block all|pass-rate|designs|transfer|paired|pairwise|
+                                      workflows|selective]
                              [--design-reps D] [--transfer-reps T] [--paired-reps R]
-                             [--pairwise-reps P]
+                             [--pairwise-reps P] [--selective-reps S]
 
 ``all`` (the default) prints the whole table: the pass-rate grid below, then the labelling-design
 blocks (``designs``, see ``bench/coverage_designs.py``: verdict-stratified calibration with and
@@ -14,8 +15,11 @@ with a document effect, active sampling, a forced ``--design`` override, kappa a
 segment-mix transfer block (``transfer``, see ``bench/coverage_transfer.py``: the plain Lee
 correction against the segment-aware one when the judge's accuracy differs by segment and the
 target's segment mix differs from the labelled set's) and the paired-difference block
-(``paired``, see ``bench/coverage_paired.py``) and the corrected pairwise win-rate block (a / b /
-tie through a 3 x 3 misclassification matrix; ``pairwise``, see ``bench/coverage_pairwise.py``).
+(``paired``, see ``bench/coverage_paired.py``), the corrected pairwise shares block (a / b /
+tie through the real pairwise path under the random, stratified and active queues and a separate
+calibration run; ``pairwise``, see ``bench/coverage_pairwise.py``) and the selective-judging
+block (``selective``, see ``bench/coverage_selective.py``: the error among accepted verdicts of
+Learn then Test against naive thresholds, and the cascade's whole-run interval).
 Each block prints its Monte Carlo SE and its bars; ``--block NAME`` runs one block.
 
 For every cell it simulates ``N`` seeded data sets (the same data sets for every method:
@@ -32,7 +36,9 @@ and fewer bootstrap iterations, as printed) and ``auto`` (the headline of
 :func:`judges.calibration.answer_pass_rate` on evidence built from the simulated rows, the path
 every surface uses; ``bench/coverage_answer.py``).
 
-Grid: true pass rate {0.3, 0.6, 0.9} x labelled rows {50, 200}, n = 1000 judge-only rows,
+Grid: true pass rate {0.3, 0.6, 0.9} x labelled rows {50, 200}, n = 1000 judge-only rows
+(same-run cells: m + 1000 rows simulated, m of them labelled, and the truth is that run's own
+pass rate, the app's estimand),
 sensitivity 0.85 / specificity 0.75; a label-shift block (labelled rows from another run with
 pass rate 0.7); a degenerate judge (0.55 / 0.50). Finally the time of one full report on
 1,000,000 target verdicts + 10,000 labels.
@@ -63,16 +69,17 @@ from coverage_answer import auto, evidence
 from coverage_designs import designs_block
 from coverage_paired import paired_block
 from coverage_pairwise import pairwise_block
+from coverage_selective import selective_block
 from coverage_stat import Stat, verdict_lines
 from coverage_transfer import transfer_block
 from coverage_workflows import workflows_block
 
 from judges.calibration import (
-    CalibrationCounts,
     PassRateEstimate,
     RunCounts,
     TargetRun,
     answer_pass_rate,
+    calibration_counts,
     counts_to_arrays,
     estimate_pass_rate,
     simulate_counts,
@@ -137,34 +144,41 @@ def _run_cell(args: tuple[int, Cell, int, int, int, int]) -> tuple[Cell, dict[st
             judgy = None
     np.random.seed((seed * 1000 + index) % 2**32)  # judgy uses numpy's global RNG
     for rep in range(reps):
-        c: CalibrationCounts = simulate_counts(
-            rng, theta=cell.theta, sensitivity=cell.sens, specificity=cell.spec,
-            n_target=N_TARGET, n_labelled=cell.m, calibration_theta=cell.calibration_theta,
-        )
-        for method in ("naive", "lee", "ppi++"):
-            stats[method].add(*_claim(estimate_pass_rate(c, method=method)), cell.theta)
-        h, j, t = counts_to_arrays(c)
-        if cell.design == "same_run_random":  # the labelled rows are rows of the run
-            run = np.concatenate([j, t])
-            ev = evidence(np.concatenate([h, np.zeros(t.size, dtype=np.int8)]),
-                          np.arange(h.size), run, selection="random")
-            stats["auto"].add(*auto(ev), cell.theta)
+        truth = cell.theta
+        if cell.design == "same_run_random":
+            # The labelled rows are rows of the run, and what the app estimates is that run's
+            # pass rate (with a finite-population correction): simulate its rows and take
+            # their own pass rate as the truth for every method.
+            z, jr = simulate_verdicts(rng, n=N_TARGET + cell.m, theta=cell.theta,
+                                      sensitivity=cell.sens, specificity=cell.spec)
+            h, j, t = z[:cell.m], jr[:cell.m], jr[cell.m:]
+            c = calibration_counts(h, j, t)
+            truth = float(z.mean())
+            ev = evidence(z, np.arange(cell.m), jr, selection="random")
+            stats["auto"].add(*auto(ev), truth)
         else:  # a separate calibration set, every row of it labelled
+            c = simulate_counts(
+                rng, theta=cell.theta, sensitivity=cell.sens, specificity=cell.spec,
+                n_target=N_TARGET, n_labelled=cell.m, calibration_theta=cell.calibration_theta,
+            )
+            h, j, t = counts_to_arrays(c)
             stats["auto"].add(*auto(evidence(h, np.arange(h.size), j, selection="all"), t),
-                              cell.theta)
-        if cell.block == "degenerate":
-            run = np.concatenate([j, t])
-            ev = evidence(np.concatenate([h, np.zeros(t.size, dtype=np.int8)]),
-                          np.arange(h.size), run, selection="random")
-            same_run_auto.add(*auto(ev), cell.theta)
+                              truth)
+        for method in ("naive", "lee", "ppi++"):
+            stats[method].add(*_claim(estimate_pass_rate(c, method=method)), truth)
+        if cell.block == "degenerate":  # the same judge with labels of the run itself
+            z, jr = simulate_verdicts(rng, n=N_TARGET + cell.m, theta=cell.theta,
+                                      sensitivity=cell.sens, specificity=cell.spec)
+            ev = evidence(z, np.arange(cell.m), jr, selection="random")
+            same_run_auto.add(*auto(ev), float(z.mean()))
         if judgy is not None and rep < judgy_reps:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     _, lo, hi = judgy(h, j, t, bootstrap_iterations=judgy_iterations)
-                stats["judgy"].add(lo, hi, cell.theta)
+                stats["judgy"].add(lo, hi, truth)
             except (ValueError, RuntimeError):  # judgy refuses J <= 0 or one class
-                stats["judgy"].add(None, None, cell.theta)
+                stats["judgy"].add(None, None, truth)
     return cell, stats, same_run_auto
 
 
@@ -214,7 +228,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--block", default="all",
                         choices=("all", "pass-rate", "designs", "transfer", "paired", "pairwise",
-                                 "workflows"),
+                                 "workflows", "selective"),
                         help="which blocks to run (default: all of them)")
     parser.add_argument("--pairwise-reps", type=int, default=1000,
                         help="replicates per cell of the pairwise win-rate block")
@@ -226,6 +240,8 @@ def main() -> int:
                         help="replicates per cell of the workflow block (>= 1000)")
     parser.add_argument("--paired-reps", type=int, default=2000,
                         help="replicates per cell of the paired-difference block")
+    parser.add_argument("--selective-reps", type=int, default=1000,
+                        help="replicates per cell of the selective-judging block (>= 1000)")
     ns = parser.parse_args()
     others = {
         "designs": lambda: designs_block(reps=ns.design_reps, seed=ns.seed, workers=ns.workers),
@@ -236,11 +252,13 @@ def main() -> int:
                                            workers=ns.workers),
         "workflows": lambda: workflows_block(reps=ns.workflow_reps, seed=ns.seed,
                                              workers=ns.workers),
+        "selective": lambda: selective_block(reps=ns.selective_reps, seed=ns.seed,
+                                             workers=ns.workers),
     }
     if ns.block in others:
         lines, failed = others[ns.block]()
         print("\n".join(lines))
-        return 1 if failed and ns.block in ("pairwise", "workflows") else 0
+        return 1 if failed and ns.block in ("pairwise", "workflows", "selective") else 0
     t_start = time.perf_counter()
     try:
         import judgy  # noqa: F401

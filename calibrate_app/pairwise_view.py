@@ -86,12 +86,19 @@ def _win_rates(data: dict[str, Any]) -> None:
     st.subheader("Win rate")
     st.caption(
         "Share of target rows where answer A truly wins, B wins, or it is a tie: the judge's "
-        "own shares, and the shares corrected through its 3 × 3 error matrix on the labelled "
-        "rows (delta-method intervals). Per model pair, A is the first model."
+        "own shares, and the shares corrected for its errors by the estimator the labels' "
+        "provenance supports (how the labelled rows were drawn). Per model pair, A is the "
+        "first model."
     )
+    st.text(f"Design: {data['design'] or 'refused'} ({data['design_reason']}); method "
+            f"{data['win_rate']['method']}. Estimates {data['population']}.")
     entries = [("all rows", data["win_rate"])]
     entries += [(f"{p['model_a']} vs {p['model_b']}", p) for p in data["by_pair"]]
     st.dataframe(_win_frame(entries), hide_index=True, key="cal_pairwise_win")
+    labels = data["labels_only"]
+    st.text("Labels alone (the human shares of the labelled rows"
+            + ("" if labels["valid_for_target"] else "; not an estimate of the target")
+            + "): " + "  ".join(f"{side} {format_interval(labels[side])}" for side in CLASSES))
 
 
 def _disagreements(report: PairwiseReport) -> None:

@@ -322,7 +322,16 @@ PLAN_REFRESH_S = 30.0
 """Youngest age (seconds) of a judge-based queue plan that is rebuilt for newer verdicts."""
 
 
-def _build_plan(store: LabelStore, dataset: str, order: QueueOrder, seed: int) -> QueuePlan:
+def _build_plan(store: LabelStore, dataset: str, order: QueueOrder, seed: int,
+                criterion: str | None = None) -> QueuePlan:
+    if order == "escalated":
+        escalation = store.escalation(dataset, criterion) if criterion is not None else None
+        return plan_queue(
+            store.item_ids(dataset), order="escalated", seed=seed,
+            escalated=None if escalation is None else escalation.item_ids,
+            judge=None if escalation is None else escalation.judge,
+            rule=None if escalation is None else escalation.rule,
+        )  # fmt: skip
     # One read of the newest config's verdicts, so the plan's strata, flips and uncertainty
     # come from one config and the plan can name it (a run starting meanwhile changes nothing).
     found = judge_info.queue_verdicts(store, dataset, with_uncertainty=order == "active") \
@@ -369,9 +378,16 @@ class QueuePlans:
         self._building: dict[tuple[object, ...], threading.Lock] = {}
 
     def get(self, store: LabelStore, dataset: str, item_count: int,
-            settings: QueueSettings) -> QueuePlan:
-        """The plan for ``settings`` (built now only when there is none yet)."""
-        key = (store.db.path, dataset, item_count, settings.order, settings.seed)
+            settings: QueueSettings, criterion: str | None = None) -> QueuePlan:
+        """The plan for ``settings`` (built now only when there is none yet).
+
+        The escalated order's plan is per criterion and escalation (a new rule, or the same
+        rule recorded again, gives a new plan); the other orders are shared by the criteria.
+        """
+        key: tuple[object, ...] = (store.db.path, dataset, item_count, settings.order,
+                                   settings.seed)
+        if settings.order == "escalated":
+            key += (criterion, criterion and store.escalation_stamp(dataset, criterion))
         with self._lock:
             slot = self._slots.get(key)
             if slot is not None:
@@ -393,7 +409,7 @@ class QueuePlans:
             checked_at = time.monotonic()
             fingerprint = judge_info.fingerprint(store, dataset) \
                 if settings.order in _JUDGE_ORDERS else ""
-            plan = _build_plan(store, dataset, settings.order, settings.seed)
+            plan = _build_plan(store, dataset, settings.order, settings.seed, criterion)
             with self._lock:
                 self._slots[key] = _PlanSlot(plan, fingerprint, checked_at)
                 self._building.pop(key, None)
@@ -441,10 +457,14 @@ def get_queue_plans() -> QueuePlans:
 
 
 def queue_plan(
-    store: LabelStore, dataset: str, item_count: int, settings: QueueSettings
+    store: LabelStore, dataset: str, item_count: int, settings: QueueSettings,
+    criterion: str | None = None,
 ) -> QueuePlan:
-    """The dataset's queue order, computed once per process and shared by every annotator."""
-    return get_queue_plans().get(store, dataset, item_count, settings)
+    """The dataset's queue order, computed once per process and shared by every annotator.
+
+    ``criterion`` picks the escalation the escalated order serves.
+    """
+    return get_queue_plans().get(store, dataset, item_count, settings, criterion)
 
 
 def _discard_upload(folder: UploadFolder) -> None:

@@ -82,7 +82,7 @@ def rule_for(config: JudgeConfig | None, rule: str | None = None) -> Aggregation
 
 
 _ITEM_COLUMNS = ["item_id", "verdict", "n_calls", "n_scored", "order_flipped",
-                 "repeat_flipped", "flipped", "reasoning", "unscored_reason"]
+                 "repeat_flipped", "flipped", "both_orders", "reasoning", "unscored_reason"]
 
 
 def aggregate_calls(
@@ -126,6 +126,7 @@ def aggregate_calls(
         "order_flipped": consistency.order_flipped,
         "repeat_flipped": consistency.repeat_flipped,
         "flipped": consistency.any_flipped,
+        "both_orders": consistency.order_comparable,
     })
     frame = calls.assign(item_id=ids)
     words = ["a", "b", "tie", "unsure"] if kind == "pairwise" else ["pass", "fail", "unsure"]
@@ -197,6 +198,7 @@ def aggregate_stored_calls(
         "order_flipped": rows["order_flipped"].to_numpy(dtype=bool),
         "repeat_flipped": rows["repeat_flipped"].to_numpy(dtype=bool),
         "flipped": rows["any_flipped"].to_numpy(dtype=bool) & (n_scored >= 2),
+        "both_orders": rows["order_comparable"].to_numpy(dtype=bool),
         # objects with NaN for none, as aggregate_calls' Series.map gives
         "reasoning": rows["reasoning"].astype(object).where(rows["reasoning"].notna(), np.nan),
         "unscored_reason": rows["unscored_reason"].astype(object).where(

@@ -21,6 +21,7 @@ back to an equal :class:`JudgeCard` (:func:`load_card`), and loading checks the 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import platform
@@ -142,10 +143,12 @@ class CardCalibration(_Model):
 
 
 class PairwiseCardMetrics(_Model):
-    """A pairwise (a / b / tie) judge's measured errors: what ``score``/``gate`` correct with.
+    """A pairwise (a / b / tie) judge's measured agreement, for people.
 
-    ``table`` is the 3 x 3 calibration table (rows: the human consensus per row, columns: the
-    judge; order a, b, tie) of :func:`judges.calibration.corrected_win_rate_from_counts`.
+    ``table`` is the raw 3 x 3 calibration table (rows: the human consensus per labelled row,
+    columns: the judge; order a, b, tie). ``score``/``gate`` do not correct with it: they answer
+    from the card's ``evidence`` through :func:`judges.calibration.answer_win_rate`, which
+    reads how the labels were drawn.
     """
 
     table: list[list[int]]
@@ -211,6 +214,65 @@ class CardStress(_Model):
     family_warning: str | None = None
 
 
+class CardSelection(_Model):
+    """The judge's certified acceptance rule (``calibrate card export --alpha``), and its evidence.
+
+    A row's verdict is accepted when its confidence score (from ``signals``) is at least its
+    stratum's threshold; ``score`` and ``gate`` apply the rule to new verdicts and report the
+    accepted share and the error bound (``alpha``, with probability ``1 - delta``).
+    """
+
+    rule_id: str
+    alpha: float = Field(gt=0, lt=1)
+    delta: float = Field(gt=0, lt=1)
+    p_value: str
+    signals: list[str]
+    thresholds: dict[str, float | None]
+    """Stratum name -> threshold (``all rows`` for a pooled rule; ``None``: accept nothing)."""
+    strata: list[str] = Field(default_factory=list)
+    """The strata's names in the order ``strata_table`` indexes them (empty: pooled)."""
+    strata_table: list[list[list[int]]] | None = None
+    """The stratum of a row by (judge outcome, flipped, escalated), an index into ``strata``
+    (``None`` for a pooled rule); new rows are never escalated."""
+    level: float
+    guarantee: str
+    design: str
+    rows: int = Field(ge=0)
+    accepted: int = Field(ge=0)
+    accepted_share: float
+    labelled: int = Field(ge=0)
+    accepted_labelled: int = Field(ge=0)
+    errors: int = Field(ge=0)
+    error_estimate: float | None
+    tests: list[dict[str, Any]] = Field(default_factory=list)
+    refused: bool = False
+    reason: str | None = None
+
+
+class CardAnchor(_Model):
+    """What ``calibrate drift`` needs of the calibration rows: no text, no ids, only hashes.
+
+    ``rows`` holds, per labelled calibration row, the hash of its id (``id_hash`` names the
+    function: :func:`anchor_hash`), the judge's aggregated verdict at calibration and the human
+    consensus. Re-scored by the same judge later, these anchor rows tell judge drift (they
+    are scored differently) from system drift (the answers changed).
+    """
+
+    id_hash: Literal["blake2b-64"] = "blake2b-64"
+    rows: list[tuple[str, str, str]]
+    tolerance: float = Field(ge=0, le=1)
+    """The share of anchor rows that may be re-scored differently without drift: the upper 95 %
+    bound of the share whose calls disagreed at calibration (a row whose calls always agreed is
+    expected to re-score the same), at least 0.02."""
+    reference: dict[str, int]
+    """The judge's verdicts on every calibration row: ``pass`` and ``judged`` (pass or fail)."""
+
+
+def anchor_hash(item_id: str) -> str:
+    """The hash of an anchor row's id in a card (16 hex digits of BLAKE2b-64)."""
+    return hashlib.blake2b(str(item_id).encode(), digest_size=8).hexdigest()
+
+
 class CardEstimation(_Model):
     """How the card's pass rates are estimated: what the report was asked for."""
 
@@ -238,9 +300,15 @@ class JudgeCard(_Model):
     """Why this card would have been refused, when it was exported anyway (``--force``):
     empty for a card that met every rule (:func:`card_problems`)."""
     estimation: CardEstimation | None = None
-    """The estimation options (pass/fail cards)."""
+    """The estimation options."""
     evidence: dict[str, Any] | None = None
-    """The calibration evidence (pass/fail cards): what ``score`` answers from."""
+    """The calibration evidence: what ``score`` answers from
+    (:class:`~judges.calibration.CalibrationEvidence` of a pass/fail judge,
+    :class:`~judges.calibration.PairwiseEvidence` of a pairwise one)."""
+    selection: CardSelection | None = None
+    """The acceptance rule (``card export --alpha``): what ``score``/``gate`` apply."""
+    anchor: CardAnchor | None = None
+    """The anchor rows ``calibrate drift`` re-scores (pass/fail cards)."""
 
     @field_validator("created_at")
     @classmethod
@@ -376,7 +444,8 @@ def card_problems(store: LabelStore, report: JudgeReport) -> list[str]:
 
 
 def card_from_report(store: LabelStore, report: JudgeReport, *,
-                     now: datetime | None = None, force: bool = False) -> JudgeCard:
+                     now: datetime | None = None, force: bool = False,
+                     selection: CardSelection | None = None) -> JudgeCard:
     """Build the card of a judge from its calibration report.
 
     Args:
@@ -385,6 +454,8 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
         now: Creation time (default: now, UTC).
         force: Build it even when :func:`card_problems` finds a reason not to; the reasons
             go into the card's ``forced`` list and its warnings.
+        selection: The judge's certified acceptance rule on the report's dataset
+            (:func:`judges.selective.card_selection`), recorded in the card.
 
     Returns:
         A verified :class:`JudgeCard`.
@@ -448,9 +519,28 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
         forced=problems,
         estimation=CardEstimation(**report.options),
         evidence=_evidence_with_fingerprint(report).to_json(),
+        selection=selection,
+        anchor=_anchor(report),
     )
     card.verify()
     return card
+
+
+def _anchor(report: JudgeReport) -> CardAnchor:
+    """The labelled rows as anchors: id hashes, the judge's and the humans' verdicts."""
+    from judges.calibration import wilson_interval
+
+    rows = report.rows
+    flipped = rows["flipped"].astype(object).fillna(False).astype(bool)
+    bound = wilson_interval(int(flipped.sum()), len(rows), confidence=0.95).high \
+        if len(rows) else 1.0
+    population = report.evidence.population.by_outcome()
+    return CardAnchor(
+        rows=[(anchor_hash(i), str(j), str(h)) for i, j, h in zip(
+            rows["item_id"], rows["judge"], rows["human"], strict=True)],
+        tolerance=float(min(1.0, max(0.02, bound if bound is not None else 1.0))),
+        reference={"pass": int(population[0]), "judged": int(population[0] + population[1])},
+    )
 
 
 def _evidence_with_fingerprint(report: JudgeReport) -> CalibrationEvidence:
@@ -464,13 +554,17 @@ def _evidence_with_fingerprint(report: JudgeReport) -> CalibrationEvidence:
 class CardChoices(TypedDict, total=False):
     """Which report a card is built from (the options :func:`build_card` forwards).
 
-    They go to :func:`calibration_report` for a pass/fail judge, and ``criterion`` and ``rule``
-    to :func:`judges.reporting.pairwise_report` for a pairwise one.
+    They go to :func:`calibration_report` for a pass/fail judge, and ``criterion``, ``design``
+    and ``rule`` to :func:`judges.reporting.pairwise_report` for a pairwise one. ``alpha`` (and
+    ``delta``, default 0.1) certify an acceptance rule (:func:`judges.selective.card_selection`)
+    that the card records (pass/fail cards).
     """
 
     criterion: str | None
     design: str | None
     rule: str | None
+    alpha: float | None
+    delta: float | None
 
 
 def export_card(
@@ -512,12 +606,20 @@ def build_card(
         from judges.pairwise_card import card_from_pairwise_report
         from judges.reporting import pairwise_report
 
-        # Pairwise cards carry their own metrics (judges.pairwise_card); the pass/fail card
-        # rules (card_problems) do not apply to them.
+        # Pairwise cards carry their own metrics and rules (judges.pairwise_card).
         return card_from_pairwise_report(store, pairwise_report(
-            store, dataset, judge, criterion=choices.get("criterion"), rule=choices.get("rule")))
-    report = calibration_report(store, dataset, judge, **choices)
-    return card_from_report(store, report, force=force)
+            store, dataset, judge, criterion=choices.get("criterion"),
+            design=choices.get("design"), rule=choices.get("rule")), force=force)
+    alpha, delta = choices.get("alpha"), choices.get("delta")
+    report = calibration_report(store, dataset, judge, criterion=choices.get("criterion"),
+                                design=choices.get("design"), rule=choices.get("rule"))
+    selection = None
+    if alpha is not None:
+        from judges.selective import card_selection
+
+        selection = card_selection(store, report, alpha=alpha,
+                                   delta=0.1 if delta is None else delta)
+    return card_from_report(store, report, force=force, selection=selection)
 
 
 def card_counts(card: JudgeCard) -> str:
@@ -589,6 +691,18 @@ def loads_card(text: str, *, source: str = "<card>",
             f"calibrate card export --dataset {dataset} --judge {judge} -o {source}",
             path=source,
         )
+    if data.get("schema_version") == CARD_SCHEMA_VERSION and (
+            (data.get("judge") or {}).get("kind") == "pairwise"
+            and (data.get("evidence") or {}).get("kind") != "pairwise"):
+        judge = (data.get("judge") or {}).get("name", "JUDGE")
+        dataset = (data.get("calibration") or {}).get("dataset", "DATASET")
+        raise CardError(
+            "this pairwise card carries no pairwise evidence (how the labels were drawn, the "
+            "judge's verdict strata, one-order rows), only its raw 3 x 3 table, so it cannot "
+            "reproduce the report's corrected shares and could give other numbers for the same "
+            f"verdicts; re-export it: calibrate card export --dataset {dataset} --judge {judge} "
+            f"-o {source}", path=source,
+        )
     if data.get("schema_version") != CARD_SCHEMA_VERSION:
         raise CardError(
             f"card schema_version {data.get('schema_version')!r} is not supported (this "
@@ -625,12 +739,15 @@ def load_card(path: str | Path) -> JudgeCard:
 __all__ = [
     "CARD_KIND",
     "CARD_SCHEMA_VERSION",
+    "CardAnchor",
     "CardChoices",
     "CardError",
     "CardEstimation",
     "CardRefusedError",
+    "CardSelection",
     "CardStress",
     "JudgeCard",
+    "anchor_hash",
     "build_card",
     "card_counts",
     "card_from_report",

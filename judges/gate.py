@@ -59,7 +59,7 @@ class VerdictsFile:
     Attributes:
         path: The file.
         calls: Columns ``item_id``, ``repeat``, ``order``, ``verdict`` (``pass``/``fail``/
-            ``unsure``/``unscored``).
+            ``unsure``/``unscored``), and ``reasoning`` when the file has that column.
         config_ids: Distinct non-empty ``config_id`` values in the file (empty when the file
             has no such column, e.g. a plain ``id,verdict`` CSV).
         rows_without_config_id: Rows with an empty ``config_id`` (all rows without the column).
@@ -179,6 +179,11 @@ def verdicts_from_table(table: Table, *, kind: str = "pointwise") -> VerdictsFil
         orders.append(order)
     calls = pd.DataFrame({"item_id": ids, "repeat": repeats, "order": orders,
                           "verdict": verdicts})
+    if "reasoning" in table.columns:
+        # The judge's reasoning travels along: a claim-split judge's holds each claim's p_yes,
+        # the verdict-probability signal of a card's acceptance rule (judges.selective).
+        calls["reasoning"] = [_cell_text(col["reasoning"][i]) or None
+                              for i in range(table.n_rows)]
     return VerdictsFile(name, calls, tuple(config_ids), without_config_id,
                         per_item["segment"], per_item["document_id"])
 
@@ -213,6 +218,8 @@ class Score:
         verified: ``False`` when rows without a ``config_id`` were let in by
             ``allow_unverified``.
         answer: The answer of the one estimation path.
+        selection: The card's acceptance rule applied to these verdicts
+            (:func:`judges.selective.apply_selection`), or ``None`` when the card has none.
     """
 
     card: JudgeCard
@@ -229,6 +236,13 @@ class Score:
     warnings: tuple[str, ...]
     verified: bool = True
     answer: PassRateAnswer | None = None
+    selection: Mapping[str, Any] | None = None
+
+    def accepted(self) -> pd.DataFrame:
+        """``id,verdict`` of the rows the card's acceptance rule accepts (empty without one)."""
+        ids = [] if self.selection is None else list(self.selection["accepted_ids"])
+        verdict = self.items.set_index(self.items["item_id"].astype(str))["verdict"]
+        return pd.DataFrame({"id": ids, "verdict": [verdict[i] for i in ids]})
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form (``docs/report-json.md``, section ``calibrate score``)."""
@@ -258,6 +272,8 @@ class Score:
             "swap_flip_rate": self.swap_flip_rate,
             "repeat_flip_rate": self.repeat_flip_rate,
             "verified": self.verified,
+            "selection": None if self.selection is None else {
+                k: v for k, v in self.selection.items() if k != "accepted_ids"},
             "warnings": list(self.warnings),
         }
 
@@ -350,9 +366,16 @@ def score_verdicts(
             warnings.append(w)
     swap = interval_json(consistency.flip_rate_order if consistency is not None else None)
     repeat = interval_json(consistency.flip_rate_repeat if consistency is not None else None)
+    selection = None
+    if card.selection is not None:
+        from judges.selective import apply_selection
+
+        selection = apply_selection(card.selection, verdicts.calls, items)
+        if not selection["applied"]:
+            warnings.append(f"acceptance rule not applied: {selection['reason']}")
     return Score(card, verdicts, items, n, k, unscored, unsure, observed, corrected, swap,
                  repeat, tuple(warnings), verified=verdicts.rows_without_config_id == 0,
-                 answer=answer)
+                 answer=answer, selection=selection)
 
 
 def card_answer(
@@ -449,6 +472,32 @@ def gate(score: Score, *, min_pass_rate: float, on: GateOn = "lower") -> GateRes
                       f"{what} {value:.3f} < {min_pass_rate:g}: {detail}")
 
 
+def accepted_share_gate(score: Score, *, min_share: float) -> GateResult:
+    """Pass when the card's acceptance rule accepts at least ``min_share`` of the verdicts.
+
+    The accepted verdicts' error is at most the rule's ``alpha`` with probability
+    ``1 - delta``; the rest go to experts, so the share is what the judge saves them.
+
+    Raises:
+        ValueError: ``min_share`` outside [0, 1].
+    """
+    if not 0.0 <= min_share <= 1.0:
+        raise ValueError(f"min_share must be in [0, 1], got {min_share}")
+    sel = score.selection
+    if sel is None:
+        return GateResult(False, "accepted_share", min_share, None,
+                          "the card has no acceptance rule (calibrate card export --alpha)")
+    if not sel["applied"]:
+        return GateResult(False, "accepted_share", min_share, None,
+                          f"the card's acceptance rule cannot be applied: {sel['reason']}")
+    share = float(sel["accepted_share"])
+    detail = (f"the rule accepts {sel['accepted']} of {sel['rows']} verdicts ({share:.1%}), "
+              f"at most {sel['alpha']:g} of them wrong with probability {1 - sel['delta']:.0%}")
+    verb = ">=" if share >= min_share else "<"
+    return GateResult(share >= min_share, "accepted_share", min_share, share,
+                      f"accepted share {share:.3f} {verb} {min_share:g}: {detail}")
+
+
 def score_file(card: JudgeCard, path: str | Path, *, allow_unverified: bool = False) -> Score:
     """:func:`read_verdicts_file` then :func:`score_verdicts`."""
     return score_verdicts(card, read_verdicts_file(path), allow_unverified=allow_unverified)
@@ -461,6 +510,7 @@ __all__ = [
     "Score",
     "VerdictsFile",
     "VerdictsFileError",
+    "accepted_share_gate",
     "card_answer",
     "card_reference",
     "check_config",

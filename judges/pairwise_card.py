@@ -1,15 +1,20 @@
 """Judge cards, scores and gates of pairwise (a / b / tie) judges.
 
-A pairwise card carries the judge's 3 x 3 calibration table (human consensus per labelled row x
-the judge's verdict) besides its agreement figures. ``calibrate score`` then corrects the shares
-of new verdicts — the rows where A wins, B wins, or it is a tie — with
-:func:`judges.calibration.corrected_win_rate_from_counts`, and ``calibrate gate`` checks the
-corrected share of one side (``--side``, default ``b``: the candidate in an A-vs-B comparison)
-against ``--min-pass-rate``.
+A pairwise card carries the judge's agreement figures and raw 3 x 3 calibration table (for
+people) and the pairwise calibration *evidence* (:class:`judges.calibration.PairwiseEvidence`:
+the labelled rows' human consensus, judge outcomes, flips, one-order flags, model pairs,
+documents and recorded selection, and the judge's outcomes on every calibration row, as counts)
+with the estimation options. ``calibrate score`` answers from them through the one pairwise
+estimation path (:func:`judges.calibration.answer_win_rate`), as ``calibrate report --target``
+does, so the same verdicts get the same shares; verdicts of the calibration run itself (same
+fingerprint) get the report's same-run answer. ``calibrate gate`` checks the corrected share of
+one side (``--side``, default ``b``: the candidate in an A-vs-B comparison) against
+``--min-pass-rate``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -17,12 +22,21 @@ from typing import Any
 import pandas as pd
 
 from judges.aggregation import aggregate_calls
-from judges.calibration import WinRateEstimate, corrected_win_rate_from_counts, interval_json
+from judges.calibration import (
+    PairwiseAnswer,
+    PairwiseEvidence,
+    PairwiseTarget,
+    answer_win_rate,
+    interval_json,
+)
 from judges.card import (
     CardCalibration,
+    CardError,
+    CardEstimation,
     CardInterval,
     CardJudge,
     CardMetrics,
+    CardRefusedError,
     Confusion,
     JudgeCard,
     PairwiseCardMetrics,
@@ -41,7 +55,9 @@ from judges.gate import (
     check_config,
     read_verdicts_file,
 )
-from judges.reporting import PairwiseReport
+from judges.providers import STAND_IN_NOTE
+from judges.reporting import PairwiseReport, stand_in_specs
+from judges.reporting.pairwise_evidence import pairwise_counts_of_items, pairwise_fingerprint
 from labels.store import LabelStore
 
 SIDES = ("a", "b", "tie")
@@ -49,9 +65,32 @@ _NOT_PASS_FAIL = CardInterval(estimate=None, low=None, high=None, n=0,
                               reason="pairwise judge: see metrics.pairwise")
 
 
+def pairwise_card_problems(store: LabelStore, report: PairwiseReport) -> list[str]:
+    """Why a card of this pairwise report would mislead; empty when it may be exported.
+
+    As for pass/fail cards (:func:`judges.card.card_problems`): verdicts from a stand-in
+    provider, and a judge no better than chance (its verdict-reweighted kappa with the experts
+    at most 0).
+    """
+    problems = []
+    stand_in = stand_in_specs(store, report.judge, report.dataset, report.target)
+    if stand_in:
+        problems.append(f"the verdicts come from {', '.join(stand_in)}, a {STAND_IN_NOTE}")
+    if report.answer.worse_than_chance:
+        problems.append(f"the judge is worse than chance: {report.answer.worse_than_chance}")
+    return problems
+
+
 def card_from_pairwise_report(store: LabelStore, report: PairwiseReport, *,
-                              now: datetime | None = None) -> JudgeCard:
-    """The card of a pairwise judge from its :func:`~judges.reporting.pairwise_report`."""
+                              now: datetime | None = None, force: bool = False) -> JudgeCard:
+    """The card of a pairwise judge from its :func:`~judges.reporting.pairwise_report`.
+
+    Raises:
+        CardRefusedError: :func:`pairwise_card_problems` found a reason and ``force`` is false.
+    """
+    problems = pairwise_card_problems(store, report)
+    if problems and not force:
+        raise CardRefusedError(problems)
     ref = report.judge
     provider, model, params, config_data = judge_identity(store, ref)
     data = report.to_json()
@@ -71,15 +110,14 @@ def card_from_pairwise_report(store: LabelStore, report: PairwiseReport, *,
             dataset=report.dataset, criterion=report.criterion,
             content_hash=store.dataset_content_hash(report.dataset),
             rows=store.count_items(report.dataset), labelled_rows=report.n_rows,
-            design="pairwise",
-            design_reason="human consensus per row (most frequent vote; a split is a tie) "
-                          "against the judge's verdict",
+            design=report.design or "refused",
+            design_reason=report.design_reason,
             annotators=annotators, n_annotators=len(annotators),
             labels_from=stamps.min().to_pydatetime() if len(stamps) else None,
             labels_to=stamps.max().to_pydatetime() if len(stamps) else None,
         ),
         metrics=CardMetrics(
-            confidence=report.win_rate.confidence, n=report.n_rows, m0=0, m1=0,
+            confidence=data["confidence"], n=report.n_rows, m0=0, m1=0,
             confusion=Confusion(tp=0, fn=0, fp=0, tn=0), sensitivity=_NOT_PASS_FAIL,
             specificity=_NOT_PASS_FAIL, fpr=_NOT_PASS_FAIL, kappa=CardInterval(**data["kappa"]),
             swap_flip_rate=CardInterval(**data["position_consistency"]["flip_rate"]),
@@ -96,8 +134,12 @@ def card_from_pairwise_report(store: LabelStore, report: PairwiseReport, *,
             ),
         ),
         software=package_versions(),
-        warnings=list(report.warnings),
+        warnings=[*(f"FORCED: {p}" for p in problems), *report.warnings],
+        forced=problems,
         stress=_stress(store, ref.config_id),
+        estimation=CardEstimation(**report.options),
+        evidence=dataclasses.replace(
+            report.evidence, fingerprint=pairwise_fingerprint(report.judge_items.items)).to_json(),
     )
     card.verify()
     return card
@@ -111,8 +153,8 @@ class PairwiseScore:
         card: The card.
         verdicts: The scored file.
         counts: Items the judge gave a, b, tie (after the card's aggregation rule).
-        unscored: Items with no verdict.
-        win_rate: Observed and corrected shares.
+        unscored: Items with no a / b / tie verdict (unscored or unsure).
+        answer: The answer of the one pairwise estimation path.
         swap_flip_rate: Flip rate of the new verdicts across orders (interval dict).
         warnings: Caveats.
         verified: ``False`` when rows without a ``config_id`` were let in.
@@ -122,15 +164,18 @@ class PairwiseScore:
     verdicts: VerdictsFile
     counts: tuple[int, int, int]
     unscored: int
-    win_rate: WinRateEstimate
+    answer: PairwiseAnswer
     swap_flip_rate: dict[str, Any]
     warnings: tuple[str, ...]
     verified: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form (``docs/report-json.md``, section ``calibrate score``)."""
-        w = self.win_rate
+        answer = self.answer.to_json()
+        answer.pop("warnings")
+        win = answer["win_rate"]
         return {
+            **answer,
             "schema_version": SCORE_SCHEMA_VERSION,
             "kind": "pairwise",
             "card": card_reference(self.card),
@@ -140,25 +185,47 @@ class PairwiseScore:
             "n": sum(self.counts),
             "counts": dict(zip(SIDES, self.counts, strict=True)),
             "unscored": self.unscored,
-            "observed": {k: interval_json(v) for k, v in zip(SIDES, w.observed, strict=True)},
-            "corrected": {k: interval_json(v) for k, v in w.shares().items()},
-            "method": w.method,
+            "observed": win["observed"],
+            "corrected": win["corrected"],
             "swap_flip_rate": self.swap_flip_rate,
             "verified": self.verified,
             "warnings": list(self.warnings),
         }
 
 
+def card_pairwise_answer(card: JudgeCard, items: pd.DataFrame) -> PairwiseAnswer:
+    """The card's answer for a run's aggregated pairwise verdicts: the one estimation path.
+
+    Verdicts whose fingerprint is the card's calibration run are that run: the same-run
+    estimate applies (with the report's design), as in the report on the calibration dataset.
+
+    Raises:
+        CardError: a card without pairwise evidence.
+    """
+    if card.evidence is None or card.estimation is None or card.evidence.get("kind") != (
+            "pairwise"):
+        raise CardError("the card carries no pairwise evidence: re-export it with calibrate "
+                        "card export", path=card.calibration.dataset)
+    evidence = PairwiseEvidence.from_json(card.evidence)
+    est = card.estimation
+    same = evidence.fingerprint is not None and pairwise_fingerprint(items) == (
+        evidence.fingerprint)
+    target = (PairwiseTarget(evidence.population, same_run=True) if same
+              else PairwiseTarget(pairwise_counts_of_items(items)))
+    return answer_win_rate(evidence, target, design=est.design if same else None,
+                           confidence=est.confidence, seed=est.seed, n_boot=est.n_boot)
+
+
 def score_pairwise_file(card: JudgeCard, path: str, *,
                         allow_unverified: bool = False) -> PairwiseScore:
-    """Read a file of a / b / tie verdicts and correct its shares with the card's table.
+    """Read a file of a / b / tie verdicts and answer its shares from the card's evidence.
 
     Raises:
         VerdictsFileError: another judge config, no config id (unless ``allow_unverified``),
             an unreadable file, or no a / b / tie verdict.
+        CardError: a card without pairwise evidence.
     """
-    pairwise = card.metrics.pairwise
-    if pairwise is None:
+    if card.metrics.pairwise is None:
         raise VerdictsFileError("the card is not a pairwise judge's", path=path)
     verdicts = read_verdicts_file(path, kind="pairwise")
     warnings = check_config(card, verdicts, allow_unverified=allow_unverified)
@@ -169,16 +236,11 @@ def score_pairwise_file(card: JudgeCard, path: str, *,
     if sum(counts) == 0:
         raise VerdictsFileError(f"no a/b/tie verdict to score ({unscored} unscored)",
                                 path=verdicts.path)
-    win = corrected_win_rate_from_counts(pairwise.table, counts,
-                                         confidence=card.metrics.confidence)
-    if unscored:
-        warnings.append(f"{unscored} items without a verdict: left out")
-    if win.refused:
-        warnings.append(f"corrected win rate refused: {win.reason}")
-    warnings.extend(win.warnings)
+    answer = card_pairwise_answer(card, items)
+    warnings += [w for w in answer.warnings if w not in warnings]
     swap = interval_json(consistency.flip_rate_order if consistency is not None else None)
-    return PairwiseScore(card, verdicts, (counts[0], counts[1], counts[2]), unscored, win, swap,
-                         tuple(warnings), verified=verdicts.rows_without_config_id == 0)
+    return PairwiseScore(card, verdicts, (counts[0], counts[1], counts[2]), unscored, answer,
+                         swap, tuple(warnings), verified=verdicts.rows_without_config_id == 0)
 
 
 def gate_pairwise(score: PairwiseScore, *, side: str = "b", min_share: float,
@@ -188,17 +250,17 @@ def gate_pairwise(score: PairwiseScore, *, side: str = "b", min_share: float,
         raise ValueError(f"side must be one of {', '.join(SIDES)}, got {side!r}")
     if not 0.0 <= min_share <= 1.0:
         raise ValueError(f"min_share must be in [0, 1], got {min_share}")
-    est = score.win_rate.shares()[side]
+    est = score.answer.headline.shares()[side]
     if est.refused or est.estimate is None or est.low is None or est.high is None:
         return GateResult(False, on, min_share, None, f"no corrected share: {est.reason}")
     value = float(est.low if on == "lower" else est.estimate)
     what = f"lower {est.confidence:.0%} bound" if on == "lower" else "point estimate"
     detail = (f"corrected share of rows where {side} wins {est.estimate:.3f} "
-              f"[{est.low:.3f}, {est.high:.3f}] over {sum(score.counts)} verdicts")
+              f"[{est.low:.3f}, {est.high:.3f}] over {score.answer.n_target} verdicts")
     sign = ">=" if value >= min_share else "<"
     return GateResult(value >= min_share, on, min_share, value,
                       f"{what} {value:.3f} {sign} {min_share:g}: {detail}")
 
 
-__all__ = ["SIDES", "PairwiseScore", "card_from_pairwise_report", "gate_pairwise",
-           "score_pairwise_file"]
+__all__ = ["SIDES", "PairwiseScore", "card_from_pairwise_report", "card_pairwise_answer",
+           "gate_pairwise", "pairwise_card_problems", "score_pairwise_file"]

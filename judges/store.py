@@ -664,6 +664,34 @@ class JudgeStore:
         return item_aggregates(self.db, config_id, items, categories=categories,
                                inconsistent=inconsistent, rule=rule, texts_for=texts_for)
 
+    def call_costs(self, config_id: str, items: pd.DataFrame | pa.Table) -> dict[str, Any]:
+        """What ``config_id``'s calls on ``items`` (a dataset's keys) cost, as logged.
+
+        Over the call that counts per (item, repeat, order), as :meth:`latest_calls`: ``items``
+        (judged), ``calls``, ``input_tokens`` and ``output_tokens`` (sums over the calls that
+        logged them), ``tokens_logged`` (such calls), ``cost`` (the sum of the logged costs)
+        and ``cost_logged`` (calls with a cost).
+        """
+        with self.db.cursor() as cur:
+            cur.register("dataset_items", items)
+            try:
+                [row] = cur.execute(
+                    _LATEST_CALLS + """
+                    SELECT count(DISTINCT r.item_hash), count(*),
+                           coalesce(sum(r.input_tokens), 0), coalesce(sum(r.output_tokens), 0),
+                           count(*) FILTER (WHERE r.input_tokens IS NOT NULL
+                                            OR r.output_tokens IS NOT NULL),
+                           coalesce(sum(r.cost), 0), count(r.cost)
+                    FROM ranked r SEMI JOIN dataset_items d ON d.item_hash = r.item_hash
+                    WHERE r.rank = 1
+                    """, {"config": config_id},
+                ).fetchall()
+            finally:
+                cur.unregister("dataset_items")
+        names = ("items", "calls", "input_tokens", "output_tokens", "tokens_logged", "cost",
+                 "cost_logged")
+        return {n: (float(v) if n == "cost" else int(v)) for n, v in zip(names, row, strict=True)}
+
     def calls_on_items(self, config_id: str, items: pd.DataFrame) -> pd.DataFrame:
         """Every stored call of ``config_id`` on ``items`` (all columns, for browsing).
 

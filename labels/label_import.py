@@ -26,7 +26,7 @@ from labels.store import LabelStore, NewLabel
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_verdict, spellings
 
-IMPORT_SELECTIONS = ("random", "all", "by_verdict", "unknown")
+IMPORT_SELECTIONS = ("random", "all", "by_verdict", "unknown", "escalated")
 """How an imported label file's rows were chosen (``labels import --selection``)."""
 
 @dataclass(frozen=True)
@@ -87,8 +87,11 @@ def import_labels(
         label_column: the column with labels (``verdict`` is also accepted).
         display_name: how messages name the file (default ``path``), e.g. an upload's own
             name instead of the server's temporary path.
-        selection: how the file's rows were chosen (``random``, ``all``, ``by_verdict`` or
-            ``unknown``, the default); the report checks ``unknown`` against the judge verdicts.
+        selection: how the file's rows were chosen (``random``, ``all``, ``by_verdict``,
+            ``escalated`` or ``unknown``, the default); the report checks ``unknown`` against
+            the judge verdicts. ``escalated``: the rows are among those the newest acceptance
+            rule of the dataset and criterion escalated (``calibrate judge select``), picked
+            at random among them; every row must be one of them.
 
     Raises:
         ImportFileError: a problem in the file, naming the file, row and column.
@@ -138,6 +141,16 @@ def import_labels(
         (r.item_id, r.annotator): (r.verdict, r.note) for r in current.itertuples(index=False)
     }
     known_ids = set(store.item_ids(dataset))
+    provenance = Provenance(selection=selection)
+    if selection == "escalated":
+        escalation = store.escalation(dataset, criterion)
+        if escalation is None:
+            raise ImportFileError(
+                f"--selection escalated: no rows of {dataset!r} have been escalated for "
+                f"{criterion!r} (calibrate judge select records them)", path=name)
+        known_ids = set(escalation.item_ids)
+        provenance = Provenance(selection="escalated", stratum=escalation.rule,
+                                judge=escalation.judge)
     new: list[NewLabel] = []
     skipped = 0
     seen: dict[tuple[str, str], int] = {}
@@ -152,6 +165,8 @@ def import_labels(
             raise ImportFileError(str(error), path=name, row=index + 1, column=id_col) from None
         if item_id not in known_ids:
             raise ImportFileError(
+                f"item {shown(item_id, 24)} is not one of the rows escalated by rule "
+                f"{provenance.stratum}" if selection == "escalated" else
                 f"dataset {dataset!r} has no item {shown(item_id, 24)}",
                 path=name,
                 row=index + 1,
@@ -193,7 +208,7 @@ def import_labels(
                 criterion=criterion,
                 note=note,
                 origin="import",
-                provenance=Provenance(selection=selection),
+                provenance=provenance,
             )
         )
     store.add_labels(dataset, new)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-QueueOrder = Literal["random", "stratified", "flips_first", "file", "active"]
+QueueOrder = Literal["random", "stratified", "flips_first", "file", "active", "escalated"]
 
 QUEUE_ORDERS: dict[str, str] = {
     "random": "Random (seeded)",
@@ -29,6 +29,7 @@ QUEUE_ORDERS: dict[str, str] = {
     "flips_first": "Judge flips first",
     "file": "File order",
     "active": "Active (judge-uncertain rows more often)",
+    "escalated": "Escalated (rows the judge abstained on)",
 }
 """The orders an eval owner can pick, with the words the app shows for them."""
 
@@ -44,6 +45,9 @@ ORDER_GUARANTEES: dict[str, str] = {
             "trend along the file, and otherwise states the assumption",
     "active": "judge-uncertain rows more often, each with its recorded chance of being served: "
               "valid by inverse-probability weighting",
+    "escalated": "only the rows an acceptance rule abstained on (calibrate judge select), in "
+                 "random order: valid, since the escalated rows are their own strata and their "
+                 "labels settle the rows the judge's accepted verdicts do not",
 }
 """What each order guarantees the corrected pass rate (the Label page and the README say it)."""
 
@@ -59,6 +63,7 @@ _SELECTION_OF_ORDER: dict[str, str] = {
     "flips_first": "flips_first",
     "file": "file",
     "active": "active",
+    "escalated": "escalated",
 }
 
 
@@ -98,6 +103,8 @@ class QueuePlan:
         strata: item id → the judge verdict it was ordered by (stratified/active orders).
         shares: item id → its share of the active order's selection weight.
         judge: the judge config whose verdicts built ``strata`` (recorded with each label).
+        rule: the escalated order's acceptance rule (its id, recorded with each label as the
+            stratum it was drawn from); ``item_ids`` then holds only the escalated rows.
     """
 
     item_ids: tuple[str, ...]
@@ -106,6 +113,7 @@ class QueuePlan:
     strata: Mapping[str, str] | None = None
     shares: Mapping[str, float] | None = None
     judge: str | None = None
+    rule: str | None = None
 
     @cached_property
     def ranks(self) -> Mapping[str, int]:
@@ -124,6 +132,8 @@ class QueuePlan:
         whose verdicts built this plan, not whichever ran last.
         """
         out: dict[str, object] = {"selection": _SELECTION_OF_ORDER[self.order], "judge": None}
+        if self.order == "escalated":
+            return {**out, "judge": self.judge, "stratum": self.rule}
         if self.strata is not None:
             out["judge"] = self.judge
             out["stratum"] = self.strata.get(item_id, NO_VERDICT)
@@ -187,6 +197,8 @@ def plan_queue(
     flips: Collection[str] | None = None,
     uncertainty: Mapping[str, float] | None = None,
     judge: str | None = None,
+    escalated: Collection[str] | None = None,
+    rule: str | None = None,
 ) -> QueuePlan:
     """Put the items of a dataset in the order annotators should label them.
 
@@ -207,7 +219,11 @@ def plan_queue(
             of the row and ``w = max(sqrt(uncertainty), ACTIVE_FLOOR)``), so every prefix of
             the queue is a sample with probability tied to the uncertainty and above zero.
         judge: the judge config ``verdicts`` and ``uncertainty`` come from; kept on the plan
-            (stratified/active orders) and recorded with every label it serves.
+            (stratified/active orders) and recorded with every label it serves; for
+            ``escalated``, the judge the rule abstained on.
+        escalated: ids of the rows an acceptance rule escalated; needed by ``escalated``, which
+            serves only those rows, shuffled (None: no escalation recorded).
+        rule: the id of that acceptance rule (recorded with every label the plan serves).
 
     Returns:
         The plan. When the judge information an order needs is missing, the order falls back
@@ -222,6 +238,16 @@ def plan_queue(
 
     if order == "file":
         return QueuePlan(tuple(ids), "file")
+    if order == "escalated":
+        if escalated is None:
+            return QueuePlan(tuple(_shuffled(ids, seed)), "random",
+                             "No rows have been escalated for this dataset and criterion yet "
+                             "(calibrate judge select, or the Calibration page's Abstain and "
+                             "escalate), so the queue is in random order.")
+        wanted = set(escalated)
+        rows = _shuffled([i for i in ids if i in wanted], seed)
+        note = None if rows else "The acceptance rule escalated no row: nothing to label here."
+        return QueuePlan(tuple(rows), "escalated", note, judge=judge, rule=rule)
     if order == "stratified":
         if not verdicts:
             return random_fallback("verdicts")

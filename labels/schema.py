@@ -118,16 +118,39 @@ def m003_item_hash(con: Any) -> None:
     fill_item_hashes(con)
 
 
+# Labels drawn from the rows an acceptance rule escalated (issue 30: ``calibrate judge
+# select``): a new selection, ``escalated``. DuckDB cannot change a CHECK constraint in place
+# (nor ALTER a table with an index): rebuild the table with the wider CHECK.
+M004_ESCALATED_SELECTION = """
+CREATE TABLE label_provenance_new (
+    label_id BIGINT PRIMARY KEY,
+    selection VARCHAR NOT NULL CHECK (selection IN ('random', 'by_verdict', 'flips_first',
+        'active', 'file', 'imported', 'all', 'unknown', 'escalated')),
+    stratum VARCHAR,
+    inclusion_probability DOUBLE CHECK (inclusion_probability > 0 AND inclusion_probability <= 1),
+    selection_share DOUBLE CHECK (selection_share > 0 AND selection_share <= 1),
+    judge VARCHAR
+);
+INSERT INTO label_provenance_new SELECT * FROM label_provenance;
+DROP TABLE label_provenance;
+ALTER TABLE label_provenance_new RENAME TO label_provenance
+"""
+
 LABEL_MIGRATIONS = [
     Migration("m001_core", M001_CORE),
     Migration("m002_label_provenance", M002_LABEL_PROVENANCE),
     Migration("m003_item_hash", m003_item_hash),
+    Migration("m004_escalated_selection", M004_ESCALATED_SELECTION),
 ]
 
-SELECTIONS = ("random", "by_verdict", "flips_first", "active", "file", "imported", "all", "unknown")
-"""How a label's row was chosen (the ``selection`` of :data:`M002_LABEL_PROVENANCE`)."""
+SELECTIONS = ("random", "by_verdict", "flips_first", "active", "file", "imported", "all", "unknown",
+              "escalated")
+"""How a label's row was chosen (the ``selection`` of ``label_provenance``; ``escalated``: a row
+an acceptance rule abstained on, drawn from the escalated queue, :data:`M004_ESCALATED_SELECTION`).
+"""
 
 EXPECTED_TABLES = ("annotators", "criteria", "datasets", "items", "label_provenance", "labels")
+QUEUE_TABLES = ("queue_escalations", "queue_settings", "queue_skips")
 
 QUEUE_MIGRATIONS = [
     Migration(
@@ -182,6 +205,40 @@ QUEUE_MIGRATIONS.append(
             item_id VARCHAR NOT NULL,
             skipped_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
             PRIMARY KEY (dataset, criterion, annotator, item_id)
+        )
+        """,
+    )
+)
+# The escalated order (issue 30): the rows an acceptance rule abstained on, to be labelled by
+# experts. ``queue_escalations`` keeps every escalation (``rule``: the rule's id; ``judge``: the
+# judge config whose verdicts it abstained on); the queue serves the newest of a (dataset,
+# criterion), and a label records the rule it was drawn under (``label_provenance.stratum``), so
+# the report splits the rows by the escalation that drew them.
+QUEUE_MIGRATIONS.append(
+    Migration(
+        "m004_escalated_order",
+        """
+        CREATE TABLE queue_settings_new (
+            dataset VARCHAR NOT NULL,
+            criterion VARCHAR NOT NULL,
+            queue_order VARCHAR NOT NULL CHECK (queue_order IN ('random', 'stratified',
+                'flips_first', 'file', 'active', 'escalated')),
+            seed BIGINT NOT NULL,
+            overlap INTEGER NOT NULL CHECK (overlap >= 1),
+            updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+            PRIMARY KEY (dataset, criterion)
+        );
+        INSERT INTO queue_settings_new SELECT * FROM queue_settings;
+        DROP TABLE queue_settings;
+        ALTER TABLE queue_settings_new RENAME TO queue_settings;
+        CREATE TABLE queue_escalations (
+            dataset VARCHAR NOT NULL,
+            criterion VARCHAR NOT NULL,
+            rule VARCHAR NOT NULL,
+            judge VARCHAR,
+            item_id VARCHAR NOT NULL,
+            escalated_at TIMESTAMPTZ NOT NULL,
+            PRIMARY KEY (dataset, criterion, rule, item_id)
         )
         """,
     )

@@ -57,6 +57,27 @@ class NewLabel:
     provenance: Provenance = field(default_factory=Provenance)
 
 
+@dataclass(frozen=True)
+class Escalation:
+    """The rows an acceptance rule abstained on, for experts to label (the escalated order).
+
+    Attributes:
+        dataset: Dataset of the rows.
+        criterion: Criterion the experts label.
+        rule: The acceptance rule's id (recorded with every label drawn from it).
+        judge: The judge config the rule abstained on.
+        item_ids: The escalated rows.
+        escalated_at: When the escalation was recorded (UTC).
+    """
+
+    dataset: str
+    criterion: str
+    rule: str
+    judge: str | None
+    item_ids: tuple[str, ...]
+    escalated_at: datetime
+
+
 def _item_from_row(row: Sequence[Any]) -> Item:
     sources = tuple(Source(**s) for s in json.loads(row[5]))
     return Item(
@@ -661,6 +682,68 @@ class LabelStore:
         if not rows:
             return QueueSettings()
         return QueueSettings(order=rows[0][0], seed=int(rows[0][1]), overlap=int(rows[0][2]))
+
+    def save_escalation(
+        self, dataset: str, criterion: str, rule: str, item_ids: Iterable[str], *,
+        judge: str | None = None,
+    ) -> Escalation:
+        """Record the rows acceptance rule ``rule`` escalated (the newest escalation is served).
+
+        Recording the same rule again replaces its rows; earlier rules are kept, so labels
+        drawn under them stay traceable to the rows they were drawn from.
+
+        Raises:
+            NotFoundError: an unknown dataset or criterion, or an id not in the dataset.
+        """
+        self.dataset(dataset)
+        self.criterion(criterion)
+        ids = list(dict.fromkeys(str(i) for i in item_ids))
+        missing = set(ids) - set(self.item_ids(dataset))
+        if missing:
+            raise NotFoundError(f"{len(missing)} escalated ids are not rows of {dataset!r}: "
+                                f"{sorted(missing)[:3]}")
+        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
+        now = datetime.now(UTC)
+        with self.db.transaction() as cur:
+            cur.execute("DELETE FROM queue_escalations WHERE dataset = ? AND criterion = ? "
+                        "AND rule = ?", [dataset, criterion, rule])
+            cur.execute(
+                "INSERT INTO queue_escalations (dataset, criterion, rule, judge, item_id, "
+                "escalated_at) SELECT ?, ?, ?, ?, unnest(?::VARCHAR[]), ?",
+                [dataset, criterion, rule, judge, ids, now],
+            )
+        return Escalation(dataset, criterion, rule, judge, tuple(ids), now)
+
+    def escalation(self, dataset: str, criterion: str, *,
+                   rule: str | None = None) -> Escalation | None:
+        """The newest escalation of (dataset, criterion), or rule ``rule``'s; None without one.
+
+        ``item_ids`` are in file order.
+        """
+        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
+        where, params = ["e.dataset = ?", "e.criterion = ?"], [dataset, criterion]
+        if rule is not None:
+            where.append("e.rule = ?")
+            params.append(rule)
+        head = self.db.fetchall(
+            f"SELECT e.rule, any_value(e.judge), max(e.escalated_at) FROM queue_escalations e "
+            f"WHERE {' AND '.join(where)} GROUP BY e.rule ORDER BY 3 DESC, 1 LIMIT 1", params)
+        if not head:
+            return None
+        name, judge, at = head[0]
+        ids = self.db.fetchall(
+            "SELECT e.item_id FROM queue_escalations e JOIN items i ON i.dataset = e.dataset "
+            "AND i.item_id = e.item_id WHERE e.dataset = ? AND e.criterion = ? AND e.rule = ? "
+            "ORDER BY i.position", [dataset, criterion, name])
+        return Escalation(dataset, criterion, str(name), judge, tuple(r[0] for r in ids), at)
+
+    def escalation_stamp(self, dataset: str, criterion: str) -> tuple[str, datetime] | None:
+        """``(rule, escalated_at)`` of the newest escalation (one cheap query), or None."""
+        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
+        rows = self.db.fetchall(
+            "SELECT rule, max(escalated_at) FROM queue_escalations WHERE dataset = ? AND "
+            "criterion = ? GROUP BY rule ORDER BY 2 DESC, 1 LIMIT 1", [dataset, criterion])
+        return (str(rows[0][0]), rows[0][1]) if rows else None
 
     def save_queue_settings(self, dataset: str, criterion: str, settings: QueueSettings) -> None:
         """Store the queue settings every annotator of (dataset, criterion) will get."""

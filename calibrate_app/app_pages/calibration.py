@@ -14,7 +14,15 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from calibrate_app import compare_view, judge_info, pairwise_view, resources, state, widgets
+from calibrate_app import (
+    compare_view,
+    judge_info,
+    pairwise_view,
+    resources,
+    selective_view,
+    state,
+    widgets,
+)
 from judges.aggregation import AGGREGATION_RULES
 from judges.calibration import expected_active_saving, format_interval, format_point
 from judges.calibration.trust import SMALL_SAMPLE, CertificationRule, trust_verdict
@@ -543,6 +551,8 @@ def _page() -> None:
     _disagreements(store, report)
     _leaderboard(store, report, picked["compare"])
     compare_view.render(store, report)
+    selective_view.render_abstain(store, report)
+    selective_view.render_drift(store, report)
     _plan(store, report)
 
 

@@ -24,6 +24,7 @@ from labels.sampling import (
     QueuePlan,
     QueueSettings,
     next_item,
+    progress,
     settled_prefix,
 )
 
@@ -412,7 +413,14 @@ def _current_row(
     total, mine, counts = tally.total, tally.mine, tally.counts
     skipped = store.skipped(dataset, criterion.name, annotator)
     done = tally.progress(overlap=settings.overlap, skipped=skipped)
-    plan = resources.queue_plan(store, dataset, total, settings)
+    plan = resources.queue_plan(store, dataset, total, settings, criterion.name)
+    if plan.order == "escalated":
+        # The escalated order serves only the rows an acceptance rule abstained on: progress
+        # counts those (a few hundred ids, not the dataset).
+        rows = frozenset(plan.item_ids)
+        done = progress(len(rows), mine=mine & rows,
+                        counts={i: counts[i] for i in rows if i in counts},
+                        overlap=settings.overlap, skipped=[i for i in skipped if i in rows])
     if queue.back > 0:
         seq = store.labelled_in_order(dataset, annotator, criterion.name)
         queue.back = min(queue.back, len(seq))
@@ -584,7 +592,8 @@ def _page() -> None:
     dataset, kind, criterion = picked
     _labelling(store, dataset, kind, criterion, annotator)
     settings = store.queue_settings(dataset, criterion.name)
-    plan = resources.queue_plan(store, dataset, store.count_items(dataset), settings)
+    plan = resources.queue_plan(store, dataset, store.count_items(dataset), settings,
+                                criterion.name)
     _queue_settings(store, dataset, criterion.name, settings, plan.note)
     resources.settle_heap()  # after the first run built the queue plan: see its docstring
 

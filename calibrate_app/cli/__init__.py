@@ -97,9 +97,18 @@ def echo_json(value: Any) -> None:
 
 
 def _register() -> None:
-    from calibrate_app.cli import _align, _app, _demo, _gate, _judges, _report, _rows
+    from calibrate_app.cli import (
+        _align,
+        _app,
+        _demo,
+        _gate,
+        _judges,
+        _report,
+        _rows,
+        _selective,
+    )
 
-    for module in (_rows, _app, _judges, _align, _report, _gate, _demo):
+    for module in (_rows, _app, _judges, _align, _report, _gate, _selective, _demo):
         module.register(cli)
 
 

@@ -61,6 +61,15 @@ def _score_text(data: dict[str, Any]) -> list[str]:
     ]
     if data["corrected_pass_rate"]["reason"]:
         lines.append(f"  corrected pass rate: {data['corrected_pass_rate']['reason']}")
+    sel = data.get("selection")
+    if sel is not None and sel["applied"]:
+        rate = sel["accepted_pass_rate"]
+        lines.append(
+            f"  acceptance rule      accepts {sel['accepted']} of {sel['rows']} "
+            f"({sel['accepted_share']:.1%}), error at most {sel['alpha']:g} with probability "
+            f"{1 - sel['delta']:.0%}; {sel['escalated']} escalated"
+            + ("" if rate is None else f"; judge pass rate among accepted "
+               f"{format_interval(rate)} (bounds the error allows)"))
     lines += [f"  warning: {w}" for w in data["warnings"]]
     return lines
 
@@ -79,7 +88,9 @@ def _pairwise_score_text(data: dict[str, Any]) -> list[str]:
         f"  scored items   {data['n']} (a {c['a']}, b {c['b']}, tie {c['tie']}; unscored "
         f"{data['unscored']})",
         f"  observed       {shares('observed')}",
-        f"  corrected      {shares('corrected')}   (method {data['method']})",
+        f"  corrected      {shares('corrected')}   (method {data['method']}, design "
+        f"{data['design']})",
+        f"  population     {data['population']}",
     ]
     return lines + [f"  warning: {w}" for w in data["warnings"]]
 
@@ -135,12 +146,19 @@ def _emit(data: dict[str, Any], as_json: bool,
 @_CARD
 @click.argument("verdicts_file", type=ClientPath(dir_okay=False))
 @_ALLOW_UNVERIFIED
+@click.option("--accepted-out", type=ClientPath(dir_okay=False), default=None,
+              help="Write id,verdict of the rows the card's acceptance rule accepts.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
-                  as_json: bool) -> None:
-    """Corrected pass rate + interval of new verdicts (VERDICTS_FILE) of the card's judge."""
+                  accepted_out: str | None, as_json: bool) -> None:
+    """Corrected pass rate + interval of new verdicts (VERDICTS_FILE) of the card's judge.
+
+    With a card that has an acceptance rule (card export --alpha), also the share of the
+    verdicts it accepts and the error bound on them.
+    """
     from judges.card import load_card
     from judges.gate import score_file
+    from labels.exporting import write_table
 
     card = load_card(card_file)
     if card.judge.kind == "pairwise":
@@ -149,8 +167,13 @@ def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
         pairwise = score_pairwise_file(card, verdicts_file, allow_unverified=allow_unverified)
         _emit(pairwise.to_json(), as_json, _pairwise_score_text)
         return
-    data = score_file(card, verdicts_file, allow_unverified=allow_unverified).to_json()
-    _emit(data, as_json, _score_text)
+    score = score_file(card, verdicts_file, allow_unverified=allow_unverified)
+    if accepted_out is not None:
+        if score.selection is None or not score.selection["applied"]:
+            raise click.UsageError("--accepted-out needs a card with an acceptance rule that "
+                                   "applies to these verdicts (card export --alpha)")
+        write_table(score.accepted(), accepted_out)
+    _emit(score.to_json(), as_json, _score_text)
 
 
 @click.command("compare")
@@ -192,6 +215,9 @@ def compare_command(card_file: str, baseline_file: str, candidate_file: str,
 @click.option("--on", "on", type=click.Choice(["lower", "estimate"]), default="lower",
               show_default=True,
               help="Compare the interval's lower bound (safe) or the point estimate.")
+@click.option("--min-accepted-share", type=click.FloatRange(0, 1), default=None,
+              help="Fail when the card's acceptance rule accepts less than this share of the "
+              "verdicts (the rest need experts).")
 @click.option("--side", type=click.Choice(["a", "b", "tie"]), default="b", show_default=True,
               help="Pairwise cards: the side whose corrected share of wins must clear "
               "--min-pass-rate.")
@@ -200,24 +226,26 @@ def compare_command(card_file: str, baseline_file: str, candidate_file: str,
 @click.pass_context
 def gate_command(
     ctx: click.Context, card_file: str, verdicts_file: str, min_pass_rate: float | str | None,
-    baseline_file: str | None, max_drop: float | None, on: str, side: str,
-    allow_unverified: bool, as_json: bool,
+    baseline_file: str | None, max_drop: float | None, on: str,
+    min_accepted_share: float | None, side: str, allow_unverified: bool, as_json: bool,
 ) -> None:
     """Exit 1 when VERDICTS_FILE misses a bar (0 otherwise).
 
     Bars: --min-pass-rate (the corrected pass rate's lower bound, or estimate with --on
     estimate) and, with --baseline, --max-drop (non-inferiority: the paired difference's lower
-    bound must be at least -MAX_DROP). Exit 2 on bad input: an unreadable or edited card,
+    bound must be at least -MAX_DROP) and --min-accepted-share (the share of verdicts the
+    card's acceptance rule accepts). Exit 2 on bad input: an unreadable or edited card,
     verdicts of another judge config or without one, no scored verdict, a card that cannot
     correct a pass rate, or no bar.
     """
     from calibrate_app.cli import echo_json
     from judges.card import CardError, load_card
     from judges.compare import baseline_bar, compare_verdicts, drop_gate
-    from judges.gate import gate, read_verdicts_file, score_file
+    from judges.gate import accepted_share_gate, gate, read_verdicts_file, score_file
 
-    if min_pass_rate is None and max_drop is None:
-        raise click.UsageError("give a bar: --min-pass-rate and/or --baseline with --max-drop")
+    if min_pass_rate is None and max_drop is None and min_accepted_share is None:
+        raise click.UsageError("give a bar: --min-pass-rate, --min-accepted-share and/or "
+                               "--baseline with --max-drop")
     if baseline_file is None and (max_drop is not None or min_pass_rate == FROM_BASELINE):
         raise click.UsageError(
             "--max-drop and --min-pass-rate from-baseline compare against the previous "
@@ -258,6 +286,11 @@ def gate_command(
         decision.update(passed=decision["passed"] and drop.passed, max_drop=max_drop,
                         difference_low=drop.value)
         reasons.append(drop.reason)
+    if min_accepted_share is not None:
+        share = accepted_share_gate(score, min_share=min_accepted_share)
+        decision.update(passed=decision["passed"] and share.passed,
+                        min_accepted_share=min_accepted_share, accepted_share=share.value)
+        reasons.append(share.reason)
     decision["reason"] = "; ".join(reasons)
     data["gate"] = decision
     if as_json:
@@ -284,8 +317,8 @@ def _gate_pairwise(
                                "share of --side's wins); --baseline and --max-drop are for "
                                "pass/fail cards")
     score = score_pairwise_file(card, verdicts_file, allow_unverified=allow_unverified)
-    if score.win_rate.refused:
-        raise CardError(f"this card cannot correct a win rate: {score.win_rate.reason}",
+    if score.answer.refused:
+        raise CardError(f"this card cannot correct a win rate: {score.answer.headline.reason}",
                         path=verdicts_file)
     result = gate_pairwise(score, side=side, min_share=min_pass_rate, on=on)  # type: ignore[arg-type]
     data = score.to_json()

@@ -142,8 +142,9 @@ def _transfer_lines(t: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _shares(win: dict[str, Any], key: str) -> str:
-    return "  ".join(f"{side} {_pct(win[key][side])}" for side in ("a", "b", "tie"))
+def _shares(win: dict[str, Any], key: str | None = None) -> str:
+    shares = win if key is None else win[key]
+    return "  ".join(f"{side} {_pct(shares[side])}" for side in ("a", "b", "tie"))
 
 
 def render_pairwise_report(report: PairwiseReport) -> str:
@@ -181,12 +182,18 @@ def render_pairwise_report(report: PairwiseReport) -> str:
         if flip["estimate"] is not None else
         "Position consistency: not measured (the judge ran one order)",
         "",
-        f"Win rate (share of target rows; method {win['method']}):",
+        f"Win rate ({d['population']}):",
+        f"  design               {d['design'] or 'refused'}: {d['design_reason']}",
         f"  observed (judge)     {_shares(win, 'observed')}",
-        f"  corrected            {_shares(win, 'corrected')}",
+        f"  corrected            {_shares(win, 'corrected')}   (method {win['method']})",
+        f"  labels alone         {_shares(d['labels_only'])}",
     ]
     if win["refused"]:
         lines.append(f"  corrected win rate refused: {win['reason']}")
+    one = d["one_order"]
+    if one["calibration"] or one["target"]:
+        lines.append(f"  one order only       {one['calibration']} calibration rows, "
+                     f"{one['target']} target rows: {one['counted']}")
     if d["by_pair"]:
         lines += ["", f"{'model pair (a vs b)':<40} {'n':>5}  corrected a / b / tie"]
         for p in d["by_pair"]:
@@ -236,7 +243,8 @@ def report_command(
         if len(judges) > 1:
             raise click.UsageError("a pairwise report takes one --judge")
         pairwise = pairwise_report(store, dataset, judges[0], criterion=criterion,
-                                   target=target, rule=aggregation)
+                                   target=target, rule=aggregation,
+                                   design=None if design == "auto" else design)
         if as_json:
             echo_json(pairwise.to_json())
         else:
@@ -295,10 +303,17 @@ def card_group() -> None:
               help="Write the card even from a stand-in provider, an unfinished or partial run, "
                    "or fewer than 30 labels per class (judges.calibration.trust.SMALL_SAMPLE); "
                    "the card lists why (forced).")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=None,
+              help="Also certify an acceptance rule (calibrate judge select): error among "
+                   "accepted verdicts at most ALPHA; score and gate apply it.")
+@click.option("--delta", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=None, help="With --alpha: the chance the guarantee may fail (default 0.1).")
 @pass_app
 def card_export(
     app: AppContext, dataset: str, judge: str, criterion: str | None, design: str,
     aggregation: str | None, output: str | None, preview: bool, force: bool,
+    alpha: float | None, delta: float | None,
 ) -> None:
     """Write the judge card: config + hash, error rates with intervals, dataset hash.
 
@@ -309,8 +324,11 @@ def card_export(
 
     if output is None and not preview:
         raise click.UsageError("give -o/--output FILE, or --preview to see the card first")
-    options = {"criterion": criterion, "design": None if design == "auto" else design,
-               "rule": aggregation}
+    if delta is not None and alpha is None:
+        raise click.UsageError("--delta goes with --alpha (the acceptance rule)")
+    options: dict[str, Any] = {"criterion": criterion,
+                               "design": None if design == "auto" else design,
+                               "rule": aggregation, "alpha": alpha, "delta": delta}
     if preview:
         card = build_card(app.reader, dataset, judge, force=True, **options)
         yaml_file = bool(output and output.lower().endswith((".yaml", ".yml")))
@@ -326,14 +344,24 @@ def card_export(
             f"Card for pairwise judge {card.judge.name} ({card.judge.config_id}) written to "
             f"{output}: agreement {m.pairwise.agreement_with_ties.format()} with ties, "
             f"{m.pairwise.agreement_without_ties.format()} without, kappa "
-            f"{m.pairwise.kappa.format()}, n={m.n} rows ({m.pairwise.n_votes} votes)"
+            f"{m.pairwise.kappa.format()}, n={m.n} rows ({m.pairwise.n_votes} votes); design "
+            f"{card.calibration.design}"
         )
+        for reason in card.forced:
+            click.echo(f"FORCED: {reason}", err=True)
         return
     click.echo(
         f"Card for {card.judge.name} ({card.judge.config_id}) written to {output}: "
         f"sensitivity {m.sensitivity.format()}, specificity "
         f"{m.specificity.format()}; {card_counts(card)}"
     )
+    sel = card.selection
+    if sel is not None:
+        click.echo(
+            f"  acceptance rule {sel.rule_id}: accepts {sel.accepted} of {sel.rows} rows "
+            f"({sel.accepted_share:.1%}), error at most {sel.alpha:g} with probability "
+            f"{1 - sel.delta:.0%}" + (f" -- accepts nothing: {sel.reason}" if sel.refused
+                                      else ""))
     for reason in card.forced:
         click.echo(f"FORCED: {reason}", err=True)
 

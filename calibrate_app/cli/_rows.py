@@ -117,10 +117,11 @@ def labels_group() -> None:
 )
 @click.option(
     "--selection",
-    type=click.Choice(["random", "all", "by-verdict", "unknown"]),
+    type=click.Choice(["random", "all", "by-verdict", "escalated", "unknown"]),
     default="unknown",
     show_default=True,
     help="How the file's rows were chosen: a random sample, every row, drawn by judge verdict, "
+    "a random sample of the rows the judge abstained on (escalated by calibrate judge select), "
     "or unknown (the report then checks the rows against the judge's verdicts).",
 )
 @pass_app_and_json("the summary")

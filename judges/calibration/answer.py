@@ -88,11 +88,14 @@ from .vocabulary import STRATA
 
 __all__ = [
     "AnswerKind",
+    "EvidenceStrata",
     "PassRateAnswer",
     "SegmentAnswer",
     "TargetRun",
     "answer_difference",
     "answer_pass_rate",
+    "design_decision",
+    "evidence_strata",
     "transferred_error_rates",
 ]
 
@@ -227,48 +230,103 @@ def _json_safe_mapping(value: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class _Strata:
-    """The strata of one estimate: counts, and each labelled row's stratum (-1: left out)."""
+class EvidenceStrata:
+    """The strata of one estimate: counts, each labelled row's stratum, and the rule behind it.
+
+    Attributes:
+        counts: Population and labelled counts per stratum.
+        of_labelled: Each labelled row's stratum (-1: left out, a row the judge never ran on
+            in a separate calibration).
+        table: ``(5, 2, 2)`` stratum of a row by (outcome, flipped, escalated); -1 left out.
+    """
 
     counts: StratumCounts
     of_labelled: npt.NDArray[np.int64]
+    table: npt.NDArray[np.int64]
+
+    def assign(self, outcome: npt.ArrayLike, flipped: npt.ArrayLike | None = None,
+               escalated: npt.ArrayLike | None = None) -> npt.NDArray[np.int64]:
+        """The stratum of rows given their outcome codes, flip and escalation flags."""
+        o = np.asarray(outcome, dtype=np.int64)
+        f = np.zeros(o.shape, dtype=np.int64) if flipped is None else np.asarray(
+            flipped, dtype=bool).astype(np.int64)
+        e = np.zeros(o.shape, dtype=np.int64) if escalated is None else np.asarray(
+            escalated, dtype=bool).astype(np.int64)
+        return np.asarray(self.table[o, f, e], dtype=np.int64)
 
 
-def _strata(evidence: CalibrationEvidence, *, same_run: bool, split_flips: bool) -> _Strata:
+
+
+def evidence_strata(evidence: CalibrationEvidence, *, same_run: bool) -> EvidenceStrata:
+    """The strata :func:`answer_pass_rate` estimates within, for the evidence's selections.
+
+    Judge pass, judge fail and not judged; labels drawn flips first split the flipped rows off,
+    labels drawn from the escalated queue split the escalated rows off. A selective rule
+    (:mod:`judges.calibration.selective`) and the cascade use the same strata.
+    """
+    present = {k for k, v in evidence.labelled.selections().items() if v}
+    return _strata(evidence, same_run=same_run, split_flips="flips_first" in present,
+                   split_escalated="escalated" in present and evidence.escalated is not None)
+
+
+def _strata(evidence: CalibrationEvidence, *, same_run: bool, split_flips: bool,
+            split_escalated: bool = False) -> EvidenceStrata:
     """Judge-verdict strata of the calibration rows.
 
     Same run: judge pass, judge fail and not judged (rows the judge never ran on included: the
     whole run is the estimand). Separate calibration: the rows the judge ran on. With
     ``split_flips`` the judge-pass and judge-fail rows whose verdict flipped are strata of their
-    own (labels drawn flips first over-sample them).
+    own (labels drawn flips first over-sample them); with ``split_escalated`` so are the rows
+    of the evidence's escalation (labels drawn from the escalated queue are random only among
+    them).
     """
-    pop = evidence.population.counts  # (outcome, flipped, segment)
-    by_cell = pop.sum(axis=2)  # (outcome, flipped)
-    keys: list[tuple[str, int, int | None]] = []  # (name, outcome, flipped or None = both)
-    for outcome, name in ((OUTCOME_PASS, STRATA[0]), (OUTCOME_FAIL, STRATA[1])):
-        if split_flips and by_cell[outcome, 1] > 0:
-            keys += [(name, outcome, 0), (f"{name}, flipped", outcome, 1)]
+    pop = evidence.population.counts.sum(axis=2).astype(np.int64)  # (outcome, flipped)
+    esc = np.zeros_like(pop)
+    if split_escalated and evidence.escalated is not None:
+        esc = evidence.escalated.aligned(evidence.segments).counts.sum(axis=2).astype(np.int64)
+    cells = np.stack([pop - esc, esc], axis=2)  # (outcome, flipped, escalated)
+    table = np.full((5, 2, 2), -1, dtype=np.int64)
+    names: list[str] = []
+    outcomes: list[int] = []
+    judged = ((OUTCOME_PASS, STRATA[0], OUTCOME_PASS), (OUTCOME_FAIL, STRATA[1], 1))
+    for outcome, name, code in judged:
+        flips: tuple[int | None, ...] = (0, 1) if split_flips and pop[outcome, 1] > 0 else (None,)
+        for f in flips:
+            fs = [0, 1] if f is None else [f]
+            label = name if f == 0 or f is None else f"{name}, flipped"
+            escs = _escalation_split(cells[outcome][fs], split_escalated)
+            for e in escs:
+                if e is None:
+                    table[outcome, fs, :] = len(names)
+                else:
+                    table[outcome, fs, e] = len(names)
+                names.append(label if not e else f"{label}, escalated")
+                outcomes.append(code)
+    not_judged = [2, 3] + ([OUTCOME_NOT_RUN] if same_run else [])
+    for e in _escalation_split(cells[not_judged].reshape(-1, 2), split_escalated):
+        if e is None:
+            table[not_judged, :, :] = len(names)
         else:
-            keys.append((name, outcome, None))
-    population = [int(by_cell[o].sum()) if f is None else int(by_cell[o, f])
-                  for _, o, f in keys]  # fmt: skip
-    not_judged = by_cell[2:4].sum() + (by_cell[OUTCOME_NOT_RUN].sum() if same_run else 0)
-    population.append(int(not_judged))
-    names = (*(k[0] for k in keys), STRATA[2])
-    outcomes = (*(OUTCOME_PASS if k[1] == OUTCOME_PASS else 1 for k in keys), OUTCOME_NOT_JUDGED)
+            table[not_judged, :, e] = len(names)
+        names.append(STRATA[2] if not e else f"{STRATA[2]}, escalated")
+        outcomes.append(OUTCOME_NOT_JUDGED)
+    population = [int(cells[table == s].sum()) for s in range(len(names))]
     lab = evidence.labelled
-    stratum = np.full(lab.n, len(keys), dtype=np.int64)  # not judged by default
-    for s, (_, o, f) in enumerate(keys):
-        hit = lab.outcome == o
-        if f is not None:
-            hit &= lab.flipped == bool(f)
-        stratum[hit] = s
-    if not same_run:
-        stratum[lab.outcome == OUTCOME_NOT_RUN] = -1
+    stratum = table[lab.outcome.astype(np.int64), lab.flipped.astype(np.int64),
+                    np.zeros(lab.n, dtype=np.int64) if lab.escalated is None or not
+                    split_escalated else lab.escalated.astype(np.int64)]
     kept = stratum >= 0
-    counts = counts_of_strata(lab.human[kept], stratum[kept], population, outcomes=outcomes,
-                              names=names)  # fmt: skip
-    return _Strata(counts, stratum)
+    counts = counts_of_strata(lab.human[kept], stratum[kept], population,
+                              outcomes=tuple(outcomes), names=tuple(names))  # fmt: skip
+    return EvidenceStrata(counts, stratum, table)
+
+
+def _escalation_split(cells: npt.NDArray[np.int64], split: bool) -> tuple[int | None, ...]:
+    """Escalation parts of a stratum: both when split and each holds rows, else the whole."""
+    by_part = cells.reshape(-1, 2).sum(axis=0)
+    if not split or by_part[1] == 0:
+        return (None,)
+    return (0, 1) if by_part[0] > 0 else (1,)
 
 
 def _target_outcomes(target: RunCounts) -> tuple[int, int, int]:
@@ -311,19 +369,8 @@ def answer_pass_rate(
     same = target.same_run
     selections = lab.selections()
     present = {k for k, v in selections.items() if v}
-    base = _strata(evidence, same_run=same, split_flips=False)
-    check = None
-    if present - CHECKED_BY_DESIGN:
-        labelled = np.bincount(base.of_labelled[base.of_labelled >= 0], minlength=3)[:3]
-        check = selection_check_from_counts(labelled, base.counts.population)
-    active = lab.selection == _SELECTION_INDEX["active"]
-    has_probabilities = bool(active.any() and np.isfinite(lab.share[active]).all())
-    decision = resolve_design(
-        design, labelled_in_target=same, selections=selections,
-        has_probabilities=has_probabilities, check=check,
-        order_trend_p=None if evidence.order_trend is None else evidence.order_trend.p_value,
-    )  # fmt: skip
-    strata = _strata(evidence, same_run=same, split_flips="flips_first" in present)
+    decision, check = _decide(evidence, same_run=same, design=design)
+    strata = evidence_strata(evidence, same_run=same)
     result = _estimate(evidence, target, decision, strata, conf=conf, seed=seed, n_boot=n_boot)
     corrected = result
     rates = _population_rates(strata.counts, conf)
@@ -432,11 +479,41 @@ def answer_pass_rate(
     )  # fmt: skip
 
 
+def design_decision(evidence: CalibrationEvidence, *, same_run: bool,
+                    design: str | None = None) -> DesignDecision:
+    """The design the labels' provenance supports (what :func:`answer_pass_rate` decides).
+
+    ``same_run``: whether the estimand is the calibration dataset's own rows.
+    """
+    return _decide(evidence, same_run=same_run, design=design)[0]
+
+
+def _decide(evidence: CalibrationEvidence, *, same_run: bool,
+            design: str | None) -> tuple[DesignDecision, SelectionCheck | None]:
+    lab = evidence.labelled
+    selections = lab.selections()
+    present = {k for k, v in selections.items() if v}
+    check = None
+    if present - CHECKED_BY_DESIGN:
+        base = _strata(evidence, same_run=same_run, split_flips=False)
+        labelled = np.bincount(base.of_labelled[base.of_labelled >= 0], minlength=3)[:3]
+        check = selection_check_from_counts(labelled, base.counts.population)
+    active = lab.selection == _SELECTION_INDEX["active"]
+    has_probabilities = bool(active.any() and np.isfinite(lab.share[active]).all())
+    decision = resolve_design(
+        design, labelled_in_target=same_run, selections=selections,
+        has_probabilities=has_probabilities, check=check,
+        order_trend_p=None if evidence.order_trend is None else evidence.order_trend.p_value,
+        escalation_recorded=evidence.escalated is not None,
+    )  # fmt: skip
+    return decision, check
+
+
 def _estimate(
     evidence: CalibrationEvidence,
     target: TargetRun,
     decision: DesignDecision,
-    strata: _Strata,
+    strata: EvidenceStrata,
     *,
     conf: float,
     seed: int,
@@ -487,9 +564,7 @@ def transferred_error_rates(evidence: CalibrationEvidence) -> TransferredRates |
     strata :func:`answer_pass_rate` uses for a target that is another run. ``None`` when they
     cannot be estimated (a class or a judged stratum without labels).
     """
-    present = {k for k, v in evidence.labelled.selections().items() if v}
-    strata = _strata(evidence, same_run=False, split_flips="flips_first" in present)
-    return error_rates(strata.counts)
+    return error_rates(evidence_strata(evidence, same_run=False).counts)
 
 
 def answer_difference(
@@ -679,8 +754,7 @@ def _segment_answers(
                target.counts.restrict(name) if name in target.counts.segments else
                RunCounts(np.zeros((5, 2, 1), dtype=np.int64), (name,)))  # fmt: skip
         tgt = TargetRun(run, same_run=target.same_run)
-        present = {k for k, v in ev.labelled.selections().items() if v}
-        strata = _strata(ev, same_run=target.same_run, split_flips="flips_first" in present)
+        strata = evidence_strata(ev, same_run=target.same_run)
         corrected = _estimate(ev, tgt, decision, strata, conf=conf, seed=seed, n_boot=n_boot)
         confusion = _confusion(ev.labelled)
         out.append(SegmentAnswer(

@@ -68,6 +68,8 @@ class ConsistencyResult(_ToDict):
         n_calls: Calls per item (all).
         n_scored: Scored calls per item.
         order_flipped: Per item: some repeat's two orders disagree.
+        order_comparable: Per item: some repeat has both orders scored (an item judged in
+            one order only has ``False``).
         repeat_flipped: Per item: some order's repeats disagree.
         any_flipped: Per item: its scored verdicts are not all identical.
         flip_rate_order: Share of items with a comparable order pair that flipped (Wilson).
@@ -87,6 +89,7 @@ class ConsistencyResult(_ToDict):
     order_flipped: npt.NDArray[np.bool_]
     repeat_flipped: npt.NDArray[np.bool_]
     any_flipped: npt.NDArray[np.bool_]
+    order_comparable: npt.NDArray[np.bool_]
     flip_rate_order: Estimate
     flip_rate_repeat: Estimate
     flip_rate_any: Estimate
@@ -105,6 +108,7 @@ class ConsistencyResult(_ToDict):
             "order_flipped",
             "repeat_flipped",
             "any_flipped",
+            "order_comparable",
         ):
             d.pop(key)
         d["n_items"] = int(self.item_ids.shape[0])
@@ -312,6 +316,7 @@ def consistency_from_flags(
         order_flipped=np.asarray(order_flipped, dtype=bool),
         repeat_flipped=np.asarray(repeat_flipped, dtype=bool),
         any_flipped=flips_any & any_comparable,
+        order_comparable=np.asarray(order_comparable, dtype=bool),
         flip_rate_order=rate(
             order_flipped, order_comparable, "both orders scored in the same repeat"
         ),

@@ -8,7 +8,9 @@ contradicts, with the reason:
   within judge-verdict strata (valid for any allocation between strata). Rows of another run or
   dataset -> ``separate_calibration`` (Lee-style correction with verdict-reweighted error rates).
 * **How they were chosen** (the ``selection`` recorded with each label: ``random``,
-  ``by_verdict``, ``flips_first``, ``active``, ``file``, ``imported``, ``all``, ``unknown``).
+  ``by_verdict``, ``flips_first``, ``active``, ``file``, ``imported``, ``all``, ``unknown``,
+  ``escalated``: drawn at random from the rows an acceptance rule abstained on, which then
+  become strata of their own).
   Labels drawn actively carry inclusion probabilities and use the inverse-probability-weighted
   estimator.
 * **A verdict check** for labels whose selection is unknown: if the labelled rows' judge-verdict
@@ -58,6 +60,7 @@ SELECTIONS: tuple[str, ...] = (
     "imported",
     "all",
     "unknown",
+    "escalated",
 )
 
 #: The estimator each design uses.
@@ -69,7 +72,7 @@ DESIGN_ESTIMATORS: dict[str, str] = {
 }
 
 _RANDOM_LIKE = frozenset({"random", "all"})
-_NOT_RANDOM = frozenset({"by_verdict", "flips_first", "active"})
+_NOT_RANDOM = frozenset({"by_verdict", "flips_first", "active", "escalated"})
 #: Selections whose rows are random within each judge-verdict stratum by construction; any
 #: other (file order, imported, unknown) is checked against the judge's verdicts.
 CHECKED_BY_DESIGN = _RANDOM_LIKE | _NOT_RANDOM
@@ -121,7 +124,8 @@ def selection_check(
 
 
 def selection_check_from_counts(
-    labelled: npt.ArrayLike, population: npt.ArrayLike, *, alpha: float = 0.01
+    labelled: npt.ArrayLike, population: npt.ArrayLike, *, alpha: float = 0.01,
+    names: Sequence[str] = STRATA,
 ) -> SelectionCheck:
     """:func:`selection_check` from labelled and dataset rows per stratum (pass, fail, not judged).
 
@@ -129,17 +133,22 @@ def selection_check_from_counts(
         labelled: Labelled rows per stratum.
         population: Dataset rows per stratum.
         alpha: Significance level of the chi-square goodness-of-fit test.
+        names: The strata's names (default :data:`~judges.calibration.vocabulary.STRATA`; a
+            pairwise judge's are judge a / judge b / judge tie / not judged).
 
     Returns:
         A :class:`SelectionCheck`.
     """
     sl = np.asarray(labelled, dtype=float)
     sp = np.asarray(population, dtype=float)
+    if sl.shape != sp.shape or sl.shape != (len(names),):
+        raise CalibrationInputError(
+            f"labelled and population need one count per stratum ({len(names)})")
     if sl.sum() == 0 or sp.sum() == 0:
         raise CalibrationInputError("selection_check needs labelled rows and dataset rows")
     lab_sh, pop_sh = sl / sl.sum(), sp / sp.sum()
-    shares = {name: float(v) for name, v in zip(STRATA, lab_sh, strict=True)}
-    pops = {name: float(v) for name, v in zip(STRATA, pop_sh, strict=True)}
+    shares = {name: float(v) for name, v in zip(names, lab_sh, strict=True)}
+    pops = {name: float(v) for name, v in zip(names, pop_sh, strict=True)}
     used = pop_sh > 0
     if np.any(sl[~used] > 0):
         p_value: float | None = 0.0
@@ -150,7 +159,7 @@ def selection_check_from_counts(
     consistent = p_value is None or p_value >= alpha
     worst = int(np.argmax(lab_sh - pop_sh))  # the most over-sampled stratum
     detail = (
-        f"the labelled rows are {lab_sh[worst]:.0%} {STRATA[worst]} while the dataset is "
+        f"the labelled rows are {lab_sh[worst]:.0%} {names[worst]} while the dataset is "
         f"{pop_sh[worst]:.0%}"
     )
     if consistent:
@@ -191,6 +200,8 @@ def resolve_design(
     has_probabilities: bool = False,
     check: SelectionCheck | None = None,
     order_trend_p: float | None = None,
+    quantity: str = "pass rate",
+    escalation_recorded: bool = True,
 ) -> DesignDecision:
     """Pick the design from the evidence, or check an explicitly requested one against it.
 
@@ -205,6 +216,11 @@ def resolve_design(
         order_trend_p: For labels drawn in file order, the p-value of the judge's verdicts
             trending along the file (:func:`~judges.calibration.order_trend`); below
             :data:`FILE_ORDER_ALPHA` the file is sorted and such labels are refused.
+        quantity: What is corrected, in the reasons' words (``"pass rate"``; ``"win and tie
+            shares"`` for a pairwise judge).
+        escalation_recorded: For labels drawn from escalated rows, whether the evidence knows
+            which rows that escalation held (without it they cannot be their own strata and
+            are refused).
 
     Returns:
         A :class:`DesignDecision`; ``refused=True`` with the reason when ``requested``
@@ -252,6 +268,18 @@ def resolve_design(
             "stratum, which holds only if the file is in no order related to the rows' truth "
             f"({trend})"
         )
+    if "escalated" in present:
+        if not escalation_recorded:
+            return refuse(
+                "labels drawn from the escalated queue cannot be weighted: the escalation that "
+                "drew them (which rows the acceptance rule abstained on) is not recorded with "
+                "these labels, or they come from two escalations; label in random or "
+                "stratified order, or re-record the rule with calibrate judge select"
+            )
+        warnings.append(
+            "labels drawn from the escalated queue (rows an acceptance rule abstained on): the "
+            "escalated rows are their own strata, so the estimate holds"
+        )
     if "flips_first" in present:
         warnings.append(
             "labels drawn flips first: rows whose verdict flipped across repeats or orders are "
@@ -263,7 +291,7 @@ def resolve_design(
             return _decision(
                 "separate_calibration",
                 "the labelled rows are not rows of the target run: their judge error rates are "
-                "transferred (verdict-reweighted) to correct the target's pass rate",
+                f"transferred (verdict-reweighted) to correct the target's {quantity}",
                 warnings,
             )
         if only_active and has_probabilities:

@@ -32,6 +32,7 @@ from .design_check import SELECTIONS
 from .vocabulary import NOT_RUN, UNSCORED, UNSURE
 
 __all__ = [
+    "ESCALATED_EVIDENCE_VERSION",
     "EVIDENCE_VERSION",
     "NO_SEGMENT",
     "OUTCOMES",
@@ -50,6 +51,9 @@ __all__ = [
 
 EVIDENCE_VERSION: Final = 1
 """Version of :meth:`CalibrationEvidence.to_json` (a card records it)."""
+ESCALATED_EVIDENCE_VERSION: Final = 2
+"""The version of evidence that records an escalation (the ``escalated`` column and counts);
+evidence without one is still written as version 1, which older readers understand."""
 
 OUTCOME_PASS, OUTCOME_FAIL, OUTCOME_UNSURE, OUTCOME_UNSCORED, OUTCOME_NOT_RUN = 0, 1, 2, 3, 4
 OUTCOMES: Final[tuple[str, ...]] = ("judge pass", "judge fail", UNSURE, UNSCORED, NOT_RUN)
@@ -242,7 +246,7 @@ class OrderTrend(_ToDict):
     n: int
 
 
-def order_trend(outcome_in_file_order: npt.ArrayLike) -> OrderTrend | None:
+def order_trend(outcome_in_file_order: npt.ArrayLike, *, decided: int = 2) -> OrderTrend | None:
     """Test whether the judge's outcomes trend along the file (a file sorted by outcome).
 
     Labels drawn in file order are the first rows of the file. They are a random sample of
@@ -252,6 +256,10 @@ def order_trend(outcome_in_file_order: npt.ArrayLike) -> OrderTrend | None:
 
     Args:
         outcome_in_file_order: Outcome codes (:func:`judge_outcomes`) of every row, in file order.
+        decided: How many leading codes are decided verdicts (2: pass, fail; a pairwise judge's
+            outcomes have 3: a, b, tie). The share of each decided verdict among the decided
+            rows (one test for two verdicts: they are complements) and the not-judged share are
+            tested; code 4 is "not run" and left out.
 
     Returns:
         An :class:`OrderTrend`, or ``None`` with fewer than 10 judged rows.
@@ -265,8 +273,9 @@ def order_trend(outcome_in_file_order: npt.ArrayLike) -> OrderTrend | None:
     position = np.flatnonzero(ran).astype(float)
     o = o[ran]
     tests = []
-    judged = o <= OUTCOME_FAIL
-    for mask, y in ((judged, o == OUTCOME_PASS), (np.ones(o.shape, dtype=bool), ~judged)):
+    judged = o < decided
+    shares = [(judged, o == c) for c in range(decided if decided > 2 else 1)]
+    for mask, y in (*shares, (np.ones(o.shape, dtype=bool), ~judged)):
         x, v = position[mask], y[mask].astype(float)
         if x.size < 10 or v.std() == 0 or x.std() == 0:
             continue
@@ -296,6 +305,8 @@ class LabelledRows:
         selection: How the row was chosen (index into
             :data:`~judges.calibration.SELECTIONS`).
         share: The row's share of the active order's selection weight (``NaN`` otherwise).
+        escalated: Whether the row is one the evidence's escalation holds (an acceptance rule
+            abstained on it), whatever order drew it; ``None`` without an escalation.
     """
 
     human: npt.NDArray[np.int8]
@@ -305,6 +316,7 @@ class LabelledRows:
     document: npt.NDArray[np.int64]
     selection: npt.NDArray[np.int8]
     share: npt.NDArray[np.float64]
+    escalated: npt.NDArray[np.bool_] | None = None
 
     def __post_init__(self) -> None:
         """Check that every array has one entry per row."""
@@ -312,6 +324,8 @@ class LabelledRows:
         for name in ("outcome", "flipped", "segment", "document", "selection", "share"):
             if getattr(self, name).shape != (n,):
                 raise CalibrationInputError(f"labelled {name} must have {n} entries")
+        if self.escalated is not None and self.escalated.shape != (n,):
+            raise CalibrationInputError(f"labelled escalated must have {n} entries")
 
     @property
     def n(self) -> int:
@@ -322,7 +336,8 @@ class LabelledRows:
         """The rows where ``mask`` holds."""
         return LabelledRows(self.human[mask], self.outcome[mask], self.flipped[mask],
                             self.segment[mask], self.document[mask], self.selection[mask],
-                            self.share[mask])  # fmt: skip
+                            self.share[mask],
+                            None if self.escalated is None else self.escalated[mask])  # fmt: skip
 
     def selections(self) -> dict[str, int]:
         """Labelled rows per recorded selection."""
@@ -345,6 +360,9 @@ class CalibrationEvidence:
         fingerprint: A hash of the calibration run's per-row verdicts: a verdicts file with the
             same fingerprint *is* that run (then the same-run estimate applies).
         rule: The aggregation rule the outcomes were computed under.
+        escalated: The judge's outcomes on the rows of the escalation the labels drawn from
+            the escalated queue came from (a subset of ``population``); ``None`` without one.
+            With it, the escalated rows are strata of their own.
     """
 
     labelled: LabelledRows
@@ -352,6 +370,18 @@ class CalibrationEvidence:
     order_trend: OrderTrend | None = None
     fingerprint: str | None = None
     rule: str = "all_agree"
+    escalated: RunCounts | None = None
+
+    def __post_init__(self) -> None:
+        """An escalation is recorded for the population and the labelled rows alike."""
+        if (self.escalated is None) != (self.labelled.escalated is None):
+            raise CalibrationInputError(
+                "an escalation needs both the escalated rows' counts and the labelled rows' "
+                "escalated flags")
+        if self.escalated is not None:
+            esc = self.escalated.aligned(self.population.segments).counts
+            if np.any(esc > self.population.counts):
+                raise CalibrationInputError("escalated rows must be rows of the population")
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -364,35 +394,42 @@ class CalibrationEvidence:
         rows = self.labelled.take(self.labelled.segment == index)
         rows = LabelledRows(rows.human, rows.outcome, rows.flipped,
                             np.zeros(rows.n, dtype=np.int64), rows.document, rows.selection,
-                            rows.share)  # fmt: skip
+                            rows.share, rows.escalated)  # fmt: skip
+        escalated = None if self.escalated is None else (
+            self.escalated.aligned(self.segments).restrict(segment))
         return CalibrationEvidence(rows, self.population.restrict(segment), self.order_trend,
-                                   None, self.rule)  # fmt: skip
+                                   None, self.rule, escalated)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         """A compact JSON form (identical labelled rows grouped with a count)."""
         lab = self.labelled
+        columns = list(_COLUMNS) + (["escalated"] if lab.escalated is not None else [])
         frame = pd.DataFrame({
             "human": lab.human.astype(int), "outcome": lab.outcome.astype(int),
             "flipped": lab.flipped.astype(int), "segment": lab.segment.astype(int),
             "document": lab.document.astype(int), "selection": lab.selection.astype(int),
             "share": lab.share,
+            **({} if lab.escalated is None else {"escalated": lab.escalated.astype(int)}),
         })
         grouped = (frame.fillna({"share": -1.0})
-                   .groupby(list(_COLUMNS), sort=True).size().reset_index(name="rows"))
+                   .groupby(columns, sort=True).size().reset_index(name="rows"))
         rows: list[list[Any]] = []
         for values in grouped.to_numpy(dtype=float).tolist():
-            *ints, share, n = values[:6], values[6], values[7]
-            rows.append([*(int(v) for v in ints[0]), None if share < 0 else float(share),
-                         int(n)])
-        return {
+            share = values[6]
+            rows.append([*(int(v) for v in values[:6]), None if share < 0 else float(share),
+                         *(int(v) for v in values[7:])])
+        out = {
             "version": EVIDENCE_VERSION,
             "rule": self.rule,
             "population": self.population.to_json(),
             "selections": list(SELECTIONS),
-            "labelled": {"columns": [*_COLUMNS, "rows"], "rows": rows},
+            "labelled": {"columns": [*columns, "rows"], "rows": rows},
             "order_trend": None if self.order_trend is None else self.order_trend.to_dict(),
             "fingerprint": self.fingerprint,
         }
+        if self.escalated is not None:
+            out.update(version=ESCALATED_EVIDENCE_VERSION, escalated=self.escalated.to_json())
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CalibrationEvidence:
@@ -401,32 +438,39 @@ class CalibrationEvidence:
         Raises:
             CalibrationInputError: an unknown version or a malformed table.
         """
-        if data.get("version") != EVIDENCE_VERSION:
+        version = data.get("version")
+        if version not in (EVIDENCE_VERSION, ESCALATED_EVIDENCE_VERSION):
             raise CalibrationInputError(
-                f"evidence version {data.get('version')!r} is not supported (this calibrate "
-                f"reads version {EVIDENCE_VERSION})"
+                f"evidence version {version!r} is not supported (this calibrate reads versions "
+                f"{EVIDENCE_VERSION} and {ESCALATED_EVIDENCE_VERSION})"
             )
         names = list(data["selections"])
         index = [SELECTIONS.index(n) if n in SELECTIONS else -1 for n in names]
         if -1 in index:
             raise CalibrationInputError(f"unknown selections in evidence: {names}")
+        columns = list(data["labelled"].get("columns") or [*_COLUMNS, "rows"])
+        at = {name: i for i, name in enumerate(columns)}
         table = data["labelled"]["rows"]
-        counts = np.array([r[7] for r in table], dtype=np.int64)
+        counts = np.array([r[at["rows"]] for r in table], dtype=np.int64)
 
-        def column(i: int, dtype: Any) -> Any:
+        def column(name: str, dtype: Any) -> Any:
+            i = at[name]
             values = np.array([r[i] if r[i] is not None else np.nan for r in table], dtype=dtype)
             return np.repeat(values, counts)
 
-        selection = np.array([index[int(r[5])] for r in table], dtype=np.int8)
+        selection = np.array([index[int(r[at["selection"]])] for r in table], dtype=np.int8)
+        escalated = data.get("escalated")
         rows = LabelledRows(
-            human=column(0, np.int8), outcome=column(1, np.int8),
-            flipped=column(2, np.int8).astype(bool), segment=column(3, np.int64),
-            document=column(4, np.int64), selection=np.repeat(selection, counts),
-            share=column(6, np.float64),
+            human=column("human", np.int8), outcome=column("outcome", np.int8),
+            flipped=column("flipped", np.int8).astype(bool),
+            segment=column("segment", np.int64), document=column("document", np.int64),
+            selection=np.repeat(selection, counts), share=column("share", np.float64),
+            escalated=None if escalated is None else column("escalated", np.int8).astype(bool),
         )  # fmt: skip
         trend = data.get("order_trend")
         return cls(
             labelled=rows, population=RunCounts.from_json(data["population"]),
             order_trend=None if trend is None else OrderTrend(**trend),
             fingerprint=data.get("fingerprint"), rule=str(data.get("rule", "all_agree")),
+            escalated=None if escalated is None else RunCounts.from_json(escalated),
         )  # fmt: skip

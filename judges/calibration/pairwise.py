@@ -22,8 +22,11 @@ pure functions over aligned arrays:
   classes). The interval is the delta method on the smoothed counts (the multinomial analogue of
   Lee et al.'s adjusted Wald: ``z^2/K`` pseudo-votes per target cell, ``2/K`` per calibration
   cell, which reduce to theirs at K = 2) or a parametric bootstrap over both the calibration
-  table and the target counts. Both are checked by simulation in ``bench/coverage.py --block
-  pairwise``.
+  table and the target counts. The raw table is the judge's errors only when the labelled rows
+  are a random sample of their run: labels drawn by verdict (the Label page's stratified
+  queue) bias it (B-win coverage 0.004 in ``bench/coverage.py --block pairwise``). Every surface
+  therefore answers through :func:`judges.calibration.answer_win_rate`, which reads how the
+  labels were drawn; this is the building block for a table known to be a random sample.
 
 Position consistency (a verdict that changes when A and B swap places) is
 :func:`judges.calibration.self_consistency` with ``kind="pairwise"``.

@@ -242,20 +242,29 @@ class _Core:
 
 
 def _run_core(
-    big_n: npt.NDArray[np.float64], m: npt.NDArray[np.float64], k: npt.NDArray[np.float64]
+    big_n: npt.NDArray[np.float64], m: npt.NDArray[np.float64], k: npt.NDArray[np.float64],
+    prior: float = 0.5, unbiased_variance: bool = False,
+    transferred: npt.NDArray[np.bool_] | None = None,
 ) -> _Core:
     w = big_n / big_n.sum()
     has = m > 0
     r = np.divide(k, m, out=np.zeros(m.shape), where=has)
     # Finite-population correction: the run is the estimand, so a fully labelled stratum is
-    # known exactly. The Agresti-Caffo shrinkage of the centre fades with it.
+    # known exactly. The Agresti-Caffo shrinkage of the centre fades with it. A transferred
+    # stratum's labels are rows of another run: no correction (they are a sample of the
+    # distribution the run's rows are drawn from, not of the run's rows).
     keep = np.clip(1.0 - np.divide(m, big_n, out=np.ones(m.shape), where=big_n > 0), 0.0, 1.0)
-    r_s = (k + 1.0) / (m + 2.0)
+    if transferred is not None:
+        keep = np.where(transferred, 1.0, keep)
+    r_s = (k + 2.0 * prior) / (m + 2.0)
     r_c = r + keep * (r_s - r)
     known = has | (big_n == 0)
     est = float((w * r)[known].sum())
     center = float((w * r_c)[known].sum())
-    var = float((w**2 * r_s * (1.0 - r_s) / (m + 2.0) * keep)[has].sum())
+    # (m + 2): the Agresti-Caffo form; (m - 1): the unbiased variance of a mean drawn without
+    # replacement, with the smoothed rate in place of the sample one.
+    den = np.maximum(m - 1.0, 1.0) if unbiased_variance else m + 2.0
+    var = float((w**2 * r_s * (1.0 - r_s) / den * keep)[has].sum())
     return _Core(est, center, var, float(w[~known].sum()))
 
 
@@ -336,6 +345,9 @@ def stratified_run_pass_rate_from_counts(
     design_effect_threshold: float = DESIGN_EFFECT_THRESHOLD,
     rng: np.random.Generator | None = None,
     n_boot: int = 2000,
+    prior: float = 0.5,
+    unbiased_variance: bool = False,
+    transferred: Sequence[bool] | None = None,
 ) -> PassRateEstimate:
     """:func:`stratified_run_pass_rate` from :class:`StratumCounts` (any number of strata).
 
@@ -349,16 +361,36 @@ def stratified_run_pass_rate_from_counts(
         design_effect_threshold: See :func:`stratified_run_pass_rate`.
         rng: Random generator of the document bootstrap.
         n_boot: Document bootstrap replicates.
+        prior: Where the smoothing pulls each stratum's rate: ``2 * prior`` pseudo-passes of
+            2 pseudo-rows, ``(k + 2 prior) / (m + 2)`` (0.5: Agresti-Caffo's +1/+2). One share
+            of K classes estimated one-vs-rest takes ``1 / K`` (the Dirichlet smoothing of
+            ``2 / K`` per class), so the shares' centres still add up to 1 and a rare class is
+            not pulled toward one half.
+        unbiased_variance: Divide each stratum's (smoothed) variance by ``m - 1``, the unbiased
+            form for rows drawn without replacement, instead of Agresti-Caffo's ``m + 2``
+            (slightly wider; the pairwise shares use it: ``bench/coverage.py --block
+            pairwise``).
+        transferred: Per stratum, whether its labelled rows come from another run drawn like
+            this one (their pass share is transferred: no finite-population correction, and
+            they may outnumber the stratum's rows); default none.
 
     Returns:
         A :class:`~judges.calibration.PassRateEstimate`.
     """
+    if not 0.0 < prior < 1.0:
+        raise CalibrationInputError(f"prior must be in (0, 1), got {prior}")
     if doc_ids is not None and (human is None or strata is None):
         raise CalibrationInputError("doc_ids need the human codes and strata of the rows")
+    moved = None
+    if transferred is not None:
+        moved = np.asarray(transferred, dtype=bool)
+        if moved.shape != (counts.k,):
+            raise CalibrationInputError(f"transferred needs one flag per stratum ({counts.k})")
     return _run_estimate(
         counts, check_confidence(confidence), h=human,
         sl=None if strata is None else np.asarray(strata, dtype=np.int8), docs=doc_ids,
-        threshold=design_effect_threshold, rng=rng, n_boot=n_boot,
+        threshold=design_effect_threshold, rng=rng, n_boot=n_boot, prior=prior,
+        unbiased_variance=unbiased_variance, transferred=moved,
     )  # fmt: skip
 
 
@@ -378,6 +410,9 @@ def _run_estimate(
     threshold: float = DESIGN_EFFECT_THRESHOLD,
     rng: np.random.Generator | None = None,
     n_boot: int = 2000,
+    prior: float = 0.5,
+    unbiased_variance: bool = False,
+    transferred: npt.NDArray[np.bool_] | None = None,
 ) -> PassRateEstimate:
     method = "verdict_stratified"
     big_n = np.asarray(counts.population, dtype=float)
@@ -398,15 +433,17 @@ def _run_estimate(
 
     if n_rows == 0:
         return refuse("the run has no rows")
-    if np.any(m + u > big_n):
-        over = [counts.names[s] for s in range(counts.k) if m[s] + u[s] > big_n[s]]
+    moved = np.zeros(counts.k, dtype=bool) if transferred is None else transferred
+    if np.any((m + u > big_n) & ~moved):
+        over = [counts.names[s] for s in range(counts.k) if m[s] + u[s] > big_n[s]
+                and not moved[s]]
         return refuse(
             f"more labelled rows than rows in stratum {', '.join(over)}: the labelled rows are "
             "not rows of this run (labels from another run need a separate-calibration design)"
         )
     if m.sum() == 0:
         return refuse("no labelled rows with a human pass/fail verdict")
-    core = _run_core(big_n, m, k)
+    core = _run_core(big_n, m, k, prior, unbiased_variance, transferred)
     se = math.sqrt(core.var)
     quantile, warnings = z_value(conf), []
     low = core.center - quantile * se
@@ -445,8 +482,8 @@ def _run_estimate(
             "possible pass rate of those rows"
         )
     if u.sum():
-        all_pass = _run_core(big_n, m + u, k + u)
-        all_fail = _run_core(big_n, m + u, k)
+        all_pass = _run_core(big_n, m + u, k + u, prior, unbiased_variance, transferred)
+        all_fail = _run_core(big_n, m + u, k, prior, unbiased_variance, transferred)
         params["human_unsure_bounds"] = {
             "if_all_pass": all_pass.estimate,
             "if_all_fail": all_fail.estimate,

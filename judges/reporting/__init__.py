@@ -11,6 +11,8 @@ module:
 * :mod:`~judges.reporting.assemble` — :func:`calibration_report` and :class:`JudgeReport`
   with its stable JSON form;
 * :mod:`~judges.reporting.leaderboard` — several judges on the same labelled rows;
+* :mod:`~judges.reporting.pairwise_evidence` — the pairwise evidence and target run of the one
+  pairwise estimation path (:func:`judges.calibration.answer_win_rate`);
 * :mod:`~judges.reporting.pairwise` — :func:`pairwise_report` for A-vs-B judges (a / b / tie).
 """
 
@@ -40,7 +42,7 @@ from judges.reporting.leaderboard import (
 )
 from judges.reporting.pairwise import (
     PAIRWISE_CRITERION,
-    ModelPairWinRate,
+    PAIRWISE_SCHEMA_VERSION,
     PairwiseReport,
     pairwise_report,
 )
@@ -50,13 +52,13 @@ __all__ = [
     "DEFAULT_N_BOOT",
     "DEFAULT_SEED",
     "PAIRWISE_CRITERION",
+    "PAIRWISE_SCHEMA_VERSION",
     "SCHEMA_VERSION",
     "HumanLabels",
     "JudgeItems",
     "JudgeRef",
     "JudgeReport",
     "Leaderboard",
-    "ModelPairWinRate",
     "PairwiseReport",
     "Plan",
     "calibration_report",

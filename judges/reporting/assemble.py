@@ -37,7 +37,13 @@ from judges.calibration import (
 from judges.calibration.evidence import OUTCOME_UNSCORED, OUTCOME_UNSURE
 from judges.providers import STAND_IN_NOTE
 from judges.reporting.design import DEFAULT_HALF_WIDTH, Plan, plan_labels
-from judges.reporting.evidence import calibration_evidence, judged_rows, per_row, run_counts
+from judges.reporting.evidence import (
+    calibration_evidence,
+    escalation_of_labels,
+    judged_rows,
+    per_row,
+    run_counts,
+)
 from judges.reporting.inputs import (
     DEFAULT_SEED,
     HumanLabels,
@@ -352,10 +358,11 @@ def calibration_report(
     # never through pandas maps of 1 M-key dicts.
     groups = store.item_groups(dataset)
     population, outcome = run_counts(groups, judged.items)
+    provenance = store.provenance_frame(dataset, criterion=crit)
     evidence = calibration_evidence(
-        labelled=human.items, provenance=store.provenance_frame(dataset, criterion=crit),
-        groups=groups, population=population, outcome=outcome, judged=judged.items,
-        rule=rule_name,
+        labelled=human.items, provenance=provenance, groups=groups, population=population,
+        outcome=outcome, judged=judged.items, rule=rule_name,
+        escalated_ids=escalated_rows(store, dataset, crit, provenance),
     )  # fmt: skip
     if target_name == dataset:
         run = TargetRun(population, same_run=True)
@@ -406,6 +413,16 @@ def calibration_report(
         warnings=tuple(dict.fromkeys(warnings)),
         stand_in=tuple(stand_in),
     )
+
+
+def escalated_rows(store: LabelStore, dataset: str, criterion: str,
+                   provenance: pd.DataFrame) -> tuple[str, ...] | None:
+    """The rows of the escalation the dataset's escalated labels were drawn from, if one."""
+    rule = escalation_of_labels(provenance)
+    if rule is None:
+        return None
+    escalation = store.escalation(dataset, criterion, rule=rule)
+    return None if escalation is None else escalation.item_ids
 
 
 def _labelled_rows(human: HumanLabels, judged: JudgeItems, groups: dict[str, Any]) -> pd.DataFrame:

@@ -11,6 +11,7 @@ report's target verdicts gives the report's number.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -29,10 +30,13 @@ from judges.calibration.evidence import NO_SEGMENT, OUTCOME_NOT_RUN
 
 __all__ = [
     "calibration_evidence",
+    "document_codes",
+    "escalation_of_labels",
     "judged_rows",
     "per_row",
     "run_counts",
     "run_counts_of_items",
+    "selections_of",
     "verdicts_fingerprint",
 ]
 
@@ -125,6 +129,7 @@ def calibration_evidence(
     outcome: npt.NDArray[np.int8],
     judged: pd.DataFrame,
     rule: str,
+    escalated_ids: Sequence[str] | None = None,
 ) -> CalibrationEvidence:
     """The calibration evidence of a dataset's labels and a judge's verdicts on it.
 
@@ -136,6 +141,8 @@ def calibration_evidence(
         outcome: The per-row outcomes :func:`run_counts` returned.
         judged: The judge's aggregated verdicts on the dataset (``flipped`` per item).
         rule: The aggregation rule the verdicts were aggregated under.
+        escalated_ids: The rows of the escalation the labels drawn from the escalated queue
+            came from (:func:`escalation_of_labels`); ``None`` without one.
 
     Returns:
         A :class:`CalibrationEvidence` (no fingerprint: :func:`verdicts_fingerprint` adds it
@@ -144,7 +151,6 @@ def calibration_evidence(
     ids = groups["item_id"]
     at = np.asarray(pd.Index(ids, dtype=object).get_indexer(
         labelled["item_id"].to_numpy(dtype=object)), dtype=np.int64)
-    n = len(labelled)
     human: npt.NDArray[np.int8] = np.asarray(
         labelled["verdict"].map(_HUMAN).fillna(-1).to_numpy(dtype=np.int8), dtype=np.int8)
     lab_outcome = np.where(at >= 0, outcome[np.maximum(at, 0)], OUTCOME_NOT_RUN).astype(np.int8)
@@ -157,22 +163,78 @@ def calibration_evidence(
     seg_text = seg_text.where(seg_text.notna(), NO_SEGMENT).astype(str)
     index = {name: i for i, name in enumerate(population.segments)}
     segment = np.array([index[s] for s in seg_text], dtype=np.int64)
-    docs = pd.Series(per_row(groups["document_id"], at), dtype=object)
-    document = np.full(n, -1, dtype=np.int64)
+    document = document_codes(per_row(groups["document_id"], at), labelled["item_id"])
+    selection, share = selections_of(labelled["item_id"], provenance)
+    escalated = lab_escalated = None
+    if escalated_ids is not None:
+        in_escalation = pd.Index(pd.unique(np.asarray(escalated_ids, dtype=object)),
+                                 dtype=object).get_indexer(ids) >= 0
+        row_flips = pd.Series(flip_of_row, dtype=object).fillna(False).astype(bool).to_numpy()
+        seg_of_row = groups["segment"]
+        escalated = RunCounts.from_rows(
+            outcome[in_escalation], flipped=row_flips[in_escalation],
+            segment=np.asarray(seg_of_row, dtype=object)[in_escalation],
+        ).aligned(population.segments)
+        lab_escalated = np.where(at >= 0, in_escalation[np.maximum(at, 0)], False)
+    rows = LabelledRows(human=human, outcome=lab_outcome, flipped=flipped, segment=segment,
+                        document=document, selection=selection, share=share,
+                        escalated=lab_escalated)  # fmt: skip
+    in_file_order = (selection == SELECTIONS.index("file")).any()
+    trend = order_trend(outcome) if in_file_order else None
+    return CalibrationEvidence(rows, population, order_trend=trend, rule=rule,
+                               escalated=escalated)
+
+
+def document_codes(documents: npt.NDArray[Any], item_ids: pd.Series) -> npt.NDArray[np.int64]:
+    """Document code per labelled row (-1 everywhere when no two rows share a document).
+
+    Args:
+        documents: The ``document_id`` of each labelled row (``NaN`` for none).
+        item_ids: The labelled rows' ids (a row without a document is its own).
+    """
+    docs = pd.Series(documents, dtype=object)
+    document = np.full(len(docs), -1, dtype=np.int64)
     if docs.notna().any() and docs.dropna().duplicated().any():
-        keyed = docs.where(docs.notna(), "item:" + labelled["item_id"].astype(str).to_numpy())
+        keyed = docs.where(docs.notna(), "item:" + item_ids.astype(str).to_numpy())
         _, codes = np.unique(keyed.astype(str).to_numpy(), return_inverse=True)
         document = codes.astype(np.int64)
+    return document
+
+
+def selections_of(
+    item_ids: pd.Series, provenance: pd.DataFrame
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float64]]:
+    """How each labelled row was chosen: selection codes and active selection shares.
+
+    Args:
+        item_ids: The labelled rows' ids.
+        provenance: :meth:`LabelStore.provenance_frame` of the dataset and criterion (a row's
+            first current label tells how it was drawn).
+
+    Returns:
+        ``(selection, share)``: an index into :data:`~judges.calibration.SELECTIONS` per row
+        (``unknown`` when not recorded) and the active order's share (``NaN`` otherwise).
+    """
     first = _first_provenance(provenance)
-    item_ids = labelled["item_id"].astype(str)
+    ids = item_ids.astype(str)
     if len(first):
-        selection_names = item_ids.map(first["selection"]).fillna("unknown")
-        share = item_ids.map(first["selection_share"]).to_numpy(dtype=float)
+        names = ids.map(first["selection"]).fillna("unknown")
+        share = ids.map(first["selection_share"]).to_numpy(dtype=float)
     else:
-        selection_names = pd.Series(["unknown"] * n)
-        share = np.full(n, np.nan)
-    selection = np.array([SELECTIONS.index(s) for s in selection_names], dtype=np.int8)
-    rows = LabelledRows(human=human, outcome=lab_outcome, flipped=flipped, segment=segment,
-                        document=document, selection=selection, share=share)  # fmt: skip
-    trend = order_trend(outcome) if (selection_names == "file").any() else None
-    return CalibrationEvidence(rows, population, order_trend=trend, rule=rule)
+        names = pd.Series(["unknown"] * len(ids))
+        share = np.full(len(ids), np.nan)
+    selection = np.array([SELECTIONS.index(s) for s in names], dtype=np.int8)
+    return selection, share
+
+
+def escalation_of_labels(provenance: pd.DataFrame) -> str | None:
+    """The acceptance rule the dataset's escalated labels were drawn under, if exactly one.
+
+    ``None`` when no label was drawn from the escalated queue, or when they come from two
+    rules (the estimate then refuses them: one escalation splits the rows).
+    """
+    first = _first_provenance(provenance)
+    if first.empty:
+        return None
+    rules = set(first.loc[first["selection"] == "escalated", "stratum"].dropna().astype(str))
+    return next(iter(rules)) if len(rules) == 1 else None

@@ -274,7 +274,8 @@ class JudgeItems:
         rule: Aggregation rule (``all_agree`` or ``majority``).
         items: One row per judged item: ``item_id``, ``verdict`` (aggregated; ``unscored`` when
             no call gave a verdict), ``n_calls``, ``n_scored``, ``order_flipped``,
-            ``repeat_flipped``, ``flipped``, ``reasoning`` (of the first scored call),
+            ``repeat_flipped``, ``flipped``, ``both_orders`` (some repeat has both orders
+            scored), ``reasoning`` (of the first scored call),
             ``unscored_reason`` (of the first unscored call); the two texts only for the
             items :func:`load_judge_items` was asked to read them for.
         consistency: Flip rates and per-item aggregation (``None`` when there are no calls).

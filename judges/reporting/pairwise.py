@@ -4,14 +4,19 @@ A pairwise dataset's rows hold ``answer_a`` and ``answer_b``; humans and the jud
 ``b`` or ``tie``. :func:`pairwise_report` joins every annotator's current label (one vote each)
 with the judge's verdict on that row (its calls aggregated under the judge's rule: with both
 orders run, ``all_agree`` turns a verdict that changes with the order into ``tie``, the MT-Bench
-rule) and computes, with :mod:`judges.calibration.pairwise`:
+rule) and computes:
 
 * agreement counted per vote, with and without ties (Zheng et al. 2023), the 3 x 3 table and
   Cohen's kappa, with row-cluster bootstrap intervals (votes on one row share the verdict);
 * human-human agreement over pairs of votes on the same row, and Krippendorff's alpha;
-* position consistency (share of rows whose verdict changed with the order);
-* the corrected win rate (A wins / B wins / tie) of the target, overall and per model pair when
-  the rows carry ``model_a`` / ``model_b`` in their metadata.
+* position consistency (share of rows whose verdict changed with the order) and the rows judged
+  in one order only;
+* the corrected a / b / tie shares of the target, overall and per model pair when the rows carry
+  ``model_a`` / ``model_b`` in their metadata: the one pairwise estimation path,
+  :func:`judges.calibration.answer_win_rate`, on the evidence of
+  :mod:`judges.reporting.pairwise_evidence` (how the labels were drawn decides the estimator, as
+  for pass/fail). A pairwise judge card carries the same evidence, so ``calibrate score`` on the
+  target's verdicts gives the same shares.
 
 Nothing here renders anything: ``calibrate report`` and the app's Calibration page show
 :meth:`PairwiseReport.to_json` (documented in ``docs/report-json.md``).
@@ -19,9 +24,8 @@ Nothing here renders anything: ``calibrate report`` and the app's Calibration pa
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,10 +34,12 @@ from judges.aggregation import rule_for
 from judges.calibration import (
     ConsistencyResult,
     Estimate,
+    PairwiseAnswer,
     PairwiseConfusion,
+    PairwiseEvidence,
+    PairwiseTarget,
     VoteAgreement,
-    WinRateEstimate,
-    corrected_win_rate,
+    answer_win_rate,
     interval_json,
     krippendorff_alpha,
     pairwise_confusion,
@@ -43,29 +49,20 @@ from judges.calibration import (
     vote_pair_agreement,
 )
 from judges.reporting.inputs import DEFAULT_SEED, JudgeItems, JudgeRef, find_judge, load_judge_items
+from judges.reporting.pairwise_evidence import (
+    model_pairs,
+    one_order_ids,
+    pair_name,
+    pairwise_evidence,
+    pairwise_run_counts,
+)
 from labels.errors import CalibrateError, NotFoundError
 from labels.store import LabelStore
 
-PAIRWISE_SCHEMA_VERSION = 1
+PAIRWISE_SCHEMA_VERSION = 2
 """Version of the JSON shape of :meth:`PairwiseReport.to_json`."""
 PAIRWISE_CRITERION = "preference"
 DEFAULT_N_BOOT = 2000
-MIN_PAIR_ROWS = 1
-
-
-@dataclass(frozen=True)
-class ModelPairWinRate:
-    """The corrected win rate of one model pair (``a`` = ``model_a``).
-
-    Attributes:
-        model_a: The model whose answers are ``answer_a``.
-        model_b: The model whose answers are ``answer_b``.
-        win_rate: Corrected shares on that pair's target rows.
-    """
-
-    model_a: str
-    model_b: str
-    win_rate: WinRateEstimate
 
 
 @dataclass(frozen=True)
@@ -74,11 +71,14 @@ class PairwiseReport:
 
     Attributes:
         dataset: Dataset with the human votes.
-        target: Dataset whose win rate is estimated.
+        target: Dataset whose shares are estimated.
         criterion: Label criterion (``preference`` by default).
         judge: The judge.
         rule: Aggregation of repeated / swapped calls.
-        votes: One row per compared vote: ``item_id``, ``annotator``, ``human``, ``judge``.
+        votes: One row per vote on a row the judge ran on: ``item_id``, ``annotator``,
+            ``human``, ``judge`` (the row's verdict; ``unsure`` for a row judged in one order
+            only under ``all_agree``, which is not a verdict that survived both orders) and
+            ``one_order``.
         agreement: Judge-human agreement per vote, with and without ties.
         confusion: Human (rows) x judge (columns) votes over a, b, tie.
         kappa: Cohen's kappa (3 classes) over the votes.
@@ -87,13 +87,13 @@ class PairwiseReport:
         human_alpha: Krippendorff's alpha of the annotators (``None`` likewise).
         consistency: The judge's flip rates (``None`` without calls).
         judge_items: The judge's calls and per-row verdicts on ``dataset``.
-        calibration: The table the correction uses: the human consensus per labelled row
-            (rows) x the judge's verdict (columns).
-        win_rate: Corrected A / B / tie shares of the target.
-        by_pair: The same per model pair (empty when the rows carry no model names).
+        answer: The one pairwise estimation path's answer (shares, design, warnings).
+        evidence: The evidence it rests on (what a pairwise card carries).
+        options: The estimation options (``design``, ``confidence``, ``seed``, ``n_boot``).
+        pairs: Model-pair name -> ``(model_a, model_b)``.
         n_rows: Labelled rows with a judge verdict.
-        not_judged: Labelled rows the judge has no verdict for (left out, counted).
-        warnings: Caveats.
+        not_judged: Labelled rows the judge has no verdict for (counted).
+        warnings: Caveats: the answer's, then what only the database knows.
     """
 
     dataset: str
@@ -109,18 +109,35 @@ class PairwiseReport:
     human_alpha: Estimate | None
     consistency: ConsistencyResult | None
     judge_items: JudgeItems
-    calibration: PairwiseConfusion
-    win_rate: WinRateEstimate
-    by_pair: tuple[ModelPairWinRate, ...]
+    answer: PairwiseAnswer
+    evidence: PairwiseEvidence
+    options: dict[str, Any]
+    pairs: dict[str, tuple[str, str]]
     n_rows: int
     not_judged: int
     warnings: tuple[str, ...]
 
     kind = "pairwise"
 
+    @property
+    def design(self) -> str | None:
+        """The design the labels' provenance supports (``None`` when it was refused)."""
+        return self.answer.decision.design
+
+    @property
+    def design_reason(self) -> str:
+        """Why that design."""
+        return self.answer.decision.reason
+
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form (``docs/report-json.md``, section "Pairwise reports")."""
         c = self.consistency
+        answer = self.answer.to_json()
+        by_pair = []
+        for entry in answer.pop("by_pair"):
+            model_a, model_b = self.pairs.get(entry["pair"], (entry["pair"], ""))
+            by_pair.append({"model_a": model_a, "model_b": model_b, **entry})
+        answer.pop("warnings")
         return {
             "schema_version": PAIRWISE_SCHEMA_VERSION,
             "kind": "pairwise",
@@ -129,6 +146,7 @@ class PairwiseReport:
             "criterion": self.criterion,
             "judge": self.judge.to_json(),
             "aggregation": self.rule,
+            "confidence": self.answer.observed[0].confidence,
             "n_rows": self.n_rows,
             "n_votes": self.agreement.with_ties.n,
             "not_judged": self.not_judged,
@@ -136,7 +154,7 @@ class PairwiseReport:
             "confusion": {"classes": ["a", "b", "tie"], "table": [list(r) for r in
                                                                  self.confusion.table]},
             "kappa": interval_json(self.kappa),
-            "calibration_table": [list(r) for r in self.calibration.table],
+            "calibration_table": [list(r) for r in self.answer.confusion],
             "human_agreement": (
                 None if self.human_agreement is None else {
                     **_agreement_json(self.human_agreement),
@@ -147,13 +165,11 @@ class PairwiseReport:
                 "flip_rate": interval_json(c.flip_rate_order if c is not None else None),
                 "order_pairs": 0 if c is None else c.n_order_pairs,
                 "flipped": 0 if c is None else c.n_order_pairs_flipped,
+                "one_order_rows": int(self.evidence.population.one_order()[:3].sum()),
                 "rule": self.rule,
             },
-            "win_rate": _win_json(self.win_rate),
-            "by_pair": [
-                {"model_a": p.model_a, "model_b": p.model_b, **_win_json(p.win_rate)}
-                for p in self.by_pair
-            ],
+            **answer,
+            "by_pair": by_pair,
             "warnings": list(self.warnings),
         }
 
@@ -163,35 +179,6 @@ def _agreement_json(a: VoteAgreement) -> dict[str, Any]:
             "rows": a.n_rows, "excluded": a.excluded}
 
 
-def _win_json(w: WinRateEstimate) -> dict[str, Any]:
-    return {
-        "corrected": {k: interval_json(v) for k, v in w.shares().items()},
-        "observed": {k: interval_json(v) for k, v in zip(("a", "b", "tie"), w.observed,
-                                                         strict=True)},
-        "n_target": w.n_target,
-        "labelled_per_class": dict(zip(("a", "b", "tie"), w.m, strict=True)),
-        "method": w.method,
-        "clipped": w.clipped,
-        "refused": w.refused,
-        "reason": w.reason,
-    }
-
-
-def _model_pairs(store: LabelStore, dataset: str) -> pd.Series:
-    """Item id -> ``(model_a, model_b)`` from the items' metadata (``None`` when absent)."""
-    frame = store.items_frame(dataset)[["item_id", "metadata"]]
-
-    def pair(raw: Any) -> tuple[str, str] | None:
-        try:
-            meta = json.loads(raw) if isinstance(raw, str) else (raw or {})
-        except ValueError:
-            return None
-        a, b = (meta or {}).get("model_a"), (meta or {}).get("model_b")
-        return (str(a), str(b)) if a and b else None
-
-    return pd.Series([pair(m) for m in frame["metadata"]], index=frame["item_id"].astype(str))
-
-
 def pairwise_report(
     store: LabelStore,
     dataset: str,
@@ -199,6 +186,7 @@ def pairwise_report(
     *,
     criterion: str | None = None,
     target: str | None = None,
+    design: str | None = None,
     rule: str | None = None,
     confidence: float = 0.95,
     seed: int = DEFAULT_SEED,
@@ -211,11 +199,14 @@ def pairwise_report(
         dataset: A pairwise dataset with human votes (``a``/``b``/``tie`` per annotator).
         judge: Judge name or config id, or a :class:`JudgeRef`.
         criterion: Label criterion (default: the judge's, else ``preference``).
-        target: Dataset whose win rate to estimate (default ``dataset``).
+        target: Dataset whose shares to estimate (default ``dataset``); another dataset judged
+            by the same config is a separate calibration set.
+        design: Force a sampling design (:data:`judges.calibration.DESIGN_ESTIMATORS`),
+            checked against the labels' recorded provenance; default: what it supports.
         rule: ``all_agree`` (MT-Bench: a verdict that changes with the order is a tie) or
             ``majority``; default the judge config's.
         confidence: Level of every interval.
-        seed: Seed of the row-cluster bootstraps.
+        seed: Seed of the row-cluster and document bootstraps.
         n_boot: Bootstrap replicates.
 
     Returns:
@@ -223,7 +214,8 @@ def pairwise_report(
 
     Raises:
         NotFoundError: unknown dataset or judge, no votes or no verdicts.
-        CalibrateError: the dataset is not pairwise.
+        CalibrateError: the dataset is not pairwise, or an explicit design the labels'
+            provenance contradicts (the reason says how).
     """
     info = store.dataset(dataset)
     if info.kind != "pairwise":
@@ -250,13 +242,42 @@ def pairwise_report(
     if target_items.items.empty:
         raise NotFoundError(f"judge {ref.name!r} has no verdicts on target {target_name!r}")
 
+    groups = store.item_groups(dataset)
+    pairs = model_pairs(store.items_frame(dataset)[["item_id", "metadata"]])
+    population, outcome, flipped, one_order, pair = pairwise_run_counts(
+        groups["item_id"], judged.items, pairs)
+    ids, consensus = vote_consensus(labels["item_id"].astype(str).to_numpy(),
+                                    labels["verdict"].astype(str).to_numpy())
+    evidence = pairwise_evidence(
+        consensus=pd.DataFrame({"item_id": ids.astype(str), "verdict": consensus}),
+        provenance=store.provenance_frame(dataset, criterion=crit), groups=groups,
+        population=population, outcome=outcome, flipped=flipped, one_order=one_order,
+        pair=pair, rule=rule_name,
+    )  # fmt: skip
+    if target_name == dataset:
+        run = PairwiseTarget(population, same_run=True)
+    else:
+        target_pairs = model_pairs(store.items_frame(target_name)[["item_id", "metadata"]])
+        pairs = {**pairs, **target_pairs}
+        run = PairwiseTarget(pairwise_run_counts(store.item_groups(target_name)["item_id"],
+                                                 target_items.items, target_pairs)[0])
+    answer = answer_win_rate(evidence, run, design=design, confidence=confidence, seed=seed,
+                             n_boot=n_boot)  # fmt: skip
+    if design is not None and answer.decision.refused:
+        raise CalibrateError(answer.decision.reason)
+
     verdicts = judged.verdict_map()
+    one_ids = one_order_ids(judged.items)
     votes = pd.DataFrame({
         "item_id": labels["item_id"].astype(str),
         "annotator": labels["annotator"].astype(str),
         "human": labels["verdict"].astype(str),
     })
     votes["judge"] = votes["item_id"].map(verdicts)
+    votes["one_order"] = votes["item_id"].isin(one_ids)
+    if rule_name == "all_agree":
+        # a verdict that never had to survive the swap is not one under the MT-Bench rule
+        votes.loc[votes["one_order"], "judge"] = "unsure"
     not_judged = int(votes.loc[votes["judge"].isna(), "item_id"].nunique())
     votes = votes[votes["judge"].notna()].reset_index(drop=True)
     if votes.empty:
@@ -267,23 +288,16 @@ def pairwise_report(
     agreement = vote_agreement(human, judge_v, rows=rows, rng=rng, n_boot=n_boot,
                                confidence=confidence)
     kappa = vote_kappa(human, judge_v, rows=rows, rng=rng, n_boot=n_boot, confidence=confidence)
-    confusion = pairwise_confusion(human, judge_v)
     human_agreement, human_alpha = _human_agreement(labels, rng, n_boot, confidence)
-
-    ids, consensus = vote_consensus(rows, human)
-    judge_on_ids = np.array([verdicts[i] for i in ids], dtype=object)
-    target_frame = target_items.items
-    win = corrected_win_rate(consensus, judge_on_ids, target_frame["verdict"].to_numpy(object),
-                             confidence=confidence)
-    by_pair = _by_pair(store, target_name, target_items, consensus, judge_on_ids, confidence)
-    warnings = _warnings(judged, target_items, win, not_judged, rule_name)
     return PairwiseReport(
         dataset=dataset, target=target_name, criterion=crit, judge=ref, rule=rule_name,
-        votes=votes, agreement=agreement, confusion=confusion, kappa=kappa,
-        human_agreement=human_agreement, human_alpha=human_alpha,
-        consistency=judged.consistency, judge_items=judged,
-        calibration=pairwise_confusion(consensus, judge_on_ids), win_rate=win, by_pair=by_pair,
-        n_rows=len(ids), not_judged=not_judged, warnings=warnings,
+        votes=votes, agreement=agreement, confusion=pairwise_confusion(human, judge_v),
+        kappa=kappa, human_agreement=human_agreement, human_alpha=human_alpha,
+        consistency=judged.consistency, judge_items=judged, answer=answer, evidence=evidence,
+        options={"design": design, "confidence": confidence, "seed": seed, "n_boot": n_boot},
+        pairs={pair_name(a, b): (a, b) for a, b in pairs.values()},
+        n_rows=int(votes["item_id"].nunique()), not_judged=not_judged,
+        warnings=_warnings(answer, judged, rule_name),
     )
 
 
@@ -305,30 +319,8 @@ def _human_agreement(
     return agreement, alpha
 
 
-def _by_pair(
-    store: LabelStore, target: str, target_items: JudgeItems, consensus: np.ndarray,
-    judge_on_ids: np.ndarray, confidence: float,
-) -> tuple[ModelPairWinRate, ...]:
-    pairs = _model_pairs(store, target)
-    frame = target_items.items.assign(pair=target_items.items["item_id"].astype(str).map(pairs))
-    if frame["pair"].isna().all():
-        return ()
-    out = []
-    for pair, group in frame.dropna(subset=["pair"]).groupby("pair", sort=True):
-        win = corrected_win_rate(consensus, judge_on_ids, group["verdict"].to_numpy(object),
-                                 confidence=confidence)
-        model_a, model_b = cast(tuple[str, str], pair)
-        out.append(ModelPairWinRate(model_a, model_b, win))
-    return tuple(out)
-
-
-def _warnings(
-    judged: JudgeItems, target: JudgeItems, win: WinRateEstimate, not_judged: int, rule: str
-) -> tuple[str, ...]:
-    out: list[str] = []
-    if not_judged:
-        out.append(f"{not_judged} labelled rows have no verdict from this judge yet and are "
-                   "left out")
+def _warnings(answer: PairwiseAnswer, judged: JudgeItems, rule: str) -> tuple[str, ...]:
+    out = list(answer.warnings)
     c = judged.consistency
     if c is not None and c.n_order_pairs == 0:
         out.append("the judge ran one order only: position consistency not measured (run it "
@@ -337,16 +329,7 @@ def _warnings(
         fate = "counted as tie (MT-Bench rule)" if rule == "all_agree" else "settled by majority"
         out.append(f"{c.n_order_pairs_flipped} of {c.n_order_pairs} rows changed verdict when A "
                    f"and B swapped places ({fate})")
-    unscored = int(target.items["verdict"].isin(["unscored", "unsure"]).sum())
-    if unscored:
-        out.append(f"{unscored} target rows without a decided verdict (unscored/unsure) are "
-                   "left out of the win rate")
-    if win.refused:
-        out.append(f"corrected win rate refused: {win.reason}")
-    out += [f"corrected win rate: {w}" for w in win.warnings]
-    out.append("the correction assumes the judge's errors (its 3 x 3 misclassification matrix) "
-               "are the same on the target as on the labelled rows; the shares may differ")
-    return tuple(out)
+    return tuple(dict.fromkeys(out))
 
 
-__all__ = ["PAIRWISE_CRITERION", "ModelPairWinRate", "PairwiseReport", "pairwise_report"]
+__all__ = ["PAIRWISE_CRITERION", "PAIRWISE_SCHEMA_VERSION", "PairwiseReport", "pairwise_report"]

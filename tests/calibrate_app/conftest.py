@@ -98,3 +98,11 @@ def seeded(store: LabelStore, tmp_path: Path, app_env: Path) -> LabelStore:
     import_rows(store, write_rows(tmp_path / "demo.jsonl", 6), "demo")
     import_rows(store, write_rows(tmp_path / "inj.jsonl", 0, injections=True), "inj")
     return store
+
+
+@pytest.fixture(scope="session")
+def selective_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The judge-that-abstains database of ``tests/support/selective_data.py``, built once."""
+    from selective_data import build_selective_db
+
+    return build_selective_db(tmp_path_factory.mktemp("selective"))

@@ -186,7 +186,7 @@ def test_no_calls_and_a_hand_checked_item(
         assert items.to_dict("records") == [{
             "item_id": "row-001", "verdict": verdict, "n_calls": 5, "n_scored": 4,
             "order_flipped": True, "repeat_flipped": True, "flipped": True,
-            "reasoning": "pass at 0", "unscored_reason": "failed:timeout"}]
+            "both_orders": True, "reasoning": "pass at 0", "unscored_reason": "failed:timeout"}]
         assert (consistency.n_order_pairs, consistency.n_order_pairs_flipped) == (2, 1)
 
 

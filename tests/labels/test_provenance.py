@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-import gzip
-import shutil
 from pathlib import Path
 
 import pytest
-from repo_paths import TESTS
+from stores import release_file
 
 from labels import CalibrateError, NewLabel, Provenance, import_labels, open_store
 from labels.models import DEFAULT_CRITERION
 from labels.sampling import QueueSettings, plan_queue
 
-RELEASE = TESTS / "data" / "releases" / "a39e63f.duckdb.gz"
-
 
 def _old_file(tmp_path: Path) -> Path:
-    """The database file written by the release at commit a39e63f (gzip -9 of the file).
-
-    Made with that commit's code (``git worktree add /tmp/old a39e63f``, then with
-    ``sys.path[0] = "/tmp/old"``): ``open_store(path)``, ``import_rows`` of six rows r0..r5 into
-    dataset ``old``, labels by ``ann``: r0 pass, r1 fail then r1 unsure, and queue settings
-    ``stratified`` seed 3 overlap 2 for ``faithfulness``.
-    """
-    path = tmp_path / "release.duckdb"
-    with gzip.open(RELEASE, "rb") as src, path.open("wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return path
+    return release_file(tmp_path)
 
 
 def test_a_file_from_the_previous_release_is_migrated_and_its_labels_marked_unknown(

@@ -11,7 +11,6 @@ import pytest
 from click.testing import CliRunner
 
 from calibrate_app.cli import cli
-from judges.calibration import corrected_win_rate_from_counts
 from judges.demo.layout import DATA_DIR
 from judges.demo.mtbench import MTBENCH_JUDGE, convert_mtbench
 from judges.reporting import pairwise_report
@@ -172,10 +171,14 @@ def test_pairwise_card_score_and_gate_through_the_cli(tmp_path: Path) -> None:
     assert scored.exit_code == 0, scored.output
     data = json.loads(scored.output)
     assert data["kind"] == "pairwise" and data["counts"] == {"a": 13, "b": 20, "tie": 7}
-    expected = corrected_win_rate_from_counts(table, [13, 20, 7])
-    assert data["corrected"]["b"]["estimate"] == pytest.approx(expected.b.estimate)
-    assert data["corrected"]["b"]["low"] == pytest.approx(expected.b.low)
-    low = expected.b.low
+    # The calibration run's own verdicts: the report's same-run answer. Every row is
+    # labelled, so the shares are the human ones exactly (20 of 40 rows: B wins).
+    report = json.loads(run("report", "--dataset", "pw", "--judge", "ext", "--json").output)
+    assert data["win_rate"] == report["win_rate"]
+    assert data["design"] == report["design"] == "same_run_stratified"
+    assert data["corrected"]["b"] == {"estimate": 0.5, "low": 0.5, "high": 0.5, "n": 40,
+                                      "reason": None}
+    low = data["corrected"]["b"]["low"]
     passed = run("gate", "--card", str(card_path), str(exported), "--min-pass-rate",
                  f"{low - 0.01:.3f}")
     assert passed.exit_code == 0 and "PASS" in passed.output
