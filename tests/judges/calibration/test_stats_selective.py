@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.stats import binom
@@ -219,3 +221,25 @@ def test_a_one_stage_cascade_is_the_answer_with_escalated_strata() -> None:
     assert (est.low, est.high) == pytest.approx((answer.corrected.low, answer.corrected.high))
     assert sorted(cells.counts.population) == sorted(p for p in design.counts.population if p)
     assert est.method == "cascade_stratified"
+
+
+def test_the_cascade_bounds_over_human_unsure_rows_as_the_report_does() -> None:
+    ev = _escalated_evidence()
+    human = ev.labelled.human.copy()
+    human[:12] = -1  # twelve labelled rows of the large judge-pass stratum: unsure
+    ev = replace(ev, labelled=replace(ev.labelled, human=human))
+    outcome = np.r_[np.zeros(600, np.int8), np.ones(400, np.int8)]
+    esc = np.zeros(1000, bool)
+    esc[:100] = True
+    esc[600:700] = True
+    lab = np.r_[np.arange(100, 120), np.arange(700, 720), np.arange(0, 20), np.arange(600, 620)]
+    base = evidence_strata(_plain(ev), same_run=True)
+    cells = cascade_cells(np.where(esc, 1, 0), np.where(outcome == 0, 1, 0),
+                          base.assign(outcome), lab, human,
+                          stage_names=("judge A",), stratum_names=base.counts.names)
+    est = cascade_pass_rate(cells)
+    answer = answer_pass_rate(ev, TargetRun(ev.population, same_run=True), segments=False)
+    assert answer.kind == "bounds"
+    assert est.method == "cascade_stratified+unsure_bounds"
+    assert (est.low, est.high) == pytest.approx((answer.headline.low, answer.headline.high))
+    assert any("12 human-unsure labelled rows could move" in w for w in est.warnings)
