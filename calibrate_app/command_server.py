@@ -94,14 +94,27 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
         {"dataset", "judges", "criterion", "target", "design", "aggregation", "half_width",
          "as_json"}
     ),
+    ("judge", "select"): frozenset(
+        {"dataset", "judge", "target", "alpha", "delta", "p_value", "signals", "with_judges",
+         "one_threshold", "aggregation", "escalate", "output", "as_json"}
+    ),
+    ("judge", "cascade"): frozenset(
+        {"dataset", "judges", "target", "alpha", "delta", "p_value", "signals", "one_threshold",
+         "aggregation", "escalate", "prices_file", "output", "as_json"}
+    ),
     ("card", "export"): frozenset(
-        {"dataset", "judge", "criterion", "design", "aggregation", "output", "force", "preview"}
+        {"dataset", "judge", "criterion", "design", "aggregation", "output", "force", "preview",
+         "alpha", "delta"}
     ),
     ("card", "show"): frozenset({"as_json"}),
-    ("score",): frozenset({"card_file", "allow_unverified", "as_json"}),
+    ("score",): frozenset({"card_file", "allow_unverified", "accepted_out", "as_json"}),
     ("gate",): frozenset(
         {"card_file", "min_pass_rate", "on", "side", "baseline_file", "max_drop",
-         "allow_unverified", "as_json"}
+         "min_accepted_share", "allow_unverified", "as_json"}
+    ),
+    ("drift",): frozenset(
+        {"card_file", "anchor_file", "labels_file", "baseline_file", "alpha", "tolerance",
+         "in_file_order", "allow_unverified", "as_json"}
     ),
     ("compare",): frozenset({"card_file", "allow_unverified", "as_json"}),
 }

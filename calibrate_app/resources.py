@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import os
 import sys
 import threading
 import time
@@ -17,6 +18,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal
 
 import streamlit as st
@@ -48,14 +50,21 @@ def get_settings() -> AppSettings:
     return settings
 
 
-@st.cache_resource(show_spinner=False)
 def check_served_files() -> None:
-    """Streamlit's settings files are the user's alone (checked once per server process).
+    """Streamlit's settings files are the user's alone (checked once per working folder).
 
     ``calibrate app`` checks them before Streamlit starts; this also covers a plain
     ``streamlit run``, before any page can read a secret. A refusal is not cached.
     """
-    check_streamlit_files()
+    _check_served_files(os.getcwd(), str(Path.home()))
+
+
+@st.cache_resource(show_spinner=False)
+def _check_served_files(cwd: str, home: str) -> None:
+    # Keyed by the folders the files are read from: a process whose working folder changed
+    # (an AppTest after another, in one test process) must not reuse another folder's pass.
+    del home
+    check_streamlit_files(cwd)
 
 
 def _close_store(store: LabelStore) -> None:

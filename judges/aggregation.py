@@ -157,7 +157,7 @@ def aggregate_stored_calls(
     pairwise = kind == "pairwise"
     categories = ["a", "b", "tie", "unsure"] if pairwise else ["fail", "pass", "unsure"]
     table = JudgeStore(store.db).item_aggregates(
-        config_id, dataset_keys(store, dataset), categories=categories,
+        config_id, dataset_keys(store, dataset, config_id), categories=categories,
         inconsistent="tie" if pairwise else "unsure", rule=name, texts_for=texts_for,
     )
     if table.num_rows == 0:

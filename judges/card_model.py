@@ -349,7 +349,8 @@ def _policy(store: LabelStore, report: JudgeReport | PairwiseReport) -> Policy:
     judge_store = JudgeStore(store.db)
     runs = judge_store.runs(dataset=report.dataset, config_id=report.judge.config_id)
     repeats, swap = judge_store.call_layout(report.judge.config_id,
-                                            dataset_keys(store, report.dataset))
+                                            dataset_keys(store, report.dataset,
+                                                         report.judge.config_id))
     repeats = max(repeats, 1)
     for run in runs:
         repeats = max(repeats, int(run.options.get("repeats", 1) or 1))

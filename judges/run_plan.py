@@ -377,9 +377,16 @@ def plan_run(
     order_index = np.tile(np.repeat(np.arange(len(orders), dtype=np.int8), n_repeats), n_items)
     repeat_col = np.tile(np.arange(n_repeats, dtype=np.int32), n_items * len(orders))
     planned = n_items * per_item
+    cache_keys: pa.Array[Any] = pa.array(chosen.hashes, type=pa.string())
+    if judge_store is not None:
+        # An item with verdicts of its own (imported under this config) has them already;
+        # the calls this run makes are keyed, and shared, by content as always.
+        cache_keys = judge_store.keys_for(config.config_id, pa.table({
+            "item_id": pa.array(chosen.item_ids, type=pa.string()), "item_hash": cache_keys,
+        })).column("item_hash").combine_chunks()
     keys = pa.table({
         "idx": pa.array(np.arange(planned, dtype=np.int64)),
-        "item_hash": pa.array(chosen.hashes, type=pa.string()).take(item_index),
+        "item_hash": cache_keys.take(item_index),
         "repeat": pa.array(repeat_col),
         "ordering": pa.array(list(orders), type=pa.string()).take(order_index),
     })

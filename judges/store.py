@@ -12,8 +12,13 @@ Rows are written in small transactions (at most ~4 a second, see
 quarter second and the calls in flight; a resumed run picks up from the last commit.
 
 The tables live in the same DuckDB file as the label store; ``item_id`` is the dataset's id
-for the item, ``item_hash`` (:func:`item_hash`) is what the cache keys on, so the same row
-imported into two datasets shares its judge calls.
+for the item, ``item_hash`` is the call's key. A call the tool makes is keyed by the item's
+content (:func:`item_hash`, ``i…``), so rows with the same text, in one dataset or two, share
+it: the judge saw the same thing. A verdict someone else made (``verdicts import``, a tool's
+export) belongs to its row: it is keyed by :func:`bound_key` of the row's id and content
+(``v…``), so two ids with identical content each keep their own imported verdict, and an
+imported verdict never stands in for another row. :meth:`JudgeStore.keys_for` gives each
+dataset row the key its verdicts are stored under for a config.
 """
 
 from __future__ import annotations
@@ -97,7 +102,27 @@ CREATE TABLE judge_calls (
 )
 """
 
-JUDGE_MIGRATIONS = [Migration("m001_core", M001_CORE)]
+_BOUND_KEY_SQL = "'v' || left(sha256({hash} || {id}), 24)"
+""":func:`bound_key` in SQL (DuckDB's ``sha256`` of the UTF-8 text, lower-case hex)."""
+
+
+def _m002_bound_imports(con: Any) -> None:
+    """Key every imported verdict by its row (:func:`bound_key`), not by the row's content.
+
+    Before, an imported verdict was keyed by content like a call the tool makes, so a second
+    id with identical content could not have its own (the import refused it as a duplicate)
+    and inherited the first id's verdict instead. The verdicts of import runs are re-keyed
+    to their own id; a twin that had borrowed one now has none, as nobody gave it one.
+    """
+    key = _BOUND_KEY_SQL.format(id="item_id", hash="item_hash")
+    con.execute(
+        f"UPDATE judge_calls SET item_hash = {key} WHERE starts_with(item_hash, 'i') AND run_id IN "
+        "(SELECT run_id FROM judge_runs WHERE origin = 'import')"
+    )
+
+
+JUDGE_MIGRATIONS = [Migration("m001_core", M001_CORE),
+                    Migration("m002_bound_imports", _m002_bound_imports)]
 EXPECTED_TABLES = ("judge_calls", "judge_configs", "judge_runs")
 
 CALL_COLUMNS = (
@@ -145,6 +170,16 @@ def item_hash(item: Item) -> str:
         "sources": [{"text": s.text, "source_id": s.source_id} for s in item.sources],
     }
     return "i" + hashlib.blake2b(canonical_json(judged).encode(), digest_size=12).hexdigest()
+
+
+def bound_key(item_id: str, content_hash: str) -> str:
+    """The key of a verdict that belongs to one row: ``v`` + 96 bits of a SHA-256.
+
+    Of the row's content hash (:func:`item_hash`, fixed length) followed by its id, so two
+    ids with the same content get two keys, and the same id with other content another.
+    Imported verdicts are stored under it (see the module docstring).
+    """
+    return "v" + hashlib.sha256((content_hash + item_id).encode()).hexdigest()[:24]
 
 
 @dataclass
@@ -496,6 +531,45 @@ class JudgeStore:
         )
         return {(r[0], int(r[1]), r[2]) for r in rows}
 
+    def has_bound(self, config_id: str) -> bool:
+        """Whether ``config_id`` has verdicts bound to their rows (imported ones)."""
+        row = self.db.fetchone(
+            "SELECT 1 FROM judge_calls WHERE config_id = ? AND starts_with(item_hash, 'v') "
+            "LIMIT 1", [config_id])
+        return row is not None
+
+    def keys_for(self, config_id: str, keys: pa.Table) -> pa.Table:
+        """``keys`` with each row's ``item_hash`` the key its verdicts of ``config_id`` have.
+
+        ``keys`` holds a dataset's rows (``item_id``, content ``item_hash``, any other
+        columns, in order). A row with a verdict of its own under ``config_id`` (imported:
+        :func:`bound_key`) is keyed by it; every other row by its content, the key of the
+        calls the tool makes and shares between rows of the same content. A config without
+        imported verdicts returns ``keys`` as they are, without a query over them.
+        """
+        if not self.has_bound(config_id):
+            return keys
+        names = keys.column_names
+        bound = _BOUND_KEY_SQL.format(id="k.item_id", hash="k.item_hash")
+        others = ", ".join(f"k.{n}" for n in names if n != "item_hash")
+        with self.db.cursor() as cur:
+            cur.register("row_keys", keys.append_column(
+                "_row", pa.array(range(keys.num_rows), pa.int64())))
+            try:
+                table: pa.Table = cur.sql(
+                    f"""
+                    SELECT {others + ', ' if others else ''}
+                           coalesce(b.item_hash, k.item_hash) AS item_hash
+                    FROM row_keys k LEFT JOIN (
+                        SELECT DISTINCT item_hash FROM judge_calls
+                        WHERE config_id = $config AND starts_with(item_hash, 'v')) b
+                      ON b.item_hash = {bound}
+                    ORDER BY k._row
+                    """, params={"config": config_id}).to_arrow_table()
+            finally:
+                cur.unregister("row_keys")
+        return table.select(names)
+
     def stored_outcomes(self, config_id: str) -> dict[tuple[str, int, str], tuple[str, str | None]]:
         """Per key with a reply: ``(status, verdict)`` of the latest stored reply."""
         rows = self.db.fetchall(
@@ -679,5 +753,6 @@ class JudgeStore:
 
 __all__ = [
     "CALL_COLUMNS", "EXPECTED_TABLES", "JUDGE_MIGRATIONS", "CallRecord", "JudgeStore",
-    "RunRecord", "StoredConfig", "external_config_id", "insert_calls", "item_hash", "new_run_id",
+    "RunRecord", "StoredConfig", "bound_key", "external_config_id", "insert_calls", "item_hash",
+    "new_run_id",
 ]

@@ -46,7 +46,14 @@ import pyarrow.compute as pc
 
 from judges.config import JudgeConfig
 from judges.plan_store import PlanStore, content_hashes
-from judges.store import CallRecord, JudgeStore, external_config_id, item_hash, new_run_id
+from judges.store import (
+    CallRecord,
+    JudgeStore,
+    bound_key,
+    external_config_id,
+    item_hash,
+    new_run_id,
+)
 from labels.cells import text_cell
 from labels.errors import CalibrateError, ConflictError, ImportFileError, NotFoundError
 from labels.exporting import write_table
@@ -88,12 +95,14 @@ def resolve_judge(
     return named[0].config_id
 
 
-def dataset_keys(store: LabelStore, dataset: str) -> pa.Table:
-    """Each item's ``item_id``, cache ``item_hash`` and ``position`` (0, 1, … in file order).
+def dataset_keys(store: LabelStore, dataset: str, config_id: str | None = None) -> pa.Table:
+    """Each item's ``item_id``, call key ``item_hash`` and ``position`` (0, 1, … in file order).
 
-    The hash is the one stored with the item at import (``items.item_hash``), read as Arrow
-    (1 M ids never become Python strings); a dataset with rows written without one (by
-    another tool) is hashed page by page instead.
+    The key is the content hash stored with the item at import (``items.item_hash``), read as
+    Arrow (1 M ids never become Python strings); a dataset with rows written without one (by
+    another tool) is hashed page by page instead. With ``config_id``, a row that has verdicts
+    of its own under that config (imported ones) is keyed by them instead
+    (:meth:`judges.store.JudgeStore.keys_for`).
     """
     plans = PlanStore(store.db)
     keys = plans.stored_hashes(dataset)
@@ -105,12 +114,13 @@ def dataset_keys(store: LabelStore, dataset: str) -> pa.Table:
             hashes += content_hashes(batch)
         keys = pa.table({"item_id": pa.array(ids, pa.string()),
                          "item_hash": pa.array(hashes, pa.string())})
-    return keys.append_column("position", pa.array(np.arange(keys.num_rows)))
+    keys = keys.append_column("position", pa.array(np.arange(keys.num_rows)))
+    return keys if config_id is None else JudgeStore(store.db).keys_for(config_id, keys)
 
 
-def dataset_hashes(store: LabelStore, dataset: str) -> pd.DataFrame:
+def dataset_hashes(store: LabelStore, dataset: str, config_id: str | None = None) -> pd.DataFrame:
     """:func:`dataset_keys` as a DataFrame."""
-    return dataset_keys(store, dataset).to_pandas()
+    return dataset_keys(store, dataset, config_id).to_pandas()
 
 
 def judge_verdicts(
@@ -130,7 +140,7 @@ def judge_verdicts(
     store.dataset(dataset)
     judge_store = JudgeStore(store.db)
     config_id = resolve_judge(judge_store, judge, dataset=dataset)
-    keys = dataset_keys(store, dataset)
+    keys = dataset_keys(store, dataset, config_id)
     if item_ids is not None:
         wanted = pa.array(list(item_ids), pa.string())
         keys = keys.filter(pc.is_in(keys.column("item_id"), value_set=wanted))
@@ -143,7 +153,7 @@ def calls_for_dataset(store: LabelStore, dataset: str, judge: str) -> pd.DataFra
     """Every stored call of a judge on a dataset's items (all columns, for browsing)."""
     judge_store = JudgeStore(store.db)
     config_id = resolve_judge(judge_store, judge, dataset=dataset)
-    return judge_store.calls_on_items(config_id, dataset_hashes(store, dataset))
+    return judge_store.calls_on_items(config_id, dataset_hashes(store, dataset, config_id))
 
 
 def swap_flips(frame: pd.DataFrame) -> pd.DataFrame:
@@ -349,7 +359,10 @@ def import_verdicts(
                        "order")
         reasoning = row.get("reasoning")
         reasoning = None if reasoning is None or reasoning == "" else str(reasoning)
-        key = (item_hash(item), repeat, order)
+        # The verdict belongs to this row, not to every row with the same content; the
+        # config's own call on this content (a run of it) is what it is compared with too.
+        content = item_hash(item)
+        key = (bound_key(item_id, content), repeat, order)
         if key in seen:
             raise fail(
                 f"duplicates row {seen[key] + 1} (same id {shown(item_id, 24)}, repeat {repeat}, "
@@ -357,13 +370,14 @@ def import_verdicts(
             )
         seen[key] = index
         status = "scored" if verdict is not None else "unscored"
-        if key in stored:
-            if stored[key] == (status, verdict):
+        known = stored.get(key, stored.get((content, repeat, order)))
+        if known is not None:
+            if known == (status, verdict):
                 unchanged += 1
                 continue
             raise ConflictError(
                 f"{name}: {where}: judge {judge!r} already has verdict "
-                f"{stored[key][1] or 'unscored'!r} for item {shown(item_id, 24)} (repeat {repeat}, "
+                f"{known[1] or 'unscored'!r} for item {shown(item_id, 24)} (repeat {repeat}, "
                 f"{order}); this file says {verdict or 'unscored'!r}. Nothing was imported. "
                 "Import it under another --judge name."
             )

@@ -73,6 +73,7 @@ from .strata import (
     DESIGN_EFFECT_THRESHOLD,
     OUTCOME_NOT_JUDGED,
     StratumCounts,
+    bound_over_unsure,
     counts_of_strata,
     stratified_run_pass_rate_from_counts,
 )
@@ -434,25 +435,13 @@ def answer_pass_rate(
             )
         if kind in ("corrected", "labels_only") and headline.refused:
             kind = "refused"
-        bounds = (corrected.params or {}).get("human_unsure_bounds")
-        if kind == "corrected" and bounds is not None and headline.claims:
-            moved = (bounds["if_all_pass"] is not None and headline.high is not None
-                     and bounds["if_all_pass"] > headline.high) or (
-                bounds["if_all_fail"] is not None and headline.low is not None
-                and bounds["if_all_fail"] < headline.low)  # fmt: skip
-            if moved:
-                n_unsure = int(sum(strata.counts.human_unsure))
-                headline = replace(
-                    headline, low=float(bounds["low"]), high=float(bounds["high"]),
-                    method=f"{headline.method}+unsure_bounds",
-                    warnings=(*headline.warnings, "bounded over the human-unsure rows"))
+        if kind == "corrected":
+            headline, said = bound_over_unsure(
+                headline, int(sum(strata.counts.human_unsure)),
+                (corrected.params or {}).get("human_unsure_bounds"))
+            if said is not None:
                 kind = "bounds"
-                warnings.append(
-                    f"{n_unsure} human-unsure labelled rows could move the estimate beyond its "
-                    f"interval (to {bounds['if_all_pass']:.3f} if all passed, "
-                    f"{bounds['if_all_fail']:.3f} if all failed): the headline interval is the "
-                    "bound over both"
-                )
+                warnings.append(said)
     if headline.refused and headline.reason:
         warnings.append(f"corrected pass rate refused: {headline.reason}")
     not_run = int((lab.outcome == OUTCOME_NOT_RUN).sum())

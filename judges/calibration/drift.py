@@ -29,10 +29,11 @@ most ``a`` (a rolling z-test looked at repeatedly does not). :func:`drift_test` 
 
 with the level ``alpha`` split over the tests present (Bonferroni), so the chance of any false
 alarm is at most ``alpha`` at any stopping time. The anchor tests decide the attribution:
-judge drift when one rejects. Otherwise a moved pass rate is system drift only when it moved
-further than the anchor rows allow the judge's own pass rate to have moved (their paired
-change's 95 % bound), and undetermined when not, or without anchors; failed error rates with
-the anchors holding are system drift (new answers the judge handles worse).
+judge drift when one rejects. Otherwise a moved pass rate is system drift only when its move
+differs from the judge's own paired change on the anchor rows by more than the noise of both
+and of the reference allows (two-sided 5 %), and undetermined when not, or without anchors;
+failed error rates with the anchors holding are system drift (new answers the judge handles
+worse).
 
 References:
     Waudby-Smith, I. & Ramdas, A. (2024). Estimating means of bounded random variables by
@@ -173,16 +174,16 @@ class DriftResult(_ToDict):
 
     Attributes:
         which: ``none``, ``judge`` (the anchor rows are re-scored differently), ``system`` (the
-            judge holds on the anchor rows, and its verdicts on new rows moved further than a
-            judge change the anchors allow, or its error rates on them failed), or
+            judge holds on the anchor rows, and its verdicts on new rows moved by more than its
+            change on the anchors explains, or its error rates on them failed), or
             ``undetermined`` (something moved; no anchor rows, or too few to rule the judge out).
         drifted: Whether anything drifted.
         sentence: What happened, in plain words.
         alpha: The overall false-alarm level (split over the tests).
         tests: Every e-process.
         reference: The reference pass rate's interval (``low``, ``high``, ``n``, ``estimate``).
-        judge_shift: The judge's pass-rate change on the anchor rows (``estimate`` and the 95 %
-            ``bound`` on its size), when anchors were re-scored.
+        judge_shift: The judge's pass-rate change on the anchor rows (``estimate``, its ``se``
+            and the 95 % ``bound`` on its size), when anchors were re-scored.
     """
 
     which: Which
@@ -287,8 +288,10 @@ def drift_test(
         d = (b - c) / n if n else 0.0
         se = math.sqrt(max(b + c - (b - c) ** 2 / n, 0.0)) / n if n else 0.0
         # At least one discordant pair's worth: no change seen is not no change possible.
-        bound = abs(d) + float(norm.isf(0.025)) * max(se, 1.0 / n if n else 1.0)
-        shift = {"estimate": d, "bound": bound, "n": n, "fail_to_pass": b, "pass_to_fail": c}
+        se = max(se, 1.0 / n if n else 1.0)
+        bound = abs(d) + float(norm.isf(0.025)) * se
+        shift = {"estimate": d, "se": se, "bound": bound, "n": n, "fail_to_pass": b,
+                 "pass_to_fail": c}
     moved_tests: list[EProcess] = []
     if new_pass is not None and reference is not None:
         k, n_ref = reference
@@ -352,19 +355,18 @@ def _attribute(judge_drift: bool | None, moved: list[EProcess], tests: list[EPro
                 "whether the judge or the system changed: re-score the card's anchor rows with "
                 "the judge and pass them with --anchor.")
         stream = [t for t in moved if t.name.startswith("judge pass rate")]
-        seen = None if not stream or stream[0].mean is None or ref["estimate"] is None else \
-            abs(float(stream[0].mean) - float(ref["estimate"]))
-        bound = float(shift.get("bound") or 0.0)
-        if seen is not None and seen <= bound:
+        explained = _judge_explains(stream[0] if stream else None, shift, ref)
+        if explained is not None:
             return "undetermined", (
                 f"Something drifted: {what}. The anchor rows show no judge change, but they "
-                f"cannot rule out one as large as this ({n_anchor} rows bound the judge's own "
-                f"pass-rate change by {bound:.1%}, the new rows moved {seen:.1%}): re-score more "
-                "anchor rows to tell the judge from the system.")
+                f"cannot rule out one that accounts for the new rows' move (the judge's change "
+                f"on them {explained}): re-score more anchor rows to tell the judge from the "
+                "system.")
         return "system", (
             f"The system drifted, not the judge: the judge re-scores the anchor rows as the card "
             f"recorded ({changed_share:.0%} of {n_anchor} differ, with no direction; its own "
-            f"pass-rate change there is at most {bound:.1%}), and {what}.")
+            f"pass-rate change there is at most {float(shift.get('bound') or 0.0):.1%}), and "
+            f"{what}.")
     parts = []
     if judge_drift is not None:
         parts.append(f"the anchor rows re-score as the card recorded ({changed_share:.0%} of "
@@ -380,6 +382,33 @@ def _attribute(judge_drift: bool | None, moved: list[EProcess], tests: list[EPro
                          f"({'-' if t.mean is None else f'{t.mean:.1%}'}) is not shown below "
                          "the card's")
     return "none", "No drift: " + "; ".join(parts) + "."
+
+
+def _judge_explains(stream: EProcess | None, shift: dict[str, float | int | None],
+                    ref: dict[str, float | int | None]) -> str | None:
+    """Whether the judge's own pass-rate change on the anchors could explain the new rows' move.
+
+    Under judge drift alone the new rows' pass rate moves by what the judge's change moves it
+    on rows like the anchors, so the move minus the anchors' paired change is zero up to both
+    samples' noise and the reference's: only a difference beyond that (two-sided 5 %) is the
+    system. Comparing the move itself with the anchors' bound ignored the move's noise and
+    called a lenient judge's bump the system's in 7.5 % of streams (``bench/drift.py``).
+
+    Returns:
+        ``None`` when the move is beyond what the judge explains (system drift), else the
+        anchors' change and the move, in words.
+    """
+    if stream is None or stream.mean is None or ref["estimate"] is None:
+        return None
+    new, n_new = float(stream.mean), max(int(stream.n), 1)
+    p_ref, n_ref = float(ref["estimate"]), max(int(ref["n"] or 0), 1)
+    move = new - p_ref
+    d, se_d = float(shift.get("estimate") or 0.0), float(shift.get("se") or 0.0)
+    se = math.sqrt(p_ref * (1 - p_ref) / n_ref + new * (1 - new) / n_new + se_d**2)
+    if se > 0 and abs(move - d) > float(norm.isf(0.025)) * se:
+        return None
+    return (f"{d:+.1%} on {shift.get('n')} rows, the new rows {move:+.1%}, a difference of "
+            f"{move - d:+.1%} within the {float(norm.isf(0.025)) * se:.1%} their noise allows")
 
 
 def _moved_text(t: EProcess, ref: dict[str, float | int | None]) -> str:

@@ -78,6 +78,7 @@ from .strata import (
     OUTCOME_NOT_JUDGED,
     OUTCOME_PASS,
     StratumCounts,
+    bound_over_unsure,
     counts_of_strata,
     stratified_run_pass_rate_from_counts,
 )
@@ -602,4 +603,8 @@ def cascade_pass_rate(
     if transferred is not None and any(transferred):
         assumption += ("; the accepted cells' pass shares are those of the calibration run's "
                        "cells (the new run's rows are drawn like the calibration rows)")
-    return replace(est, method="cascade_stratified", assumption=assumption)
+    # The same headline rule as the report's: human-unsure rows that can move the answer past
+    # the interval make the bounds the answer.
+    est, said = bound_over_unsure(replace(est, method="cascade_stratified", assumption=assumption),
+                                  int(sum(counts.human_unsure)))
+    return est if said is None else replace(est, warnings=(*est.warnings, said))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -502,3 +502,37 @@ def _run_estimate(
         params={**params, "identified": identified}, n_labelled=int(m.sum()), n_target=n_rows,
         center=core.center, se=se, assumption=ASSUMPTION_RUN,
     )  # fmt: skip
+
+
+def bound_over_unsure(
+    estimate: PassRateEstimate, n_unsure: int, bounds: dict[str, Any] | None = None
+) -> tuple[PassRateEstimate, str | None]:
+    """The headline over human-unsure labelled rows: the bounds when they move the answer.
+
+    When the estimate if every human-unsure labelled row passed (or failed) lies outside the
+    interval, the interval is not the answer: the headline becomes the bound over both
+    (``params["human_unsure_bounds"]``), its method gains ``+unsure_bounds``, and the warning
+    that says so is returned. Otherwise the estimate is returned unchanged with ``None``.
+
+    Args:
+        estimate: A verdict-stratified estimate (:func:`stratified_run_pass_rate` and kin).
+        n_unsure: The human-unsure labelled rows, for the warning.
+        bounds: The bounds to use (default the estimate's own ``human_unsure_bounds``).
+    """
+    if bounds is None:
+        bounds = (estimate.params or {}).get("human_unsure_bounds")
+    if bounds is None or not estimate.claims:
+        return estimate, None
+    all_pass, all_fail = bounds["if_all_pass"], bounds["if_all_fail"]
+    moved = (all_pass is not None and estimate.high is not None and all_pass > estimate.high) or (
+        all_fail is not None and estimate.low is not None and all_fail < estimate.low)
+    if not moved:
+        return estimate, None
+    bounded = replace(
+        estimate, low=float(bounds["low"]), high=float(bounds["high"]),
+        method=f"{estimate.method}+unsure_bounds",
+        warnings=(*estimate.warnings, "bounded over the human-unsure rows"))
+    return bounded, (
+        f"{n_unsure} human-unsure labelled rows could move the estimate beyond its interval "
+        f"(to {all_pass:.3f} if all passed, {all_fail:.3f} if all failed): the headline "
+        "interval is the bound over both")

@@ -34,7 +34,7 @@ def test_blank_database_gets_the_judges_tables(db_path: Path) -> None:
             "SELECT name FROM _migrations WHERE migration_set = 'judges'").fetchall()
     assert set(EXPECTED_TABLES) <= tables
     assert columns == EXPECTED_CALL_COLUMNS
-    assert applied == [("m001_core",)]
+    assert applied == [("m001_core",), ("m002_bound_imports",)]
     store.db.close()
     # Reopening applies nothing twice.
     again = open_store(str(db_path))

@@ -70,6 +70,21 @@ def test_drift_is_attributed_to_the_judge_the_system_or_neither() -> None:
     few = drift_test(anchor_recorded=_anchor(10, 0, 0)[0], anchor_rescored=_anchor(10, 0, 0)[1],
                      tolerance=0.1, new_pass=worse, reference=ref)
     assert few.which == "undetermined" and "cannot rule out" in few.sentence
+    # A lenient judge too mild for the anchor tests to reject (12 rows fail -> pass, 2 back):
+    # its +5 points on the anchors explain new rows moved +9 points within the noise of both.
+    # The old rule compared the move alone with the anchors' bound (8.6 points) and called it
+    # the system's; the same anchors with new rows down 15 points are the system's.
+    before, after = _anchor(200, 12, 2)
+    up = rng.uniform(size=3000) < 0.79
+    mild = drift_test(anchor_recorded=before, anchor_rescored=after, tolerance=0.1,
+                      new_pass=up, reference=ref)
+    assert not any(t.rejected for t in mild.tests if t.name.startswith("anchor"))
+    assert mild.judge_shift["estimate"] == pytest.approx(0.05)
+    assert up.mean() - 0.7 > mild.judge_shift["bound"]
+    assert mild.which == "undetermined" and "cannot rule out" in mild.sentence
+    down = drift_test(anchor_recorded=before, anchor_rescored=after, tolerance=0.1,
+                      new_pass=worse, reference=ref)
+    assert down.which == "system"
     # Alpha is split over the families: two of them here, the anchor's over its three tests,
     # the new rows' over the reference's interval and the two directions.
     assert [t.level for t in holds.tests] == pytest.approx(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from scipy.stats import binom
@@ -82,7 +84,7 @@ def test_rules_with_too_few_labels_are_dropped_from_the_front_and_refusal_says_w
     assert not bad.accepts([0.99]).any()
     few = learn_then_test([0.9] * 5, [False] * 5, population_score=[0.9] * 50, alpha=0.1,
                           delta=0.1)
-    assert few.refused and "at least 22 labelled rows" in (few.reason or "")
+    assert few.refused and "at least 22 with a judge verdict" in (few.reason or "")
     with pytest.raises(CalibrationInputError, match="alpha and delta"):
         learn_then_test([0.9], [False], population_score=[0.9], alpha=0.0, delta=0.1)
 
@@ -100,20 +102,27 @@ def test_labels_drawn_by_stratum_are_tested_in_every_stratum() -> None:
     rule = learn_then_test(score, wrong, population_score=np.full(1000, 0.9), alpha=0.1,
                            delta=0.1, strata=strata, population_strata=pop_strata,
                            strata_names=("judge pass", "judge fail"))
-    assert rule.refused and rule.per_stratum
+    # Each stratum gets its own threshold at delta / 2: the judge's passes are certified
+    # (0.9 ** 60 = 0.0018), its fails are not and accept nothing.
+    assert not rule.refused and rule.per_stratum
+    assert rule.thresholds == (0.9, None) and rule.accepted == 900
     assert pooled.tests[0].p_value == pytest.approx(binom.cdf(3, 90, 0.1))
-    assert rule.tests[0].p_value == pytest.approx(binom.cdf(3, 30, 0.1))  # the worse stratum
+    by_stratum = {t.stratum: t for t in rule.tests}
+    assert by_stratum[0].p_value == pytest.approx(0.9 ** 60) and by_stratum[0].rejected
+    assert by_stratum[1].p_value == pytest.approx(binom.cdf(3, 30, 0.1))
+    assert not by_stratum[1].rejected
     assert "every judge-verdict stratum" in rule.guarantee
     # With few failing errors both strata pass; the error estimate weights them by population.
     ok = learn_then_test(score, np.r_[np.zeros(60, bool), np.arange(30) < 0], strata=strata,
                          population_score=np.full(1000, 0.9), population_strata=pop_strata,
                          alpha=0.1, delta=0.1)
     assert not ok.refused and ok.error_estimate == 0.0
-    # A stratum with accepted population rows but no accepted labelled row cannot be certified.
+    # A stratum with population rows but no labelled row cannot be certified: it accepts
+    # nothing, the other keeps its threshold.
     none = learn_then_test(score[:60], wrong[:60], strata=strata[:60],
                            population_score=np.full(1000, 0.9), population_strata=pop_strata,
                            alpha=0.1, delta=0.1)
-    assert none.refused
+    assert none.thresholds == (0.9, None) and none.accepted == 900
 
 
 def test_confidence_score_combines_the_signals() -> None:
@@ -212,3 +221,25 @@ def test_a_one_stage_cascade_is_the_answer_with_escalated_strata() -> None:
     assert (est.low, est.high) == pytest.approx((answer.corrected.low, answer.corrected.high))
     assert sorted(cells.counts.population) == sorted(p for p in design.counts.population if p)
     assert est.method == "cascade_stratified"
+
+
+def test_the_cascade_bounds_over_human_unsure_rows_as_the_report_does() -> None:
+    ev = _escalated_evidence()
+    human = ev.labelled.human.copy()
+    human[:12] = -1  # twelve labelled rows of the large judge-pass stratum: unsure
+    ev = replace(ev, labelled=replace(ev.labelled, human=human))
+    outcome = np.r_[np.zeros(600, np.int8), np.ones(400, np.int8)]
+    esc = np.zeros(1000, bool)
+    esc[:100] = True
+    esc[600:700] = True
+    lab = np.r_[np.arange(100, 120), np.arange(700, 720), np.arange(0, 20), np.arange(600, 620)]
+    base = evidence_strata(_plain(ev), same_run=True)
+    cells = cascade_cells(np.where(esc, 1, 0), np.where(outcome == 0, 1, 0),
+                          base.assign(outcome), lab, human,
+                          stage_names=("judge A",), stratum_names=base.counts.names)
+    est = cascade_pass_rate(cells)
+    answer = answer_pass_rate(ev, TargetRun(ev.population, same_run=True), segments=False)
+    assert answer.kind == "bounds"
+    assert est.method == "cascade_stratified+unsure_bounds"
+    assert (est.low, est.high) == pytest.approx((answer.headline.low, answer.headline.high))
+    assert any("12 human-unsure labelled rows could move" in w for w in est.warnings)

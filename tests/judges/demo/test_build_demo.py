@@ -237,7 +237,7 @@ def test_cli_demo_starts_the_app_on_the_demo_file(
     result = _run("--db", str(db), "demo", "--port", "8765")
     assert result.exit_code == 0, result.output
     (command, env), = calls
-    assert "streamlit" in command and "8765" in command
+    assert "calibrate_app.serve" in command and "8765" in command
     assert env["CALIBRATE_DB_PATH"] == str(db.resolve())
     assert "http://127.0.0.1:8765" in result.output
     assert "/calibration?dataset=demo-labelled" in result.output
