@@ -214,15 +214,29 @@ class RunCounts:
 def _segment_codes(
     segment: npt.ArrayLike | Sequence[Any] | None, n: int
 ) -> tuple[tuple[str, ...], npt.NDArray[np.int64]]:
-    if segment is None:
-        return (NO_SEGMENT,), np.zeros(n, dtype=np.int64)
-    values = pd.Series(np.asarray(segment, dtype=object), dtype=object)
-    if len(values) != n:
-        raise CalibrationInputError(f"segments must have one entry per row ({n})")
-    text = values.where(values.notna(), NO_SEGMENT).astype(str)
+    return group_codes(segment, n, missing=NO_SEGMENT, what="segments")
+
+
+def group_codes(
+    values: npt.ArrayLike | Sequence[Any] | None, n: int, *, missing: str, what: str
+) -> tuple[tuple[str, ...], npt.NDArray[np.int64]]:
+    """Sorted group names and each row's code (a missing value is the group ``missing``).
+
+    Args:
+        values: One group per row (segments, model pairs), or ``None``: every row in ``missing``.
+        n: The number of rows.
+        missing: The name of the group of rows without a value.
+        what: The groups' name in the error for a wrong length.
+    """
+    if values is None:
+        return (missing,), np.zeros(n, dtype=np.int64)
+    series = pd.Series(np.asarray(values, dtype=object), dtype=object)
+    if len(series) != n:
+        raise CalibrationInputError(f"{what} must have one entry per row ({n})")
+    text = series.where(series.notna(), missing).astype(str)
     names, codes = np.unique(text.to_numpy(dtype=str), return_inverse=True)
     if not len(names):
-        return (NO_SEGMENT,), np.zeros(0, dtype=np.int64)
+        return (missing,), np.zeros(0, dtype=np.int64)
     return tuple(str(x) for x in names), codes.astype(np.int64)
 
 

@@ -34,7 +34,7 @@ import pandas as pd
 
 from ._results import CalibrationInputError
 from .design_check import SELECTIONS
-from .evidence import NO_SEGMENT, OrderTrend
+from .evidence import NO_SEGMENT, OrderTrend, group_codes
 
 __all__ = [
     "NO_PAIR",
@@ -124,20 +124,6 @@ def one_order_flags(n_scored: npt.ArrayLike, both_orders: npt.ArrayLike) -> npt.
 # --------------------------------------------------------------------------- run counts
 
 
-def _codes_of(values: npt.ArrayLike | Sequence[Any] | None, n: int
-              ) -> tuple[tuple[str, ...], npt.NDArray[np.int64]]:
-    if values is None:
-        return (NO_PAIR,), np.zeros(n, dtype=np.int64)
-    series = pd.Series(np.asarray(values, dtype=object), dtype=object)
-    if len(series) != n:
-        raise CalibrationInputError(f"pairs must have one entry per row ({n})")
-    text = series.where(series.notna(), NO_PAIR).astype(str)
-    names, codes = np.unique(text.to_numpy(dtype=str), return_inverse=True)
-    if not len(names):
-        return (NO_PAIR,), np.zeros(0, dtype=np.int64)
-    return tuple(str(x) for x in names), codes.astype(np.int64)
-
-
 def _flags(values: npt.ArrayLike | None, n: int) -> npt.NDArray[np.int64]:
     if values is None:
         return np.zeros(n, dtype=np.int64)
@@ -182,7 +168,7 @@ class PairwiseRunCounts:
         o = np.asarray(outcome, dtype=np.int64)
         n = o.shape[0]
         f, one = _flags(flipped, n), _flags(one_order, n)
-        names, codes = _codes_of(pair, n)
+        names, codes = group_codes(pair, n, missing=NO_PAIR, what="pairs")
         g = len(names)
         flat = np.bincount(((o * 2 + f) * 2 + one) * g + codes,
                            minlength=len(PAIRWISE_OUTCOMES) * 4 * g)
