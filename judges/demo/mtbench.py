@@ -136,9 +136,9 @@ def _references(source: Path) -> dict[int, list[str]]:
 def convert_mtbench(source_dir: str | Path, out_dir: str | Path) -> MTBenchFiles:
     """Write ``rows.jsonl``, ``labels.csv`` and ``gpt4.csv`` from the MT-Bench source files.
 
-    Items whose text is identical (two models that gave the same answer) are one row to a judge
-    (verdicts are stored by content): their verdict is written once, and when GPT-4's published
-    verdicts for them differ the first is kept and the item is listed in ``conflicts``.
+    Items whose text is identical (two models that gave the same answer) are still two rows, each
+    with its own GPT-4 verdict (an imported verdict belongs to its row id); when GPT-4's
+    published verdicts for the two differ, the item is listed in ``conflicts``.
 
     Args:
         source_dir: Folder with ``votes.jsonl``, ``conversations.jsonl`` and optionally
@@ -186,10 +186,8 @@ def convert_mtbench(source_dir: str | Path, out_dir: str | Path) -> MTBenchFiles
             items[key]["reference"] = ref
         calls = _judge_rows(vote, votes_path, number)
         same = by_content.setdefault((question, answer_a, answer_b, ref), key)
-        if same != key:
-            if verdicts[same] != calls:
-                conflicts.append(f"{key} (same text as {same})")
-            continue
+        if same != key and verdicts[same] != calls:
+            conflicts.append(f"{key} (same text as {same})")
         verdicts[key] = calls
     rows_path, labels_path, verdicts_path = out / "rows.jsonl", out / "labels.csv", out / "gpt4.csv"
     with rows_path.open("w", encoding="utf-8") as handle:
