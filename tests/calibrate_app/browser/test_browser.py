@@ -150,6 +150,8 @@ def test_untrusted_rows_render_literally(
         ))
         store.save_queue_settings("inj", "faithfulness", QueueSettings("file", 0, 1))
 
+    from playwright.sync_api import expect
+
     server = make_server(seed)
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
@@ -161,9 +163,16 @@ def test_untrusted_rows_render_literally(
         shows(page, f"{k} / 4 labelled")
         shows(page, f"Injection {k}: {text}")
         # Reveal the reference (allowed here). The expander may keep its open state from the
-        # previous row, so click only while the reference is hidden: a click would close it.
-        if not page.get_by_text(f"Reference {text}").first.is_visible():
-            page.get_by_text("Reference answer").click()
+        # previous row, so click only while the reference stays hidden: a click would close
+        # it. Under load the expander can still be settling when first checked, so check again
+        # after each click rather than trusting one look.
+        reference = page.get_by_text(f"Reference {text}").first
+        for _ in range(3):
+            try:
+                expect(reference).to_be_visible(timeout=3_000)
+                break
+            except AssertionError:
+                page.get_by_text("Reference answer").click()
         for shown in (f"Injection {k}: {text}", f"Answer with {text} inside",
                       f"Source with {text}", f"Reference {text}"):
             shows(page, shown)
