@@ -240,6 +240,25 @@ def group_codes(
     return tuple(str(x) for x in names), codes.astype(np.int64)
 
 
+def grouped_rows(frame: pd.DataFrame) -> list[list[Any]]:
+    """Identical labelled rows grouped with a count, for an evidence's JSON form.
+
+    Every column is an integer code except ``share`` (the active order's selection share,
+    ``NaN`` when not drawn by it, written as ``null``); each row ends with its count. Rows come
+    sorted by the columns, in their order, so the JSON of equal evidence is equal.
+    """
+    columns = list(frame.columns)
+    at = columns.index("share")
+    grouped = (frame.fillna({"share": -1.0})
+               .groupby(columns, sort=True).size().reset_index(name="rows"))
+    rows: list[list[Any]] = []
+    for values in grouped.to_numpy(dtype=float).tolist():
+        share = values[at]
+        rows.append([*(int(v) for v in values[:at]), None if share < 0 else float(share),
+                     *(int(v) for v in values[at + 1:])])
+    return rows
+
+
 # --------------------------------------------------------------------------- file order
 
 
@@ -425,13 +444,7 @@ class CalibrationEvidence:
             "share": lab.share,
             **({} if lab.escalated is None else {"escalated": lab.escalated.astype(int)}),
         })
-        grouped = (frame.fillna({"share": -1.0})
-                   .groupby(columns, sort=True).size().reset_index(name="rows"))
-        rows: list[list[Any]] = []
-        for values in grouped.to_numpy(dtype=float).tolist():
-            share = values[6]
-            rows.append([*(int(v) for v in values[:6]), None if share < 0 else float(share),
-                         *(int(v) for v in values[7:])])
+        rows = grouped_rows(frame[columns])
         out = {
             "version": EVIDENCE_VERSION,
             "rule": self.rule,

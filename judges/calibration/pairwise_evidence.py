@@ -34,7 +34,7 @@ import pandas as pd
 
 from ._results import CalibrationInputError
 from .design_check import SELECTIONS
-from .evidence import NO_SEGMENT, OrderTrend, group_codes
+from .evidence import NO_SEGMENT, OrderTrend, group_codes, grouped_rows
 
 __all__ = [
     "NO_PAIR",
@@ -326,13 +326,7 @@ class PairwiseEvidence:
         lab = self.labelled
         frame = pd.DataFrame({name: getattr(lab, name).astype(float if name == "share" else int)
                               for name in _COLUMNS})
-        grouped = (frame.fillna({"share": -1.0})
-                   .groupby(list(_COLUMNS), sort=True).size().reset_index(name="rows"))
-        rows: list[list[Any]] = []
-        for values in grouped.to_numpy(dtype=float).tolist():
-            share = values[7]
-            rows.append([*(int(v) for v in values[:7]), None if share < 0 else float(share),
-                         int(values[8])])
+        rows = grouped_rows(frame)
         return {
             "kind": "pairwise",
             "version": PAIRWISE_EVIDENCE_VERSION,
