@@ -31,9 +31,9 @@ Per cell (at least 1,000 replicates, common random numbers across the rules):
 The cascade rows: judge A (the cell's judge) -> judge B (stronger: q_easy 0.98, q_hard 0.85,
 independent calls) -> experts, each stage certified on the labelled rows that reach it; the
 experts label up to 150 escalated rows at random (beyond the calibration labels); the whole run's
-pass rate over the cascade's cells (:func:`judges.calibration.cascade_pass_rate`, the estimate
-of ``calibrate judge cascade``) and its nominal-95 % interval's coverage of the run's true
-pass rate; bar >= 0.94 where it claims.
+pass rate over the cascade's cells (settled or escalated, within each design stratum;
+:func:`judges.calibration.cascade_pass_rate`, the estimate of ``calibrate judge cascade``) and
+its nominal-95 % interval's coverage of the run's true pass rate; bar >= 0.94 where it claims.
 """
 
 from __future__ import annotations
@@ -177,12 +177,12 @@ def _run_cell(args: tuple[int, Cell, int, int]) -> tuple[Cell, dict[str, Rule], 
             alpha=ALPHA, delta=DELTA, strata=codes[lab][reach_lab], population_strata=codes)
         acc_b = reach & rule_b.accepts(score_b, codes)
         stage = np.where(acc_a, 0, np.where(acc_b, 1, 2))
-        v = np.where(acc_a, verdict, verdict_b)
         escalated = np.flatnonzero((stage == 2) & ~np.isin(np.arange(N), lab))
         extra = rng.choice(escalated, min(EXPERT_BUDGET, escalated.size), replace=False)
         all_lab = np.concatenate([lab, extra])
-        cells = cascade_cells(stage, np.where(v == 1, 1, 0), pop_strata, all_lab, y[all_lab],
-                              stage_names=("A", "B"), stratum_names=strata.counts.names)
+        cells = cascade_cells(stage, pop_strata, all_lab, y[all_lab], stage_names=("A", "B"),
+                              stratum_names=strata.counts.names,
+                              stratum_outcomes=strata.counts.outcomes)
         est = cascade_pass_rate(cells)
         truth = float(y.mean())
         whole.add(*((est.low, est.high) if est.claims else (None, None)), truth)

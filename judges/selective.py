@@ -521,9 +521,10 @@ def cascade_report(
                                 "thresholds": _thresholds_json(rule_k)})
         reaching_cal &= ~take_cal
         reaching_tgt &= ~take_tgt
-    estimate = _whole_run(stage_cal, verdict_cal, base, lab_at, lab.human, stage_tgt,
-                          verdict_tgt, t_base, same=same, stage_names=[s.judge for s in stages],
-                          stratum_names=strata.counts.names, store=store, target=target_name,
+    estimate = _whole_run(stage_cal, base, lab_at, lab.human, stage_tgt, t_base, same=same,
+                          stage_names=[s.judge for s in stages],
+                          stratum_names=strata.counts.names,
+                          stratum_outcomes=strata.counts.outcomes, store=store, target=target_name,
                           criterion=crit, rule_id=_rule_id(parts), t_ids=t_ids,
                           confidence=confidence, refused=why if mode is None else None)
     if first.stand_in or any(s.stand_in for s in stages):
@@ -555,11 +556,11 @@ class _WholeRun:
 
 
 def _whole_run(
-    stage_cal: npt.NDArray[np.int64], verdict_cal: npt.NDArray[np.int64],
-    base: npt.NDArray[np.int64], lab_at: npt.NDArray[np.int64], human: npt.NDArray[np.int8],
-    stage_tgt: npt.NDArray[np.int64], verdict_tgt: npt.NDArray[np.int64],
-    t_base: npt.NDArray[np.int64], *, same: bool, stage_names: list[str],
-    stratum_names: tuple[str, ...], store: LabelStore, target: str, criterion: str,
+    stage_cal: npt.NDArray[np.int64], base: npt.NDArray[np.int64],
+    lab_at: npt.NDArray[np.int64], human: npt.NDArray[np.int8],
+    stage_tgt: npt.NDArray[np.int64], t_base: npt.NDArray[np.int64], *, same: bool,
+    stage_names: list[str], stratum_names: tuple[str, ...], stratum_outcomes: tuple[int, ...],
+    store: LabelStore, target: str, criterion: str,
     rule_id: str, t_ids: npt.NDArray[Any], confidence: float, refused: str | None,
 ) -> _WholeRun:
     """The whole run's pass rate over the cascade's cells, and the expert stage's numbers."""
@@ -578,8 +579,9 @@ def _whole_run(
     expert["median_seconds_per_label"] = float(seconds.median()) if len(seconds) else None
     if refused is not None:
         return _WholeRun(None, expert, (f"no whole-run pass rate: {refused}",))
-    cal = cascade_cells(stage_cal, verdict_cal, base, lab_at[lab_at >= 0], human[lab_at >= 0],
-                        stage_names=stage_names, stratum_names=stratum_names)
+    cal = cascade_cells(stage_cal, base, lab_at[lab_at >= 0], human[lab_at >= 0],
+                        stage_names=stage_names, stratum_names=stratum_names,
+                        stratum_outcomes=stratum_outcomes)
     if same:
         return _WholeRun(cascade_pass_rate(cal, confidence=confidence), expert, ())
     # Another run: the accepted cells' pass shares come from the calibration run's labels (a
@@ -595,8 +597,8 @@ def _whole_run(
     codes = np.array([1 if v == "pass" else 0 if v == "fail" else -1 for v in t_human],
                      dtype=np.int8)
     keep = at >= 0
-    tgt = cascade_cells(stage_tgt, verdict_tgt, t_base, at[keep], codes[keep],
-                        stage_names=stage_names, stratum_names=stratum_names)
+    tgt = cascade_cells(stage_tgt, t_base, at[keep], codes[keep], stage_names=stage_names,
+                        stratum_names=stratum_names, stratum_outcomes=stratum_outcomes)
     by_name = dict(zip(cal.counts.names, range(cal.counts.k), strict=True))
     t = tgt.counts
     labelled, passed, unsure, moved = [], [], [], []

@@ -538,10 +538,16 @@ def _estimate(
             lab.human[kept], stratum[kept], pi, counts.population, names=counts.names,
             not_judged=[o == OUTCOME_NOT_JUDGED for o in counts.outcomes], confidence=conf,
         )  # fmt: skip
+    # Strata split by an escalation are many and some small: each stratum's unbiased (m - 1)
+    # variance, as the cascade's whole-run estimate uses (cascade_pass_rate), so the two give
+    # one answer for one stage.
+    escalated = bool(evidence.labelled.selections().get("escalated")) and (
+        evidence.escalated is not None)
     return stratified_run_pass_rate_from_counts(
         counts, confidence=conf, human=lab.human[kept] if has_docs else None,
         strata=stratum[kept] if has_docs else None, doc_ids=docs if has_docs else None,
         rng=np.random.default_rng(seed) if has_docs else None, n_boot=n_boot,
+        unbiased_variance=escalated,
     )  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from judges.calibration import (
     min_labels_to_certify,
     resolve_design,
 )
+from judges.calibration.strata import OUTCOME_FAIL, OUTCOME_NOT_JUDGED, OUTCOME_PASS
 
 
 def test_p_values_are_the_binomial_tail_and_the_hoeffding_bentkus_bound() -> None:
@@ -212,8 +213,7 @@ def test_a_one_stage_cascade_is_the_answer_with_escalated_strata() -> None:
     lab = np.r_[np.arange(100, 120), np.arange(700, 720), np.arange(0, 20), np.arange(600, 620)]
     design = evidence_strata(ev, same_run=True)
     base = evidence_strata(_plain(ev), same_run=True)  # the design strata without the split
-    cells = cascade_cells(np.where(esc, 1, 0), np.where(outcome == 0, 1, 0),
-                          base.assign(outcome), lab, ev.labelled.human,
+    cells = cascade_cells(np.where(esc, 1, 0), base.assign(outcome), lab, ev.labelled.human,
                           stage_names=("judge A",), stratum_names=base.counts.names)
     est = cascade_pass_rate(cells)
     answer = answer_pass_rate(ev, TargetRun(ev.population, same_run=True), segments=False)
@@ -234,8 +234,7 @@ def test_the_cascade_bounds_over_human_unsure_rows_as_the_report_does() -> None:
     esc[600:700] = True
     lab = np.r_[np.arange(100, 120), np.arange(700, 720), np.arange(0, 20), np.arange(600, 620)]
     base = evidence_strata(_plain(ev), same_run=True)
-    cells = cascade_cells(np.where(esc, 1, 0), np.where(outcome == 0, 1, 0),
-                          base.assign(outcome), lab, human,
+    cells = cascade_cells(np.where(esc, 1, 0), base.assign(outcome), lab, human,
                           stage_names=("judge A",), stratum_names=base.counts.names)
     est = cascade_pass_rate(cells)
     answer = answer_pass_rate(ev, TargetRun(ev.population, same_run=True), segments=False)
@@ -243,3 +242,23 @@ def test_the_cascade_bounds_over_human_unsure_rows_as_the_report_does() -> None:
     assert est.method == "cascade_stratified+unsure_bounds"
     assert (est.low, est.high) == pytest.approx((answer.headline.low, answer.headline.high))
     assert any("12 human-unsure labelled rows could move" in w for w in est.warnings)
+
+
+def test_cascade_cells_split_each_design_stratum_only_into_settled_and_escalated() -> None:
+    # Rows settled by judge A and by judge B, with either verdict, share one cell of their
+    # design stratum: which stage settled a row follows thresholds tuned on these labels.
+    stage = np.array([0, 0, 1, 1, 2, 0, 1, 2, 2])
+    design = np.array([0, 0, 0, 0, 0, 1, 1, 1, 1])
+    lab = np.array([0, 2, 3, 4, 5, 7])
+    human = np.array([1, 0, 1, 1, 0, -1], dtype=np.int8)
+    cells = cascade_cells(stage, design, lab, human, stage_names=("A", "B"),
+                          stratum_names=("judge pass", "judge fail"),
+                          stratum_outcomes=(OUTCOME_PASS, OUTCOME_FAIL))
+    c = cells.counts
+    assert c.names == ("settled · judge pass", "escalated · judge pass", "settled · judge fail",
+                       "escalated · judge fail")
+    assert c.population == (4, 1, 2, 2)
+    assert (c.labelled, c.human_pass, c.human_unsure) == ((3, 1, 1, 0), (2, 1, 0, 0),
+                                                          (0, 0, 0, 1))
+    assert c.outcomes == (OUTCOME_PASS, OUTCOME_NOT_JUDGED, OUTCOME_FAIL, OUTCOME_NOT_JUDGED)
+    assert cells.of_rows.tolist() == [0, 0, 0, 0, 1, 2, 2, 3, 3]
