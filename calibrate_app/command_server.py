@@ -117,6 +117,13 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
          "in_file_order", "allow_unverified", "as_json"}
     ),
     ("compare",): frozenset({"card_file", "allow_unverified", "as_json"}),
+    # Team mode's roles and audit trail: the same local user as the app (the channel checks
+    # the peer's uid), who owns the database file and so may give roles.
+    ("users", "add"): frozenset({"role"}),
+    ("users", "remove"): frozenset(),
+    ("users", "release"): frozenset(),
+    ("users", "list"): frozenset({"as_json"}),
+    ("audit",): frozenset({"limit", "as_json"}),
 }
 # Refused wherever they appear in a request, even as a value: cheap defence in depth.
 FORBIDDEN_TOKENS = ("--db", "--host", "--port", "--env-file")

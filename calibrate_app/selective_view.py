@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from calibrate_app import resources, state, widgets
+from calibrate_app import access, resources, state, widgets
 from calibrate_app.uploads import check_upload_size
 from judges.card import JudgeCard, card_from_report, loads_card
 from judges.compare import stored_verdicts
@@ -94,15 +94,14 @@ def render_abstain(store: LabelStore, report: JudgeReport) -> None:
     sent = current is not None and current.rule == cascade.rule_id and queue.order == "escalated"
     if sent:
         st.caption("These escalated rows are the Label queue already.")
-    elif data["escalated"]:
+    elif data["escalated"] and access.is_owner():  # the queue is everyone's
         st.button(f"Send the {data['escalated']:,} escalated rows to the Label queue",
                   key="cal_escalate", icon=":material/forward_to_inbox:", on_click=_escalate,
                   args=(store, cascade),
                   help="Records them and sets the Label page's queue of the target to the "
                        "escalated order, for everyone labelling it.")
-    st.page_link("app_pages/label.py", label="Label the escalated rows",
-                 icon=":material/task_alt:",
-                 query_params={"dataset": cascade.target, "criterion": cascade.criterion})
+    access.page_link("label", "Label the escalated rows", ":material/task_alt:",
+                     query_params={"dataset": cascade.target, "criterion": cascade.criterion})
 
 
 def _uploaded_card() -> JudgeCard | None:

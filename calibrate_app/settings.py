@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 
@@ -58,6 +59,12 @@ class AppSettings(Settings):
     )
     access_code: SecretStr | None = Field(
         default=None, description="if set, the app asks for this code before showing anything"
+    )
+    auth: Literal["local", "oidc"] = Field(
+        default="local",
+        description="local: one person's app (typed annotator names, optional access code); "
+        "oidc: team mode, sign-in with the identity provider under [auth] in "
+        ".streamlit/secrets.toml and roles from `calibrate users`",
     )
     app_host: str = "127.0.0.1"
     app_port: int = 8501

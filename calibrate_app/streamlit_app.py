@@ -11,12 +11,20 @@ from pathlib import Path
 
 import streamlit as st
 
-from calibrate_app import resources, state, widgets
+from calibrate_app import access, resources, state, widgets
 from labels.errors import CalibrateError, DatabaseAccessError, DatabaseLockedError
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
 # Served by the app itself: a Material icon name would make the browser fetch it from a CDN.
 FAVICON = Path(__file__).resolve().parent / "static" / "favicon.svg"
+# In data-flow order; each role is offered only its own (labels.team_store.ROLE_PAGES).
+PAGE_LIST = (
+    ("data", "Data", ":material/upload_file:"),
+    ("label", "Label", ":material/task_alt:"),
+    ("judges", "Judges", ":material/gavel:"),
+    ("calibration", "Calibration", ":material/tune:"),
+    ("export", "Export", ":material/download:"),
+)
 
 
 def _access_gate(code: str) -> None:
@@ -46,7 +54,10 @@ def main() -> None:
     except CalibrateError as error:  # a settings file someone else could have written
         widgets.message("error", str(error))
         st.stop()
-    if settings.access_code is not None and settings.access_code.get_secret_value():
+    if settings.auth == "oidc":  # team mode: the identity provider, then a role
+        access.check_team_settings()
+        access.signed_in()
+    elif settings.access_code is not None and settings.access_code.get_secret_value():
         _access_gate(settings.access_code.get_secret_value())
     try:
         resources.get_store(settings)
@@ -55,15 +66,12 @@ def main() -> None:
         if st.button("Retry", icon=":material/refresh:"):
             st.rerun()
         st.stop()
+    who = access.visitor()  # team mode: stops here without a role
+    offered = access.pages_for(who)
     pages = [
-        st.Page(PAGES / "data.py", title="Data", icon=":material/upload_file:", default=True),
-        st.Page(PAGES / "label.py", title="Label", icon=":material/task_alt:", url_path="label"),
-        st.Page(PAGES / "judges.py", title="Judges", icon=":material/gavel:", url_path="judges"),
-        st.Page(
-            PAGES / "calibration.py", title="Calibration", icon=":material/tune:",
-            url_path="calibration",
-        ),
-        st.Page(PAGES / "export.py", title="Export", icon=":material/download:", url_path="export"),
+        st.Page(PAGES / f"{name}.py", title=title, icon=icon, url_path=name,
+                default=name == offered[0])
+        for name, title, icon in PAGE_LIST if name in offered
     ]
     st.navigation(pages, position="top").run()
 

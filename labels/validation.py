@@ -29,9 +29,9 @@ from labels.errors import InvalidNameError
 
 NAME_MAX_CHARS = 64
 NAME_RULE = (
-    "use letters, digits, spaces and - _ . @ (1 to 64 characters, no space at either end)"
+    "use letters, digits, spaces and - _ . @ + (1 to 64 characters, no space at either end)"
 )
-_NAME_PUNCTUATION = frozenset("-_.@ ")
+_NAME_PUNCTUATION = frozenset("-_.@+ ")
 SHOWN_CHARS = 12
 """How many characters of a cell an error message shows (enough to find it, too few to leak)."""
 

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from calibrate_app import (
+    access,
     compare_view,
     judge_info,
     pairwise_view,
@@ -467,7 +468,7 @@ def _active_offer(store: LabelStore, report: JudgeReport, order: QueueOrder) -> 
     )
     if order == "active":
         st.caption("The Label page's queue is already in active order.")
-    elif saving > 0:
+    elif saving > 0 and access.is_owner():  # the queue's order is everyone's
         st.button(
             "Label in active order", key="cal_active", icon=":material/target:",
             on_click=_use_order, args=(store, report.dataset, report.criterion, "active"),
@@ -490,7 +491,7 @@ def _plan(store: LabelStore, report: JudgeReport) -> None:
     current = store.queue_settings(report.dataset, report.criterion)
     if current.order == "stratified":
         st.caption("The Label page's queue is already stratified by judge verdict.")
-    elif plan.needed is not None and plan.needed.achievable and (
+    elif access.is_owner() and plan.needed is not None and plan.needed.achievable and (
         plan.needed.extra_m0 or plan.needed.extra_m1
     ):
         st.button(
@@ -500,11 +501,12 @@ def _plan(store: LabelStore, report: JudgeReport) -> None:
                  "which finds the failing rows the plan asks for sooner.",
         )
     _active_offer(store, report, current.order)
-    st.page_link("app_pages/label.py", label="Go to Label", icon=":material/task_alt:",
-                 query_params={"dataset": report.dataset, "criterion": report.criterion})
+    access.page_link("label", "Go to Label", ":material/task_alt:",
+                     query_params={"dataset": report.dataset, "criterion": report.criterion})
 
 
 def _page() -> None:
+    access.require_page("calibration")
     st.header("Calibration")
     store = resources.get_store()
     message = state.pop_flash()

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from calibrate_app import judge_info, resources, state, widgets
+from calibrate_app import access, judge_info, resources, state, widgets
 from calibrate_app.uploads import UploadError, check_upload_size
 from labels import LabelStore
 from labels.errors import CalibrateError
@@ -56,7 +56,7 @@ def _datasets(store: LabelStore) -> None:
         ]
     )
     st.dataframe(frame, hide_index=True, key="datasets_table")
-    st.page_link("app_pages/label.py", label="Start labelling", icon=":material/task_alt:")
+    access.page_link("label", "Start labelling", ":material/task_alt:")
 
 
 def _inside_root(path: Path, root: Path) -> bool:
@@ -335,6 +335,7 @@ def _criteria_section(store: LabelStore) -> None:
         )
 
 
+access.require_page("data")
 store = resources.get_store()
 st.header("Data")
 if (message := state.pop_flash()) is not None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from calibrate_app import resources, widgets
+from calibrate_app import access, resources, widgets
 from judges.calibration import format_point
 from judges.card import card_counts, card_from_report, dumps_card
 from judges.reporting import calibration_report, judges_on
@@ -88,6 +88,7 @@ def _card_section(store: LabelStore, dataset: str) -> None:
         mime="application/json" if suffix == ".json" else "application/yaml",
         key="export_card", icon=":material/download:", type="primary",
         disabled=bool(card.forced) and not forced,
+        on_click=access.record_export, args=(f"judge card of {card.judge.name} on {dataset}",),
     )
 
 
@@ -101,6 +102,7 @@ def _files_section(store: LabelStore, dataset: str) -> None:
         file_name=widgets.file_name(f"{dataset}-labels{suffix}"), mime=MIME[suffix],
         key="export_labels",
         disabled=labels.empty, icon=":material/download:",
+        on_click=access.record_export, args=(f"current labels of {dataset}",),
     )
     for ref in judges_on(store, dataset):
         frame = judge_verdicts(store, dataset, ref.config_id)
@@ -111,10 +113,13 @@ def _files_section(store: LabelStore, dataset: str) -> None:
             file_name=widgets.file_name(f"{dataset}-{ref.name}-r{ref.revision}-verdicts{suffix}"),
             mime=MIME[suffix], key=f"export_verdicts_{ref.config_id}",
             icon=":material/download:",
+            on_click=access.record_export,
+            args=(f"verdicts of {ref.name} r{ref.revision} on {dataset}",),
         )
 
 
 def _page() -> None:
+    access.require_page("export")
     st.header("Export")
     store = resources.get_store()
     datasets = [d.name for d in store.datasets()]

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from calibrate_app import alignment_panel, resources, state, widgets
+from calibrate_app import access, alignment_panel, resources, state, widgets
 from judges.batch import describe_batch_cost, has_batch_api, run_judge_batch
 from judges.config import (
     ConfigError,
@@ -404,6 +404,7 @@ def _revisions(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
 
 def main() -> None:
     """Render the page."""
+    access.require_page("judges")
     st.header("Judges")
     store = resources.get_store()
     judge_store = JudgeStore(store.db)

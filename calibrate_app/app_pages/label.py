@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from calibrate_app import resources, state, widgets
+from calibrate_app import access, resources, state, widgets
 from labels import LabelStore, Provenance
 from labels.errors import CalibrateError
 from labels.models import DEFAULT_CRITERION, Criterion, Item, Kind
@@ -281,11 +281,13 @@ def _first_open(store: LabelStore, annotator: str) -> tuple[str | None, str | No
     return (work[0][0], work[0][1]) if work else (None, None)
 
 
-def _top_bar(store: LabelStore, annotator: str) -> tuple[str, Kind, Criterion] | None:
+def _top_bar(store: LabelStore, annotator: str,
+             who: access.Visitor) -> tuple[str, Kind, Criterion] | None:
     kinds = store.dataset_kinds()
     if not kinds:
-        st.info("No datasets yet: import one on the Data page.")
-        st.page_link("app_pages/data.py", label="Go to Data", icon=":material/upload_file:")
+        st.info("No datasets yet: import one on the Data page." if who.may_open("data") else
+                "No datasets yet: an owner imports them.")
+        access.page_link("data", "Go to Data", ":material/upload_file:")
         return None
     open_dataset, open_criterion = _first_open(store, annotator)
     cols = st.columns([3, 3, 2], vertical_alignment="bottom")
@@ -301,8 +303,10 @@ def _top_bar(store: LabelStore, annotator: str) -> tuple[str, Kind, Criterion] |
     with cols[1]:
         criterion = _pick("Criterion", list(criteria), "criterion", default)
     with cols[2]:
-        if st.button(f"Not {widgets.escape_markdown(annotator)}?", key="switch_user",
-                     type="tertiary", icon=":material/person:"):
+        if who.team:
+            access.sign_out_button()
+        elif st.button(f"Not {widgets.escape_markdown(annotator)}?", key="switch_user",
+                       type="tertiary", icon=":material/person:"):
             st.query_params.pop("user", None)
             state.remember("user", None)
             st.rerun()
@@ -584,9 +588,12 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
 
 
 def _page() -> None:
+    who = access.require_page("label")
     store = resources.get_store()
-    annotator = _who(store)
-    picked = _top_bar(store, annotator)
+    # Team mode: the signed-in address is the annotator, never a typed name or ?user=.
+    annotator = who.email if who.team and who.email is not None else _who(store)
+    picked = _top_bar(store, annotator, who)
+    st.caption(widgets.escape_markdown(access.mode_caption(who)))
     if picked is None:
         return
     dataset, kind, criterion = picked
@@ -594,7 +601,8 @@ def _page() -> None:
     settings = store.queue_settings(dataset, criterion.name)
     plan = resources.queue_plan(store, dataset, store.count_items(dataset), settings,
                                 criterion.name)
-    _queue_settings(store, dataset, criterion.name, settings, plan.note)
+    if who.role == "owner":  # the queue's settings apply to every annotator
+        _queue_settings(store, dataset, criterion.name, settings, plan.note)
     resources.settle_heap()  # after the first run built the queue plan: see its docstring
 
 

@@ -111,9 +111,10 @@ def _register() -> None:
         _report,
         _rows,
         _selective,
+        _team,
     )
 
-    for module in (_rows, _app, _judges, _align, _report, _gate, _selective, _demo):
+    for module in (_rows, _app, _judges, _align, _report, _gate, _selective, _team, _demo):
         module.register(cli)
 
 

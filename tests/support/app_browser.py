@@ -76,10 +76,12 @@ class Server:
         return open_store(str(self.db_path))
 
 
-def start_server(db_path: Path, cwd: Path) -> Server:
+def start_server(db_path: Path, cwd: Path, *, port: int | None = None,
+                 env_extra: dict[str, str] | None = None) -> Server:
     """Start the app server (the command `calibrate app` runs) and wait until it is healthy."""
-    port = free_port()
+    port = port or free_port()
     command, env = streamlit_command(str(db_path), "127.0.0.1", port)
+    env.update(env_extra or {})
     env["CALIBRATE_LOCK_TIMEOUT"] = "0"
     env["TMPDIR"] = str(cwd)  # uploads land in the test's folder, not the system's /tmp
     log = cwd / f"server-{port}.log"

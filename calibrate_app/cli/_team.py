@@ -1,0 +1,156 @@
+"""``calibrate users`` and ``calibrate audit``: team mode's roles and its audit trail.
+
+Roles are given from the CLI by whoever owns the database file (the first owner has to be set
+here: nobody can sign in to a team without one); the app shows them to owners.
+"""
+
+from __future__ import annotations
+
+import getpass
+from typing import TYPE_CHECKING
+
+import click
+
+from calibrate_app.cli._context import AppContext, echo_json, pass_app, pass_app_and_json
+
+if TYPE_CHECKING:
+    from labels.team_store import TeamStore
+
+ROLE_CHOICES = ("owner", "annotator", "viewer")  # labels.team_store.ROLES, without importing it
+
+
+def cli_actor() -> str:
+    """Who the audit trail names for a CLI command: the local account that ran it."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):  # no name for this uid (e.g. in a bare container)
+        import os
+
+        return f"cli:uid {os.getuid()}"
+
+
+def _team(app: AppContext) -> TeamStore:
+    from labels.team_store import TeamStore
+
+    return TeamStore(app.store.db)
+
+
+@click.group("users")
+def users_group() -> None:
+    """Who may use the app in team mode (CALIBRATE_AUTH=oidc), and as what.
+
+    owner: everything; annotator: the Label page and their own labels only (blind to judges
+    and to other annotators); viewer: the Calibration and Export pages. People sign in with
+    the identity provider; their e-mail address must have a role here first.
+    """
+
+
+@users_group.command("add")
+@click.argument("email")
+@click.option("--role", type=click.Choice(ROLE_CHOICES), required=True,
+              help="owner, annotator or viewer.")
+@pass_app
+def users_add(app: AppContext, email: str, role: str) -> None:
+    """Give EMAIL a role (or change the one it has)."""
+    from typing import cast
+
+    from labels.team_store import Role
+
+    before = _team(app).set_role(email, cast(Role, role), actor=cli_actor())
+    address = email.strip().lower()
+    if before is None:
+        click.echo(f"{address} is now {role}.")
+    elif before == role:
+        click.echo(f"{address} was already {role}: nothing changed.")
+    else:
+        click.echo(f"{address}: {before} -> {role}.")
+
+
+@users_group.command("remove")
+@click.argument("email")
+@pass_app
+def users_remove(app: AppContext, email: str) -> None:
+    """Take EMAIL's role away (their labels stay, under their address)."""
+    team = _team(app)
+    before = team.set_role(email, None, actor=cli_actor())
+    team.release_identity(email, actor=cli_actor())
+    click.echo(f"{email.strip().lower()} was {before}; now has no role.")
+
+
+@users_group.command("release")
+@click.argument("email")
+@pass_app
+def users_release(app: AppContext, email: str) -> None:
+    """Let EMAIL's next sign-in come from a new account of the identity provider.
+
+    The first account an address signs in with is bound to it; another account with the same
+    address is refused until an owner releases it.
+    """
+    if _team(app).release_identity(email, actor=cli_actor()):
+        click.echo(f"{email.strip().lower()}: the next sign-in binds its account.")
+    else:
+        click.echo(f"{email.strip().lower()} has no account bound: nothing to release.")
+
+
+@users_group.command("list")
+@pass_app_and_json("everyone with a role")
+def users_list(app: AppContext, as_json: bool) -> None:
+    """Everyone with a role, owners first."""
+    from labels.team_store import TeamStore
+
+    members = TeamStore(app.reader.db).members() if _has_team(app) else []
+    if as_json:
+        echo_json([m.to_dict() for m in members])
+        return
+    if not members:
+        click.echo("Nobody has a role yet. Make yourself the first owner: "
+                   "calibrate users add YOU@EXAMPLE.ORG --role owner")
+        return
+    for m in members:
+        seen = "signed in" if m.signed_in else "not signed in yet"
+        click.echo(f"{m.email:<40} {m.role:<10} {seen}  (by {m.added_by}, "
+                   f"{m.since:%Y-%m-%d %H:%M})")
+
+
+def _has_team(app: AppContext) -> bool:
+    """Whether the file has the team tables (a read-only reader must not create them)."""
+    return "team_roles" in app.reader.db.table_names()
+
+
+@click.command("audit")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="Only the newest N entries.")
+@pass_app_and_json("the audit trail")
+def audit_command(app: AppContext, limit: int | None, as_json: bool) -> None:
+    """The audit trail: every label (with its previous value), role change, sign-in and export.
+
+    Oldest first. Nothing in it is ever updated or deleted.
+    """
+    from labels.team_store import TeamStore
+
+    entries = TeamStore(app.store.db).audit(limit=limit)
+    if as_json:
+        echo_json([e.to_dict() for e in entries])
+        return
+    if not entries:
+        click.echo("The audit trail is empty.")
+        return
+    for e in entries:
+        change = f"{_short(e.before)} -> {_short(e.after)}"
+        click.echo(f"{e.at:%Y-%m-%d %H:%M:%S}  {e.actor}  {e.action}  {e.subject}  {change}")
+
+
+def _short(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, dict) and "verdict" in value:
+        return str(value["verdict"])
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+def register(cli: click.Group) -> None:
+    """Add these commands to the top-level group."""
+    cli.add_command(users_group)
+    cli.add_command(audit_command)

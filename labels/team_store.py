@@ -1,0 +1,326 @@
+"""Team mode's store: who may do what (roles), who signed in as whom, and the audit trail.
+
+In team mode (``CALIBRATE_AUTH=oidc``) the app signs people in with the organisation's OpenID
+Connect provider, and an annotator is the signed-in identity, never a typed name. This module
+keeps, in the same DuckDB file as the labels (the ``team`` migration set):
+
+* ``team_roles``: every role change, append-only. A person's role is the newest row for their
+  e-mail address (``role`` NULL: removed). ``owner`` may do everything, ``annotator`` may only
+  label (blind: the Label page, their own labels), ``viewer`` may read the Calibration and Export
+  pages.
+* ``team_identities``: the provider's account (issuer and subject) an e-mail address first signed
+  in with, append-only (the newest row per address; subject NULL: released by an owner). A later
+  sign-in with the same address from another account is refused: the address alone is a claim
+  some providers let users change, the subject is not.
+* ``audit``: every role change, sign-in binding and export, with who did it, when, and the value
+  before and after. Labels are append-only in their own table; :meth:`TeamStore.audit` lists
+  them with their previous value beside these entries.
+
+Nothing here is ever updated in place or deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+from labels.db import Database
+from labels.errors import CalibrateError, InvalidNameError, NotFoundError
+from labels.migrations import Migration
+from labels.store import LabelStore
+from labels.validation import check_name, shown
+
+Role = Literal["owner", "annotator", "viewer"]
+ROLES: tuple[Role, ...] = get_args(Role)
+"""Every role, most powerful first."""
+
+ROLE_PAGES: dict[Role, tuple[str, ...]] = {
+    "owner": ("data", "label", "judges", "calibration", "export"),
+    "annotator": ("label",),
+    "viewer": ("calibration", "export"),
+}
+"""The app pages each role may open (every other page is not even offered)."""
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+M001_TEAM = """
+CREATE SEQUENCE team_role_ids START 1;
+CREATE TABLE team_roles (
+    event_id BIGINT PRIMARY KEY DEFAULT nextval('team_role_ids'),
+    email VARCHAR NOT NULL,
+    role VARCHAR CHECK (role IN ('owner', 'annotator', 'viewer')),
+    actor VARCHAR NOT NULL,
+    changed_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+);
+CREATE SEQUENCE team_identity_ids START 1;
+CREATE TABLE team_identities (
+    binding_id BIGINT PRIMARY KEY DEFAULT nextval('team_identity_ids'),
+    email VARCHAR NOT NULL,
+    issuer VARCHAR,
+    subject VARCHAR,
+    bound_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+);
+CREATE SEQUENCE audit_ids START 1;
+CREATE TABLE audit (
+    audit_id BIGINT PRIMARY KEY DEFAULT nextval('audit_ids'),
+    recorded_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+    actor VARCHAR NOT NULL,
+    action VARCHAR NOT NULL,
+    subject VARCHAR NOT NULL,
+    before_value JSON,
+    after_value JSON
+)
+"""
+
+TEAM_MIGRATIONS = [Migration("m001_team", M001_TEAM)]
+
+
+class TeamError(CalibrateError):
+    """A role change or sign-in that cannot be done (bad address, last owner, other account)."""
+
+
+@dataclass(frozen=True)
+class Member:
+    """A person with a role.
+
+    Attributes:
+        email: Their e-mail address (lower case), the annotator name of their labels.
+        role: ``owner``, ``annotator`` or ``viewer``.
+        added_by: Who gave them this role (``cli:<local user>`` or an owner's address).
+        since: When.
+        signed_in: Whether an account of the provider is bound to the address yet.
+    """
+
+    email: str
+    role: Role
+    added_by: str
+    since: datetime
+    signed_in: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready fields (``since`` in ISO 8601)."""
+        return {"email": self.email, "role": self.role, "added_by": self.added_by,
+                "since": self.since.isoformat(), "signed_in": self.signed_in}
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One line of the audit trail.
+
+    Attributes:
+        at: When.
+        actor: Who (an e-mail address, ``cli:<local user>``, or a label's annotator).
+        action: ``role``, ``sign-in``, ``export`` or ``label``.
+        subject: What it was done to (an address, a file, ``dataset/item/criterion``).
+        before: The value before (None: there was none).
+        after: The value after (None: removed).
+    """
+
+    at: datetime
+    actor: str
+    action: str
+    subject: str
+    before: Any
+    after: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready fields (``at`` in ISO 8601)."""
+        return {"at": self.at.isoformat(), "actor": self.actor, "action": self.action,
+                "subject": self.subject, "before": self.before, "after": self.after}
+
+
+def check_email(value: str) -> str:
+    """``value`` as a stored address: stripped, lower case, and usable as an annotator name.
+
+    Raises:
+        InvalidNameError: not an e-mail address, or one the label store cannot take as a name.
+    """
+    email = value.strip().lower()
+    if not _EMAIL.match(email):
+        raise InvalidNameError(f"{shown(value, 40)} is not an e-mail address (name@domain.tld)")
+    return check_name(email, "annotator")
+
+
+class TeamStore:
+    """Roles, bound identities and the audit trail in the label store's file.
+
+    Args:
+        db: an open :class:`~labels.db.Database`; the ``team`` migrations are applied to it.
+    """
+
+    def __init__(self, db: Database) -> None:
+        """Use ``db``, applying the ``team`` migrations it lacks."""
+        self.db = db
+        db.ensure_migrated("team", TEAM_MIGRATIONS)
+
+    # -- roles ------------------------------------------------------------------------------
+
+    def members(self) -> list[Member]:
+        """Everyone with a role now, owners first, then by address."""
+        rows = self.db.records(
+            """
+            WITH bound AS (
+                SELECT email, subject FROM team_identities
+                QUALIFY row_number() OVER (PARTITION BY email ORDER BY binding_id DESC) = 1)
+            SELECT r.email, r.role, r.actor, r.changed_at, b.subject IS NOT NULL AS signed_in
+            FROM team_roles r LEFT JOIN bound b USING (email)
+            QUALIFY row_number() OVER (PARTITION BY r.email ORDER BY r.event_id DESC) = 1
+            """
+        )
+        members = [Member(r["email"], r["role"], r["actor"], r["changed_at"], bool(r["signed_in"]))
+                   for r in rows if r["role"] is not None]
+        return sorted(members, key=lambda m: (ROLES.index(m.role), m.email))
+
+    def role_of(self, email: str) -> Role | None:
+        """The role of ``email`` now, or None."""
+        row = self.db.fetchone(
+            "SELECT role FROM team_roles WHERE email = ? ORDER BY event_id DESC LIMIT 1",
+            [email.strip().lower()],
+        )
+        return None if row is None else row[0]
+
+    def set_role(self, email: str, role: Role | None, *, actor: str) -> Role | None:
+        """Give ``email`` the role ``role`` (None removes it); returns the role it had.
+
+        Raises:
+            InvalidNameError: a bad address or role.
+            NotFoundError: removing someone without a role.
+            TeamError: the change would leave the team without an owner.
+        """
+        email = check_email(email)
+        if role is not None and role not in ROLES:
+            raise InvalidNameError(f"unknown role {shown(role, 20)}: use one of "
+                                   f"{', '.join(ROLES)}")
+        with self.db.transaction() as cur:
+            found = cur.execute(
+                "SELECT role FROM team_roles WHERE email = ? ORDER BY event_id DESC LIMIT 1",
+                [email],
+            ).fetchone()
+            before = None if found is None else found[0]
+            if role is None and before is None:
+                raise NotFoundError(f"{email} has no role (see `calibrate users list`)")
+            if before == role:
+                return before
+            if before == "owner":
+                owners = cur.execute(
+                    """
+                    SELECT count(*) FROM (SELECT role FROM team_roles
+                    QUALIFY row_number() OVER (PARTITION BY email ORDER BY event_id DESC) = 1)
+                    WHERE role = 'owner'
+                    """
+                ).fetchone()
+                if owners is not None and owners[0] <= 1:
+                    raise TeamError(f"{email} is the only owner: make someone else an owner "
+                                    "first (`calibrate users add EMAIL --role owner`)")
+            cur.execute("INSERT INTO team_roles (email, role, actor) VALUES (?, ?, ?)",
+                        [email, role, actor])
+            _audit(cur, actor, "role", email, before, role)
+        return before
+
+    # -- identities -------------------------------------------------------------------------
+
+    def sign_in(self, email: str, *, issuer: str, subject: str) -> Role | None:
+        """The role of a signed-in person, binding their account to the address on first use.
+
+        Args:
+            email: The address the provider vouches for.
+            issuer: The provider's ``iss``.
+            subject: The provider's ``sub`` for this account.
+
+        Raises:
+            TeamError: the address signed in before from another account.
+        """
+        email = check_email(email)
+        role = self.role_of(email)
+        if role is None:
+            return None  # nobody to bind yet: an owner has to add the address first
+        with self.db.transaction() as cur:
+            bound = _binding(cur, email)
+            if bound is None:
+                cur.execute(
+                    "INSERT INTO team_identities (email, issuer, subject) VALUES (?, ?, ?)",
+                    [email, issuer, subject])
+                _audit(cur, email, "sign-in", email, None, {"issuer": issuer, "subject": subject})
+                return role
+        if bound != (issuer, subject):
+            raise TeamError(
+                f"{email} first signed in from another account of the identity provider; this "
+                "one is not let in. If the address moved to a new account, an owner releases "
+                f"it: `calibrate users release {email}`")
+        return role
+
+    def release_identity(self, email: str, *, actor: str) -> bool:
+        """Let the next sign-in of ``email`` bind a new account; False when none was bound."""
+        email = check_email(email)
+        with self.db.transaction() as cur:
+            bound = _binding(cur, email)
+            if bound is None:
+                return False
+            cur.execute("INSERT INTO team_identities (email) VALUES (?)", [email])
+            _audit(cur, actor, "sign-in", email, {"issuer": bound[0], "subject": bound[1]}, None)
+        return True
+
+    # -- audit ------------------------------------------------------------------------------
+
+    def record(self, actor: str, action: str, subject: str, *, before: Any = None,
+               after: Any = None) -> None:
+        """Add one entry to the audit trail (e.g. an export)."""
+        with self.db.transaction() as cur:
+            _audit(cur, actor, action, subject, before, after)
+
+    def audit(self, *, limit: int | None = None) -> list[AuditEntry]:
+        """The audit trail, oldest first: these entries and every label with its previous one.
+
+        Args:
+            limit: Only the newest ``limit`` entries.
+        """
+        LabelStore(self.db)  # the labels table exists in every file that has a team
+        rows = self.db.fetchall(
+            """
+            SELECT t, actor, action, subject, before_value, after_value FROM (
+                SELECT recorded_at AS t, actor, action, subject, before_value, after_value,
+                       audit_id AS k, 0 AS src
+                FROM audit
+                UNION ALL
+                SELECT labelled_at, annotator, 'label',
+                       dataset || '/' || item_id || '/' || criterion,
+                       lag(json_object('verdict', verdict, 'note', note)) OVER (
+                           PARTITION BY dataset, item_id, annotator, criterion
+                           ORDER BY labelled_at, label_id),
+                       json_object('verdict', verdict, 'note', note, 'origin', origin),
+                       label_id, 1
+                FROM labels)
+            ORDER BY t, src, k
+            """
+        )
+        entries = [AuditEntry(r[0], r[1], r[2], r[3], _json(r[4]), _json(r[5])) for r in rows]
+        return entries if limit is None else entries[-limit:] if limit > 0 else []
+
+
+def _binding(cur: Any, email: str) -> tuple[str, str] | None:
+    """The account bound to ``email`` now (issuer, subject), or None."""
+    row = cur.execute(
+        "SELECT issuer, subject FROM team_identities WHERE email = ? "
+        "ORDER BY binding_id DESC LIMIT 1", [email]).fetchone()
+    return None if row is None or row[1] is None else (str(row[0]), str(row[1]))
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _audit(cur: Any, actor: str, action: str, subject: str, before: Any, after: Any) -> None:
+    cur.execute(
+        "INSERT INTO audit (actor, action, subject, before_value, after_value) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [actor, action, subject,
+         None if before is None else json.dumps(before),
+         None if after is None else json.dumps(after)],
+    )
+
+
+__all__ = ["ROLES", "ROLE_PAGES", "AuditEntry", "Member", "Role", "TeamError", "TeamStore",
+           "check_email"]

@@ -1,0 +1,106 @@
+"""``calibrate users`` and ``calibrate audit``: roles from the CLI, kept append-only.
+
+The audit trail lists every role change, sign-in binding and label with what it was before.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from calibrate_app.cli import cli
+from labels import LabelStore
+from labels.db import Database
+from labels.importing import import_rows
+from labels.team_store import TeamStore
+
+
+def calibrate(db: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+
+
+def test_roles_from_the_cli_with_their_history_in_the_audit_trail(db_path: Path,
+                                                                  tmp_path: Path) -> None:
+    empty = calibrate(db_path, "users", "list")
+    assert "Make yourself the first owner" in empty.output
+    assert calibrate(db_path, "users", "add", "Alice@Example.org", "--role", "owner").output == (
+        "alice@example.org is now owner.\n")
+    calibrate(db_path, "users", "add", "bob+qa@example.org", "--role", "annotator")
+    changed = calibrate(db_path, "users", "add", "bob+qa@example.org", "--role", "viewer")
+    assert changed.output == "bob+qa@example.org: annotator -> viewer.\n"
+    same = calibrate(db_path, "users", "add", "bob+qa@example.org", "--role", "viewer")
+    assert "already viewer: nothing changed" in same.output
+
+    listed = json.loads(calibrate(db_path, "users", "list", "--json").output)
+    actor = f"cli:{getpass.getuser()}"
+    assert [(m["email"], m["role"], m["added_by"], m["signed_in"]) for m in listed] == [
+        ("alice@example.org", "owner", actor, False),
+        ("bob+qa@example.org", "viewer", actor, False)]
+
+    bad = calibrate(db_path, "users", "add", "not-an-address", "--role", "viewer")
+    assert bad.exit_code == 2 and "is not an e-mail address" in bad.output
+    last_owner = calibrate(db_path, "users", "remove", "alice@example.org")
+    assert last_owner.exit_code == 1 and "the only owner" in last_owner.output
+    nobody = calibrate(db_path, "users", "remove", "carol@example.org")
+    assert nobody.exit_code == 2 and "has no role" in nobody.output
+
+    # A label, a sign-in and a removal, then the whole trail, oldest first.
+    db = Database(db_path)
+    try:
+        rows = tmp_path / "rows.jsonl"
+        rows.write_text(json.dumps({"id": "r1", "question": "Q?", "answer": "A.",
+                                    "sources": ["S."]}) + "\n", encoding="utf-8")
+        store = LabelStore(db)
+        import_rows(store, rows, "ds")
+        TeamStore(db).sign_in("bob+qa@example.org", issuer="https://idp", subject="b-1")
+        store.add_label("ds", "r1", "bob+qa@example.org", "fail", note="first look")
+        store.add_label("ds", "r1", "bob+qa@example.org", "pass")
+    finally:
+        db.close()
+    removed = calibrate(db_path, "users", "remove", "bob+qa@example.org")
+    assert removed.output == "bob+qa@example.org was viewer; now has no role.\n"
+    trail = json.loads(calibrate(db_path, "audit", "--json").output)
+    assert [(e["actor"], e["action"], e["subject"]) for e in trail] == [
+        (actor, "role", "alice@example.org"),
+        (actor, "role", "bob+qa@example.org"),
+        (actor, "role", "bob+qa@example.org"),
+        ("bob+qa@example.org", "sign-in", "bob+qa@example.org"),
+        ("bob+qa@example.org", "label", "ds/r1/faithfulness"),
+        ("bob+qa@example.org", "label", "ds/r1/faithfulness"),
+        (actor, "role", "bob+qa@example.org"),
+        (actor, "sign-in", "bob+qa@example.org"),
+    ]
+    assert [(e["before"], e["after"]) for e in trail if e["action"] == "role"] == [
+        (None, "owner"), (None, "annotator"), ("annotator", "viewer"), ("viewer", None)]
+    first, second = (e for e in trail if e["action"] == "label")
+    assert first["before"] is None and first["after"]["verdict"] == "fail"
+    assert second["before"] == {"verdict": "fail", "note": "first look"}
+    assert second["after"]["verdict"] == "pass"
+    assert trail[-1]["before"] == {"issuer": "https://idp", "subject": "b-1"}
+    assert trail[-1]["after"] is None
+    assert json.loads(calibrate(db_path, "users", "list", "--json").output) == [
+        {**listed[0]}]
+    newest = calibrate(db_path, "audit", "--limit", "2").output.splitlines()
+    assert len(newest) == 2 and "viewer -> -" in newest[0]
+
+
+def test_nothing_in_the_team_tables_is_updated_in_place(db_path: Path) -> None:
+    db = Database(db_path)
+    try:
+        team = TeamStore(db)
+        team.set_role("a@example.org", "owner", actor="cli:t")
+        team.set_role("b@example.org", "annotator", actor="cli:t")
+        team.set_role("b@example.org", "viewer", actor="cli:t")
+        team.sign_in("b@example.org", issuer="i", subject="s1")
+        team.release_identity("b@example.org", actor="cli:t")
+        team.sign_in("b@example.org", issuer="i", subject="s2")
+        roles = db.fetchall("SELECT email, role FROM team_roles ORDER BY event_id")
+        bindings = db.fetchall("SELECT subject FROM team_identities ORDER BY binding_id")
+    finally:
+        db.close()
+    assert roles == [("a@example.org", "owner"), ("b@example.org", "annotator"),
+                     ("b@example.org", "viewer")]
+    assert bindings == [("s1",), (None,), ("s2",)]

@@ -1,0 +1,189 @@
+"""Team mode under AppTest: nothing before sign-in, and each role sees only its pages.
+
+The annotator of a label is the signed-in identity (``st.user``), never a typed name or
+``?user=``.
+
+The real sign-in flow against an OpenID Connect server is in
+``tests/calibrate_app/browser/test_team_sign_in.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from markup import shown
+from repo_paths import APP_SCRIPT
+from streamlit.testing.v1 import AppTest
+
+from labels import LabelStore
+from labels.db import Database
+from labels.importing import import_rows
+from labels.team_store import TeamStore
+
+ISSUER = "http://127.0.0.1:9/idp"
+AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x" * 32,
+        "client_id": "calibrate", "client_secret": "s" * 32,
+        "server_metadata_url": f"{ISSUER}/.well-known/openid-configuration"}
+PAGES = ("data", "label", "judges", "calibration", "export")
+
+
+@pytest.fixture
+def team_db(app_env: Path, make_rows: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+            ) -> Path:
+    """A dataset of 6 rows, an owner, an annotator and a viewer; the app in team mode."""
+    monkeypatch.setenv("CALIBRATE_AUTH", "oidc")
+    db = Database(app_env)
+    try:
+        import_rows(LabelStore(db), make_rows(tmp_path / "rows.jsonl", 6), "secretset")
+        team = TeamStore(db)
+        for email, role in (("owner@example.org", "owner"), ("ann@example.org", "annotator"),
+                            ("view@example.org", "viewer")):
+            team.set_role(email, role, actor="cli:test")  # type: ignore[arg-type]
+    finally:
+        db.close()
+    return app_env
+
+
+def run_as(email: str | None, page: str | None = None, *, subject: str | None = None,
+           **params: str) -> AppTest:
+    at = AppTest.from_file(str(APP_SCRIPT), default_timeout=30)
+    at.secrets["auth"] = AUTH
+    at.user = ({"is_logged_in": False} if email is None else
+               {"is_logged_in": True, "email": email, "email_verified": True, "iss": ISSUER,
+                "sub": subject or f"sub-{email}"})
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.run()
+    if page is not None:
+        at.switch_page(f"app_pages/{page}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def shown_text(at: AppTest) -> str:
+    parts: list[str] = []
+    for group in (at.text, at.markdown, at.caption, at.info, at.warning, at.success, at.error,
+                  at.header, at.subheader, at.title):
+        parts.extend(str(e.value) for e in group)
+    for group in (at.button, at.selectbox, at.expander):
+        parts.extend(str(getattr(e, "label", "")) for e in group)
+    parts.extend(str(o) for s in at.selectbox for o in s.options)
+    return "\n".join(parts)
+
+
+def offered_pages(at: AppTest) -> set[str]:
+    """The url paths of the pages ``st.navigation`` registered in the last run (none: empty)."""
+    return {Path(str(info["script_path"])).stem for info in at._registered_pages.values()
+            if "url_pathname" in info}
+
+
+def run_page_alone(email: str, page: str) -> AppTest:
+    """``page``'s script run as the main script, as if reached without the navigation."""
+    at = AppTest.from_file(str(APP_SCRIPT.parent / "app_pages" / f"{page}.py"),
+                           default_timeout=30)
+    at.secrets["auth"] = AUTH
+    at.user = {"is_logged_in": True, "email": email, "email_verified": True, "iss": ISSUER,
+               "sub": f"sub-{email}"}
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_nothing_but_the_sign_in_button_before_sign_in(team_db: Path) -> None:
+    at = run_as(None)
+    assert [b.label for b in at.button] == ["Sign in"]
+    assert not offered_pages(at)
+    assert "secretset" not in shown_text(at)
+    for page in PAGES:  # a page script run by itself stops at the same screen
+        alone = AppTest.from_file(str(APP_SCRIPT.parent / "app_pages" / f"{page}.py"),
+                                  default_timeout=30)
+        alone.secrets["auth"] = AUTH
+        alone.user = {"is_logged_in": False}
+        alone.run()
+        assert [b.label for b in alone.button] == ["Sign in"], page
+        assert "secretset" not in shown_text(alone) and "Question number" not in shown_text(
+            alone)
+
+
+def test_a_signed_in_address_without_a_role_is_asked_to_see_an_owner(team_db: Path) -> None:
+    at = run_as("stranger@example.org")
+    text = shown_text(at)
+    assert "no role here yet" in text and "calibrate users add" in text
+    assert "secretset" not in text and not offered_pages(at)
+
+
+@pytest.mark.parametrize(("email", "pages"), [
+    ("owner@example.org", {"data", "label", "judges", "calibration", "export"}),
+    ("ann@example.org", {"label"}),
+    ("view@example.org", {"calibration", "export"}),
+])
+def test_each_role_is_offered_its_pages_and_refused_the_others(team_db: Path, email: str,
+                                                               pages: set[str]) -> None:
+    at = run_as(email)
+    assert offered_pages(at) == pages
+    for page in PAGES:
+        if page not in pages:  # not registered: Streamlit has no such page for this visitor
+            with pytest.raises(ValueError, match="Could not find a navigation page"):
+                at.switch_page(f"app_pages/{page}.py")
+            # And the page's own script refuses the role however it comes to run.
+            alone = run_page_alone(email, page)
+            assert any("cannot open this page" in str(e.value) for e in alone.error), page
+            assert not alone.header and "secretset" not in shown_text(alone)
+        else:
+            at.switch_page(f"app_pages/{page}.py").run()
+            assert not at.exception, (page, at.exception)
+            if page == "label":  # the Label page has no header: its first row is the sign
+                assert "Question number" in shown_text(at)
+            else:
+                assert page.capitalize() in {str(h.value) for h in at.header}, page
+
+
+def test_the_annotator_is_the_signed_in_address_not_the_url(team_db: Path) -> None:
+    at = run_as("Ann@Example.org", "label", user="owner@example.org", dataset="secretset")
+    text = shown_text(at)
+    assert "Who is labelling?" not in text and "Not owner@example.org?" not in text
+    assert "Sign out" in [b.label for b in at.button]
+    assert not any("Queue settings" in str(e.label) for e in at.expander)  # owners only
+    pass_button = next(b for b in at.button if b.key and re.fullmatch(r"verdict_pass_row_[0-9a-f]+",
+                                                                      b.key))
+    pass_button.click().run()
+    assert not at.exception
+    db = Database(team_db)
+    try:
+        labels = LabelStore(db).current_labels("secretset")
+        assert labels["annotator"].tolist() == ["ann@example.org"]
+        trail = TeamStore(db).audit()
+    finally:
+        db.close()
+    label = trail[-1]
+    assert (label.actor, label.action, label.before) == ("ann@example.org", "label", None)
+    assert label.after["verdict"] == "pass"
+    first = next(e for e in trail if e.action == "sign-in")
+    assert first.subject == "ann@example.org" and first.after["subject"] == (
+        "sub-Ann@Example.org")
+
+
+def test_another_account_with_a_bound_address_is_refused(team_db: Path) -> None:
+    run_as("view@example.org", subject="first-account")
+    at = run_as("view@example.org", "calibration", subject="another-account")
+    text = shown_text(at)
+    assert "first signed in from another account" in text
+    assert "Calibration" not in {str(h.value) for h in at.header}
+    db = Database(team_db)
+    try:
+        TeamStore(db).release_identity("view@example.org", actor="cli:test")
+    finally:
+        db.close()
+    again = run_as("view@example.org", "calibration", subject="another-account")
+    assert "Calibration" in {str(h.value) for h in again.header}
+
+
+def test_team_mode_without_provider_settings_says_what_is_missing(team_db: Path) -> None:
+    at = AppTest.from_file(str(APP_SCRIPT), default_timeout=30)
+    at.user = {"is_logged_in": True, "email": "owner@example.org", "sub": "x"}
+    at.run()
+    assert "[auth] in .streamlit/secrets.toml" in shown(at.error[0].value)
+    assert not offered_pages(at)
