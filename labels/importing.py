@@ -32,6 +32,7 @@ from labels.label_import import import_labels as import_labels
 from labels.models import Kind
 from labels.names import ROW_FORMATS as ROW_FORMATS  # re-exported: callers name it from here
 from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
+from labels.record_paths import is_path
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
 from labels.store_items import write_items
@@ -108,6 +109,23 @@ def parse_mapping(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
     return mapping
 
 
+def with_mapped_paths(table: Table, mapping: Mapping[str, str]) -> Table:
+    """``table`` plus a column for each mapped path (``response.output.text``) it lacks.
+
+    See :meth:`labels.reading.Table.with_paths`; a ``sources`` mapping may list several,
+    comma-separated.
+    """
+    for fld, value in mapping.items():
+        paths = [
+            column.strip()
+            for column in (value.split(",") if fld == "sources" else [value])
+            if is_path(column.strip()) and column.strip() not in table.columns
+        ]
+        if paths:
+            table = table.with_paths(paths, option=f"--map {fld}=")
+    return table
+
+
 def _resolve_columns(table: Table, mapping: Mapping[str, str]) -> dict[str, list[str]]:
     """Field → the file column(s) that feed it."""
     present = set(table.columns)
@@ -121,7 +139,7 @@ def _resolve_columns(table: Table, mapping: Mapping[str, str]) -> dict[str, list
                 if column not in present:
                     raise ImportFileError(
                         f"--map {fld}={mapping[fld]}: the file has no column {column!r} "
-                        f"(columns: {table.shown_columns()})",
+                        f"(columns: {table.shown_paths()})",
                         path=table.path,
                     )
             resolved[fld] = columns
@@ -274,11 +292,12 @@ def normalise(
     Raises:
         ImportFileError: naming the file, row and column of the first problem.
     """
+    table = with_mapped_paths(table, mapping or {})
     columns = _resolve_columns(table, mapping or {})
     if "question" not in columns:
         raise ImportFileError(
             "missing required column 'question' (columns: "
-            f"{table.shown_columns()}); map one with --map question=COLUMN",
+            f"{table.shown_paths()}); map one with --map question=COLUMN",
             path=table.path,
         )
     pairwise = "answer_a" in columns or "answer_b" in columns
@@ -291,10 +310,13 @@ def normalise(
     if not pairwise and "answer" not in columns:
         raise ImportFileError(
             "missing required column 'answer' (columns: "
-            f"{table.shown_columns()}); map one with --map answer=COLUMN",
+            f"{table.shown_paths()}); map one with --map answer=COLUMN",
             path=table.path,
         )
     used = {c for cols in columns.values() for c in cols}
+    # The object a path reads from is not copied into metadata as well: a promptfoo result's
+    # whole ``response`` (token counts, raw provider output) is not the row's metadata.
+    used |= {table.derived[c] for c in used if c in table.derived}
     extra = [c for c in table.columns if c not in used]
 
     def col(fld: str) -> str | None:
@@ -599,6 +621,7 @@ def import_rows(
     encoding: str = "utf-8",
     on_changed: OnChanged = "error",
     display_name: str | None = None,
+    records: str | None = None,
 ) -> ImportSummary:
     """Import the rows of ``path`` into ``dataset`` (created if needed), all or nothing.
 
@@ -609,13 +632,17 @@ def import_rows(
         format: one of ``csv``, ``jsonl``, ``json``, ``parquet``, or ``ragas`` (ragas column
             names: ``user_input``, ``retrieved_contexts``, ``response``, ``reference``);
             default from the extension.
-        mapping: item field → file column (``{"question": "prompt"}``); for ``sources`` a
-            comma-separated list of columns, one passage each.
+        mapping: item field → file column (``{"question": "prompt"}``) or a path into nested
+            records (``{"answer": "response.output", "sources": "contexts[*].text"}``, see
+            :mod:`labels.record_paths`); for ``sources`` a comma-separated list of columns,
+            one passage each.
         encoding: text encoding of CSV/JSON files (a UTF-8 or UTF-16 byte-order mark wins).
         on_changed: what to do when a row's content differs from the stored row with the same
             id: ``"error"`` (default; nothing is written) or ``"skip"`` (keep the stored row).
         display_name: how messages and the dataset's ``source_file`` name the file (default
             ``path``): an upload's own name, never the server's temporary path.
+        records: for a JSON file whose top level is an object, the path of its list of
+            records (``data.items``).
 
     Returns:
         What was done; ``warnings`` lists what was imported but deserves a look.
@@ -632,7 +659,8 @@ def import_rows(
     if format == "ragas":
         file_format = None
         full_mapping = {**RAGAS_MAPPING, **full_mapping}
-    table = read_table(path, format=file_format, encoding=encoding, display_name=name)
+    table = read_table(path, format=file_format, encoding=encoding, display_name=name,
+                       records=records)
     if format == "ragas":
         full_mapping = {
             k: v for k, v in full_mapping.items() if v in table.columns or k in (mapping or {})

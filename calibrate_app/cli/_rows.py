@@ -30,8 +30,17 @@ def _row_formats() -> tuple[str, ...]:
     "mapping",
     multiple=True,
     metavar="FIELD=COLUMN",
-    help="Map a file column onto an item field, e.g. --map question=prompt. "
-    "For sources, a comma-separated list of columns: --map sources=ctx1,ctx2.",
+    help="Map a file column or a path into nested records onto an item field, e.g. "
+    "--map question=prompt, --map answer=response.output.text, "
+    "--map sources=contexts[*].text. For sources, also a comma-separated list of columns: "
+    "--map sources=ctx1,ctx2.",
+)
+@click.option(
+    "--records",
+    default=None,
+    metavar="PATH",
+    help="For a JSON file whose top level is an object: the path of its list of records, "
+    "e.g. --records data.items.",
 )
 @click.option("--encoding", default="utf-8", show_default=True, help="Text encoding.")
 @click.option(
@@ -49,6 +58,7 @@ def import_command(
     dataset: str,
     file_format: str | None,
     mapping: tuple[str, ...],
+    records: str | None,
     encoding: str,
     on_changed: str,
     as_json: bool,
@@ -69,6 +79,7 @@ def import_command(
         mapping=parse_mapping(list(mapping)),
         encoding=encoding,
         on_changed=on_changed,  # type: ignore[arg-type]
+        records=records,
     )
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
