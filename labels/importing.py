@@ -7,6 +7,7 @@ a row whose content changed under the same id is reported, never silently overwr
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -199,10 +200,13 @@ def _sources(
         try:
             value = strict_json_loads(stripped)
         except json.JSONDecodeError:
-            # "[1] See the manual": a citation, not a broken list. Keep the text, say so.
-            if plain_text_rows is not None:
-                plain_text_rows.append(index + 1)
-            return [{"text": value, "source_id": None}]
+            literal = python_list(stripped)
+            if literal is None:
+                # "[1] See the manual": a citation, not a broken list. Keep the text, say so.
+                if plain_text_rows is not None:
+                    plain_text_rows.append(index + 1)
+                return [{"text": value, "source_id": None}]
+            value = literal
         except JsonValueError as error:
             raise table.error(
                 f"holds a JSON list that cannot be imported: {error}",
@@ -218,6 +222,25 @@ def _sources(
             index, column,
         )
     return out
+
+
+def python_list(text: str) -> list[Any] | None:
+    """The list a Python list literal spells (``['a', "b's"]``), or ``None``.
+
+    pandas writes a list cell to CSV as its ``repr``, so a ragas ``EvaluationDataset.to_csv``
+    holds ``['…', '…']``, which is not JSON. The text is parsed by :func:`ast.literal_eval`,
+    which builds literals only and never runs code; only a list of texts or objects counts
+    (what a passages cell holds), so ``[1] See the manual`` stays text.
+    """
+    if not (text.startswith("[") and text.endswith("]")):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, list) and all(isinstance(v, (str, dict)) for v in value):
+        return value
+    return None
 
 
 class _InfiniteNumber(ValueError):
@@ -600,7 +623,9 @@ def _attach_source_ids(
     if isinstance(ids, str) and ids.strip().startswith("["):
         try:
             ids = strict_json_loads(ids)
-        except ValueError:  # JSONDecodeError or JsonValueError: not a list of ids either way
+        except json.JSONDecodeError:
+            ids = python_list(ids.strip())
+        except JsonValueError:  # not a list of ids we can store
             ids = None
     if not isinstance(ids, list) or len(ids) != len(passages):
         raise table.error(

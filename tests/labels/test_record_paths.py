@@ -117,6 +117,35 @@ def test_paths_reach_into_json_text_cells_of_a_csv(store: LabelStore, tmp_path: 
     assert item.answer == "Yes."
 
 
+def test_ragas_csv_list_cells_are_lists_of_passages(store: LabelStore) -> None:
+    csv_summary = import_rows(store, FORMATS / "ragas" / "dataset.csv", "from-csv")
+    assert csv_summary.warnings == ()
+    jsonl_summary = import_rows(store, FORMATS / "ragas" / "dataset.jsonl", "from-jsonl")
+    assert (csv_summary.added, jsonl_summary.added) == (4, 4)
+    from_csv, from_jsonl = store.items("from-csv"), store.items("from-jsonl")
+    assert [len(i.sources) for i in from_csv] == [2, 1, 3, 1]
+    assert from_csv[2].sources[2].text == 'Admins can schedule exports, e.g. "weekly", in Settings.'
+    # the same rows either way: same passages, same generated ids
+    assert [(i.item_id, [s.text for s in i.sources]) for i in from_csv] == [
+        (i.item_id, [s.text for s in i.sources]) for i in from_jsonl]
+
+
+def test_python_list_cells_are_read_as_data_never_run(store: LabelStore, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    path = _write(tmp_path, "rows.csv", (
+        "question,answer,contexts\n"
+        f"q1,a1,\"[__import__('pathlib').Path('{marker}').touch()]\"\n"
+        "q2,a2,[1] See the manual\n"
+        "q3,a3,\"[\"\"it's here\"\", 'and here']\"\n"))
+    summary = import_rows(store, path, "p")
+    assert not marker.exists()
+    texts = [[s.text for s in i.sources] for i in store.items("p")]
+    assert texts[0] == [f"[__import__('pathlib').Path('{marker}').touch()]"]
+    assert texts[1] == ["[1] See the manual"]
+    assert texts[2] == ["it's here", "and here"]
+    assert "rows 1, 2 start with '[' but are not a JSON list" in summary.warnings[0]
+
+
 def test_cli_import_takes_records_and_nested_maps(tmp_path: Path) -> None:
     path = _write(tmp_path, "nested.json", NESTED)
     db = tmp_path / "c.duckdb"
