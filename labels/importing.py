@@ -36,7 +36,7 @@ from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
 from labels.record_paths import is_path
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
-from labels.store_items import write_items
+from labels.store_items import generated_id, write_items
 from labels.strict_json import JsonValueError, strict_json_loads
 from labels.text_columns import plain_string_lists
 from labels.validation import (
@@ -394,6 +394,27 @@ def normalise(
     # the Data page's preview shows exactly these columns.
     rows = rows.append_column("row", pa.array(range(1, n + 1), type=pa.int64()))
     return rows, ("pairwise" if pairwise else "pointwise")
+
+
+def row_ids(table: Table, mapping: Mapping[str, str] | None = None) -> list[str]:
+    """The item id each record of ``table`` is stored under by :func:`import_rows`.
+
+    Its id when it has one, else the id its content gives it
+    (:func:`labels.store_items.generated_id`): how a file of scores about rows that had no
+    id (a ragas results CSV) finds its items.
+
+    Raises:
+        ImportFileError: a record that could not be imported as a row, naming row and column.
+    """
+    frame, _ = normalise(table, mapping)
+    columns = {name: frame.column(name).to_pylist() for name in (
+        "id", "question", "answer", "answer_a", "answer_b", "sources", "reference")}
+    return [
+        given if given is not None else generated_id(
+            str(columns["question"][i]), columns["answer"][i], columns["answer_a"][i],
+            columns["answer_b"][i], str(columns["sources"][i]), columns["reference"][i])
+        for i, given in enumerate(columns["id"])
+    ]
 
 
 def _arrow_column(table: Table, column: str) -> pa.ChunkedArray[Any] | None:

@@ -182,6 +182,25 @@ def record_lists(value: Any, prefix: str = "", *, depth: int = 4) -> list[tuple[
     return found
 
 
+def parse_pairs(pairs: list[str], fields: tuple[str, ...]) -> dict[str, str]:
+    """``["label=feedback.value"]`` as ``{"label": "feedback.value"}`` (``--map`` options).
+
+    Raises:
+        ImportFileError: a pair is not ``field=column`` or names a field not in ``fields``.
+    """
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        target, sep, column = (part.strip() for part in pair.partition("="))
+        if not sep or not target or not column:
+            raise ImportFileError(f"--map {pair!r} is not of the form field=column")
+        if target not in fields:
+            raise ImportFileError(
+                f"--map {pair!r}: unknown field {target!r} (fields: {', '.join(fields)})"
+            )
+        mapping[target] = column
+    return mapping
+
+
 def shown_paths(paths: list[str]) -> str:
     """The paths for a message: the first :data:`MAX_SHOWN_PATHS`, then how many more."""
     more = len(paths) - MAX_SHOWN_PATHS
@@ -189,6 +208,6 @@ def shown_paths(paths: list[str]) -> str:
 
 
 __all__ = [
-    "PathError", "Step", "is_path", "leaf_paths", "parse_path", "record_lists", "resolve",
-    "shown_paths",
+    "PathError", "Step", "is_path", "leaf_paths", "parse_pairs", "parse_path", "record_lists",
+    "resolve", "shown_paths",
 ]

@@ -342,25 +342,43 @@ def verdicts_group() -> None:
 @click.option("--criterion", default=None,
               help="What the verdicts judge (default: the config's, else faithfulness, or "
                    "preference if pairwise).")
+@click.option("--map", "mapping", multiple=True, metavar="FIELD=COLUMN",
+              help="Map a column or a path into nested records onto a field (id, verdict, "
+                   "score, repeat, order, reasoning), e.g. --map verdict=gradingResult.pass, "
+                   "--map score=faithfulness.")
+@click.option("--records", default=None, metavar="PATH",
+              help="For a JSON file whose top level is an object: the path of its list of "
+                   "records, e.g. --records results.results.")
+@click.option("--pass-if", "pass_if", default=None, metavar="RULE",
+              help="Read scores, not verdicts: a score meeting RULE passes, the rest fail, "
+                   "e.g. --pass-if '>=0.5' (the rule is stored with the external judge).")
+@click.option("--unsure-if", "unsure_if", default=None, metavar="RULE",
+              help="With --pass-if: scores meeting RULE are unsure (checked first), e.g. "
+                   "--unsure-if '<0.6'.")
 @pass_app_and_json("the summary")
 def verdicts_import(
     app: AppContext, file: str, dataset: str, judge: str | None, config_file: str | None,
-    criterion: str | None, as_json: bool,
+    criterion: str | None, mapping: tuple[str, ...], records: str | None,
+    pass_if: str | None, unsure_if: str | None, as_json: bool,
 ) -> None:
     """Import verdicts from FILE: columns id, verdict, and optional repeat, order, reasoning.
 
     Verdicts: pass/fail/unsure (or 1/0, true/false), a/b/tie for pairwise datasets; an empty
-    cell or 'unscored' is an unscored row. All or nothing; re-importing adds nothing. Give
-    --judge (an external judge without a config) or --config (or both, naming the same judge).
+    cell or 'unscored' is an unscored row. Scores instead: --map score=COLUMN --pass-if
+    '>=0.5'. A file without ids (a ragas results file) finds each row's item by its content.
+    All or nothing; re-importing adds nothing. Give --judge (an external judge without a
+    config) or --config (or both, naming the same judge).
     """
     from calibrate_app.cli._context import echo_json
-    from judges.verdicts import import_verdicts
+    from judges.verdicts import import_verdicts, parse_verdict_mapping
 
     if judge is None and config_file is None:
         raise click.UsageError("give --judge NAME or --config FILE")
     config = None if config_file is None else _find_config(app, config_file)
     summary = import_verdicts(app.store, file, dataset=dataset, judge=judge,
-                              criterion=criterion, config=config)
+                              criterion=criterion, config=config,
+                              mapping=parse_verdict_mapping(list(mapping)), records=records,
+                              pass_if=pass_if, unsure_if=unsure_if)
     if as_json:
         echo_json(summary.__dict__)
         return

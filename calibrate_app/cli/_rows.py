@@ -135,6 +135,20 @@ def labels_group() -> None:
     "a random sample of the rows the judge abstained on (escalated by calibrate judge select), "
     "or unknown (the report then checks the rows against the judge's verdicts).",
 )
+@click.option(
+    "--map",
+    "mapping",
+    multiple=True,
+    metavar="FIELD=COLUMN",
+    help="Map a column or a path into nested records onto a field (id, label, note, "
+    "annotator), e.g. --map label=feedback.value --map annotator=feedback.user.",
+)
+@click.option(
+    "--records",
+    default=None,
+    metavar="PATH",
+    help="For a JSON file whose top level is an object: the path of its list of records.",
+)
 @pass_app_and_json("the summary")
 def labels_import(
     app: AppContext,
@@ -143,6 +157,8 @@ def labels_import(
     annotator: str | None,
     criterion: str | None,
     selection: str,
+    mapping: tuple[str, ...],
+    records: str | None,
     as_json: bool,
 ) -> None:
     """Import human labels from FILE.
@@ -151,7 +167,8 @@ def labels_import(
     row per annotator vote), optional note and annotator.
     """
     from calibrate_app.cli._context import echo_json
-    from labels.label_import import import_labels
+    from labels.label_import import LABEL_FIELDS, import_labels
+    from labels.record_paths import parse_pairs
 
     summary = import_labels(
         app.store,
@@ -160,6 +177,8 @@ def labels_import(
         annotator=annotator,
         criterion=criterion,
         selection=selection.replace("-", "_"),
+        mapping=parse_pairs(list(mapping), LABEL_FIELDS),
+        records=records,
     )
     if as_json:
         echo_json(summary.__dict__)
