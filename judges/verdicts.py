@@ -64,6 +64,7 @@ from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import FileImportSummary, Table, read_table
 from labels.record_paths import is_path, parse_pairs
 from labels.store import LabelStore
+from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_optional_verdict
 
@@ -268,6 +269,14 @@ VERDICT_FIELDS = ("id", "verdict", "score", "repeat", "order", "reasoning")
 """The fields of a verdicts file ``verdicts import --map FIELD=COLUMN`` can name."""
 
 
+_ABSENT = "\x00absent"
+"""The column of a field a tool's file does not have."""
+
+
+class JudgeNotNamedError(CalibrateError):
+    """Verdicts of a plain file need a judge name or config (a tool's file names its own)."""
+
+
 def parse_verdict_mapping(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
     """Turn ``["verdict=gradingResult.pass", "score=faithfulness"]`` into field → column.
 
@@ -299,6 +308,7 @@ def import_verdicts(
     mapping: Mapping[str, str] | None = None, records: str | None = None,
     pass_if: str | None = None, unsure_if: str | None = None,
     source: Mapping[str, Any] | None = None, row_mapping: Mapping[str, str] | None = None,
+    metric: str | None = None,
 ) -> VerdictImportSummary:
     """Import verdicts produced elsewhere as a judge run of an *external* judge named ``judge``.
 
@@ -337,6 +347,11 @@ def import_verdicts(
     the verdicts came from, e.g. ``{"tool": "ragas", "metric": "faithfulness"}``), are
     stored in the external judge's config, and so are part of its id.
 
+    A file another tool wrote (promptfoo, inspect, DeepEval, ragas: :mod:`labels.tool_formats`)
+    is read by its shape, without a mapping: ``metric`` picks one of its metrics (needed when
+    it has several), the judge is named ``<tool>-<metric>`` unless ``judge`` is given, and
+    the tool and metric are stored with the external judge. ``format`` may name the tool.
+
     Raises:
         ImportFileError: a problem in the file, naming the file, row and column.
         ConflictError: a row would change a stored verdict.
@@ -348,13 +363,39 @@ def import_verdicts(
     if config is not None:
         _check_config_fits(config, judge=judge, criterion=criterion, kind=info.kind)
         judge, criterion = config.name, config.criterion
-    if judge is None:
-        raise CalibrateError("name the judge (--judge) or give its config (--config)")
-    judge = check_name(judge, "judge")
     mapping = dict(mapping or {})
     rules = _score_rules(mapping, pass_if, unsure_if, config)
-    table = read_table(path, format=format, encoding=encoding, display_name=name,
-                       records=records)
+    tool_name = format if format in TOOL_FORMATS else None
+    table = read_table(path, format=None if tool_name else format, encoding=encoding,
+                       display_name=name, records=records)
+    words: dict[str, str] = {}
+    by_content = tool_read = False
+    tool = (detect(table, tool_name) if tool_name or not ({"verdict", "score"} & set(mapping))
+            else None)
+    if tool is not None and (tool_name or tool.metrics):
+        chosen = tool.metric(metric, path=name)
+        if chosen.scores_only and not rules:
+            raise CalibrateError(
+                f"{name}: metric {chosen.name!r} of this {tool.tool} file holds scores: say "
+                "which pass, e.g. --pass-if '>=0.5'"
+            )
+        taken = {k: v for k, v in chosen.mapping.items()
+                 if k != ("verdict" if rules else "score")}
+        # The rows' own ids, or none: then each verdict finds its row by content, as the
+        # row import gave it its id (a stray ``id`` column of the tool's is not the row's).
+        tool_id = {"id": tool.rows["id"]} if "id" in tool.rows else {}
+        mapping = {**taken, **tool_id, **mapping}
+        words = dict(chosen.words)
+        row_mapping = row_mapping or tool.rows
+        by_content, tool_read = "id" not in mapping, True
+        source = {"tool": tool.tool, "metric": chosen.name, **(source or {})}
+        judge = judge or f"{tool.tool}-{chosen.name}"[:64]
+    elif metric is not None:
+        raise CalibrateError(f"{name}: --metric names a metric of a tool's file (promptfoo, "
+                             "inspect, deepeval, ragas); this file is not one")
+    if judge is None:
+        raise JudgeNotNamedError("name the judge (--judge) or give its config (--config)")
+    judge = check_name(judge, "judge")
     for fld, column in mapping.items():
         if column not in table.columns:
             if not is_path(column):
@@ -363,13 +404,15 @@ def import_verdicts(
                     f"(columns: {table.shown_paths()})", path=name,
                 )
             table = table.with_paths([column], option=f"--map {fld}=")
-    columns = {fld: mapping.get(fld, fld) for fld in VERDICT_FIELDS}
+    # A tool's file is read through its mapping only: DeepEval's own ``order`` (the test case's
+    # position) is not our A/B order. (No column name holds a NUL: files with one are refused.)
+    columns = {fld: mapping.get(fld, _ABSENT if tool_read else fld) for fld in VERDICT_FIELDS}
     if "id" not in mapping and "id" not in table.columns and "item_id" in table.columns:
         columns["id"] = "item_id"
     value_col = columns["score" if rules else "verdict"]
-    row_ids: list[str] | None = None
-    if columns["id"] not in table.columns:
-        row_ids = _content_ids(table, name, row_mapping)
+    content_ids: list[str] | None = None
+    if by_content or columns["id"] not in table.columns:
+        content_ids = _content_ids(table, name, row_mapping)
     if value_col not in table.columns:
         what = "score" if rules else "verdict"
         hint = "" if rules else " (or a score with --map score=COLUMN --pass-if '>=0.5')"
@@ -403,8 +446,8 @@ def import_verdicts(
             return ImportFileError(message, path=name, row=row, column=column)
 
         id_col = columns["id"]
-        if row_ids is not None:
-            item_id = row_ids[index]
+        if content_ids is not None:
+            item_id = content_ids[index]
         else:
             raw_id = text_cell(table, index, id_col, row.get(id_col), required=True) or ""
             if not raw_id.strip():
@@ -417,7 +460,7 @@ def import_verdicts(
         if item is None:
             missing = (f"dataset {dataset!r} has no item with this row's content (id "
                        f"{item_id}): import the rows from the same file first"
-                       if row_ids is not None else
+                       if content_ids is not None else
                        f"dataset {dataset!r} has no item {shown(item_id, 24)}")
             raise fail(missing, id_col)
         raw = row.get(value_col)
@@ -431,12 +474,13 @@ def import_verdicts(
             verdict = None if score is None else verdict_of(score, rules[0], rules[1])
         else:
             try:
-                verdict = parse_optional_verdict(raw, allowed)
+                spelled = words.get(raw.strip(), raw) if isinstance(raw, str) else raw
+                verdict = parse_optional_verdict(spelled, allowed)
             except ValueError:
-                words = ", ".join(allowed) + (
+                spellings = ", ".join(allowed) + (
                     ", 1, 0, true, false" if info.kind == "pointwise" else "")
                 raise fail(
-                    f"{shown(raw)} is not a verdict (use {words}, or leave it empty "
+                    f"{shown(raw)} is not a verdict (use {spellings}, or leave it empty "
                     "for unscored)", value_col,
                 ) from None
         try:
@@ -582,7 +626,8 @@ def export_verdicts(store: LabelStore, dataset: str, judge: str, path: str | Pat
 
 
 __all__ = [
-    "UNSCORED", "VERDICT_COLUMNS", "VERDICT_FIELDS", "VerdictImportSummary",
+    "UNSCORED", "VERDICT_COLUMNS", "VERDICT_FIELDS", "JudgeNotNamedError",
+    "VerdictImportSummary",
     "calls_for_dataset", "dataset_hashes", "dataset_keys", "export_frame", "export_verdicts",
     "import_verdicts", "judge_verdicts", "parse_verdict_mapping", "resolve_judge", "swap_flips",
 ]

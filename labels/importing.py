@@ -39,6 +39,7 @@ from labels.store_items import OnChanged as OnChanged  # re-exported: callers na
 from labels.store_items import generated_id, write_items
 from labels.strict_json import JsonValueError, strict_json_loads
 from labels.text_columns import plain_string_lists
+from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import (
     PLAIN_ID_PATTERN,
     LookalikeIdError,
@@ -92,6 +93,10 @@ class ImportSummary(FileImportSummary):
     changed_ids: tuple[str, ...] = ()
     generated_ids: int = 0
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    tool: str | None = None
+    """The tool whose file this was (``promptfoo``, ``inspect``, ``deepeval``, ``ragas``)."""
+    metrics: tuple[str, ...] = ()
+    """The tool's judge metrics the file also holds (``calibrate verdicts import`` reads them)."""
 
 
 def parse_mapping(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
@@ -396,6 +401,15 @@ def normalise(
     return rows, ("pairwise" if pairwise else "pointwise")
 
 
+def _kept_columns(table: Table, mapping: Mapping[str, str], keep: tuple[str, ...]) -> Table:
+    """``table`` with only the columns ``mapping``'s paths start from, and ``keep``."""
+    mapped = {part.strip() for value in mapping.values() for part in value.split(",")}
+    roots = {path.split(".")[0].split("[")[0] for path in mapped}
+    names = [c for c in table.columns if c in roots or c in keep or c in mapped]
+    return Table(table.path, names, {c: table.data[c] for c in names}, table.n_rows,
+                 table.lines, tool=table.tool)
+
+
 def row_ids(table: Table, mapping: Mapping[str, str] | None = None) -> list[str]:
     """The item id each record of ``table`` is stored under by :func:`import_rows`.
 
@@ -675,9 +689,10 @@ def import_rows(
         store: the label store to write to.
         path: a CSV, JSONL, JSON (list of records) or Parquet file.
         dataset: dataset name.
-        format: one of ``csv``, ``jsonl``, ``json``, ``parquet``, or ``ragas`` (ragas column
-            names: ``user_input``, ``retrieved_contexts``, ``response``, ``reference``);
-            default from the extension.
+        format: one of ``csv``, ``jsonl``, ``json``, ``parquet``; or a tool whose files are
+            otherwise recognised by their shape (``promptfoo``, ``inspect``, ``deepeval``,
+            ``ragas``: see :mod:`labels.tool_formats`), to insist on it. Default: the
+            extension, and the tool the file's shape shows.
         mapping: item field → file column (``{"question": "prompt"}``) or a path into nested
             records (``{"answer": "response.output", "sources": "contexts[*].text"}``, see
             :mod:`labels.record_paths`); for ``sources`` a comma-separated list of columns,
@@ -700,17 +715,14 @@ def import_rows(
     """
     dataset = check_name(dataset, "dataset")
     name = display_name or str(path)
-    file_format = format
-    full_mapping = dict(mapping or {})
-    if format == "ragas":
-        file_format = None
-        full_mapping = {**RAGAS_MAPPING, **full_mapping}
-    table = read_table(path, format=file_format, encoding=encoding, display_name=name,
-                       records=records)
-    if format == "ragas":
-        full_mapping = {
-            k: v for k, v in full_mapping.items() if v in table.columns or k in (mapping or {})
-        }
+    tool_name = format if format in TOOL_FORMATS else None
+    table = read_table(path, format=None if tool_name else format, encoding=encoding,
+                       display_name=name, records=records)
+    # A tool's file is recognised by its shape; a --map of the user's wins over the tool's.
+    tool = detect(table, tool_name) if tool_name or not records else None
+    full_mapping = {**(tool.rows if tool else {}), **(mapping or {})}
+    if tool is not None and tool.keep is not None:
+        table = _kept_columns(table, full_mapping, tool.keep)
     warnings: list[str] = []
     frame, kind = normalise(table, full_mapping, warnings=warnings)
     try:
@@ -730,4 +742,6 @@ def import_rows(
         changed_ids=written.changed_ids,
         generated_ids=written.generated_ids,
         warnings=tuple(warnings),
+        tool=tool.tool if tool else None,
+        metrics=tuple(m.name for m in tool.metrics) if tool else (),
     )

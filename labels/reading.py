@@ -28,6 +28,7 @@ from labels.record_paths import (
     shown_paths,
 )
 from labels.strict_json import JsonValueError, decode_record, locate_column, strict_json_loads
+from labels.tool_formats import records_path
 from labels.validation import shown
 
 FILE_FORMATS = ("csv", "jsonl", "json", "parquet")
@@ -262,6 +263,11 @@ def detect_format(path: str | Path, format: str | None = None) -> str:
             )
         return format
     suffix = Path(path).suffix.lower()
+    if suffix == ".eval":
+        raise ImportFileError(
+            "an inspect_ai .eval log is a zip archive; write it as JSON first "
+            "(inspect log convert --to json) and import the .json log", path=str(path),
+        )
     if suffix not in _EXTENSIONS:
         raise ImportFileError(
             f"cannot tell the format from the extension {suffix or '(none)'!r}; "
@@ -599,8 +605,12 @@ def _read_json(path: str, text: str, records: str | None = None) -> Table:
             raise _json_syntax(path, error) from None
         except JsonValueError as error:
             raise ImportFileError(str(error), path=path) from None
+    tool = None
     if records is not None:
         value = _records_at(path, value, records)
+    elif (found := records_path(value)) is not None:
+        tool = found[0]
+        value = resolve(value, parse_path(found[1]))
     elif isinstance(value, dict) and isinstance(value.get("data"), list):
         value = value["data"]
     if not isinstance(value, list):
@@ -617,7 +627,9 @@ def _read_json(path: str, text: str, records: str | None = None) -> Table:
             raise ImportFileError(
                 f"is {_json_kind(record)}, not an object", path=path, row=index + 1
             )
-    return Table.from_records(path, value)
+    table = Table.from_records(path, value)
+    table.tool = tool
+    return table
 
 
 _FIXED_WIDTH = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}

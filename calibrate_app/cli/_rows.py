@@ -23,7 +23,8 @@ def _row_formats() -> tuple[str, ...]:
     "file_format",
     type=LazyChoice(_row_formats),
     default=None,
-    help="File format; default from the extension. 'ragas' reads ragas column names.",
+    help="File format, or the tool that wrote the file (promptfoo, inspect, deepeval, ragas: "
+    "recognised by its shape without this); default from the extension.",
 )
 @click.option(
     "--map",
@@ -83,6 +84,14 @@ def import_command(
     )
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if summary.metrics:
+        # The rows are in; the tool's verdicts are a second, separate import (its own judge).
+        click.echo(
+            f"{summary.tool} file: it also holds judge results ({', '.join(summary.metrics)});"
+            f" import them with: calibrate verdicts import FILE --dataset {summary.dataset}"
+            + (" --metric NAME" if len(summary.metrics) > 1 else ""),
+            err=True,
+        )
     if as_json:
         echo_json(summary.__dict__)
         return

@@ -78,8 +78,13 @@ def test_bad_scores_and_rules_are_refused_before_anything_is_written(
     with pytest.raises(ImportFileError, match=r"row 1, column 'response': .* is not a score"):
         import_verdicts(ragas_store, RAGAS_RESULTS, dataset="r", judge="j",
                         mapping={"score": "response"}, pass_if=">=0.5")
-    with pytest.raises(ImportFileError, match="missing required column 'score'"):
+    # without a --map, the ragas file's metrics are offered (tests/labels/test_tool_formats.py)
+    with pytest.raises(ImportFileError, match=r"several metrics .* choose one with --metric"):
         import_verdicts(ragas_store, RAGAS_RESULTS, dataset="r", judge="j", pass_if=">=0.5")
+    plain = tmp_path / "plain.csv"
+    plain.write_text("id,grade\na,0.5\n")
+    with pytest.raises(ImportFileError, match="missing required column 'score'"):
+        import_verdicts(ragas_store, plain, dataset="r", judge="j", pass_if=">=0.5")
     text = RAGAS_RESULTS.read_text().replace(",1.0,0.26190476190476186,0.0", ",1.0,,0.0")
     blank = tmp_path / "results.csv"
     blank.write_text(text.replace("Is there an uptime SLA?", "Another question?"))
