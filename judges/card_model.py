@@ -320,7 +320,7 @@ class JudgeCard(_Model):
                     path=source,
                 )
         elif j.origin == "external":
-            if external_config_id(j.name, j.kind) != j.config_id:
+            if external_config_id(j.name, j.kind, j.params.get("source")) != j.config_id:
                 raise CardError(
                     f"judge.config_id {j.config_id} does not belong to external judge "
                     f"{j.name!r}", path=source,
@@ -378,6 +378,8 @@ def judge_identity(
     stored = ref.stored or JudgeStore(store.db).stored_config(ref.config_id)
     config: JudgeConfig | None = stored.config
     if config is None:
-        return "external", ref.model, {}, None
+        # An external judge's parameters are where its verdicts came from (tool, metric, the
+        # score rule), so the card shows the threshold that made them.
+        return "external", ref.model, {"source": stored.source} if stored.source else {}, None
     return (config.provider_name, config.model, config.generation.model_dump(mode="json"),
             config.model_dump(mode="json"))

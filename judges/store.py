@@ -29,7 +29,7 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -262,6 +262,8 @@ class StoredConfig:
     origin: str
     created_at: datetime
     config: JudgeConfig | None
+    source: dict[str, Any] | None = None
+    """An external judge's source (tool, metric, score rule), when its import recorded one."""
 
 
 def _pid_alive(pid: int | None) -> bool:
@@ -276,9 +278,24 @@ def _pid_alive(pid: int | None) -> bool:
     return True
 
 
-def external_config_id(name: str, kind: str) -> str:
+def external_body(
+    name: str, kind: str, source: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """What an external judge's config row holds, and its id is the hash of.
+
+    ``source`` says where its verdicts came from when that is known (the tool, its metric,
+    the rule that made scores verdicts): part of the identity, so a threshold of 0.7 and one
+    of 0.5 are two judges. Without one the body (and so the id) is what it always was.
+    """
+    body: dict[str, Any] = {"external": True, "name": name, "kind": kind}
+    if source:
+        body["source"] = dict(source)
+    return body
+
+
+def external_config_id(name: str, kind: str, source: Mapping[str, Any] | None = None) -> str:
     """The id of the external judge ``name`` (verdicts imported from files): ``ext:<hash>``."""
-    body = {"external": True, "name": name, "kind": kind}
+    body = external_body(name, kind, source)
     return "ext:" + hashlib.blake2b(canonical_json(body).encode(), digest_size=12).hexdigest()
 
 
@@ -346,20 +363,25 @@ class JudgeStore:
              config.model, config.canonical_json()],
         )
 
-    def save_external(self, name: str, kind: str, criterion: str) -> str:
+    def save_external(
+        self, name: str, kind: str, criterion: str, source: Mapping[str, Any] | None = None
+    ) -> str:
         """Register an external judge (verdicts imported from a file) and return its id.
 
         Raises:
             InvalidNameError: ``name`` breaks :data:`labels.validation.NAME_RULE`.
         """
         with self.db.cursor() as cur:
-            return self._insert_external(cur, name, kind, criterion)
+            return self._insert_external(cur, name, kind, criterion, source)
 
     @staticmethod
-    def _insert_external(cur: Any, name: str, kind: str, criterion: str) -> str:
+    def _insert_external(
+        cur: Any, name: str, kind: str, criterion: str,
+        source: Mapping[str, Any] | None = None,
+    ) -> str:
         name = check_name(name, "judge")
-        body = {"external": True, "name": name, "kind": kind}
-        config_id = external_config_id(name, kind)
+        body = external_body(name, kind, source)
+        config_id = external_config_id(name, kind, source)
         cur.execute(
             "INSERT INTO judge_configs (config_id, name, revision, kind, criterion, model, "
             "origin, config) VALUES (?, ?, 1, ?, ?, 'external', 'external', ?) "
@@ -372,7 +394,7 @@ class JudgeStore:
         self, *, judge: str, kind: str, criterion: str, dataset: str, run_id: str,
         options: dict[str, Any], calls: Sequence[CallRecord], summary: dict[str, Any],
         config_id: str | None = None, register_external: bool = True,
-        config: JudgeConfig | None = None,
+        config: JudgeConfig | None = None, source: Mapping[str, Any] | None = None,
     ) -> str:
         """Store verdicts imported from a file in one transaction.
 
@@ -394,6 +416,7 @@ class JudgeStore:
                 verdicts belong to a config already stored).
             config: the judge config that made the verdicts, stored in the same transaction
                 (``verdicts import --config``); the verdicts go under its id.
+            source: where an external judge's verdicts came from (:func:`external_body`).
 
         Returns:
             The config id the verdicts were stored under.
@@ -403,7 +426,7 @@ class JudgeStore:
                 self._insert_config(cur, config)
                 config_id, register_external = config.config_id, False
             if register_external:
-                external = self._insert_external(cur, judge, kind, criterion)
+                external = self._insert_external(cur, judge, kind, criterion, source)
                 config_id = config_id or external
             elif config_id is None:
                 raise ValueError("a config_id is needed when no external judge is registered")
@@ -430,6 +453,7 @@ class JudgeStore:
                 config_id=r[0], name=r[1], revision=r[2], kind=r[3], criterion=r[4], model=r[5],
                 origin=r[6], created_at=r[7],
                 config=parse_config(json.loads(r[8]), source=r[0]) if r[6] == "config" else None,
+                source=json.loads(r[8]).get("source") if r[6] == "external" else None,
             )
             for r in rows
         ]
@@ -753,6 +777,6 @@ class JudgeStore:
 
 __all__ = [
     "CALL_COLUMNS", "EXPECTED_TABLES", "JUDGE_MIGRATIONS", "CallRecord", "JudgeStore",
-    "RunRecord", "StoredConfig", "bound_key", "external_config_id", "insert_calls", "item_hash",
-    "new_run_id",
+    "RunRecord", "StoredConfig", "bound_key", "external_body", "external_config_id",
+    "insert_calls", "item_hash", "new_run_id",
 ]

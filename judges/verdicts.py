@@ -34,7 +34,8 @@ recent run on that dataset (imported external judges are found by name too).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+import math
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ import pyarrow.compute as pc
 
 from judges.config import JudgeConfig
 from judges.plan_store import PlanStore, content_hashes
+from judges.score_rules import ScoreRule, parse_score_rule, verdict_of
 from judges.store import (
     CallRecord,
     JudgeStore,
@@ -57,9 +59,12 @@ from judges.store import (
 from labels.cells import text_cell
 from labels.errors import CalibrateError, ConflictError, ImportFileError, NotFoundError
 from labels.exporting import write_table
+from labels.importing import row_ids
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import FileImportSummary, Table, read_table
+from labels.record_paths import is_path, parse_pairs
 from labels.store import LabelStore
+from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_optional_verdict
 
@@ -260,10 +265,50 @@ def _file_config(
     return file_id
 
 
+VERDICT_FIELDS = ("id", "verdict", "score", "repeat", "order", "reasoning")
+"""The fields of a verdicts file ``verdicts import --map FIELD=COLUMN`` can name."""
+
+
+_ABSENT = "\x00absent"
+"""The column of a field a tool's file does not have."""
+
+
+class JudgeNotNamedError(CalibrateError):
+    """Verdicts of a plain file need a judge name or config (a tool's file names its own)."""
+
+
+def parse_verdict_mapping(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """Turn ``["verdict=gradingResult.pass", "score=faithfulness"]`` into field → column.
+
+    Raises:
+        ImportFileError: a pair is not ``field=column`` or names an unknown field.
+    """
+    return parse_pairs(list(pairs), VERDICT_FIELDS)
+
+
+def _score_cell(value: Any) -> float | None:
+    """A score: a number, or text holding one; ``None`` (unscored) for empty or NaN."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        raise ValueError(value)  # a pass/fail, not a score: map it as the verdict
+    text = str(value).strip()
+    if len(text) > 40:
+        raise ValueError(value)
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(value)
+    return None if math.isnan(number) else number
+
+
 def import_verdicts(
     store: LabelStore, path: str | Path, *, dataset: str, judge: str | None = None,
     criterion: str | None = None, format: str | None = None, encoding: str = "utf-8",
     display_name: str | None = None, config: JudgeConfig | None = None,
+    mapping: Mapping[str, str] | None = None, records: str | None = None,
+    pass_if: str | None = None, unsure_if: str | None = None,
+    source: Mapping[str, Any] | None = None, row_mapping: Mapping[str, str] | None = None,
+    metric: str | None = None,
 ) -> VerdictImportSummary:
     """Import verdicts produced elsewhere as a judge run of an *external* judge named ``judge``.
 
@@ -289,6 +334,24 @@ def import_verdicts(
     verdicts are stored under its id, so a judge card carries its prompt and parameters.
     ``judge`` and ``criterion`` then default to the config's and must agree with it.
 
+    ``mapping`` names the columns, or paths into nested records (:mod:`labels.record_paths`),
+    of the fields :data:`VERDICT_FIELDS`; ``records`` the list of records inside a top-level
+    JSON object. A file without an id column is matched to the dataset by content: each
+    record gets the id its row got when it was imported without one (``row_mapping`` maps
+    its row fields, as ``calibrate import --map`` did).
+
+    Scores become verdicts by a rule the user chooses: with ``pass_if`` (``'>=0.5'``, see
+    :mod:`judges.score_rules`) the ``score`` field is read instead of a verdict, a score that
+    meets the rule passes and the rest fail; ``unsure_if`` marks a band unsure first. An
+    empty or NaN score is an unscored row. The rules, with ``source`` (the tool and metric
+    the verdicts came from, e.g. ``{"tool": "ragas", "metric": "faithfulness"}``), are
+    stored in the external judge's config, and so are part of its id.
+
+    A file another tool wrote (promptfoo, inspect, DeepEval, ragas: :mod:`labels.tool_formats`)
+    is read by its shape, without a mapping: ``metric`` picks one of its metrics (needed when
+    it has several), the judge is named ``<tool>-<metric>`` unless ``judge`` is given, and
+    the tool and metric are stored with the external judge. ``format`` may name the tool.
+
     Raises:
         ImportFileError: a problem in the file, naming the file, row and column.
         ConflictError: a row would change a stored verdict.
@@ -300,25 +363,79 @@ def import_verdicts(
     if config is not None:
         _check_config_fits(config, judge=judge, criterion=criterion, kind=info.kind)
         judge, criterion = config.name, config.criterion
+    mapping = dict(mapping or {})
+    rules = _score_rules(mapping, pass_if, unsure_if, config)
+    tool_name = format if format in TOOL_FORMATS else None
+    table = read_table(path, format=None if tool_name else format, encoding=encoding,
+                       display_name=name, records=records)
+    words: dict[str, str] = {}
+    by_content = tool_read = False
+    tool = (detect(table, tool_name) if tool_name or not ({"verdict", "score"} & set(mapping))
+            else None)
+    if tool is not None and (tool_name or tool.metrics):
+        chosen = tool.metric(metric, path=name)
+        if chosen.scores_only and not rules:
+            raise CalibrateError(
+                f"{name}: metric {chosen.name!r} of this {tool.tool} file holds scores: say "
+                "which pass, e.g. --pass-if '>=0.5'"
+            )
+        taken = {k: v for k, v in chosen.mapping.items()
+                 if k != ("verdict" if rules else "score")}
+        # The rows' own ids, or none: then each verdict finds its row by content, as the
+        # row import gave it its id (a stray ``id`` column of the tool's is not the row's).
+        tool_id = {"id": tool.rows["id"]} if "id" in tool.rows else {}
+        mapping = {**taken, **tool_id, **mapping}
+        words = dict(chosen.words)
+        row_mapping = row_mapping or tool.rows
+        by_content, tool_read = "id" not in mapping, True
+        source = {"tool": tool.tool, "metric": chosen.name, **(source or {})}
+        judge = judge or f"{tool.tool}-{chosen.name}"[:64]
+    elif metric is not None:
+        raise CalibrateError(f"{name}: --metric names a metric of a tool's file (promptfoo, "
+                             "inspect, deepeval, ragas); this file is not one")
     if judge is None:
-        raise CalibrateError("name the judge (--judge) or give its config (--config)")
+        raise JudgeNotNamedError("name the judge (--judge) or give its config (--config)")
     judge = check_name(judge, "judge")
-    table = read_table(path, format=format, encoding=encoding, display_name=name)
-    id_col = "id" if "id" in table.columns else ("item_id" if "item_id" in table.columns else None)
-    if id_col is None or "verdict" not in table.columns:
-        missing = "id" if id_col is None else "verdict"
+    for fld, column in mapping.items():
+        if column not in table.columns:
+            if not is_path(column):
+                raise ImportFileError(
+                    f"--map {fld}={column}: the file has no column {shown(column)} "
+                    f"(columns: {table.shown_paths()})", path=name,
+                )
+            table = table.with_paths([column], option=f"--map {fld}=")
+    # A tool's file is read through its mapping only: DeepEval's own ``order`` (the test case's
+    # position) is not our A/B order. (No column name holds a NUL: files with one are refused.)
+    columns = {fld: mapping.get(fld, _ABSENT if tool_read else fld) for fld in VERDICT_FIELDS}
+    if "id" not in mapping and "id" not in table.columns and "item_id" in table.columns:
+        columns["id"] = "item_id"
+    value_col = columns["score" if rules else "verdict"]
+    content_ids: list[str] | None = None
+    if by_content or columns["id"] not in table.columns:
+        content_ids = _content_ids(table, name, row_mapping)
+    if value_col not in table.columns:
+        what = "score" if rules else "verdict"
+        hint = "" if rules else " (or a score with --map score=COLUMN --pass-if '>=0.5')"
         raise ImportFileError(
-            f"missing required column {missing!r} (columns: {table.shown_columns()})",
+            f"missing required column {what!r}{hint} (columns: {table.shown_paths()})",
             path=name,
         )
+    if rules:
+        source = {**(source or {}), "pass_if": str(rules[0])}
+        source.setdefault("metric", value_col)
+        if rules[1] is not None:
+            source["unsure_if"] = str(rules[1])
+    what_value = "score" if rules else "verdict"
     allowed = PAIRWISE_VERDICTS if info.kind == "pairwise" else POINTWISE_VERDICTS
+    if rules and info.kind == "pairwise":
+        raise CalibrateError(f"dataset {dataset!r} is pairwise: scores cannot become a/b/tie")
     items = {i.item_id: i for i in store.items(dataset)}
     judge_store = JudgeStore(store.db)
-    config_id = _file_config(judge_store, table, name, judge,
-                             external_config_id(judge, info.kind), config)
+    external_id = external_config_id(judge, info.kind, source)
+    config_id = _file_config(judge_store, table, name, judge, external_id, config)
     stored = judge_store.stored_outcomes(config_id)
     run_id = new_run_id()
-    records: list[CallRecord] = []
+    calls: list[CallRecord] = []
     seen: dict[tuple[str, int, str], int] = {}
     ids = LookalikeIds()
     unchanged = unscored = 0
@@ -328,36 +445,56 @@ def import_verdicts(
         def fail(message: str, column: str, row: int = index + 1) -> ImportFileError:
             return ImportFileError(message, path=name, row=row, column=column)
 
-        raw_id = text_cell(table, index, id_col, row.get(id_col), required=True) or ""
-        if not raw_id.strip():
-            raise fail("is empty but is required", id_col)
-        try:
-            item_id = ids.add(raw_id, index + 1)
-        except LookalikeIdError as error:
-            raise fail(str(error), id_col) from None
+        id_col = columns["id"]
+        if content_ids is not None:
+            item_id = content_ids[index]
+        else:
+            raw_id = text_cell(table, index, id_col, row.get(id_col), required=True) or ""
+            if not raw_id.strip():
+                raise fail("is empty but is required", id_col)
+            try:
+                item_id = ids.add(raw_id, index + 1)
+            except LookalikeIdError as error:
+                raise fail(str(error), id_col) from None
         item = items.get(item_id)
         if item is None:
-            raise fail(f"dataset {dataset!r} has no item {shown(item_id, 24)}", id_col)
+            missing = (f"dataset {dataset!r} has no item with this row's content (id "
+                       f"{item_id}): import the rows from the same file first"
+                       if content_ids is not None else
+                       f"dataset {dataset!r} has no item {shown(item_id, 24)}")
+            raise fail(missing, id_col)
+        raw = row.get(value_col)
+        score: float | None = None
+        if rules:
+            try:
+                score = _score_cell(raw)
+            except (TypeError, ValueError, OverflowError):
+                raise fail(f"{shown(raw)} is not a score (a number; empty for unscored)",
+                           value_col) from None
+            verdict = None if score is None else verdict_of(score, rules[0], rules[1])
+        else:
+            try:
+                spelled = words.get(raw.strip(), raw) if isinstance(raw, str) else raw
+                verdict = parse_optional_verdict(spelled, allowed)
+            except ValueError:
+                spellings = ", ".join(allowed) + (
+                    ", 1, 0, true, false" if info.kind == "pointwise" else "")
+                raise fail(
+                    f"{shown(raw)} is not a verdict (use {spellings}, or leave it empty "
+                    "for unscored)", value_col,
+                ) from None
         try:
-            verdict = parse_optional_verdict(row.get("verdict"), allowed)
-        except ValueError:
-            words = ", ".join(allowed) + (", 1, 0, true, false" if info.kind == "pointwise" else "")
-            raise fail(
-                f"{shown(row.get('verdict'))} is not a verdict (use {words}, or leave it empty "
-                "for unscored)", "verdict",
-            ) from None
-        try:
-            repeat = _repeat_cell(row.get("repeat")) or 0
+            repeat = _repeat_cell(row.get(columns["repeat"])) or 0
         except (TypeError, ValueError, OverflowError):
             raise fail(
-                f"{shown(row.get('repeat'))} is not a repeat index (a whole number from 0 to "
-                f"{MAX_REPEAT})", "repeat",
+                f"{shown(row.get(columns['repeat']))} is not a repeat index (a whole number "
+                f"from 0 to {MAX_REPEAT})", columns["repeat"],
             ) from None
-        order = str(row.get("order") or "original").strip().lower()
+        order = str(row.get(columns["order"]) or "original").strip().lower()
         if order not in ("original", "swapped"):
-            raise fail(f"{shown(row.get('order'))} is not an order (original or swapped)",
-                       "order")
-        reasoning = row.get("reasoning")
+            raise fail(f"{shown(row.get(columns['order']))} is not an order (original or "
+                       "swapped)", columns["order"])
+        reasoning = row.get(columns["reasoning"])
         reasoning = None if reasoning is None or reasoning == "" else str(reasoning)
         # The verdict belongs to this row, not to every row with the same content; the
         # config's own call on this content (a run of it) is what it is compared with too.
@@ -366,7 +503,7 @@ def import_verdicts(
         if key in seen:
             raise fail(
                 f"duplicates row {seen[key] + 1} (same id {shown(item_id, 24)}, repeat {repeat}, "
-                f"order {order})", id_col,
+                f"order {order})", columns["id"],
             )
         seen[key] = index
         status = "scored" if verdict is not None else "unscored"
@@ -382,30 +519,68 @@ def import_verdicts(
                 "Import it under another --judge name."
             )
         unscored += status == "unscored"
-        records.append(CallRecord(
+        calls.append(CallRecord(
             run_id=run_id, config_id=config_id, item_id=item_id, item_hash=key[0],
             repeat=repeat, ordering=order, status=status,
             request={"imported_from": name, "row": index + 1},
             reply=json.dumps(row, default=str, ensure_ascii=False), verdict=verdict,
-            reply_label=None if verdict is None else str(row.get("verdict")),
+            reply_label=None if verdict is None else str(raw),
             reasoning=reasoning, unscored_reason=None if verdict else "external",
-            detail=None if verdict else "no verdict in the imported file",
+            detail=None if verdict else f"no {what_value} in the imported file",
         ))
-    if records:
+    if calls:
         criterion = criterion or ("preference" if info.kind == "pairwise" else "faithfulness")
         judge_store.save_imported_run(
             judge=judge, kind=info.kind, criterion=criterion, dataset=dataset, run_id=run_id,
-            config_id=config_id, config=config,
-            register_external=config_id == external_config_id(judge, info.kind),
-            options={"imported_from": name, "rows": table.n_rows}, calls=records,
-            summary={"planned": len(records), "scored": len(records) - unscored,
+            config_id=config_id, config=config, source=source,
+            register_external=config_id == external_id,
+            options={"imported_from": name, "rows": table.n_rows}, calls=calls,
+            summary={"planned": len(calls), "scored": len(calls) - unscored,
                      "unscored": unscored, "cached": 0, "failed": 0},
         )
     return VerdictImportSummary(
         path=name, dataset=dataset, judge=judge, config_id=config_id,
-        run_id=run_id if records else None, rows_read=table.n_rows, added=len(records),
+        run_id=run_id if calls else None, rows_read=table.n_rows, added=len(calls),
         unchanged=unchanged, unscored=unscored,
     )
+
+
+def _score_rules(
+    mapping: Mapping[str, str], pass_if: str | None, unsure_if: str | None,
+    config: JudgeConfig | None,
+) -> tuple[ScoreRule, ScoreRule | None] | None:
+    """The ``--pass-if``/``--unsure-if`` rules, or ``None`` when the file holds verdicts."""
+    if pass_if is None:
+        if unsure_if is not None:
+            raise CalibrateError("--unsure-if needs --pass-if: which scores pass?")
+        if "score" in mapping:
+            raise CalibrateError(
+                f"--map score={mapping['score']}: scores need a rule that makes them verdicts, "
+                "e.g. --pass-if '>=0.5'"
+            )
+        return None
+    if config is not None:
+        raise CalibrateError(
+            "--pass-if makes an external judge of the scores (the rule is its config); it "
+            "cannot be combined with --config"
+        )
+    if "verdict" in mapping:
+        raise CalibrateError("--pass-if reads scores: map the score (--map score=COLUMN), "
+                             "not a verdict")
+    return parse_score_rule(pass_if), None if unsure_if is None else parse_score_rule(unsure_if)
+
+
+def _content_ids(table: Table, name: str, row_mapping: Mapping[str, str] | None) -> list[str]:
+    """Each record's item id from its content, for a file of verdicts without an id column."""
+    try:
+        return row_ids(table, row_mapping)
+    except ImportFileError as error:
+        if "missing required column" not in str(error):
+            raise
+        raise ImportFileError(
+            "missing required column 'id' (or the rows themselves, so each verdict finds "
+            f"its item by content) (columns: {table.shown_paths()})", path=name,
+        ) from None
 
 
 def _check_config_fits(config: JudgeConfig, *, judge: str | None, criterion: str | None,
@@ -451,7 +626,8 @@ def export_verdicts(store: LabelStore, dataset: str, judge: str, path: str | Pat
 
 
 __all__ = [
-    "UNSCORED", "VERDICT_COLUMNS", "VerdictImportSummary",
+    "UNSCORED", "VERDICT_COLUMNS", "VERDICT_FIELDS", "JudgeNotNamedError",
+    "VerdictImportSummary",
     "calls_for_dataset", "dataset_hashes", "dataset_keys", "export_frame", "export_verdicts",
-    "import_verdicts", "judge_verdicts", "resolve_judge", "swap_flips",
+    "import_verdicts", "judge_verdicts", "parse_verdict_mapping", "resolve_judge", "swap_flips",
 ]

@@ -7,6 +7,7 @@ a row whose content changed under the same id is reported, never silently overwr
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -32,11 +33,13 @@ from labels.label_import import import_labels as import_labels
 from labels.models import Kind
 from labels.names import ROW_FORMATS as ROW_FORMATS  # re-exported: callers name it from here
 from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
+from labels.record_paths import is_path
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
-from labels.store_items import write_items
+from labels.store_items import generated_id, write_items
 from labels.strict_json import JsonValueError, strict_json_loads
 from labels.text_columns import plain_string_lists
+from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import (
     PLAIN_ID_PATTERN,
     LookalikeIdError,
@@ -90,6 +93,10 @@ class ImportSummary(FileImportSummary):
     changed_ids: tuple[str, ...] = ()
     generated_ids: int = 0
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    tool: str | None = None
+    """The tool whose file this was (``promptfoo``, ``inspect``, ``deepeval``, ``ragas``)."""
+    metrics: tuple[str, ...] = ()
+    """The tool's judge metrics the file also holds (``calibrate verdicts import`` reads them)."""
 
 
 def parse_mapping(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
@@ -108,6 +115,23 @@ def parse_mapping(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
     return mapping
 
 
+def with_mapped_paths(table: Table, mapping: Mapping[str, str]) -> Table:
+    """``table`` plus a column for each mapped path (``response.output.text``) it lacks.
+
+    See :meth:`labels.reading.Table.with_paths`; a ``sources`` mapping may list several,
+    comma-separated.
+    """
+    for fld, value in mapping.items():
+        paths = [
+            column.strip()
+            for column in (value.split(",") if fld == "sources" else [value])
+            if is_path(column.strip()) and column.strip() not in table.columns
+        ]
+        if paths:
+            table = table.with_paths(paths, option=f"--map {fld}=")
+    return table
+
+
 def _resolve_columns(table: Table, mapping: Mapping[str, str]) -> dict[str, list[str]]:
     """Field → the file column(s) that feed it."""
     present = set(table.columns)
@@ -121,7 +145,7 @@ def _resolve_columns(table: Table, mapping: Mapping[str, str]) -> dict[str, list
                 if column not in present:
                     raise ImportFileError(
                         f"--map {fld}={mapping[fld]}: the file has no column {column!r} "
-                        f"(columns: {table.shown_columns()})",
+                        f"(columns: {table.shown_paths()})",
                         path=table.path,
                     )
             resolved[fld] = columns
@@ -181,10 +205,13 @@ def _sources(
         try:
             value = strict_json_loads(stripped)
         except json.JSONDecodeError:
-            # "[1] See the manual": a citation, not a broken list. Keep the text, say so.
-            if plain_text_rows is not None:
-                plain_text_rows.append(index + 1)
-            return [{"text": value, "source_id": None}]
+            literal = python_list(stripped)
+            if literal is None:
+                # "[1] See the manual": a citation, not a broken list. Keep the text, say so.
+                if plain_text_rows is not None:
+                    plain_text_rows.append(index + 1)
+                return [{"text": value, "source_id": None}]
+            value = literal
         except JsonValueError as error:
             raise table.error(
                 f"holds a JSON list that cannot be imported: {error}",
@@ -200,6 +227,25 @@ def _sources(
             index, column,
         )
     return out
+
+
+def python_list(text: str) -> list[Any] | None:
+    """The list a Python list literal spells (``['a', "b's"]``), or ``None``.
+
+    pandas writes a list cell to CSV as its ``repr``, so a ragas ``EvaluationDataset.to_csv``
+    holds ``['…', '…']``, which is not JSON. The text is parsed by :func:`ast.literal_eval`,
+    which builds literals only and never runs code; only a list of texts or objects counts
+    (what a passages cell holds), so ``[1] See the manual`` stays text.
+    """
+    if not (text.startswith("[") and text.endswith("]")):
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, list) and all(isinstance(v, (str, dict)) for v in value):
+        return value
+    return None
 
 
 class _InfiniteNumber(ValueError):
@@ -274,11 +320,12 @@ def normalise(
     Raises:
         ImportFileError: naming the file, row and column of the first problem.
     """
+    table = with_mapped_paths(table, mapping or {})
     columns = _resolve_columns(table, mapping or {})
     if "question" not in columns:
         raise ImportFileError(
             "missing required column 'question' (columns: "
-            f"{table.shown_columns()}); map one with --map question=COLUMN",
+            f"{table.shown_paths()}); map one with --map question=COLUMN",
             path=table.path,
         )
     pairwise = "answer_a" in columns or "answer_b" in columns
@@ -291,10 +338,13 @@ def normalise(
     if not pairwise and "answer" not in columns:
         raise ImportFileError(
             "missing required column 'answer' (columns: "
-            f"{table.shown_columns()}); map one with --map answer=COLUMN",
+            f"{table.shown_paths()}); map one with --map answer=COLUMN",
             path=table.path,
         )
     used = {c for cols in columns.values() for c in cols}
+    # The object a path reads from is not copied into metadata as well: a promptfoo result's
+    # whole ``response`` (token counts, raw provider output) is not the row's metadata.
+    used |= {table.derived[c] for c in used if c in table.derived}
     extra = [c for c in table.columns if c not in used]
 
     def col(fld: str) -> str | None:
@@ -349,6 +399,36 @@ def normalise(
     # the Data page's preview shows exactly these columns.
     rows = rows.append_column("row", pa.array(range(1, n + 1), type=pa.int64()))
     return rows, ("pairwise" if pairwise else "pointwise")
+
+
+def _kept_columns(table: Table, mapping: Mapping[str, str], keep: tuple[str, ...]) -> Table:
+    """``table`` with only the columns ``mapping``'s paths start from, and ``keep``."""
+    mapped = {part.strip() for value in mapping.values() for part in value.split(",")}
+    roots = {path.split(".")[0].split("[")[0] for path in mapped}
+    names = [c for c in table.columns if c in roots or c in keep or c in mapped]
+    return Table(table.path, names, {c: table.data[c] for c in names}, table.n_rows,
+                 table.lines, tool=table.tool)
+
+
+def row_ids(table: Table, mapping: Mapping[str, str] | None = None) -> list[str]:
+    """The item id each record of ``table`` is stored under by :func:`import_rows`.
+
+    Its id when it has one, else the id its content gives it
+    (:func:`labels.store_items.generated_id`): how a file of scores about rows that had no
+    id (a ragas results CSV) finds its items.
+
+    Raises:
+        ImportFileError: a record that could not be imported as a row, naming row and column.
+    """
+    frame, _ = normalise(table, mapping)
+    columns = {name: frame.column(name).to_pylist() for name in (
+        "id", "question", "answer", "answer_a", "answer_b", "sources", "reference")}
+    return [
+        given if given is not None else generated_id(
+            str(columns["question"][i]), columns["answer"][i], columns["answer_a"][i],
+            columns["answer_b"][i], str(columns["sources"][i]), columns["reference"][i])
+        for i, given in enumerate(columns["id"])
+    ]
 
 
 def _arrow_column(table: Table, column: str) -> pa.ChunkedArray[Any] | None:
@@ -578,7 +658,9 @@ def _attach_source_ids(
     if isinstance(ids, str) and ids.strip().startswith("["):
         try:
             ids = strict_json_loads(ids)
-        except ValueError:  # JSONDecodeError or JsonValueError: not a list of ids either way
+        except json.JSONDecodeError:
+            ids = python_list(ids.strip())
+        except JsonValueError:  # not a list of ids we can store
             ids = None
     if not isinstance(ids, list) or len(ids) != len(passages):
         raise table.error(
@@ -599,6 +681,7 @@ def import_rows(
     encoding: str = "utf-8",
     on_changed: OnChanged = "error",
     display_name: str | None = None,
+    records: str | None = None,
 ) -> ImportSummary:
     """Import the rows of ``path`` into ``dataset`` (created if needed), all or nothing.
 
@@ -606,16 +689,21 @@ def import_rows(
         store: the label store to write to.
         path: a CSV, JSONL, JSON (list of records) or Parquet file.
         dataset: dataset name.
-        format: one of ``csv``, ``jsonl``, ``json``, ``parquet``, or ``ragas`` (ragas column
-            names: ``user_input``, ``retrieved_contexts``, ``response``, ``reference``);
-            default from the extension.
-        mapping: item field → file column (``{"question": "prompt"}``); for ``sources`` a
-            comma-separated list of columns, one passage each.
+        format: one of ``csv``, ``jsonl``, ``json``, ``parquet``; or a tool whose files are
+            otherwise recognised by their shape (``promptfoo``, ``inspect``, ``deepeval``,
+            ``ragas``: see :mod:`labels.tool_formats`), to insist on it. Default: the
+            extension, and the tool the file's shape shows.
+        mapping: item field → file column (``{"question": "prompt"}``) or a path into nested
+            records (``{"answer": "response.output", "sources": "contexts[*].text"}``, see
+            :mod:`labels.record_paths`); for ``sources`` a comma-separated list of columns,
+            one passage each.
         encoding: text encoding of CSV/JSON files (a UTF-8 or UTF-16 byte-order mark wins).
         on_changed: what to do when a row's content differs from the stored row with the same
             id: ``"error"`` (default; nothing is written) or ``"skip"`` (keep the stored row).
         display_name: how messages and the dataset's ``source_file`` name the file (default
             ``path``): an upload's own name, never the server's temporary path.
+        records: for a JSON file whose top level is an object, the path of its list of
+            records (``data.items``).
 
     Returns:
         What was done; ``warnings`` lists what was imported but deserves a look.
@@ -627,16 +715,14 @@ def import_rows(
     """
     dataset = check_name(dataset, "dataset")
     name = display_name or str(path)
-    file_format = format
-    full_mapping = dict(mapping or {})
-    if format == "ragas":
-        file_format = None
-        full_mapping = {**RAGAS_MAPPING, **full_mapping}
-    table = read_table(path, format=file_format, encoding=encoding, display_name=name)
-    if format == "ragas":
-        full_mapping = {
-            k: v for k, v in full_mapping.items() if v in table.columns or k in (mapping or {})
-        }
+    tool_name = format if format in TOOL_FORMATS else None
+    table = read_table(path, format=None if tool_name else format, encoding=encoding,
+                       display_name=name, records=records)
+    # A tool's file is recognised by its shape; a --map of the user's wins over the tool's.
+    tool = detect(table, tool_name) if tool_name or not records else None
+    full_mapping = {**(tool.rows if tool else {}), **(mapping or {})}
+    if tool is not None and tool.keep is not None:
+        table = _kept_columns(table, full_mapping, tool.keep)
     warnings: list[str] = []
     frame, kind = normalise(table, full_mapping, warnings=warnings)
     try:
@@ -656,4 +742,6 @@ def import_rows(
         changed_ids=written.changed_ids,
         generated_ids=written.generated_ids,
         warnings=tuple(warnings),
+        tool=tool.tool if tool else None,
+        metrics=tuple(m.name for m in tool.metrics) if tool else (),
     )

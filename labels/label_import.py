@@ -8,6 +8,7 @@ only look alike are refused naming both rows, and annotator names follow the nam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,9 +23,13 @@ from labels.models import (
 )
 from labels.provenance import Provenance
 from labels.reading import FileImportSummary, Table, read_table
+from labels.record_paths import is_path
 from labels.store import LabelStore, NewLabel
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_verdict, spellings
+
+LABEL_FIELDS = ("id", "label", "note", "annotator")
+"""The fields of a labels file ``labels import --map FIELD=COLUMN`` can name."""
 
 IMPORT_SELECTIONS = ("random", "all", "by_verdict", "unknown", "escalated")
 """How an imported label file's rows were chosen (``labels import --selection``)."""
@@ -47,11 +52,11 @@ def _label_word(table: Table, index: int, column: str, value: Any, pairwise: boo
         ) from None
 
 
-def _annotator(table: Table, index: int, value: str) -> str:
+def _annotator(table: Table, index: int, value: str, column: str) -> str:
     try:
         return check_name(value.strip(), "annotator")
     except InvalidNameError as error:
-        raise table.error(str(error), index, 'annotator') from None
+        raise table.error(str(error), index, column) from None
 
 
 def import_labels(
@@ -67,6 +72,8 @@ def import_labels(
     label_column: str = "label",
     display_name: str | None = None,
     selection: str = "unknown",
+    mapping: Mapping[str, str] | None = None,
+    records: str | None = None,
 ) -> LabelImportSummary:
     """Import existing human labels (``id``, ``label``, optional ``note`` and ``annotator``).
 
@@ -92,6 +99,11 @@ def import_labels(
             the judge verdicts. ``escalated``: the rows are among those the newest acceptance
             rule of the dataset and criterion escalated (``calibrate judge select``), picked
             at random among them; every row must be one of them.
+        mapping: field (``id``, ``label``, ``note``, ``annotator``) → the column, or a path
+            into nested records (``{"label": "feedback.value"}``, :mod:`labels.record_paths`),
+            that holds it; ``id`` and ``label`` win over ``id_column`` and ``label_column``.
+        records: for a JSON file whose top level is an object, the path of its list of
+            records.
 
     Raises:
         ImportFileError: a problem in the file, naming the file, row and column.
@@ -101,7 +113,26 @@ def import_labels(
     if selection not in IMPORT_SELECTIONS:
         choices = ", ".join(IMPORT_SELECTIONS)
         raise ImportFileError(f"unknown selection {selection!r} (choose {choices})", path=name)
-    table = read_table(path, format=format, encoding=encoding, display_name=name)
+    mapping = dict(mapping or {})
+    unknown = sorted(set(mapping) - set(LABEL_FIELDS))
+    if unknown:
+        raise ImportFileError(
+            f"--map {unknown[0]}=…: unknown field (fields: {', '.join(LABEL_FIELDS)})", path=name
+        )
+    table = read_table(path, format=format, encoding=encoding, display_name=name,
+                       records=records)
+    for fld, column in mapping.items():
+        if column not in table.columns:
+            if not is_path(column):
+                raise ImportFileError(
+                    f"--map {fld}={column}: the file has no column {shown(column)} "
+                    f"(columns: {table.shown_paths()})", path=name,
+                )
+            table = table.with_paths([column], option=f"--map {fld}=")
+    id_column = mapping.get("id", id_column)
+    label_column = mapping.get("label", label_column)
+    note_col = mapping.get("note", "note")
+    annotator_col = mapping.get("annotator", "annotator")
     id_col = (
         id_column
         if id_column in table.columns
@@ -115,10 +146,10 @@ def import_labels(
     if id_col is None or label_col is None:
         missing = "id" if id_col is None else "label"
         raise ImportFileError(
-            f"missing required column {missing!r} (columns: {table.shown_columns()})",
+            f"missing required column {missing!r} (columns: {table.shown_paths()})",
             path=name,
         )
-    has_annotator = "annotator" in table.columns
+    has_annotator = annotator_col in table.columns
     if annotator is None and not has_annotator:
         raise ImportFileError(
             "no annotator: pass --annotator NAME or add an 'annotator' column", path=name
@@ -175,15 +206,16 @@ def import_labels(
         verdict = _label_word(table, index, label_col, record.get(label_col), pairwise)
         who = annotator
         if has_annotator:
-            cell = text_cell(table, index, "annotator", record.get("annotator"), required=False)
+            cell = text_cell(table, index, annotator_col, record.get(annotator_col),
+                             required=False)
             if cell and cell.strip():
-                who = _annotator(table, index, cell)
+                who = _annotator(table, index, cell, annotator_col)
         if not who:
             raise ImportFileError(
                 "is empty and no --annotator was given",
                 path=name,
                 row=index + 1,
-                column="annotator",
+                column=annotator_col,
             )
         key = (item_id, who)
         if key in seen:
@@ -195,8 +227,8 @@ def import_labels(
             )
         seen[key] = index + 1
         note = ""
-        if "note" in table.columns:
-            note = text_cell(table, index, "note", record.get("note"), required=False) or ""
+        if note_col in table.columns:
+            note = text_cell(table, index, note_col, record.get(note_col), required=False) or ""
         if latest.get(key) == (verdict, note):
             skipped += 1
             continue
@@ -222,4 +254,4 @@ def import_labels(
     )
 
 
-__all__ = ["LabelImportSummary", "import_labels"]
+__all__ = ["LABEL_FIELDS", "LabelImportSummary", "import_labels"]

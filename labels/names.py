@@ -6,8 +6,9 @@ loading pyarrow; :mod:`labels.importing` and :mod:`labels.models` take them from
 
 from __future__ import annotations
 
-ROW_FORMATS = ("csv", "jsonl", "json", "parquet", "ragas")
-"""The formats ``calibrate import --format`` reads (``ragas`` is JSONL with Ragas' columns)."""
+ROW_FORMATS = ("csv", "jsonl", "json", "parquet", "ragas", "promptfoo", "inspect", "deepeval")
+"""The formats ``calibrate import --format`` reads: file formats, and the tools whose files are
+recognised without it (:mod:`labels.tool_formats`), named to insist on one."""
 
 DEFAULT_CRITERION = "faithfulness"
 """The criterion of pointwise datasets when none is named."""

@@ -12,14 +12,23 @@ import io
 import json
 import os
 import stat
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labels.errors import ImportFileError
 from labels.limits import ReadLimits
+from labels.record_paths import (
+    PathError,
+    leaf_paths,
+    parse_path,
+    record_lists,
+    resolve,
+    shown_paths,
+)
 from labels.strict_json import JsonValueError, decode_record, locate_column, strict_json_loads
+from labels.tool_formats import records_path
 from labels.validation import shown
 
 FILE_FORMATS = ("csv", "jsonl", "json", "parquet")
@@ -110,6 +119,10 @@ class Table:
     n_rows: int
     lines: list[int] | None = None
     arrow: pa.Table | None = None
+    derived: dict[str, str] = field(default_factory=dict)
+    """Columns read by a path (:meth:`with_paths`): path → the file column it starts from."""
+    tool: str | None = None
+    """The tool whose documented shape the reader recognised (``promptfoo``, ``inspect`` …)."""
 
     @classmethod
     def from_records(
@@ -153,11 +166,80 @@ class Table:
         more = f", … ({len(self.columns) - limit} more)" if len(self.columns) > limit else ""
         return ", ".join(names) + more
 
+    def shown_paths(self) -> str:
+        """What a ``--map`` could name, for a message: the first record's leaf paths.
+
+        A flat file's columns; a record holding objects is listed down to its leaves
+        (``response.output``, ``contexts[*].text``), so a user sees the paths to map.
+        """
+        if not self.n_rows or isinstance(self.data, ArrowColumns):
+            return self.shown_columns()
+        first = {name: self.data[name][0] for name in self.columns if name not in self.derived}
+        if not any(isinstance(v, (dict, list)) for v in first.values()):
+            return self.shown_columns()
+        return shown_paths([_shown_column(p) for p in leaf_paths(first)])
+
+    def with_paths(self, paths: Iterable[str], *, option: str = "--map ") -> Table:
+        """This table plus a column per path in ``paths`` that is not a column already.
+
+        Each new column is named by its path and holds what the path reaches in each record
+        (:func:`labels.record_paths.resolve`); a cell of text that holds JSON (a CSV column
+        of objects) is read as JSON on the way down. A path the file does not have at all is
+        refused listing the paths it does have; a path that does not fit one record's shape
+        is refused naming that row. ``option`` starts the messages (``--map answer=``).
+
+        Raises:
+            ImportFileError: naming the file, and the row and path where one record fails.
+        """
+        wanted = [p for p in dict.fromkeys(paths) if p not in self.columns]
+        if not wanted:
+            return self
+        data = dict(self.data.items()) if not isinstance(self.data, ArrowColumns) else {
+            name: self.data[name] for name in self.data}
+        derived = dict(self.derived)
+        for path in wanted:
+            try:
+                steps = parse_path(path)
+            except ImportFileError as error:
+                raise ImportFileError(f"{option}{shown(path)}: {error}", path=self.path) from None
+            root = steps[0].key
+            if root is None or root not in data:
+                raise ImportFileError(
+                    f"{option}{_shown_column(path)}: no column or path {shown(root or path)} "
+                    f"in the file (paths: {self.shown_paths()})", path=self.path,
+                )
+            values: list[Any] = []
+            for index, cell in enumerate(data[root]):
+                cell = _json_cell(cell) if len(steps) > 1 else cell
+                try:
+                    values.append(resolve(cell, steps[1:]))
+                except PathError as error:
+                    raise self.error(f"the path does not fit: {error}", index, path) from None
+            if all(v is None for v in values):
+                raise ImportFileError(
+                    f"{option}{_shown_column(path)}: no record has this path "
+                    f"(paths: {self.shown_paths()})", path=self.path,
+                )
+            data[path] = values
+            derived[path] = root
+        return replace(self, columns=[*self.columns, *wanted], data=data, arrow=None,
+                       derived=derived)
+
     def where(self, index: int) -> str:
         """``row 3 (line 4)``: how a message points at record ``index``."""
         if self.lines is not None and self.lines[index] != index + 1:
             return f"row {index + 1} (line {self.lines[index]})"
         return f"row {index + 1}"
+
+
+def _json_cell(cell: Any) -> Any:
+    """A text cell holding a JSON object or list, as that value (else the cell as it is)."""
+    if isinstance(cell, str) and cell.lstrip().startswith(("{", "[")):
+        try:
+            return strict_json_loads(cell)
+        except ValueError:  # not JSON after all: the path then says what the cell holds
+            return cell
+    return cell
 
 
 def _shown_column(name: str) -> str:
@@ -181,6 +263,11 @@ def detect_format(path: str | Path, format: str | None = None) -> str:
             )
         return format
     suffix = Path(path).suffix.lower()
+    if suffix == ".eval":
+        raise ImportFileError(
+            "an inspect_ai .eval log is a zip archive; write it as JSON first "
+            "(inspect log convert --to json) and import the .json log", path=str(path),
+        )
     if suffix not in _EXTENSIONS:
         raise ImportFileError(
             f"cannot tell the format from the extension {suffix or '(none)'!r}; "
@@ -487,9 +574,29 @@ def _decode_records(path: str, text: str, position: int) -> list[Any]:
     return records
 
 
-def _read_json(path: str, text: str) -> Table:
+def _records_at(path: str, value: Any, records: str) -> Any:
+    """The list ``--records`` names inside the file's top-level JSON value."""
+    steps = parse_path(records)
+    try:
+        found = resolve(value, steps, strict=True)
+    except PathError as error:
+        lists = record_lists(value)
+        known = ", ".join(f"{p} ({n})" for p, n in lists[:10]) or "none"
+        raise ImportFileError(
+            f"--records {shown(records)}: {error} (lists of records in the file: {known})",
+            path=path,
+        ) from None
+    if not isinstance(found, list):
+        raise ImportFileError(
+            f"--records {shown(records)} is {_json_kind(found)}, not a list of records",
+            path=path,
+        )
+    return found
+
+
+def _read_json(path: str, text: str, records: str | None = None) -> Table:
     start = _skip_space(text, 0)
-    if text.startswith("[", start):
+    if records is None and text.startswith("[", start):
         value: Any = _decode_records(path, text, start)
     else:
         try:
@@ -498,18 +605,31 @@ def _read_json(path: str, text: str) -> Table:
             raise _json_syntax(path, error) from None
         except JsonValueError as error:
             raise ImportFileError(str(error), path=path) from None
-    if isinstance(value, dict) and isinstance(value.get("data"), list):
+    tool = None
+    if records is not None:
+        value = _records_at(path, value, records)
+    elif (found := records_path(value)) is not None:
+        tool = found[0]
+        value = resolve(value, parse_path(found[1]))
+    elif isinstance(value, dict) and isinstance(value.get("data"), list):
         value = value["data"]
     if not isinstance(value, list):
+        lists = record_lists(value)
+        hint = (
+            f"; its lists of records: {', '.join(f'{p} ({n})' for p, n in lists[:10])}: name "
+            f"one with --records PATH (e.g. --records {lists[0][0]})" if lists else ""
+        )
         raise ImportFileError(
-            f"expected a JSON list of records, got {_json_kind(value)}", path=path
+            f"expected a JSON list of records, got {_json_kind(value)}{hint}", path=path
         )
     for index, record in enumerate(value):
         if not isinstance(record, dict):
             raise ImportFileError(
                 f"is {_json_kind(record)}, not an object", path=path, row=index + 1
             )
-    return Table.from_records(path, value)
+    table = Table.from_records(path, value)
+    table.tool = tool
+    return table
 
 
 _FIXED_WIDTH = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}
@@ -682,7 +802,7 @@ def _read_parquet(path: str, name: str) -> Table:
 
 def read_table(
     path: str | Path, *, format: str | None = None, encoding: str = "utf-8",
-    display_name: str | None = None,
+    display_name: str | None = None, records: str | None = None,
 ) -> Table:
     """Read ``path`` into a :class:`Table`; any problem raises :class:`ImportFileError`.
 
@@ -692,9 +812,15 @@ def read_table(
         encoding: the text encoding of CSV/JSON files (a byte-order mark wins).
         display_name: how messages (and :attr:`Table.path`) name the file; an upload's own
             name, so a message never shows the server's temporary path. Default: ``path``.
+        records: where the records are in a JSON file whose top level is an object, as a path
+            (``data.items``, ``results.results``; see :mod:`labels.record_paths`).
     """
     name = display_name or str(path)
     fmt = detect_format(name, format)
+    if records is not None and fmt != "json":
+        raise ImportFileError(
+            f"--records names a list inside a JSON file; this is a {fmt} file", path=name
+        )
     try:
         fd = open_regular(path, name)
     except FileNotFoundError:
@@ -705,7 +831,8 @@ def read_table(
         # The file opened and checked, read again by its descriptor's name: what is read is
         # what was checked, even if the name is swapped for a FIFO in between.
         by_fd = f"/proc/self/fd/{fd}"
-        return _read_table(by_fd if os.path.exists(by_fd) else str(path), name, fmt, encoding)
+        return _read_table(by_fd if os.path.exists(by_fd) else str(path), name, fmt, encoding,
+                           records)
     finally:
         os.close(fd)
 
@@ -757,7 +884,9 @@ def read_regular_text(path: str | Path, encoding: str = "utf-8") -> str:
         return handle.read().decode(encoding)
 
 
-def _read_table(real: str, name: str, fmt: str, encoding: str) -> Table:
+def _read_table(
+    real: str, name: str, fmt: str, encoding: str, records: str | None = None
+) -> Table:
     try:
         if fmt == "parquet":
             table = _read_parquet(real, name)
@@ -766,8 +895,11 @@ def _read_table(real: str, name: str, fmt: str, encoding: str) -> Table:
             if fast is not None:
                 table = fast
             else:
-                reader = {"csv": _read_csv, "jsonl": _read_jsonl, "json": _read_json}[fmt]
-                table = reader(name, _text_of(name, real, encoding))
+                text = _text_of(name, real, encoding)
+                if fmt == "json":
+                    table = _read_json(name, text, records)
+                else:
+                    table = (_read_csv if fmt == "csv" else _read_jsonl)(name, text)
     except FileNotFoundError:
         raise ImportFileError("no such file", path=name) from None
     except IsADirectoryError:

@@ -51,6 +51,22 @@ _ID_SQL = (
     f"'h' || left(sha256(concat_ws({_SEP}, question, coalesce(answer, ''), "
     "coalesce(answer_a, ''), coalesce(answer_b, ''), sources, coalesce(reference, ''))), 16)"
 )
+
+
+def generated_id(
+    question: str, answer: str | None, answer_a: str | None, answer_b: str | None,
+    sources: str, reference: str | None,
+) -> str:
+    """The id :data:`_ID_SQL` gives a row without one (``sources``: its stored JSON).
+
+    For a file of verdicts or scores about rows that had no id (a ragas results file): each
+    row finds the item its own content was stored as.
+    """
+    text = ID_SEPARATOR.join(
+        [question, answer or "", answer_a or "", answer_b or "", sources, reference or ""])
+    return "h" + hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 _CONTENT_FIELDS = ("question", "answer", "answer_a", "answer_b", "sources", "reference",
                    "segment", "document_id", "metadata")
 # What a row's content hash covers (change detection under the same id): every field, in this

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from calibrate_app.cli._context import AppContext, pass_app, pass_app_and_json
+from calibrate_app.cli._context import AppContext, LazyChoice, pass_app, pass_app_and_json
 from calibrate_app.cli._paths import ClientPath, client_file
 from labels.errors import NotFoundError
 
@@ -22,6 +22,12 @@ if TYPE_CHECKING:
 
 EXIT_FAILED_CALLS = 1
 EXIT_CANCELLED = 130
+
+
+def _row_formats() -> tuple[str, ...]:
+    from labels.names import ROW_FORMATS
+
+    return ROW_FORMATS
 
 
 def _stored_configs(app: AppContext) -> JudgeStore | None:
@@ -342,25 +348,54 @@ def verdicts_group() -> None:
 @click.option("--criterion", default=None,
               help="What the verdicts judge (default: the config's, else faithfulness, or "
                    "preference if pairwise).")
+@click.option("--map", "mapping", multiple=True, metavar="FIELD=COLUMN",
+              help="Map a column or a path into nested records onto a field (id, verdict, "
+                   "score, repeat, order, reasoning), e.g. --map verdict=gradingResult.pass, "
+                   "--map score=faithfulness.")
+@click.option("--records", default=None, metavar="PATH",
+              help="For a JSON file whose top level is an object: the path of its list of "
+                   "records, e.g. --records results.results.")
+@click.option("--pass-if", "pass_if", default=None, metavar="RULE",
+              help="Read scores, not verdicts: a score meeting RULE passes, the rest fail, "
+                   "e.g. --pass-if '>=0.5' (the rule is stored with the external judge).")
+@click.option("--unsure-if", "unsure_if", default=None, metavar="RULE",
+              help="With --pass-if: scores meeting RULE are unsure (checked first), e.g. "
+                   "--unsure-if '<0.6'.")
+@click.option("--metric", default=None,
+              help="In a tool's file (promptfoo, inspect, deepeval, ragas): the metric to "
+                   "import, when it holds several (the judge is then named TOOL-METRIC).")
+@click.option("--format", "file_format", type=LazyChoice(_row_formats), default=None,
+              help="File format, or the tool that wrote the file; default from the "
+                   "extension and the file's shape.")
 @pass_app_and_json("the summary")
 def verdicts_import(
     app: AppContext, file: str, dataset: str, judge: str | None, config_file: str | None,
-    criterion: str | None, as_json: bool,
+    criterion: str | None, mapping: tuple[str, ...], records: str | None,
+    pass_if: str | None, unsure_if: str | None, metric: str | None, file_format: str | None,
+    as_json: bool,
 ) -> None:
     """Import verdicts from FILE: columns id, verdict, and optional repeat, order, reasoning.
 
     Verdicts: pass/fail/unsure (or 1/0, true/false), a/b/tie for pairwise datasets; an empty
-    cell or 'unscored' is an unscored row. All or nothing; re-importing adds nothing. Give
-    --judge (an external judge without a config) or --config (or both, naming the same judge).
+    cell or 'unscored' is an unscored row. Scores instead: --map score=COLUMN --pass-if
+    '>=0.5'. A file without ids (a ragas results file) finds each row's item by its content.
+    A tool's results file (promptfoo, inspect log JSON, DeepEval test run, ragas results) is
+    read by its shape, without --map. All or nothing; re-importing adds nothing. Give --judge
+    (an external judge without a config) or --config (or both, naming the same judge); a
+    tool's file names its own judge.
     """
     from calibrate_app.cli._context import echo_json
-    from judges.verdicts import import_verdicts
+    from judges.verdicts import JudgeNotNamedError, import_verdicts, parse_verdict_mapping
 
-    if judge is None and config_file is None:
-        raise click.UsageError("give --judge NAME or --config FILE")
     config = None if config_file is None else _find_config(app, config_file)
-    summary = import_verdicts(app.store, file, dataset=dataset, judge=judge,
-                              criterion=criterion, config=config)
+    try:
+        summary = import_verdicts(app.store, file, dataset=dataset, judge=judge,
+                                  criterion=criterion, config=config,
+                                  mapping=parse_verdict_mapping(list(mapping)),
+                                  records=records, pass_if=pass_if, unsure_if=unsure_if,
+                                  metric=metric, format=file_format)
+    except JudgeNotNamedError:
+        raise click.UsageError("give --judge NAME or --config FILE") from None
     if as_json:
         echo_json(summary.__dict__)
         return

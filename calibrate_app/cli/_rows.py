@@ -23,15 +23,25 @@ def _row_formats() -> tuple[str, ...]:
     "file_format",
     type=LazyChoice(_row_formats),
     default=None,
-    help="File format; default from the extension. 'ragas' reads ragas column names.",
+    help="File format, or the tool that wrote the file (promptfoo, inspect, deepeval, ragas: "
+    "recognised by its shape without this); default from the extension.",
 )
 @click.option(
     "--map",
     "mapping",
     multiple=True,
     metavar="FIELD=COLUMN",
-    help="Map a file column onto an item field, e.g. --map question=prompt. "
-    "For sources, a comma-separated list of columns: --map sources=ctx1,ctx2.",
+    help="Map a file column or a path into nested records onto an item field, e.g. "
+    "--map question=prompt, --map answer=response.output.text, "
+    "--map sources=contexts[*].text. For sources, also a comma-separated list of columns: "
+    "--map sources=ctx1,ctx2.",
+)
+@click.option(
+    "--records",
+    default=None,
+    metavar="PATH",
+    help="For a JSON file whose top level is an object: the path of its list of records, "
+    "e.g. --records data.items.",
 )
 @click.option("--encoding", default="utf-8", show_default=True, help="Text encoding.")
 @click.option(
@@ -49,6 +59,7 @@ def import_command(
     dataset: str,
     file_format: str | None,
     mapping: tuple[str, ...],
+    records: str | None,
     encoding: str,
     on_changed: str,
     as_json: bool,
@@ -69,9 +80,18 @@ def import_command(
         mapping=parse_mapping(list(mapping)),
         encoding=encoding,
         on_changed=on_changed,  # type: ignore[arg-type]
+        records=records,
     )
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
+    if summary.metrics:
+        # The rows are in; the tool's verdicts are a second, separate import (its own judge).
+        click.echo(
+            f"{summary.tool} file: it also holds judge results ({', '.join(summary.metrics)});"
+            f" import them with: calibrate verdicts import FILE --dataset {summary.dataset}"
+            + (" --metric NAME" if len(summary.metrics) > 1 else ""),
+            err=True,
+        )
     if as_json:
         echo_json(summary.__dict__)
         return
@@ -124,6 +144,20 @@ def labels_group() -> None:
     "a random sample of the rows the judge abstained on (escalated by calibrate judge select), "
     "or unknown (the report then checks the rows against the judge's verdicts).",
 )
+@click.option(
+    "--map",
+    "mapping",
+    multiple=True,
+    metavar="FIELD=COLUMN",
+    help="Map a column or a path into nested records onto a field (id, label, note, "
+    "annotator), e.g. --map label=feedback.value --map annotator=feedback.user.",
+)
+@click.option(
+    "--records",
+    default=None,
+    metavar="PATH",
+    help="For a JSON file whose top level is an object: the path of its list of records.",
+)
 @pass_app_and_json("the summary")
 def labels_import(
     app: AppContext,
@@ -132,6 +166,8 @@ def labels_import(
     annotator: str | None,
     criterion: str | None,
     selection: str,
+    mapping: tuple[str, ...],
+    records: str | None,
     as_json: bool,
 ) -> None:
     """Import human labels from FILE.
@@ -140,7 +176,8 @@ def labels_import(
     row per annotator vote), optional note and annotator.
     """
     from calibrate_app.cli._context import echo_json
-    from labels.label_import import import_labels
+    from labels.label_import import LABEL_FIELDS, import_labels
+    from labels.record_paths import parse_pairs
 
     summary = import_labels(
         app.store,
@@ -149,6 +186,8 @@ def labels_import(
         annotator=annotator,
         criterion=criterion,
         selection=selection.replace("-", "_"),
+        mapping=parse_pairs(list(mapping), LABEL_FIELDS),
+        records=records,
     )
     if as_json:
         echo_json(summary.__dict__)
