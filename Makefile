@@ -11,12 +11,17 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint bench clean demo-align
 
 $(RUN_STAMP): pyproject.toml
+	@echo "Setting up $(VENV): a one-off install of the runtime dependencies (Streamlit, DuckDB,"
+	@echo "pandas, scikit-learn, the provider SDKs; about 900 MB). pip is quiet while it works: allow"
+	@echo "up to 5 minutes on a slow connection or a busy machine. Later runs skip this step."
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUN_STAMP)
+	@echo "Installed. Building the demo database, then starting the app."
 
 $(STAMP): $(RUN_STAMP)
+	@echo "Adding the dev tools to $(VENV) (pytest, ruff, mypy and the test extras; a minute or two)."
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

@@ -126,18 +126,30 @@ def file_name(text: str) -> str:
 
 
 # The label page must show its verdict buttons, failure tags and save button without scrolling
-# on a 1366×768 laptop: the answer and source panels take what height is left (they scroll).
+# on a 1366×768 laptop, and give the evidence what height is left: the answer and source panels
+# each scroll on their own and grow with the window (at 768 px the sources get 40 % of it).
+# EVIDENCE_CHROME is the height of everything else on the page, measured in Chromium; on a
+# narrow window the buttons below wrap onto more lines, so the evidence leaves them more.
+EVIDENCE_CHROME, NARROW_CHROME = 420, 500
 _LABEL_CSS = """
 <style>
+:root { --evidence-height: clamp(160px, calc(100vh - CHROMEpx), 1400px); }
+@media (max-width: 1000px) {
+  :root { --evidence-height: clamp(160px, calc(100vh - NARROWpx), 1400px); }
+}
 .st-key-answer_panel, .st-key-answer_b_panel, .st-key-sources_panel,
 [data-testid="stLayoutWrapper"]:has(> .st-key-answer_panel),
 [data-testid="stLayoutWrapper"]:has(> .st-key-answer_b_panel),
 [data-testid="stLayoutWrapper"]:has(> .st-key-sources_panel) {
-  height: clamp(120px, calc(100vh - 640px), 560px) !important;
-  flex-basis: clamp(120px, calc(100vh - 640px), 560px) !important;
+  height: var(--evidence-height) !important;
+  flex-basis: var(--evidence-height) !important;
 }
+.st-key-sources_panel .calibrate-current { box-shadow: -4px 0 0 0 rgba(255, 75, 75, 0.6); }
+[class*="st-key-evidence_caption"] { margin-bottom: -0.75rem; }
+.st-key-tag_buttons [data-testid="stCaptionContainer"] { margin: 0; }
+.st-key-note_buttons { margin-top: -0.5rem; }
 </style>
-"""
+""".replace("CHROME", str(EVIDENCE_CHROME)).replace("NARROW", str(NARROW_CHROME))
 
 
 def label_page_style() -> None:
@@ -160,40 +172,70 @@ def short_key(prefix: str, value: str) -> str:
     return f"{prefix}_{hashlib.blake2b(value.encode(), digest_size=6).hexdigest()}"
 
 
+# A passage longer than this many characters starts folded: its title stays visible, Enter (on
+# the title, where N puts the focus) or a click opens it.
+LONG_PASSAGE = 1500
+
+
 def sources_panel(item: Item, *, height: int) -> None:
-    """The numbered sources in a scrollable box of ``height`` pixels."""
+    """The numbered sources in a scrollable box of ``height`` pixels (the CSS may resize it).
+
+    Each passage is a container keyed ``passage_<n>``, which the N / Shift+N keys jump between
+    (:func:`evidence_keys`). Only constant text goes into captions and expander titles: the
+    passage and its id are shown with :func:`literal`.
+    """
     with st.container(height=height, key="sources_panel", border=True):
         if not item.sources:
             st.caption("This row has no sources.")
         for number, source in enumerate(item.sources, start=1):
-            st.caption(f"Source {number}")
-            if source.source_id:
-                literal(f"id: {source.source_id}")
-            literal(source.text)
+            with st.container(key=f"passage_{number}"):
+                long = len(source.text) > LONG_PASSAGE
+                if not long:
+                    st.caption(f"Source {number}")
+                if source.source_id:
+                    literal(f"id: {source.source_id}")
+                if long:
+                    with st.expander(f"Source {number}: a long passage, "
+                                     f"{len(source.text):,} characters (folded)"):
+                        literal(source.text)
+                else:
+                    literal(source.text)
             if number < len(item.sources):
                 st.divider()
 
 
-def item_card(item: Item, criterion: Criterion, *, height: int = 360) -> None:
-    """Question on top, then the answer(s) and the numbered sources side by side.
-
-    The reference answer appears (collapsed) only when ``criterion.show_reference`` is set.
-    """
-    st.caption("Question")
+def question(item: Item) -> None:
+    """The row's question, as written, in the container keyed ``question``."""
     with st.container(key="question"):
         literal(item.question)
+
+
+def item_card(item: Item, criterion: Criterion, *, height: int = 360,
+              with_question: bool = True) -> None:
+    """Question on top (unless ``with_question`` is false), then the answer(s) and the sources.
+
+    Each answer and the sources scroll on their own, side by side; the sources column is the
+    widest, since checking claims against them is the work. The reference answer appears
+    (collapsed) only when ``criterion.show_reference`` is set.
+    """
+    if with_question:
+        question(item)
     answers = (
         [("Answer A", "answer_panel", item.answer_a), ("Answer B", "answer_b_panel", item.answer_b)]
         if item.kind == "pairwise" else [("Answer", "answer_panel", item.answer)]
     )
-    *answer_columns, sources_column = st.columns([1] * (len(answers) + 1), gap="medium")
+    widths = [1.0] * len(answers) + [1.0 if item.kind == "pairwise" else 1.5]
+    *answer_columns, sources_column = st.columns(widths, gap="medium")
     for column, (caption, key, text) in zip(answer_columns, answers, strict=True):
         with column:
-            st.caption(caption)
+            with st.container(key=f"evidence_caption_{key}"):
+                st.caption(caption)
             with st.container(height=height, key=key, border=True):
                 literal(text)
     with sources_column:
-        st.caption(f"Sources ({len(item.sources)})")
+        with st.container(key="evidence_caption_sources"):
+            st.caption(f"Sources ({len(item.sources)}) · J / K scroll · N / Shift+N next / "
+                       "previous passage")
         sources_panel(item, height=height)
     if criterion.show_reference and item.reference:
         with st.expander("Reference answer (hidden until you open it)"):
@@ -309,3 +351,72 @@ def keyboard_helpers(*, help_button: str, keys: dict[str, str]) -> None:
     checked = {_check_token(k.lower()): _check_selector(v) for k, v in keys.items()}
     _script(_KEYBOARD_JS.replace("HELP", _check_token(help_button))
             .replace("KEYMAP", json.dumps(checked, sort_keys=True)))
+
+
+# Installed once per page load (the window flag). The row token is set on every row: a new row
+# starts with its sources scrolled to the top and no passage marked.
+_EVIDENCE_JS = """
+const panelNow = () => document.querySelector('.st-key-sources_panel');
+if (window.__calibrateEvidenceRow !== ROW) {
+  window.__calibrateEvidenceRow = ROW;
+  const panel = panelNow();
+  if (panel) {
+    panel.scrollTop = 0;
+    panel.querySelectorAll('.calibrate-current').forEach(
+      (el) => el.classList.remove('calibrate-current'));
+  }
+}
+if (!window.__calibrateEvidence) {
+  window.__calibrateEvidence = true;
+  const typing = (el) => el && (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT' ||
+    el.isContentEditable || (el.closest && el.closest('[role="combobox"], [role="dialog"]')));
+  const GAP = 8;  // a passage jumped to sits this far below the panel's top edge
+  document.addEventListener('keydown', (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) { return; }
+    const key = e.key.toLowerCase();
+    if (!['j', 'k', 'n'].includes(key) || (key !== 'n' && e.shiftKey)) { return; }
+    const panel = panelNow();
+    if (!panel) { return; }
+    e.preventDefault();
+    const passages = [...panel.querySelectorAll('[class*="st-key-passage_"]')];
+    if (key !== 'n') {
+      passages.forEach((el) => el.classList.remove('calibrate-current'));
+      const step = Math.max(48, Math.round(panel.clientHeight * 0.4));
+      panel.scrollTop += key === 'j' ? step : -step;
+      return;
+    }
+    const top = panel.getBoundingClientRect().top - panel.scrollTop;
+    const at = passages.map((el) => el.getBoundingClientRect().top - top - GAP);
+    const current = passages.findIndex((el) => el.classList.contains('calibrate-current'));
+    let target = -1;
+    if (!e.shiftKey) {
+      // At the top the first passage is the one being read: N goes on to the second.
+      const from = Math.max(panel.scrollTop, at.length ? at[0] : 0) + 1;
+      target = at.findIndex((y, i) => i > current && y > from);
+    } else {
+      for (let i = passages.length - 1; i >= 0; i--) {
+        if ((current < 0 || i < current) && (at[i] < panel.scrollTop - 1 || current >= 0)) {
+          target = i; break;
+        }
+      }
+    }
+    if (target < 0) { return; }
+    passages.forEach((el) => el.classList.remove('calibrate-current'));
+    passages[target].classList.add('calibrate-current');
+    panel.scrollTop = Math.max(0, at[target]);
+    const fold = passages[target].querySelector('details:not([open]) > summary');
+    if (fold) { fold.focus({ preventScroll: true }); }
+  }, true);
+}
+"""
+
+
+def evidence_keys(row: str) -> None:
+    """J / K scroll the sources panel, N / Shift+N jump to the next / previous passage.
+
+    Trusted, constant code that runs in the browser only (no rerun): ``row`` (a checked token)
+    names the row on screen, so a new row starts at its first passage. Keys typed into text
+    boxes, dropdowns and dialogs are left alone. N marks the passage it jumps to and, when the
+    passage is folded, puts the focus on its title so Enter opens it.
+    """
+    _script(_EVIDENCE_JS.replace("ROW", json.dumps(_check_token(row))))

@@ -57,7 +57,13 @@ from judges.store import (
     new_run_id,
 )
 from labels.cells import text_cell
-from labels.errors import CalibrateError, ConflictError, ImportFileError, NotFoundError
+from labels.errors import (
+    CalibrateError,
+    ConflictError,
+    ImportFileError,
+    NotFoundError,
+    did_you_mean,
+)
 from labels.exporting import write_table
 from labels.importing import row_ids
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
@@ -92,8 +98,10 @@ def resolve_judge(
         prefixed = [c for c in configs if c.config_id.startswith(judge) and len(judge) >= 7]
         if len(prefixed) == 1:
             return prefixed[0].config_id
-        known = ", ".join(sorted({c.name for c in configs})) or "none yet"
-        raise NotFoundError(f"no judge named {judge!r} in this database (judges: {known})")
+        names = sorted({c.name for c in configs})
+        known = ", ".join(names) or "none yet"
+        raise NotFoundError(f"no judge named {judge!r} in this database"
+                            f"{did_you_mean(judge, names)} (judges: {known})")
     runs = judge_store.runs(dataset=dataset, name=judge) or judge_store.runs(name=judge)
     if runs:
         return runs[0].config_id

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class CalibrateError(Exception):
     """Base class for every error `calibrate` shows to a user as a plain message."""
@@ -80,3 +83,22 @@ class ConflictError(CalibrateError):
 
 class InvalidNameError(CalibrateError):
     """A dataset, judge, annotator or criterion name breaks the naming rule."""
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the known name closest to a mistyped ``name``, else ``""``.
+
+    For the end of a not-found message. Close means :func:`difflib.get_close_matches`'s
+    default similarity (0.6), compared case-insensitively; a name that matches exactly
+    suggests nothing.
+
+    >>> did_you_mean("demo-labeled", ["demo-labelled", "mtbench"])
+    "; did you mean 'demo-labelled'?"
+    >>> did_you_mean("zzz", ["demo-labelled"])
+    ''
+    """
+    names = {str(k).lower(): str(k) for k in known if k is not None}
+    close = difflib.get_close_matches(name.lower(), list(names), n=1)
+    if not close or names[close[0]] == name:
+        return ""
+    return f"; did you mean {names[close[0]]!r}?"

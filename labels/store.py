@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from labels.db import Database, equal_conditions
-from labels.errors import CalibrateError, NotFoundError
+from labels.errors import CalibrateError, NotFoundError, did_you_mean
 from labels.models import (
     DEFAULT_CRITERION,
     PAIRWISE_VERDICTS,
@@ -216,8 +216,9 @@ class LabelStore:
         for ds in self.datasets():
             if ds.name == name:
                 return ds
-        known = ", ".join(d.name for d in self.datasets()) or "none yet"
-        raise NotFoundError(f"no dataset named {name!r} (datasets: {known})")
+        names = [d.name for d in self.datasets()]
+        raise NotFoundError(f"no dataset named {name!r}{did_you_mean(name, names)} "
+                            f"(datasets: {', '.join(names) or 'none yet'})")
 
     # -- items ------------------------------------------------------------------------------
 
@@ -324,8 +325,9 @@ class LabelStore:
         for c in self.criteria():
             if c.name == name:
                 return c
-        known = ", ".join(c.name for c in self.criteria())
-        raise NotFoundError(f"no criterion named {name!r} (criteria: {known})")
+        names = [c.name for c in self.criteria()]
+        raise NotFoundError(f"no criterion named {name!r}{did_you_mean(name, names)} "
+                            f"(criteria: {', '.join(names)})")
 
     def save_criterion(self, criterion: Criterion) -> None:
         """Create or update a criterion (guidelines, tags, reference visibility).

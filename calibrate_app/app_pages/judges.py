@@ -319,7 +319,7 @@ def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     stand_in = sorted({spec for spec in [config.model, *_run_providers(store, dataset, config)]
                        if is_stand_in(spec)})
     if stand_in:
-        widgets.message("warning", f"Stand-in results ({', '.join(stand_in)}): the "
+        widgets.message("warning", f"Stand-in results ({', '.join(stand_in)}): "
                         f"{STAND_IN_NOTE.removeprefix('stand-in: ')}.",
                         icon=":material/science:")
     counts = frame["verdict"].value_counts()

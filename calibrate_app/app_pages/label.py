@@ -258,6 +258,8 @@ def _help() -> None:
 | **Ctrl + Enter** | save the chosen verdict with the note (works while typing) |
 | **1** … **9** | toggle failure tag 1 … 9 |
 | **S** | skip: the row goes to the end of your queue |
+| **J** / **K** | scroll the sources down / up |
+| **N** / **Shift + N** | next / previous source passage (**Enter** opens a folded one) |
 | **←** (Left arrow) | back to your previous label; a verdict saves a new version |
 | **?** or **H** | this help; **Esc** closes it |
 
@@ -370,34 +372,36 @@ def _verdict_bar(row: Row, kind: Kind, criterion: Criterion, pending: str | None
                       icon=":material/keyboard:"):
         _help()
 
-    note_col, tag_col = st.columns([3, 2])
+    # Horizontal, wrapping rows: at 800 px a button moves to the next line rather than
+    # truncating its text.
+    note_col, side_col = st.columns([1, 2])
     with note_col:
         st.text_area(
-            "Note (optional)", key=row.note_key, on_change="ignore", height=68,
-            placeholder="Shift + verdict key to write a note; Ctrl+Enter saves it.",
+            "Note (optional)", key=row.note_key, on_change="ignore", height=96,
+            label_visibility="collapsed",
+            placeholder="Note (optional): Shift + verdict key to write one; Ctrl+Enter saves it.",
         )
-        inner = st.columns([1, 1, 1, 1.4])
-        for col, (verdict, text, key) in zip(inner[:3], choices, strict=True):
-            col.button(
-                f"{text} + note", key=f"note_verdict_{verdict}", shortcut=f"Shift+{key}",
-                type="tertiary", on_click=_choose, args=(row, verdict),
-            )
-        inner[3].button(
-            "Save with note", key=row.key("save_note"), shortcut=SAVE_NOTE_KEY, width="stretch",
-            type="primary", disabled=pending is None,
-            on_click=_save, args=(row, pending or ""),
-        )
-    with tag_col:
+    with side_col:
         if criterion.failure_tags:
-            st.caption("Failure tags (keys 1-9)")
-            tag_cols = st.columns(3)
-            for n, tag in enumerate(criterion.failure_tags[:9]):
-                tag_cols[n % 3].button(
-                    widgets.escape_markdown(tag), key=f"tag_{n}", shortcut=str(n + 1),
-                    width="stretch",
-                    type="primary" if tag in chosen_tags else "secondary",
-                    on_click=_toggle_tag, args=(row, tag),
+            with st.container(horizontal=True, key="tag_buttons", vertical_alignment="center"):
+                st.caption("Failure tags", width="content")
+                for n, tag in enumerate(criterion.failure_tags[:9]):
+                    st.button(
+                        widgets.escape_markdown(tag), key=f"tag_{n}", shortcut=str(n + 1),
+                        type="primary" if tag in chosen_tags else "secondary",
+                        on_click=_toggle_tag, args=(row, tag),
+                    )
+        with st.container(horizontal=True, key="note_buttons", vertical_alignment="center"):
+            for verdict, text, key in choices:
+                st.button(
+                    f"{text} + note", key=f"note_verdict_{verdict}", shortcut=f"Shift+{key}",
+                    type="tertiary", on_click=_choose, args=(row, verdict),
                 )
+            st.button(
+                "Save with note", key=row.key("save_note"), shortcut=SAVE_NOTE_KEY,
+                type="primary", disabled=pending is None,
+                on_click=_save, args=(row, pending or ""),
+            )
 
 
 def _current_row(
@@ -555,18 +559,23 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     message = state.pop_flash()
     if message is not None:
         widgets.message(*message, **({"duration": "short"} if message[0] == "toast" else {}))
-    with st.container(key="progress"):
-        st.progress(done.labelled / done.wanted if done.wanted else 1.0, text=done.describe())
-    if item_id is None and done.remaining > 0:
-        st.info(
-            f"The {done.remaining:,} row(s) left for you are being labelled by someone else "
-            "right now. They come back to your queue if they are not finished within ten "
-            "minutes.", icon=":material/group:",
-        )
-        st.button("Check again", key="check_again", icon=":material/refresh:")
-    elif item_id is None:
-        _empty_queue(store, dataset, criterion.name, annotator, done, settings)
+
+    def show_progress() -> None:
+        with st.container(key="progress"):
+            st.progress(done.labelled / done.wanted if done.wanted else 1.0,
+                        text=done.describe())
+
     if item_id is None or provenance is None:
+        show_progress()
+        if item_id is None and done.remaining > 0:
+            st.info(
+                f"The {done.remaining:,} row(s) left for you are being labelled by someone "
+                "else right now. They come back to your queue if they are not finished within "
+                "ten minutes.", icon=":material/group:",
+            )
+            st.button("Check again", key="check_again", icon=":material/refresh:")
+        elif item_id is None:
+            _empty_queue(store, dataset, criterion.name, annotator, done, settings)
         st.button("Back", key="nav_back", shortcut=BACK_KEY, icon=":material/undo:",
                   on_click=_back, args=((dataset, criterion.name, annotator),))
         return
@@ -574,11 +583,20 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     queue.mark_shown(item_id)
     token = widgets.short_key("row", f"{dataset}\x1f{criterion.name}\x1f{item_id}")
     row = Row(store, dataset, criterion.name, annotator, item_id, token, editing, provenance)
-    widgets.guidelines(criterion)
+    # The question shares its line with the progress and the guidelines: every line above the
+    # evidence is a line less of sources on a laptop screen.
+    question_col, progress_col, guidelines_col = st.columns([3, 1.3, 1.3])
+    with question_col:
+        widgets.question(item)
+    with progress_col:
+        show_progress()
+    with guidelines_col:
+        widgets.guidelines(criterion)
     if editing:
         _editing_banner(store, row)
     widgets.label_page_style()
-    widgets.item_card(item, criterion)
+    widgets.item_card(item, criterion, with_question=False)
+    widgets.evidence_keys(token)
     pending = queue.pending.get(item_id)
     _verdict_bar(row, kind, criterion, pending, queue.tags.get(item_id, []))
     widgets.leave_note_on_save()

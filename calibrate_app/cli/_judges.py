@@ -13,7 +13,7 @@ import click
 
 from calibrate_app.cli._context import AppContext, LazyChoice, pass_app, pass_app_and_json
 from calibrate_app.cli._paths import ClientPath, client_file
-from labels.errors import NotFoundError
+from labels.errors import NotFoundError, did_you_mean
 
 if TYPE_CHECKING:
     from judges.config import JudgeConfig
@@ -55,9 +55,11 @@ def _find_config(app: AppContext, name: str) -> JudgeConfig:
         try:
             config_id = resolve_judge(judge_store, name)
         except NotFoundError:
+            stored_names = [c.name for c in judge_store.configs()]
             raise NotFoundError(
                 f"no judge {name!r}: not a built-in ({', '.join(builtin_names())}), not a "
                 "config file (.yaml/.yml/.json), and not stored in this database"
+                + did_you_mean(name, [*builtin_names(), *stored_names])
             ) from None
         stored = judge_store.stored_config(config_id)
         if stored.config is None:

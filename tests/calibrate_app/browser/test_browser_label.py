@@ -1,13 +1,16 @@
 """The label page in real Chromium.
 
 Re-labelling keeps tags and notes, an empty queue points elsewhere, skips survive a reload, the
-keyboard stays on the page, and everything needed to label fits a 1366×768 laptop screen.
+keyboard stays on the page, everything needed to label fits a 1366×768 laptop screen with 40 %
+of its height for the sources, and keys scroll the sources and jump between their passages.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +25,8 @@ from app_browser import (
     tags_chosen,
 )
 
-from labels import LabelStore
+from calibrate_app.widgets import LONG_PASSAGE
+from labels import LabelStore, import_rows
 from labels.sampling import QueueSettings
 
 pytestmark = pytest.mark.browser
@@ -187,12 +191,44 @@ def test_a_dropdown_opened_right_after_a_choice_stays_open(
     page.context.close()
 
 
-def test_everything_needed_to_label_fits_1366_by_768(browser: Any, rows_server: Any) -> None:
-    server = rows_server({"demo": 3})
-    page = open_page(browser, server.url + KIM_ON_DEMO, width=1366, height=768)
-    ready(page)
+def _long_sources(tmp_path: Path) -> Callable[[LabelStore], None]:
+    """A dataset ``long``: one row whose four passages overflow the sources panel.
+
+    Passage 1 is 40 lines (taller than the panel), 2 is one line, 3 is longer than
+    ``LONG_PASSAGE`` (so it starts folded) and 4 is 20 lines, so that N can bring 3 to the top.
+    """
+    lines = "\n".join
+    sources = [lines(f"Passage one, line {k}." for k in range(40)), "Passage two.",
+               "Passage three. " * (LONG_PASSAGE // 15 + 10),
+               lines(f"Passage four, line {k}." for k in range(20))]
+    row = {"id": "long0", "question": "Question with long sources?", "answer": "An answer.",
+           "sources": sources}
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    return lambda store: import_rows(store, path, "long")  # type: ignore[func-returns-value]
+
+
+# The panel's scroll position and where passage n (1-based) sits below its top edge, in px.
+_PANEL = """n => { const panel = document.querySelector('.st-key-sources_panel');
+  const passage = panel.querySelector('.st-key-passage_' + n);
+  return {top: panel.scrollTop, client: panel.clientHeight,
+          offset: passage.getBoundingClientRect().top - panel.getBoundingClientRect().top,
+          marked: passage.classList.contains('calibrate-current')}; }"""
+
+
+def test_evidence_gets_the_screen_and_keys_move_through_it_at_1366_by_768(
+    browser: Any, rows_server: Any, tmp_path: Path
+) -> None:
+    """The controls fit 1366×768 and the sources get 40 % of its height.
+
+    J / K scroll the sources; N / Shift+N jump between passages; a long one is folded.
+    """
     from playwright.sync_api import expect
 
+    server = rows_server({}, then=_long_sources(tmp_path))
+    page = open_page(browser, server.url + "/label?user=kim&dataset=long&criterion=faithfulness",
+                     width=1366, height=768)
+    ready(page)
     # The progress bar can reach the browser after the buttons on a loaded machine: wait for it.
     expect(page.get_by_test_id("stProgress")).to_have_count(1, timeout=10_000)
     controls = {
@@ -207,4 +243,45 @@ def test_everything_needed_to_label_fits_1366_by_768(browser: Any, rows_server: 
             box = loc.nth(k).bounding_box()
             assert box is not None, name
             assert box["y"] >= 0 and box["y"] + box["height"] <= 768, (name, k, box)
+    sources = page.locator(".st-key-sources_panel").bounding_box()
+    answer = page.locator(".st-key-answer_panel").bounding_box()
+    assert sources is not None and answer is not None
+    assert sources["height"] >= 0.4 * 768, sources  # 126-128 px before issue 29
+    assert answer["height"] == sources["height"]  # the answer scrolls on its own, as tall
+    # Passage 3 is folded: its title shows, its text does not.
+    shows(page, "Source 3: a long passage")
+    expect(page.get_by_text("Passage three.", exact=False)).not_to_be_visible()
+
+    def panel(n: int) -> dict[str, float]:
+        return dict(page.evaluate(_PANEL, n))
+
+    def moved(condition: str) -> None:
+        page.wait_for_function(
+            f"() => {{ const p = document.querySelector('.st-key-sources_panel'); "
+            f"return {condition}; }}", timeout=5_000)
+
+    assert panel(1)["top"] == 0
+    page.keyboard.press("j")  # 40 % of the panel's height down, then back up
+    moved("p.scrollTop > 0")
+    step = panel(1)
+    assert abs(step["top"] - round(0.4 * step["client"])) <= 1, step
+    page.keyboard.press("j")
+    moved(f"p.scrollTop > {step['top']}")
+    page.keyboard.press("k")
+    page.keyboard.press("k")
+    moved("p.scrollTop === 0")
+    page.keyboard.press("n")  # passage 2 to the top, then 3, then back to 2
+    moved("p.scrollTop > 0")
+    second = panel(2)
+    assert second["marked"] and 0 <= second["offset"] <= 12, second
+    page.keyboard.press("n")
+    moved(f"p.scrollTop > {second['top']}")
+    third = panel(3)
+    assert third["marked"] and 0 <= third["offset"] <= 12, third
+    page.keyboard.press("Enter")  # N put the focus on the folded passage's title: it opens
+    expect(page.get_by_text("Passage three.", exact=False)).to_be_visible(timeout=5_000)
+    page.keyboard.press("Shift+N")
+    moved(f"p.scrollTop === {second['top']}")
+    assert panel(2)["marked"] and not panel(3)["marked"]
+    shows(page, "0 / 1 labelled")  # none of these keys labelled the row
     page.context.close()

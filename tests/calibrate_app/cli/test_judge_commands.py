@@ -134,6 +134,15 @@ def test_unknown_judge_and_dataset(db: Path) -> None:
     assert result.exit_code == 2 and "no judge 'nope'" in result.output
     result = invoke(db, "judge", "run", "refusal", "--dataset", "missing", "--dry-run")
     assert result.exit_code == 2 and "no dataset named 'missing'" in result.output
+    assert "did you mean" not in result.output  # nothing is close to "missing"
+
+
+def test_a_typo_in_a_judge_or_dataset_name_gets_a_suggestion(db: Path) -> None:
+    result = invoke(db, "judge", "run", "refusl", "--dataset", "docs", "--dry-run")
+    assert result.exit_code == 2 and "did you mean 'refusal'?" in result.output
+    result = invoke(db, "judge", "run", "refusal", "--dataset", "Doc", "--dry-run")
+    assert result.exit_code == 2
+    assert "no dataset named 'Doc'; did you mean 'docs'?" in result.output
 
 
 # -- --batch and the online-vs-batch estimate ---------------------------------------------

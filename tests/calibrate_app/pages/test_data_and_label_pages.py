@@ -511,8 +511,11 @@ def test_pairwise_rows_get_a_b_tie(store: LabelStore, app_env: Path, tmp_path: P
         "A is better", "B is better", "Tie",
     ]
     assert at.selectbox(key="pick_criterion").value == "preference"
-    texts = [t.value for t in at.text]  # the guidelines (plain text) come first
-    assert texts[texts.index("Which is better?"):][:3] == ["Which is better?", "left", "right"]
+    # The question, then the guidelines beside it (plain text), then answer A and answer B.
+    texts = [t.value for t in at.text]
+    start = texts.index("Which is better?")
+    assert texts[start:][:4] == ["Which is better?", store.criterion("preference").guidelines,
+                                 "left", "right"]
     press(at, "verdict_b")
     assert store.current_labels("pairs")["verdict"].tolist() == ["b"]
 

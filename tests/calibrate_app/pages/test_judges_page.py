@@ -99,7 +99,9 @@ def test_background_run_and_results(page_store: LabelStore) -> None:
     at.run()
     assert not at.exception, at.exception
     # The scripted provider is labelled a stand-in in the results and the job's summary.
-    assert any("Stand-in results (scripted/demo)" in shown(w.value) for w in at.warning)
+    stand_in = [shown(w.value) for w in at.warning if "Stand-in results" in shown(w.value)]
+    assert stand_in and stand_in[0].startswith(
+        "Stand-in results (scripted/demo): the scripted provider follows a script"), stand_in
     assert "STAND-IN: scripted/demo" in codes(at)
     # The finished job collapses to one line and can be dismissed.
     # (Jobs are per server process: other tests' finished jobs may be listed too.)
