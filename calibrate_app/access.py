@@ -164,9 +164,10 @@ def mode_caption(who: Visitor) -> str:
             "(team mode signs people in: docs/team.md).")
 
 
-def sign_out_button() -> None:
-    """The sign-out button (team mode)."""
-    if st.button("Sign out", key="sign_out", type="tertiary", icon=":material/logout:"):
+def sign_out_button(help: str | None = None) -> None:
+    """The sign-out button (team mode), with ``help`` as its tooltip."""
+    if st.button("Sign out", key="sign_out", type="tertiary", icon=":material/logout:",
+                 help=None if help is None else widgets.escape_markdown(help)):
         st.logout()
 
 

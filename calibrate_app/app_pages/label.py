@@ -208,6 +208,7 @@ def _who(store: LabelStore) -> str:
         state.remember("user", name)
         return name
     st.subheader("Who is labelling?")
+    st.caption(access.mode_caption(access.LOCAL))
     st.caption(
         "Your name goes into the page address, so a reload (or a bookmark) resumes where you "
         "stopped. Labels are never shown to other annotators while they label."
@@ -306,9 +307,10 @@ def _top_bar(store: LabelStore, annotator: str,
         criterion = _pick("Criterion", list(criteria), "criterion", default)
     with cols[2]:
         if who.team:
-            access.sign_out_button()
+            access.sign_out_button(help=access.mode_caption(who))
         elif st.button(f"Not {widgets.escape_markdown(annotator)}?", key="switch_user",
-                       type="tertiary", icon=":material/person:"):
+                       type="tertiary", icon=":material/person:",
+                       help=access.mode_caption(who)):
             st.query_params.pop("user", None)
             state.remember("user", None)
             st.rerun()
@@ -611,7 +613,6 @@ def _page() -> None:
     # Team mode: the signed-in address is the annotator, never a typed name or ?user=.
     annotator = who.email if who.team and who.email is not None else _who(store)
     picked = _top_bar(store, annotator, who)
-    st.caption(widgets.escape_markdown(access.mode_caption(who)))
     if picked is None:
         return
     dataset, kind, criterion = picked
