@@ -24,6 +24,7 @@ from stores import opened_store
 
 from judges.calls import CallPolicy
 from judges.config import JudgeConfig
+from judges.demo import DemoSummary, build_demo
 from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
 from labels import LabelStore, import_rows
@@ -85,13 +86,35 @@ def app_env(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     resources.release_store()
 
 
-@pytest.fixture
-def demo_app_db(app_env: Path) -> Path:
-    """The demo built into ``db_path``, with the app pointed at it (its store closed after)."""
-    from judges.demo import build_demo
+@pytest.fixture(scope="session")
+def demo_build(tmp_path_factory: pytest.TempPathFactory) -> DemoSummary:
+    """The demo, built once per session by :func:`judges.demo.build_demo` (what it reported).
 
-    build_demo(app_env)
-    return app_env
+    Building it takes 10-80 s, so tests copy the file (:func:`copy_demo`) instead of
+    rebuilding it; the file itself is never opened by a test, so every copy is the build's
+    output as it was. Tests about ``build_demo`` itself still build their own.
+    """
+    summary = build_demo(tmp_path_factory.mktemp("demo-template") / "demo.duckdb")
+    # Closed and checkpointed: the single file is the whole database (a copy needs no WAL).
+    assert not Path(summary.db_path + ".wal").exists()
+    return summary
+
+
+@pytest.fixture
+def copy_demo(demo_build: DemoSummary) -> Callable[[Path], Path]:
+    """Copy the session's demo database to a path (replacing any file there); returns it."""
+
+    def copy(path: Path) -> Path:
+        shutil.copyfile(demo_build.db_path, path)
+        return path
+
+    return copy
+
+
+@pytest.fixture
+def demo_app_db(app_env: Path, copy_demo: Callable[[Path], Path]) -> Path:
+    """The demo in ``db_path``, with the app pointed at it (its store closed after)."""
+    return copy_demo(app_env)
 
 
 # -- judges ---------------------------------------------------------------------------------
