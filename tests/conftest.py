@@ -8,6 +8,7 @@ the real app server in Chromium. Helper modules live in ``tests/support`` (on py
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from collections.abc import Callable, Iterator
@@ -66,6 +67,25 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     prefix = _BYTECODE.pop("prefix", None)
     if prefix is not None:
         shutil.rmtree(prefix, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _components_scanned_once() -> Iterator[None]:
+    """Scan the installed packages for Streamlit components once per run, not per AppTest.
+
+    Each new ``AppTest`` reads the metadata of every installed distribution looking for
+    custom components (about 1 s here; the app has none); the installed packages do not
+    change during a run, so later AppTests get the first scan's result.
+    """
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # another Streamlit: nothing to share
+        yield
+        return
+    scan = functools.cache(manifest_scanner.scan_component_manifests)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(manifest_scanner, "scan_component_manifests", lambda *a, **k: list(scan()))
+        yield
 
 
 @pytest.fixture(autouse=True)
