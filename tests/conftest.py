@@ -8,6 +8,7 @@ the real app server in Chromium. Helper modules live in ``tests/support`` (on py
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 from collections.abc import Callable, Iterator
@@ -24,12 +25,67 @@ from stores import opened_store
 
 from judges.calls import CallPolicy
 from judges.config import JudgeConfig
+from judges.demo import DemoSummary, build_demo
 from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
 from labels import LabelStore, import_rows
 
 ENV_PREFIXES = ("CALIBRATE_", "ANTHROPIC_", "OPENAI_")
 DatasetFactory = Callable[..., str]
+_BYTECODE: dict[str, Path] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Let the suite's Python subprocesses share compiled modules when the shell forbids it.
+
+    With ``PYTHONDONTWRITEBYTECODE=1`` (and a venv installed without ``.pyc`` files), every
+    CLI command, app server and helper process the tests start compiled pandas, DuckDB's and
+    Streamlit's sources again: about 5 of the 6.5 CPU seconds of a one-line ``calibrate``
+    command. Here compiled files go to a temporary folder outside the source tree instead
+    (``PYTHONPYCACHEPREFIX``, this process and its children), removed when the run ends;
+    without that variable nothing changes. What a module does does not depend on it.
+    """
+    import os
+    import sys
+    import tempfile
+
+    if not (sys.flags.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE")):
+        return
+    if os.environ.get("PYTHONPYCACHEPREFIX"):
+        return  # the shell chose where compiled files go
+    prefix = Path(tempfile.mkdtemp(prefix="calibrate-tests-pycache-"))
+    prefix.chmod(0o755)  # readable by the processes the tests start as another uid
+    _BYTECODE["prefix"] = prefix
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
+    sys.pycache_prefix = str(prefix)
+    sys.dont_write_bytecode = False
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the compiled-files folder of :func:`pytest_configure`."""
+    prefix = _BYTECODE.pop("prefix", None)
+    if prefix is not None:
+        shutil.rmtree(prefix, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _components_scanned_once() -> Iterator[None]:
+    """Scan the installed packages for Streamlit components once per run, not per AppTest.
+
+    Each new ``AppTest`` reads the metadata of every installed distribution looking for
+    custom components (about 1 s here; the app has none); the installed packages do not
+    change during a run, so later AppTests get the first scan's result.
+    """
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:  # another Streamlit: nothing to share
+        yield
+        return
+    scan = functools.cache(manifest_scanner.scan_component_manifests)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(manifest_scanner, "scan_component_manifests", lambda *a, **k: list(scan()))
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -85,13 +141,35 @@ def app_env(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     resources.release_store()
 
 
-@pytest.fixture
-def demo_app_db(app_env: Path) -> Path:
-    """The demo built into ``db_path``, with the app pointed at it (its store closed after)."""
-    from judges.demo import build_demo
+@pytest.fixture(scope="session")
+def demo_build(tmp_path_factory: pytest.TempPathFactory) -> DemoSummary:
+    """The demo, built once per session by :func:`judges.demo.build_demo` (what it reported).
 
-    build_demo(app_env)
-    return app_env
+    Building it takes 10-80 s, so tests copy the file (:func:`copy_demo`) instead of
+    rebuilding it; the file itself is never opened by a test, so every copy is the build's
+    output as it was. Tests about ``build_demo`` itself still build their own.
+    """
+    summary = build_demo(tmp_path_factory.mktemp("demo-template") / "demo.duckdb")
+    # Closed and checkpointed: the single file is the whole database (a copy needs no WAL).
+    assert not Path(summary.db_path + ".wal").exists()
+    return summary
+
+
+@pytest.fixture
+def copy_demo(demo_build: DemoSummary) -> Callable[[Path], Path]:
+    """Copy the session's demo database to a path (replacing any file there); returns it."""
+
+    def copy(path: Path) -> Path:
+        shutil.copyfile(demo_build.db_path, path)
+        return path
+
+    return copy
+
+
+@pytest.fixture
+def demo_app_db(app_env: Path, copy_demo: Callable[[Path], Path]) -> Path:
+    """The demo in ``db_path``, with the app pointed at it (its store closed after)."""
+    return copy_demo(app_env)
 
 
 # -- judges ---------------------------------------------------------------------------------

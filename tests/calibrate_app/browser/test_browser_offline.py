@@ -8,6 +8,7 @@ database that ``make run`` builds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -15,7 +16,6 @@ from urllib.parse import urlparse
 import pytest
 from app_browser import shows
 
-from judges.demo import build_demo
 from labels import LabelStore
 
 pytestmark = pytest.mark.browser
@@ -33,11 +33,11 @@ PAGES = (
 
 
 def test_no_request_leaves_the_machine_on_any_page(
-    browser: Any, make_server: Any, tmp_path: Path
+    browser: Any, make_server: Any, copy_demo: Callable[[Path], Path], tmp_path: Path
 ) -> None:
     def seed(store: LabelStore) -> None:
-        store.db.close()  # build_demo opens the file itself
-        build_demo(tmp_path / "app.duckdb")
+        store.db.close()  # the demo's file replaces this one
+        copy_demo(tmp_path / "app.duckdb")
 
     server = make_server(seed)
     context = browser.new_context(viewport={"width": 1440, "height": 900})

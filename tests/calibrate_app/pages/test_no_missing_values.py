@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -20,7 +20,7 @@ from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
 from judges.config import load_builtin
-from judges.demo import LABELLED_DATASET, build_demo
+from judges.demo import LABELLED_DATASET
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
 from labels import open_store
@@ -29,10 +29,12 @@ RAW_MISSING = re.compile(r"\b(None|nan|NaN|NaT)\b")
 
 
 @pytest.fixture
-def demo_app(db_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def demo_app(
+    db_path: Path, copy_demo: Callable[[Path], Path], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     from calibrate_app import resources
 
-    build_demo(db_path)
+    copy_demo(db_path)
     store = open_store(str(db_path))
     config = load_builtin("faithfulness-oneshot").with_revision(model="scripted/demo")
     # In a thread: the runner starts its own event loop. A few rows only: not run on the rest.

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner, Result
 from repo_paths import REPO
 
 from calibrate_app.cli import cli
-from judges.demo import LABELLED_DATASET, _check_replaceable, build_demo
+from judges.demo import LABELLED_DATASET, _check_replaceable
 
 DEMO_JUDGE = str(REPO / "judges" / "demo" / "data" / "judges" / "qwen1.5b-oneshot.yaml")
 
@@ -18,9 +19,10 @@ def invoke(db: Path, *args: str) -> Result:
     return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
 
 
-def test_demo_cycle_is_marked_stand_in_and_the_demo_rebuilds_after_it(tmp_path: Path) -> None:
-    db = tmp_path / "demo.duckdb"
-    build_demo(db)
+def test_demo_cycle_is_marked_stand_in_and_the_demo_rebuilds_after_it(
+    tmp_path: Path, copy_demo: Callable[[Path], Path]
+) -> None:
+    db = copy_demo(tmp_path / "demo.duckdb")
     aligned = invoke(db, "judge", "align", DEMO_JUDGE, "--dataset", LABELLED_DATASET,
                      "--model", "scripted/demo-judge")
     assert aligned.exit_code == 0, aligned.output

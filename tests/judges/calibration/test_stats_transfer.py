@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -126,12 +127,14 @@ def test_diagnostics_warn_only_when_both_differences_hold() -> None:
     assert by_name["easy"].sensitivity.low < 0.95 < by_name["easy"].sensitivity.high  # type: ignore[operator]
 
 
-def test_demo_production_week_warns_and_reports_both_corrections(db_path: Path) -> None:
-    from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET, build_demo
+def test_demo_production_week_warns_and_reports_both_corrections(
+    db_path: Path, copy_demo: Callable[[Path], Path]
+) -> None:
+    from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET
     from judges.reporting import calibration_report
     from labels import open_store
 
-    build_demo(db_path)
+    copy_demo(db_path)
     store = open_store(str(db_path))
     try:
         report = calibration_report(store, LABELLED_DATASET, "qwen1.5b-claimsplit",

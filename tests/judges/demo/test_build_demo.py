@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from judges.demo import (
     DEMO_DATASETS,
     LABELLED_DATASET,
     PRODUCTION_DATASET,
+    DemoSummary,
     build_demo,
 )
 from judges.demo.layout import DATA_DIR, MTBENCH_DATASET
@@ -70,9 +72,11 @@ def test_build_creates_the_demo_fast(db_path: Path) -> None:
         store.db.close()
 
 
-def test_build_is_idempotent(db_path: Path) -> None:
-    first = build_demo(db_path)
-    before = _snapshot(db_path)
+def test_build_is_idempotent(
+    db_path: Path, demo_build: DemoSummary, copy_demo: Callable[[Path], Path]
+) -> None:
+    first = demo_build  # the session's build, copied: the second build replaces a demo
+    before = _snapshot(copy_demo(db_path))
     second = build_demo(db_path)
     assert (second.items, second.labels) == (first.items, first.labels)
     assert _snapshot(db_path) == before
@@ -87,8 +91,10 @@ def _first_labelled_by(annotator: str) -> str:
     return lines[1].split(",", 1)[0]
 
 
-def test_refresh_discards_app_labels_and_keep_preserves_them(db_path: Path) -> None:
-    build_demo(db_path)
+def test_refresh_discards_app_labels_and_keep_preserves_them(
+    db_path: Path, copy_demo: Callable[[Path], Path]
+) -> None:
+    copy_demo(db_path)  # a built demo
     mine = _first_labelled_by("dana")
     store = open_store(str(db_path))
     try:
@@ -151,8 +157,10 @@ def test_never_replaces_a_file_that_is_not_a_database(tmp_path: Path) -> None:
     assert path.read_text() == "my notes, not a database\n"
 
 
-def test_a_bad_data_file_leaves_the_old_demo_in_place(db_path: Path, tmp_path: Path) -> None:
-    build_demo(db_path)
+def test_a_bad_data_file_leaves_the_old_demo_in_place(
+    db_path: Path, tmp_path: Path, copy_demo: Callable[[Path], Path]
+) -> None:
+    copy_demo(db_path)  # a built demo
     before = _snapshot(db_path)
     broken = tmp_path / "data"
     shutil.copytree(DATA_DIR, broken)

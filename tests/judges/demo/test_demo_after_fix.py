@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 from stores import opened_store
 
 from judges.compare import compare_datasets
-from judges.demo import AFTER_FIX_DATASET, LABELLED_DATASET, PRODUCTION_DATASET, build_demo
+from judges.demo import AFTER_FIX_DATASET, LABELLED_DATASET, PRODUCTION_DATASET, DemoSummary
 from judges.demo.layout import (
     AFTER_FIX_FILE,
     DATA_DIR,
@@ -115,9 +116,11 @@ def test_the_standin_has_the_same_error_rates_everywhere() -> None:
 
 
 @pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabelStore]:
+def demo_store(
+    tmp_path_factory: pytest.TempPathFactory, demo_build: DemoSummary
+) -> Iterator[LabelStore]:
     path = tmp_path_factory.mktemp("after-fix") / "demo.duckdb"
-    build_demo(path)
+    shutil.copyfile(demo_build.db_path, path)
     with opened_store(path) as store:
         yield store
 

@@ -10,6 +10,7 @@ on them tells the demo's story without refusing anything. The numbers are assert
 from __future__ import annotations
 
 import json
+import shutil
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ from judges.demo import (
     BRAMBLEPOST_DATASETS,
     LABELLED_DATASET,
     PRODUCTION_DATASET,
-    build_demo,
+    DemoSummary,
 )
 from judges.demo.layout import DATA_DIR, VERDICTS_DIR
 from judges.providers.scripted import ScriptedProvider
@@ -61,10 +62,12 @@ def _rows(path: Path) -> list[dict[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def demo_db(tmp_path_factory: pytest.TempPathFactory, demo_build: DemoSummary) -> Path:
+    """A copy of the session's demo, whose build loaded every shipped verdict file."""
+    assert (demo_build.verdict_files == len(DESIGN) + len(BRAMBLEPOST_DATASETS)
+            and not demo_build.notes)
     path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    summary = build_demo(path)
-    assert summary.verdict_files == len(DESIGN) + len(BRAMBLEPOST_DATASETS) and not summary.notes
+    shutil.copyfile(demo_build.db_path, path)
     return path
 
 

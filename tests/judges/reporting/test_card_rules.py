@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from calibrate_app.cli import cli
 from judges.card import CardRefusedError, build_card, card_counts, card_problems, load_card
 from judges.config import load_builtin, load_config
-from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET, build_demo
+from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET, DemoSummary
 from judges.demo.layout import DATA_DIR, JUDGES_DIR, PRODUCTION_FILE, VERDICTS_DIR
 from judges.providers.scripted import ScriptedProvider
 from judges.reporting import calibration_report, find_judge
@@ -30,11 +30,9 @@ ONESHOT = "qwen1.5b-oneshot"
 
 
 @pytest.fixture(scope="module")
-def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo, built once for the module (each test gets its own copy)."""
-    db = tmp_path_factory.mktemp("demo") / "demo.duckdb"
-    build_demo(db)
-    return db
+def template_db(demo_build: DemoSummary) -> Path:
+    """The demo, built once for the session (each test gets its own copy)."""
+    return Path(demo_build.db_path)
 
 
 def cli_run(db: Path, *args: str) -> tuple[int, str, str]:
