@@ -59,11 +59,11 @@ from calibrate_app.channel import (
 # database or exposes anything on the network: the app's own `--db` is the only database.
 ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
     ("import",): frozenset(
-        {"dataset", "mapping", "file_format", "encoding", "on_changed", "as_json"}
+        {"dataset", "mapping", "records", "file_format", "encoding", "on_changed", "as_json"}
     ),
     ("datasets",): frozenset({"as_json"}),
     ("labels", "import"): frozenset(
-        {"dataset", "annotator", "criterion", "selection", "as_json"}
+        {"dataset", "annotator", "criterion", "selection", "mapping", "records", "as_json"}
     ),
     ("labels", "export"): frozenset({"dataset", "criterion", "history", "output"}),
     ("judges", "list"): frozenset({"as_json"}),
@@ -87,7 +87,8 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
     ("judge", "stress"): frozenset({"dataset", "model", "tests", "limit", "concurrency",
                                     "as_json"}),
     ("verdicts", "import"): frozenset(
-        {"dataset", "judge", "criterion", "config_file", "as_json"}
+        {"dataset", "judge", "criterion", "config_file", "file_format", "mapping", "records",
+         "metric", "pass_if", "unsure_if", "as_json"}
     ),
     ("verdicts", "export"): frozenset({"dataset", "judge", "output"}),
     ("report",): frozenset(
