@@ -403,6 +403,28 @@ def _open_row(store: LabelStore, report: JudgeReport, row: pd.Series) -> None:
                                           else None), empty="(no reasoning)")
 
 
+def _annotators(store: LabelStore, report: JudgeReport, data: dict[str, Any]) -> None:
+    """Owners: each annotator's progress and the annotator x annotator agreement matrix."""
+    from judges.reporting.annotators import agreement_matrix, annotator_progress
+
+    progress = annotator_progress(report.human.labels, store.count_items(report.dataset))
+    if progress.empty:
+        return
+    with st.expander(f"Annotators ({len(progress)}): progress and agreement",
+                     icon=":material/groups:"):
+        st.dataframe(progress, column_config={
+            "share": st.column_config.ProgressColumn("share of rows", format="percent",
+                                                     min_value=0.0, max_value=1.0)},
+            key="cal_annotators")
+        matrix = agreement_matrix(data["human_agreement"])
+        if matrix.empty:
+            st.caption("No two annotators share a row yet, so there is no agreement to show.")
+            return
+        st.caption("Cohen's kappa of each pair on the rows both labelled (item-bootstrap "
+                   "interval); the human-human kappa above is their mean.")
+        st.dataframe(matrix, key="cal_agreement_matrix")
+
+
 def _disagreements(store: LabelStore, report: JudgeReport) -> None:
     frame = report.disagreements()
     st.subheader(f"Disagreements ({len(frame)})")
@@ -550,6 +572,8 @@ def _page() -> None:
     widgets.warnings_expander(data["warnings"])
     _segments(report)
     _transfer(report)
+    if access.is_owner():  # other annotators' identities and work: owners only
+        _annotators(store, report, data)
     _disagreements(store, report)
     _leaderboard(store, report, picked["compare"])
     compare_view.render(store, report)

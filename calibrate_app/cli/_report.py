@@ -71,6 +71,8 @@ def render_report(report: JudgeReport) -> str:
             f"  human-human kappa    {_pct(h['kappa'])}   ({h['annotators']} annotators, "
             f"{h['items']} shared items: the ceiling)"
         )
+        lines += [f"    {p['a']} x {p['b']}: kappa {_pct(p['kappa'])} (n {p['kappa']['n']})"
+                  for p in h["pairs"]]
     lines += [
         "",
         f"  observed pass rate   {_pct(d['observed_pass_rate'])}   (judge, uncorrected; "

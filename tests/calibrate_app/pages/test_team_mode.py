@@ -187,3 +187,26 @@ def test_team_mode_without_provider_settings_says_what_is_missing(team_db: Path)
     at.run()
     assert "[auth] in .streamlit/secrets.toml" in shown(at.error[0].value)
     assert not offered_pages(at)
+
+
+def test_owners_see_each_annotators_progress_and_the_agreement_matrix(
+        demo_app_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CALIBRATE_AUTH", "oidc")
+    db = Database(demo_app_db)
+    try:
+        team = TeamStore(db)
+        team.set_role("owner@example.org", "owner", actor="cli:test")
+        team.set_role("view@example.org", "viewer", actor="cli:test")
+    finally:
+        db.close()
+    owner = run_as("owner@example.org", "calibration", dataset="demo-labelled")
+    section = next(e for e in owner.expander if str(e.label).startswith("Annotators (2)"))
+    progress, matrix = (d.value for d in section.dataframe)
+    # The demo's two annotators share 69 decided rows: the report's human-human kappa.
+    assert list(matrix.index) == ["dana", "emeka"] == list(matrix.columns)
+    assert matrix.loc["dana", "emeka"] == matrix.loc["emeka", "dana"]
+    assert matrix.loc["dana", "emeka"].endswith("(n 69)")
+    assert set(progress.index) == {"dana", "emeka"} and (progress["labels"] > 0).all()
+    viewer = run_as("view@example.org", "calibration", dataset="demo-labelled")
+    assert "Calibration" in {str(h.value) for h in viewer.header}
+    assert not any("Annotators (" in str(e.label) for e in viewer.expander)
