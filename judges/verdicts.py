@@ -68,7 +68,7 @@ from labels.exporting import write_table
 from labels.importing import row_ids
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import FileImportSummary, Table, read_table
-from labels.record_paths import is_path, parse_pairs
+from labels.record_paths import parse_pairs
 from labels.store import LabelStore
 from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
@@ -404,14 +404,7 @@ def import_verdicts(
     if judge is None:
         raise JudgeNotNamedError("name the judge (--judge) or give its config (--config)")
     judge = check_name(judge, "judge")
-    for fld, column in mapping.items():
-        if column not in table.columns:
-            if not is_path(column):
-                raise ImportFileError(
-                    f"--map {fld}={column}: the file has no column {shown(column)} "
-                    f"(columns: {table.shown_paths()})", path=name,
-                )
-            table = table.with_paths([column], option=f"--map {fld}=")
+    table = table.with_mapping(mapping, name=name)
     # A tool's file is read through its mapping only: DeepEval's own ``order`` (the test case's
     # position) is not our A/B order. (No column name holds a NUL: files with one are refused.)
     columns = {fld: mapping.get(fld, _ABSENT if tool_read else fld) for fld in VERDICT_FIELDS}

@@ -33,7 +33,7 @@ from labels.label_import import import_labels as import_labels
 from labels.models import Kind
 from labels.names import ROW_FORMATS as ROW_FORMATS  # re-exported: callers name it from here
 from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
-from labels.record_paths import is_path
+from labels.record_paths import is_path, parse_pairs
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
 from labels.store_items import generated_id, write_items
@@ -101,18 +101,7 @@ class ImportSummary(FileImportSummary):
 
 def parse_mapping(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
     """Turn ``["question=prompt", "sources=ctx1,ctx2"]`` into a field → column mapping."""
-    mapping: dict[str, str] = {}
-    for pair in pairs:
-        target, sep, column = pair.partition("=")
-        target, column = target.strip(), column.strip()
-        if not sep or not target or not column:
-            raise ImportFileError(f"--map {pair!r} is not of the form field=column")
-        if target not in ITEM_FIELDS:
-            raise ImportFileError(
-                f"--map {pair!r}: unknown field {target!r} (fields: {', '.join(ITEM_FIELDS)})"
-            )
-        mapping[target] = column
-    return mapping
+    return parse_pairs(list(pairs), ITEM_FIELDS)
 
 
 def with_mapped_paths(table: Table, mapping: Mapping[str, str]) -> Table:

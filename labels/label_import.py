@@ -23,7 +23,6 @@ from labels.models import (
 )
 from labels.provenance import Provenance
 from labels.reading import FileImportSummary, Table, read_table
-from labels.record_paths import is_path
 from labels.store import LabelStore, NewLabel
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_verdict, spellings
@@ -121,14 +120,7 @@ def import_labels(
         )
     table = read_table(path, format=format, encoding=encoding, display_name=name,
                        records=records)
-    for fld, column in mapping.items():
-        if column not in table.columns:
-            if not is_path(column):
-                raise ImportFileError(
-                    f"--map {fld}={column}: the file has no column {shown(column)} "
-                    f"(columns: {table.shown_paths()})", path=name,
-                )
-            table = table.with_paths([column], option=f"--map {fld}=")
+    table = table.with_mapping(mapping, name=name)
     id_column = mapping.get("id", id_column)
     label_column = mapping.get("label", label_column)
     note_col = mapping.get("note", "note")

@@ -21,6 +21,7 @@ from labels.errors import ImportFileError
 from labels.limits import ReadLimits
 from labels.record_paths import (
     PathError,
+    is_path,
     leaf_paths,
     parse_path,
     record_lists,
@@ -178,6 +179,29 @@ class Table:
         if not any(isinstance(v, (dict, list)) for v in first.values()):
             return self.shown_columns()
         return shown_paths([_shown_column(p) for p in leaf_paths(first)])
+
+    def with_mapping(self, mapping: Mapping[str, str], *, name: str) -> Table:
+        """This table with every ``--map`` target present: a column, or a path read as one.
+
+        Args:
+            mapping: Field → the column or path (``response.output.text``) that feeds it.
+            name: The file as messages name it.
+
+        Raises:
+            ImportFileError: a target that is neither a column nor a path (listing the paths
+                the file has), or a path that does not fit a record (:meth:`with_paths`).
+        """
+        table = self
+        for fld, column in mapping.items():
+            if column in table.columns:
+                continue
+            if not is_path(column):
+                raise ImportFileError(
+                    f"--map {fld}={column}: the file has no column {shown(column)} "
+                    f"(columns: {table.shown_paths()})", path=name,
+                )
+            table = table.with_paths([column], option=f"--map {fld}=")
+        return table
 
     def with_paths(self, paths: Iterable[str], *, option: str = "--map ") -> Table:
         """This table plus a column per path in ``paths`` that is not a column already.
