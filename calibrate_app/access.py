@@ -19,7 +19,7 @@ from typing import Any, Literal, NoReturn
 
 import streamlit as st
 
-from calibrate_app import resources, widgets
+from calibrate_app import resources, state, widgets
 from labels.errors import CalibrateError
 from labels.team_store import ROLE_PAGES, Role, TeamStore
 
@@ -90,9 +90,20 @@ def visitor() -> Visitor:
     """The visitor of this run; in team mode stops the run with the sign-in or "no role" screen.
 
     Reads the identity from ``st.user`` (set by Streamlit from the provider's ID token, never
-    from anything the browser sends) and the role from the database, on every run: a role
-    taken away applies at the visitor's next click.
+    from anything the browser sends) and the role from the database once per run, so a role
+    taken away applies at the visitor's next click while the entry point, the page guard,
+    the owner-only buttons and the links of one run share one look-up.
     """
+    keeps, known = state.run_visitor()
+    if isinstance(known, Visitor):
+        return known
+    who = _identify()
+    if keeps:
+        state.keep_run_visitor(who)
+    return who
+
+
+def _identify() -> Visitor:
     if not team_mode():
         return LOCAL
     signed_in()

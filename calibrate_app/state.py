@@ -24,6 +24,8 @@ _REMEMBERED = "_calibrate_remembered"
 _UPLOADS = "_calibrate_upload_generation"
 _KEPT = "_calibrate_kept_widgets"
 _DISMISSED = "_calibrate_dismissed_jobs"
+_VISITOR = "_calibrate_visitor_of_this_run"
+_PENDING = object()  # the entry point started a run whose visitor is not known yet
 
 Scope = tuple[str, str, str]
 """(dataset, criterion, annotator): one annotator's queue."""
@@ -100,6 +102,28 @@ def access_granted() -> bool:
 def grant_access() -> None:
     """Remember for this tab that the access code was right."""
     st.session_state[_ACCESS] = True
+
+
+def start_visitor_run() -> None:
+    """Forget the previous run's visitor; the entry point calls this first on every run."""
+    st.session_state[_VISITOR] = _PENDING
+
+
+def run_visitor() -> tuple[bool, Any]:
+    """(whether this run may keep its visitor, the visitor kept so far or None).
+
+    Only a run the entry point started keeps one (:func:`start_visitor_run`); a page script
+    run any other way works its visitor out at each call.
+    """
+    value = st.session_state.get(_VISITOR)
+    if value is None:
+        return False, None
+    return True, None if value is _PENDING else value
+
+
+def keep_run_visitor(value: Any) -> None:
+    """Keep this run's visitor for the rest of the run (see :func:`run_visitor`)."""
+    st.session_state[_VISITOR] = value
 
 
 def flash(kind: str, message: str) -> None:

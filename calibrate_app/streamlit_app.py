@@ -46,6 +46,7 @@ def _access_gate(code: str) -> None:
 def main() -> None:
     """Build the app for one run of the script."""
     st.set_page_config(page_title="calibrate", page_icon=str(FAVICON), layout="wide")
+    state.start_visitor_run()  # the visitor is looked up once per run (access.visitor)
     state.keep_alive()  # unsaved edits and choices survive page switches (state.keep)
     widgets.page_style()
     try:
