@@ -77,6 +77,15 @@ CREATE TABLE audit (
 
 TEAM_MIGRATIONS = [Migration("m001_team", M001_TEAM)]
 
+# Both tables are append-only: what holds now is the newest row per address.
+_CURRENT_ROLES = """
+    SELECT email, role, actor, changed_at FROM team_roles
+    QUALIFY row_number() OVER (PARTITION BY email ORDER BY event_id DESC) = 1"""
+_CURRENT_BINDINGS = """
+    SELECT email, issuer, subject FROM team_identities
+    QUALIFY row_number() OVER (PARTITION BY email ORDER BY binding_id DESC) = 1"""
+_ROLE_OF = "SELECT role FROM team_roles WHERE email = ? ORDER BY event_id DESC LIMIT 1"
+
 
 class TeamError(CalibrateError):
     """A role change or sign-in that cannot be done (bad address, last owner, other account)."""
@@ -161,14 +170,8 @@ class TeamStore:
     def members(self) -> list[Member]:
         """Everyone with a role now, owners first, then by address."""
         rows = self.db.records(
-            """
-            WITH bound AS (
-                SELECT email, subject FROM team_identities
-                QUALIFY row_number() OVER (PARTITION BY email ORDER BY binding_id DESC) = 1)
-            SELECT r.email, r.role, r.actor, r.changed_at, b.subject IS NOT NULL AS signed_in
-            FROM team_roles r LEFT JOIN bound b USING (email)
-            QUALIFY row_number() OVER (PARTITION BY r.email ORDER BY r.event_id DESC) = 1
-            """
+            f"SELECT r.email, r.role, r.actor, r.changed_at, b.subject IS NOT NULL AS signed_in "
+            f"FROM ({_CURRENT_ROLES}) r LEFT JOIN ({_CURRENT_BINDINGS}) b USING (email)"
         )
         members = [Member(r["email"], r["role"], r["actor"], r["changed_at"], bool(r["signed_in"]))
                    for r in rows if r["role"] is not None]
@@ -176,10 +179,7 @@ class TeamStore:
 
     def role_of(self, email: str) -> Role | None:
         """The role of ``email`` now, or None."""
-        row = self.db.fetchone(
-            "SELECT role FROM team_roles WHERE email = ? ORDER BY event_id DESC LIMIT 1",
-            [email.strip().lower()],
-        )
+        row = self.db.fetchone(_ROLE_OF, [email.strip().lower()])
         return None if row is None else row[0]
 
     def set_role(self, email: str, role: Role | None, *, actor: str) -> Role | None:
@@ -195,10 +195,7 @@ class TeamStore:
             raise InvalidNameError(f"unknown role {shown(role, 20)}: use one of "
                                    f"{', '.join(ROLES)}")
         with self.db.transaction() as cur:
-            found = cur.execute(
-                "SELECT role FROM team_roles WHERE email = ? ORDER BY event_id DESC LIMIT 1",
-                [email],
-            ).fetchone()
+            found = cur.execute(_ROLE_OF, [email]).fetchone()
             before = None if found is None else found[0]
             if role is None and before is None:
                 raise NotFoundError(f"{email} has no role (see `calibrate users list`)")
@@ -206,12 +203,7 @@ class TeamStore:
                 return before
             if before == "owner":
                 owners = cur.execute(
-                    """
-                    SELECT count(*) FROM (SELECT role FROM team_roles
-                    QUALIFY row_number() OVER (PARTITION BY email ORDER BY event_id DESC) = 1)
-                    WHERE role = 'owner'
-                    """
-                ).fetchone()
+                    f"SELECT count(*) FROM ({_CURRENT_ROLES}) WHERE role = 'owner'").fetchone()
                 if owners is not None and owners[0] <= 1:
                     raise TeamError(f"{email} is the only owner: make someone else an owner "
                                     "first (`calibrate users add EMAIL --role owner`)")
@@ -278,6 +270,9 @@ class TeamStore:
             limit: Only the newest ``limit`` entries.
         """
         LabelStore(self.db)  # the labels table exists in every file that has a team
+        if limit is not None and limit <= 0:
+            return []
+        # The newest entries first, so a limit reads only those; then oldest first.
         rows = self.db.fetchall(
             """
             SELECT t, actor, action, subject, before_value, after_value FROM (
@@ -293,18 +288,17 @@ class TeamStore:
                        json_object('verdict', verdict, 'note', note, 'origin', origin),
                        label_id, 1
                 FROM labels)
-            ORDER BY t, src, k
-            """
-        )
-        entries = [AuditEntry(r[0], r[1], r[2], r[3], _json(r[4]), _json(r[5])) for r in rows]
-        return entries if limit is None else entries[-limit:] if limit > 0 else []
+            ORDER BY t DESC, src DESC, k DESC
+            LIMIT ?
+            """, [limit])
+        return [AuditEntry(r[0], r[1], r[2], r[3], _json(r[4]), _json(r[5]))
+                for r in reversed(rows)]
 
 
 def _binding(cur: Any, email: str) -> tuple[str, str] | None:
     """The account bound to ``email`` now (issuer, subject), or None."""
     row = cur.execute(
-        "SELECT issuer, subject FROM team_identities WHERE email = ? "
-        "ORDER BY binding_id DESC LIMIT 1", [email]).fetchone()
+        f"SELECT issuer, subject FROM ({_CURRENT_BINDINGS}) WHERE email = ?", [email]).fetchone()
     return None if row is None or row[1] is None else (str(row[0]), str(row[1]))
 
 
