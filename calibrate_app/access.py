@@ -14,6 +14,8 @@ runs (:func:`require_page`), so a URL, a query parameter or a page switch reache
 
 from __future__ import annotations
 
+import contextlib
+import time
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
@@ -114,6 +116,7 @@ def _identify() -> Visitor:
         _stop_screen("Your identity provider did not give a verified e-mail address and an "
                      "account id, which team mode needs. Ask an owner to check the provider's "
                      "scopes (openid email).")
+    _check_fresh(email, user.get("iat"))
     try:
         role = _team().sign_in(email, issuer=str(issuer or ""), subject=subject)
     except CalibrateError as error:
@@ -123,6 +126,27 @@ def _identify() -> Visitor:
                      "owner to add you: `calibrate users add YOUR@ADDRESS --role annotator` "
                      "(or viewer).")
     return Visitor(team=True, email=email.strip().lower(), role=role)
+
+
+def _check_fresh(email: str, issued_at: object) -> None:
+    """Stop unless the sign-in is recent and its address has not signed out since.
+
+    Streamlit's sign-in cookie is signed, not stored on the server, and lasts 30 days: a copy
+    kept from before a sign-out would still be accepted, and so would a session long past the
+    provider's token lifetime. The token's issue time (``iat``, which every OpenID Connect ID
+    token carries) bounds both: a sign-in older than ``CALIBRATE_SESSION_HOURS`` or older than
+    the address's last sign-out is over.
+    """
+    if isinstance(issued_at, bool) or not isinstance(issued_at, (int, float)):
+        _stop_screen("Your identity provider's token has no issue time (iat), which team mode "
+                     "needs to end sessions. Ask an owner to check the provider.", again=True)
+    hours = resources.get_settings().session_hours
+    if time.time() - float(issued_at) > hours * 3600:
+        _stop_screen(f"Your sign-in has expired (sessions last {hours:g} hours). Sign in "
+                     "again to continue.", again=True)
+    if _team().signed_out_since(email, float(issued_at)):
+        _stop_screen("This sign-in ended when you signed out. Sign in again to continue.",
+                     again=True)
 
 
 def require_page(page: Page) -> Visitor:
@@ -176,9 +200,17 @@ def mode_caption(who: Visitor) -> str:
 
 
 def sign_out_button(help: str | None = None) -> None:
-    """The sign-out button (team mode), with ``help`` as its tooltip."""
+    """The sign-out button (team mode), with ``help`` as its tooltip.
+
+    The sign-out is recorded first, so every session of the address started before it ends
+    (:func:`_check_fresh`), not only the cookie of this browser.
+    """
     if st.button("Sign out", key="sign_out", type="tertiary", icon=":material/logout:",
                  help=None if help is None else widgets.escape_markdown(help)):
+        email = st.user.get("email")
+        if isinstance(email, str):
+            with contextlib.suppress(CalibrateError):  # not an address: nothing to end
+                _team().sign_out(email, at=time.time())
         st.logout()
 
 
@@ -191,9 +223,12 @@ def _sign_in_screen() -> NoReturn:
     raise AssertionError("unreachable")  # st.stop raises; for the type checker
 
 
-def _stop_screen(text: str) -> NoReturn:
+def _stop_screen(text: str, *, again: bool = False) -> NoReturn:
     st.title("calibrate")
     widgets.literal(text)
+    if again and st.button("Sign in again", type="primary", icon=":material/login:",
+                           key="sign_in_again"):
+        st.login()
     sign_out_button()
     st.stop()
     raise AssertionError("unreachable")

@@ -125,6 +125,9 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
     ("users", "release"): frozenset(),
     ("users", "list"): frozenset({"as_json"}),
     ("audit",): frozenset({"limit", "as_json"}),
+    ("assignments", "add"): frozenset({"annotators", "batch", "overlap", "criterion"}),
+    ("assignments", "list"): frozenset({"criterion", "as_json"}),
+    ("assignments", "withdraw"): frozenset({"criterion"}),
 }
 # Refused wherever they appear in a request, even as a value: cheap defence in depth.
 FORBIDDEN_TOKENS = ("--db", "--host", "--port", "--env-file")

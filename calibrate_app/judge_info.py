@@ -17,6 +17,7 @@ from judges.aggregation import aggregate_calls, rule_for
 from judges.store import JudgeStore
 from judges.verdicts import judge_verdicts
 from labels import LabelStore
+from labels.sampling import QueueOrder, QueuePlan, plan_queue
 
 
 @dataclass(frozen=True)
@@ -113,5 +114,38 @@ def uncertainty_of(calls: pd.DataFrame) -> dict[str, float] | None:
     return scores
 
 
-__all__ = ["QueueVerdicts", "fingerprint", "flips_of", "judge_run_counts", "queue_verdicts",
-           "uncertainty", "uncertainty_of"]
+JUDGE_ORDERS = ("stratified", "flips_first", "active")
+"""The queue orders built from a judge's verdicts (their plans follow new verdicts)."""
+
+
+def build_queue_plan(store: LabelStore, dataset: str, order: QueueOrder, seed: int,
+                     criterion: str | None = None) -> QueuePlan:
+    """The queue order of ``dataset`` for ``order`` and ``seed``, from the store's verdicts.
+
+    The app shares one per process (``resources.QueuePlans``); assigning rows builds one to
+    deal them in the same order. ``criterion`` picks the escalation the escalated order serves.
+    """
+    if order == "escalated":
+        escalation = store.escalation(dataset, criterion) if criterion is not None else None
+        return plan_queue(
+            store.item_ids(dataset), order="escalated", seed=seed,
+            escalated=None if escalation is None else escalation.item_ids,
+            judge=None if escalation is None else escalation.judge,
+            rule=None if escalation is None else escalation.rule,
+        )  # fmt: skip
+    # One read of the newest config's verdicts, so the plan's strata, flips and uncertainty
+    # come from one config and the plan can name it (a run starting meanwhile changes nothing).
+    found = queue_verdicts(store, dataset, with_uncertainty=order == "active") \
+        if order in JUDGE_ORDERS else None
+    verdicts = found.verdicts if found is not None and order in ("stratified", "active") \
+        else None
+    flips = flips_of(found) if order == "flips_first" else None
+    return plan_queue(
+        store.item_ids(dataset), order=order, seed=seed, verdicts=verdicts, flips=flips,
+        uncertainty=None if found is None else found.uncertainty,
+        judge=None if found is None else found.config_id,
+    )  # fmt: skip
+
+
+__all__ = ["JUDGE_ORDERS", "QueueVerdicts", "build_queue_plan", "fingerprint", "flips_of",
+           "judge_run_counts", "queue_verdicts", "uncertainty", "uncertainty_of"]

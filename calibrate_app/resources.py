@@ -30,7 +30,7 @@ from calibrate_app.settings import AppSettings, check_streamlit_files
 from calibrate_app.uploads import UploadFolder
 from labels import LabelStore, open_store
 from labels.queue_counts import LabelTally
-from labels.sampling import Holds, QueueOrder, QueuePlan, QueueSettings, plan_queue
+from labels.sampling import Holds, QueuePlan, QueueSettings
 
 _log = logging.getLogger(__name__)
 
@@ -325,34 +325,10 @@ def get_save_lock() -> threading.Lock:
     return threading.Lock()
 
 
-_JUDGE_ORDERS = ("stratified", "flips_first", "active")
+_JUDGE_ORDERS = judge_info.JUDGE_ORDERS
 
 PLAN_REFRESH_S = 30.0
 """Youngest age (seconds) of a judge-based queue plan that is rebuilt for newer verdicts."""
-
-
-def _build_plan(store: LabelStore, dataset: str, order: QueueOrder, seed: int,
-                criterion: str | None = None) -> QueuePlan:
-    if order == "escalated":
-        escalation = store.escalation(dataset, criterion) if criterion is not None else None
-        return plan_queue(
-            store.item_ids(dataset), order="escalated", seed=seed,
-            escalated=None if escalation is None else escalation.item_ids,
-            judge=None if escalation is None else escalation.judge,
-            rule=None if escalation is None else escalation.rule,
-        )  # fmt: skip
-    # One read of the newest config's verdicts, so the plan's strata, flips and uncertainty
-    # come from one config and the plan can name it (a run starting meanwhile changes nothing).
-    found = judge_info.queue_verdicts(store, dataset, with_uncertainty=order == "active") \
-        if order in _JUDGE_ORDERS else None
-    verdicts = found.verdicts if found is not None and order in ("stratified", "active") \
-        else None
-    flips = judge_info.flips_of(found) if order == "flips_first" else None
-    return plan_queue(
-        store.item_ids(dataset), order=order, seed=seed, verdicts=verdicts, flips=flips,
-        uncertainty=None if found is None else found.uncertainty,
-        judge=None if found is None else found.config_id,
-    )  # fmt: skip
 
 
 @dataclass
@@ -418,7 +394,8 @@ class QueuePlans:
             checked_at = time.monotonic()
             fingerprint = judge_info.fingerprint(store, dataset) \
                 if settings.order in _JUDGE_ORDERS else ""
-            plan = _build_plan(store, dataset, settings.order, settings.seed, criterion)
+            plan = judge_info.build_queue_plan(store, dataset, settings.order, settings.seed,
+                                               criterion)
             with self._lock:
                 self._slots[key] = _PlanSlot(plan, fingerprint, checked_at)
                 self._building.pop(key, None)
@@ -441,7 +418,8 @@ class QueuePlans:
                 if slot.fingerprint == fingerprint:
                     slot.checked_at, slot.refreshing = time.monotonic(), False
                     return
-            rebuilt = _build_plan(store, dataset, settings.order, settings.seed), fingerprint
+            rebuilt = (judge_info.build_queue_plan(store, dataset, settings.order, settings.seed),
+                       fingerprint)
         except Exception:  # keep serving the old plan; the next check tries again
             _log.exception("rebuilding the %s queue plan of %r failed", settings.order, dataset)
         with self._lock:

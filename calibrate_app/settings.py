@@ -66,6 +66,11 @@ class AppSettings(Settings):
         "oidc: team mode, sign-in with the identity provider under [auth] in "
         ".streamlit/secrets.toml and roles from `calibrate users`",
     )
+    session_hours: float = Field(
+        default=12.0, gt=0,
+        description="team mode: hours a sign-in lasts (from the provider's token issue time) "
+        "before the app asks for a new one",
+    )
     app_host: str = "127.0.0.1"
     app_port: int = 8501
     max_upload_mb: int = Field(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import NamedTuple
 
 from labels.sampling import Progress
@@ -44,12 +45,14 @@ class QueueCounts(NamedTuple):
         mine: items the annotator labelled.
         counts: item id → number of annotators with a label.
         histogram: number of annotators → number of items with exactly that many.
+        by_annotator: annotator → the items they labelled (everyone's; for assignments).
     """
 
     total: int
     mine: frozenset[str]
     counts: Mapping[str, int]
     histogram: Mapping[int, int]
+    by_annotator: Mapping[str, frozenset[str]] = MappingProxyType({})
 
     def progress(self, *, overlap: int = 1, skipped: Sequence[str] = ()) -> Progress:
         """:func:`labels.sampling.progress` of these counts, without walking every labelled row.
@@ -118,4 +121,4 @@ class LabelTally:
                 if known is None or known.last_id <= tally.last_id:
                     self._tallies[key] = tally
         return QueueCounts(total, tally.by_annotator.get(annotator, frozenset()), tally.counts,
-                           tally.histogram)
+                           tally.histogram, MappingProxyType(tally.by_annotator))

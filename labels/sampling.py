@@ -146,11 +146,16 @@ class QueuePlan:
 
 @dataclass(frozen=True)
 class Progress:
-    """One annotator's progress: ``labelled / (labelled + remaining) labelled, skipped skipped``."""
+    """One annotator's progress: ``labelled / (labelled + remaining) labelled, skipped skipped``.
+
+    ``of`` is ``"assigned"`` when the rows are the annotator's assignment (team mode), so the
+    line says what its denominator counts.
+    """
 
     labelled: int
     remaining: int
     skipped: int
+    of: Literal["queue", "assigned"] = "queue"
 
     @property
     def wanted(self) -> int:
@@ -158,8 +163,9 @@ class Progress:
         return self.labelled + self.remaining
 
     def describe(self) -> str:
-        """``37 / 120 labelled, 4 skipped``."""
-        return f"{self.labelled:,} / {self.wanted:,} labelled, {self.skipped:,} skipped"
+        """``37 / 120 labelled, 4 skipped`` (``… assigned rows labelled …`` for an assignment)."""
+        what = "assigned rows labelled" if self.of == "assigned" else "labelled"
+        return f"{self.labelled:,} / {self.wanted:,} {what}, {self.skipped:,} skipped"
 
 
 def shuffle_key(seed: int, item_id: str) -> bytes:

@@ -12,6 +12,9 @@ keeps, in the same DuckDB file as the labels (the ``team`` migration set):
   in with, append-only (the newest row per address; subject NULL: released by an owner). A later
   sign-in with the same address from another account is refused: the address alone is a claim
   some providers let users change, the subject is not.
+* ``team_assignments``: the rows an owner dealt to each annotator (:mod:`labels.assignments`),
+  append-only (a withdrawal is a newer row with ``withdrawn`` set).
+* ``team_sign_outs``: when each address signed out; a sign-in issued before it is over.
 * ``audit``: every role change, sign-in binding and export, with who did it, when, and the value
   before and after. Labels are append-only in their own table; :meth:`TeamStore.audit` lists
   them with their previous value beside these entries.
@@ -22,7 +25,9 @@ Nothing here is ever updated in place or deleted.
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
@@ -75,7 +80,32 @@ CREATE TABLE audit (
 )
 """
 
-TEAM_MIGRATIONS = [Migration("m001_team", M001_TEAM)]
+# Assignments (an owner's batches of rows per annotator) and sign-outs, both append-only: a
+# withdrawn assignment is a newer row with ``withdrawn`` set, and a sign-out ends every session
+# the address started before it (a copy of the sign-in cookie kept from before is refused).
+M002_ASSIGNMENTS = """
+CREATE SEQUENCE team_assignment_ids START 1;
+CREATE TABLE team_assignments (
+    assignment_id BIGINT PRIMARY KEY DEFAULT nextval('team_assignment_ids'),
+    dataset VARCHAR NOT NULL,
+    criterion VARCHAR NOT NULL,
+    item_id VARCHAR NOT NULL,
+    annotator VARCHAR NOT NULL,
+    batch_id BIGINT NOT NULL,
+    withdrawn BOOLEAN NOT NULL DEFAULT false,
+    actor VARCHAR NOT NULL,
+    assigned_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp
+);
+CREATE SEQUENCE team_sign_out_ids START 1;
+CREATE TABLE team_sign_outs (
+    sign_out_id BIGINT PRIMARY KEY DEFAULT nextval('team_sign_out_ids'),
+    email VARCHAR NOT NULL,
+    signed_out_at DOUBLE NOT NULL
+)
+"""
+
+TEAM_MIGRATIONS = [Migration("m001_team", M001_TEAM),
+                   Migration("m002_assignments", M002_ASSIGNMENTS)]
 
 # Both tables are append-only: what holds now is the newest row per address.
 _CURRENT_ROLES = """
@@ -85,6 +115,11 @@ _CURRENT_BINDINGS = """
     SELECT email, issuer, subject FROM team_identities
     QUALIFY row_number() OVER (PARTITION BY email ORDER BY binding_id DESC) = 1"""
 _ROLE_OF = "SELECT role FROM team_roles WHERE email = ? ORDER BY event_id DESC LIMIT 1"
+_CURRENT_ASSIGNMENTS = """
+    SELECT annotator, item_id, assignment_id FROM team_assignments
+    WHERE dataset = ? AND criterion = ?
+    QUALIFY row_number() OVER (PARTITION BY item_id, annotator ORDER BY assignment_id DESC) = 1
+        AND NOT withdrawn"""
 
 
 class TeamError(CalibrateError):
@@ -255,6 +290,97 @@ class TeamStore:
             _audit(cur, actor, "sign-in", email, {"issuer": bound[0], "subject": bound[1]}, None)
         return True
 
+    def sign_out(self, email: str, *, at: float) -> None:
+        """Note that ``email`` signed out at ``at`` (seconds since the epoch).
+
+        Every session the address started before then is over (:meth:`signed_out_since`),
+        including a copy of its sign-in cookie someone kept.
+        """
+        email = check_email(email)
+        with self.db.transaction() as cur:
+            cur.execute("INSERT INTO team_sign_outs (email, signed_out_at) VALUES (?, ?)",
+                        [email, at])
+            _audit(cur, email, "sign-out", email, None, None)
+
+    def signed_out_since(self, email: str, issued_at: float) -> bool:
+        """Whether ``email`` signed out after a sign-in whose token was issued at ``issued_at``.
+
+        Token times are whole seconds: a sign-in in the same second as the sign-out counts
+        as after it (a person signing in again at once is not turned away).
+        """
+        row = self.db.fetchone(
+            "SELECT max(signed_out_at) FROM team_sign_outs WHERE email = ?",
+            [email.strip().lower()])
+        return row is not None and row[0] is not None and issued_at < math.floor(row[0])
+
+    # -- assignments --------------------------------------------------------------------------
+
+    def assignments(self, dataset: str, criterion: str) -> dict[str, tuple[str, ...]]:
+        """Annotator → the rows assigned to them now (not withdrawn), in the order dealt."""
+        rows = self.db.fetchall(
+            f"SELECT annotator, item_id FROM ({_CURRENT_ASSIGNMENTS}) "
+            "ORDER BY annotator, assignment_id", [dataset, criterion])
+        out: dict[str, list[str]] = {}
+        for annotator, item_id in rows:
+            out.setdefault(annotator, []).append(item_id)
+        return {a: tuple(items) for a, items in out.items()}
+
+    def assign(self, dataset: str, criterion: str, dealt: Mapping[str, Sequence[str]], *,
+               actor: str) -> int:
+        """Record one batch of assignments; returns its batch id.
+
+        Args:
+            dataset: The dataset.
+            criterion: The criterion the rows are to be labelled for.
+            dealt: annotator → rows (from :func:`labels.assignments.deal_rows`).
+            actor: Who assigned them (an owner's address or ``cli:<user>``).
+
+        Raises:
+            TeamError: an annotator without a role that labels (annotator or owner).
+        """
+        wanted = {check_email(a): list(rows) for a, rows in dealt.items()}
+        with self.db.transaction() as cur:
+            _check_labellers(cur, wanted)
+            row = cur.execute("SELECT coalesce(max(batch_id), 0) + 1 FROM team_assignments"
+                              ).fetchone()
+            batch_id = int(row[0]) if row is not None else 1
+            cur.executemany(
+                "INSERT INTO team_assignments (dataset, criterion, item_id, annotator, "
+                "batch_id, actor) VALUES (?, ?, ?, ?, ?, ?)",
+                [[dataset, criterion, item, annotator, batch_id, actor]
+                 for annotator, rows in wanted.items() for item in rows])
+            _audit(cur, actor, "assign", f"{dataset}/{criterion}", None,
+                   {"batch": batch_id, "rows": {a: len(r) for a, r in wanted.items()}})
+        return batch_id
+
+    def check_labellers(self, emails: Sequence[str]) -> list[str]:
+        """``emails`` normalised, if each has a role that labels (annotator or owner).
+
+        Raises:
+            InvalidNameError: a bad address.
+            TeamError: someone without such a role.
+        """
+        wanted = [check_email(e) for e in emails]
+        with self.db.transaction() as cur:
+            _check_labellers(cur, wanted)
+        return wanted
+
+    def withdraw(self, dataset: str, criterion: str, annotator: str, *, actor: str) -> int:
+        """Withdraw every row assigned to ``annotator`` (their labels stay); returns how many."""
+        annotator = check_email(annotator)
+        with self.db.transaction() as cur:
+            rows = cur.execute(
+                f"SELECT item_id FROM ({_CURRENT_ASSIGNMENTS}) WHERE annotator = ?",
+                [dataset, criterion, annotator]).fetchall()
+            if rows:
+                cur.executemany(
+                    "INSERT INTO team_assignments (dataset, criterion, item_id, annotator, "
+                    "batch_id, withdrawn, actor) VALUES (?, ?, ?, ?, 0, true, ?)",
+                    [[dataset, criterion, r[0], annotator, actor] for r in rows])
+                _audit(cur, actor, "withdraw", f"{dataset}/{criterion}",
+                       {"annotator": annotator, "rows": len(rows)}, None)
+        return len(rows)
+
     # -- audit ------------------------------------------------------------------------------
 
     def record(self, actor: str, action: str, subject: str, *, before: Any = None,
@@ -300,6 +426,14 @@ def _binding(cur: Any, email: str) -> tuple[str, str] | None:
     row = cur.execute(
         f"SELECT issuer, subject FROM ({_CURRENT_BINDINGS}) WHERE email = ?", [email]).fetchone()
     return None if row is None or row[1] is None else (str(row[0]), str(row[1]))
+
+
+def _check_labellers(cur: Any, emails: Sequence[str] | Mapping[str, Any]) -> None:
+    for email in emails:
+        found = cur.execute(_ROLE_OF, [email]).fetchone()
+        if found is None or found[0] not in ("annotator", "owner"):
+            raise TeamError(f"{email} cannot be assigned rows: only annotators and owners "
+                            "label (`calibrate users add EMAIL --role annotator`)")
 
 
 def _json(value: Any) -> Any:

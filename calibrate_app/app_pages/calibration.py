@@ -388,9 +388,10 @@ def _open_row(store: LabelStore, report: JudgeReport, row: pd.Series) -> None:
             item = None
         if item is not None:
             widgets.item_card(item, criterion, height=220)
-        st.caption("Human note(s)")
-        widgets.literal(row["note"] if isinstance(row["note"], str) else None,
-                        empty="(no note)")
+        if access.is_owner():  # annotators' own words: owners only, like their names
+            st.caption("Human note(s)")
+            widgets.literal(row["note"] if isinstance(row["note"], str) else None,
+                            empty="(no note)")
         calls = report.judge_items.call_rows([item_id])
         st.caption(f"Judge calls ({len(calls)})")
         for _, call in calls.iterrows():
@@ -406,8 +407,12 @@ def _open_row(store: LabelStore, report: JudgeReport, row: pd.Series) -> None:
 def _annotators(store: LabelStore, report: JudgeReport, data: dict[str, Any]) -> None:
     """Owners: each annotator's progress and the annotator x annotator agreement matrix."""
     from judges.reporting.annotators import agreement_matrix, annotator_progress
+    from labels.team_store import TeamStore
 
-    progress = annotator_progress(report.human.labels, store.count_items(report.dataset))
+    assignments = TeamStore(store.db).assignments(report.dataset, report.criterion) \
+        if access.visitor().team else None
+    progress = annotator_progress(report.human.labels, store.count_items(report.dataset),
+                                  assignments)
     if progress.empty:
         return
     with st.expander(f"Annotators ({len(progress)}): progress and agreement",

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 import weakref
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
 
 from calibrate_app import access, resources, state, widgets
 from labels import LabelStore, Provenance
+from labels.assignments import assignment_progress, open_elsewhere
 from labels.errors import CalibrateError
 from labels.models import DEFAULT_CRITERION, Criterion, Item, Kind
 from labels.sampling import (
@@ -27,6 +29,7 @@ from labels.sampling import (
     progress,
     settled_prefix,
 )
+from labels.team_store import TeamStore
 
 NAME_PATTERN = re.compile(r"^[\w][\w .@-]{0,63}$")
 
@@ -406,9 +409,17 @@ def _verdict_bar(row: Row, kind: Kind, criterion: Criterion, pending: str | None
             )
 
 
+def _assignments(store: LabelStore, dataset: str, criterion: str
+                 ) -> Mapping[str, tuple[str, ...]]:
+    """Who is assigned which rows here (team mode only: local names are claims)."""
+    if not access.visitor().team:
+        return {}
+    return TeamStore(store.db).assignments(dataset, criterion)
+
+
 def _current_row(
     store: LabelStore, dataset: str, criterion: Criterion, annotator: str,
-    settings: QueueSettings,
+    settings: QueueSettings, assignments: Mapping[str, tuple[str, ...]],
 ) -> tuple[str | None, bool, Progress, Provenance | None]:
     """(item id, editing?, progress, how the row was chosen) for this run.
 
@@ -416,6 +427,9 @@ def _current_row(
     until it is labelled or skipped: the shared plan can be rebuilt meanwhile (30 s refresh of
     a judge-based order, an import), and reruns while it is on screen (a note, a tag) must
     not give its label the stratum or probability of a plan that did not serve it.
+
+    Rows assigned to the annotator come first (and the progress counts them while any is
+    open); rows assigned to someone else and not yet labelled by them are left to them.
     """
     scope = (dataset, criterion.name, annotator)
     queue = state.queue_state(scope)
@@ -423,6 +437,9 @@ def _current_row(
     total, mine, counts = tally.total, tally.mine, tally.counts
     skipped = store.skipped(dataset, criterion.name, annotator)
     done = tally.progress(overlap=settings.overlap, skipped=skipped)
+    assigned = assignments.get(annotator, ())
+    elsewhere = open_elsewhere(assignments, annotator, tally.by_annotator) \
+        if assignments else frozenset()
     plan = resources.queue_plan(store, dataset, total, settings, criterion.name)
     if plan.order == "escalated":
         # The escalated order serves only the rows an acceptance rule abstained on: progress
@@ -431,6 +448,10 @@ def _current_row(
         done = progress(len(rows), mine=mine & rows,
                         counts={i: counts[i] for i in rows if i in counts},
                         overlap=settings.overlap, skipped=[i for i in skipped if i in rows])
+    if assigned:
+        in_assignment = assignment_progress(assigned, mine=mine, skipped=skipped)
+        if in_assignment.remaining:  # the assignment's size: it does not shrink as others label
+            done = in_assignment
     if queue.back > 0:
         seq = store.labelled_in_order(dataset, annotator, criterion.name)
         queue.back = min(queue.back, len(seq))
@@ -445,6 +466,13 @@ def _current_row(
         if queue.provenance is None or queue.provenance[0] != queue.current:
             queue.provenance = (queue.current, _provenance(plan, queue.current))
         return queue.current, False, done, queue.provenance[1]
+    hold_scope = (store.db.path, dataset, criterion.name)
+    mine_next = _next_assigned(assigned, plan, mine=mine, skipped=skipped)
+    if mine_next is not None:  # wanted from this annotator, whoever else labels it
+        resources.get_holds().hold(hold_scope, annotator, mine_next)
+        queue.current = mine_next
+        queue.provenance = (mine_next, _provenance(plan, mine_next))
+        return mine_next, False, done, queue.provenance[1]
     # Start the search where this tab's last one found every earlier row settled: at 1 M
     # items with many labels, walking the whole labelled head of the queue on each key press
     # costs more than the rest of the page.
@@ -457,7 +485,6 @@ def _current_row(
     # 200,000 ids); once the shared plans drop it, the tab's next search starts at the top.
     queue.settled = (weakref.ref(plan), settings.overlap, start)
     holds = resources.get_holds()
-    hold_scope = (store.db.path, dataset, criterion.name)
     holds.release_elsewhere(hold_scope, annotator)  # e.g. after switching datasets
     # Choosing and holding the row is one step, so two annotators whose pages rerun at the
     # same moment are not given the same row. A hold disappears only after its label is
@@ -468,7 +495,8 @@ def _current_row(
         item_id = holds.claim(
             hold_scope, annotator,
             lambda held: next_item(
-                plan.item_ids, mine=mine | passed, counts=counts, overlap=settings.overlap,
+                plan.item_ids, mine=mine | passed | elsewhere, counts=counts,
+                overlap=settings.overlap,
                 held=held, skipped=skipped, start=start,
             ),
         )
@@ -479,12 +507,31 @@ def _current_row(
         if annotator not in who and len(who) < settings.overlap:
             break
         passed.add(item_id)
+    if item_id is None:  # nothing else left: the assigned rows this annotator skipped
+        item_id = _next_assigned(assigned, plan, mine=mine, skipped=skipped, skipped_ones=True)
+        if item_id is not None:
+            holds.hold(hold_scope, annotator, item_id)
     queue.current = item_id
     if item_id is None:
         queue.provenance = None
         return None, False, done, None
     queue.provenance = (item_id, _provenance(plan, item_id))
     return item_id, False, done, queue.provenance[1]
+
+
+def _next_assigned(assigned: Sequence[str], plan: QueuePlan, *, mine: Collection[str],
+                   skipped: Sequence[str], skipped_ones: bool = False) -> str | None:
+    """The first assigned row not labelled or skipped yet, or None.
+
+    With ``skipped_ones``, the first skipped one instead (served, like any skipped row, once
+    nothing else is left). In the escalated order only the rows the plan holds are served.
+    """
+    if not assigned:
+        return None
+    in_plan = frozenset(plan.item_ids) if plan.order == "escalated" else None
+    later = set(skipped)
+    return next((i for i in assigned if i not in mine and (i in later) == skipped_ones
+                 and (in_plan is None or i in in_plan)), None)
 
 
 def _editing_banner(store: LabelStore, row: Row) -> None:
@@ -554,8 +601,9 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     settings are neither recomputed nor re-sent to the browser for every label.
     """
     settings = store.queue_settings(dataset, criterion.name)
-    item_id, editing, done, provenance = _current_row(store, dataset, criterion, annotator,
-                                                      settings)
+    item_id, editing, done, provenance = _current_row(
+        store, dataset, criterion, annotator, settings,
+        _assignments(store, dataset, criterion.name))
     queue = state.queue_state((dataset, criterion.name, annotator))
     queue.showing = item_id
     message = state.pop_flash()

@@ -150,7 +150,102 @@ def _short(value: object) -> str:
     return str(value)
 
 
+@click.group("assignments")
+def assignments_group() -> None:
+    """Rows assigned to annotators (team mode): served to each of them before the shared queue.
+
+    Rows are dealt in the queue's own order from those nobody labelled or was assigned yet, so
+    assigning changes who labels a row, never which rows get labelled (the report stays valid).
+    """
+
+
+def _overlap(value: str) -> int | None:
+    if value == "all":
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a number of annotators or 'all'") from None
+    if number < 1:
+        raise click.BadParameter("overlap must be at least 1")
+    return number
+
+
+_CRITERION = click.option("--criterion", default="faithfulness", show_default=True,
+                          help="The criterion the rows are labelled for.")
+
+
+@assignments_group.command("add")
+@click.argument("dataset")
+@click.option("--to", "annotators", multiple=True, required=True, metavar="EMAIL",
+              help="An annotator's address (repeat the option for each).")
+@click.option("--batch", type=click.IntRange(min=1), required=True,
+              help="Rows per annotator.")
+@click.option("--overlap", default="1", show_default=True, metavar="K|all",
+              help="Annotators per row: a number, or 'all' for every one of them.")
+@_CRITERION
+@pass_app
+def assignments_add(app: AppContext, dataset: str, annotators: tuple[str, ...], batch: int,
+                    overlap: str, criterion: str) -> None:
+    """Deal a batch of DATASET's free rows to the annotators given with --to."""
+    from calibrate_app.assigning import assign_batch
+
+    try:
+        dealt = assign_batch(app.store, dataset, criterion, annotators, batch=batch,
+                             overlap=_overlap(overlap), actor=cli_actor())
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    click.echo(dealt.describe())
+    wanted = batch * len(dealt.rows)
+    if sum(len(rows) for rows in dealt.rows.values()) < wanted:
+        click.echo(f"Only {dealt.free:,} free row(s) were left, fewer than the batch asked for.")
+
+
+@assignments_group.command("list")
+@click.argument("dataset")
+@_CRITERION
+@pass_app_and_json("each annotator's assignment")
+def assignments_list(app: AppContext, dataset: str, criterion: str, as_json: bool) -> None:
+    """Each annotator's assigned rows of DATASET and how many they have labelled."""
+    rows = _assignment_rows(app, dataset, criterion)
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo(f"No rows of {dataset!r} are assigned for {criterion!r}.")
+        return
+    for r in rows:
+        click.echo(f"{r['annotator']:<40} {r['labelled']:>6,} / {r['assigned']:,} labelled")
+
+
+def _assignment_rows(app: AppContext, dataset: str, criterion: str) -> list[dict[str, object]]:
+    from labels.team_store import TeamStore
+
+    store = app.reader
+    store.dataset(dataset)
+    if "team_assignments" not in store.db.table_names():
+        return []
+    out: list[dict[str, object]] = []
+    for annotator, items in TeamStore(store.db).assignments(dataset, criterion).items():
+        _, mine, _ = store.queue_snapshot(dataset, annotator, criterion)
+        out.append({"annotator": annotator, "assigned": len(items),
+                    "labelled": sum(1 for i in items if i in mine)})
+    return out
+
+
+@assignments_group.command("withdraw")
+@click.argument("dataset")
+@click.argument("email")
+@_CRITERION
+@pass_app
+def assignments_withdraw(app: AppContext, dataset: str, email: str, criterion: str) -> None:
+    """Withdraw every row of DATASET assigned to EMAIL (their labels stay)."""
+    count = _team(app).withdraw(dataset, criterion, email, actor=cli_actor())
+    click.echo(f"{count:,} row(s) withdrawn from {email.strip().lower()}.")
+
+
 def register(cli: click.Group) -> None:
     """Add these commands to the top-level group."""
     cli.add_command(users_group)
+    cli.add_command(assignments_group)
     cli.add_command(audit_command)

@@ -6,7 +6,7 @@ labels), so the Calibration page and ``calibrate report`` show the same matrix.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -40,24 +40,39 @@ def agreement_matrix(human_agreement: Mapping[str, Any] | None) -> pd.DataFrame:
     return table
 
 
-def annotator_progress(labels: pd.DataFrame, n_rows: int) -> pd.DataFrame:
+def annotator_progress(labels: pd.DataFrame, n_rows: int,
+                       assignments: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
     """Each annotator's current labels: how many, of the dataset's rows, and their verdicts.
 
     Args:
-        labels: The current labels (one per row, annotator and criterion), with ``annotator``
-            and ``verdict`` columns.
+        labels: The current labels (one per row, annotator and criterion), with ``annotator``,
+            ``item_id`` and ``verdict`` columns.
         n_rows: The dataset's rows.
+        assignments: annotator → the rows assigned to them (team mode), if any.
 
     Returns:
-        One row per annotator (most labels first): ``labels``, ``share`` of the rows, and the
-        count of each verdict.
+        One row per annotator (most labels first): ``labels``, ``share`` of the rows, with
+        assignments ``assigned`` and ``assigned labelled`` (an annotator with an assignment
+        and no label yet has a row of zeros), and the count of each verdict.
     """
-    if labels.empty:
+    if labels.empty and not assignments:
         return pd.DataFrame(columns=["labels", "share"])
     counts = pd.crosstab(labels["annotator"].astype(str), labels["verdict"].astype(str))
     out = pd.DataFrame({"labels": counts.sum(axis=1)})
+    if assignments:
+        done: dict[str, set[str]] = {}
+        for who, item in zip(labels["annotator"].astype(str), labels["item_id"].astype(str),
+                             strict=True):
+            done.setdefault(who, set()).add(item)
+        extra = sorted(set(assignments) - set(out.index))
+        out = pd.concat([out, pd.DataFrame({"labels": 0}, index=extra)])
+        out["assigned"] = [len(assignments.get(a, ())) for a in out.index]
+        out["assigned labelled"] = [
+            sum(1 for i in assignments.get(a, ()) if i in done.get(a, set())) for a in out.index]
     out["share"] = out["labels"] / max(n_rows, 1)
-    out = out.join(counts)
+    out = out.join(counts).fillna({c: 0 for c in counts.columns})
+    front = ["labels", "share", *(["assigned", "assigned labelled"] if assignments else [])]
+    out = out[front + [c for c in out.columns if c not in front]]
     return out.sort_values(["labels"], ascending=False, kind="stable")
 
 

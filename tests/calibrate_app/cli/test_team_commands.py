@@ -104,3 +104,52 @@ def test_nothing_in_the_team_tables_is_updated_in_place(db_path: Path) -> None:
     assert roles == [("a@example.org", "owner"), ("b@example.org", "annotator"),
                      ("b@example.org", "viewer")]
     assert bindings == [("s1",), (None,), ("s2",)]
+
+
+def test_assignments_are_dealt_listed_and_withdrawn_from_the_cli(db_path: Path,
+                                                                  tmp_path: Path) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps({"id": f"r{k}", "question": f"Q{k}?", "answer": "A.",
+                                        "sources": ["S."]}) + "\n" for k in range(10)),
+                    encoding="utf-8")
+    db = Database(db_path)
+    try:
+        store = LabelStore(db)
+        import_rows(store, rows, "ds")
+        team = TeamStore(db)
+        for email, role in (("o@example.org", "owner"), ("a@example.org", "annotator"),
+                            ("b@example.org", "annotator"), ("v@example.org", "viewer")):
+            team.set_role(email, role, actor="cli:test")  # type: ignore[arg-type]
+        store.add_label("ds", "r0", "a@example.org", "pass")  # labelled rows are not dealt
+    finally:
+        db.close()
+    dealt = calibrate(db_path, "assignments", "add", "ds", "--to", "a@example.org",
+                      "--to", "B@example.org", "--batch", "3", "--overlap", "all")
+    assert dealt.output.startswith("Batch 1 (random order): a@example.org 3 rows, "
+                                   "b@example.org 3 rows; 3 assignment(s) overlap.")
+    listed = json.loads(calibrate(db_path, "assignments", "list", "ds", "--json").output)
+    assert listed == [{"annotator": "a@example.org", "assigned": 3, "labelled": 0},
+                      {"annotator": "b@example.org", "assigned": 3, "labelled": 0}]
+    # A second batch takes the next free rows: no row is dealt twice, r0 never.
+    calibrate(db_path, "assignments", "add", "ds", "--to", "a@example.org", "--batch", "20")
+    db = Database(db_path)
+    try:
+        got = TeamStore(db).assignments("ds", "faithfulness")
+    finally:
+        db.close()
+    assert len(got["a@example.org"]) == 3 + 6 and "r0" not in got["a@example.org"]
+    assert len(set(got["a@example.org"])) == 9
+    viewer = calibrate(db_path, "assignments", "add", "ds", "--to", "v@example.org",
+                       "--batch", "1")
+    assert viewer.exit_code == 1 and "only annotators and owners label" in viewer.output
+    full = calibrate(db_path, "assignments", "add", "ds", "--to", "b@example.org", "--batch", "1")
+    assert full.exit_code == 1 and "no row of 'ds' is free" in full.output
+    too_many = calibrate(db_path, "assignments", "add", "ds", "--to", "a@example.org",
+                         "--batch", "1", "--overlap", "2")
+    assert too_many.exit_code == 2 and "overlap must be between 1 and the 1" in too_many.output
+    out = calibrate(db_path, "assignments", "withdraw", "ds", "a@example.org")
+    assert out.output == "9 row(s) withdrawn from a@example.org.\n"
+    trail = json.loads(calibrate(db_path, "audit", "--json").output)
+    assert [e["action"] for e in trail if e["action"] in ("assign", "withdraw")] == [
+        "assign", "assign", "withdraw"]
+    assert trail[-1]["before"] == {"annotator": "a@example.org", "rows": 9}

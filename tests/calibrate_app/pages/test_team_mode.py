@@ -10,6 +10,7 @@ The real sign-in flow against an OpenID Connect server is in
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +48,25 @@ def team_db(app_env: Path, make_rows: Any, tmp_path: Path, monkeypatch: pytest.M
     return app_env
 
 
+def signed_in_user(email: str, *, subject: str | None = None, issued_at: float | None = None
+                   ) -> dict[str, Any]:
+    """``st.user`` as Streamlit fills it from the provider's ID token."""
+    return {"is_logged_in": True, "email": email, "email_verified": True, "iss": ISSUER,
+            "sub": subject or f"sub-{email}",
+            "iat": int(time.time()) if issued_at is None else int(issued_at)}
+
+
 def run_as(email: str | None, page: str | None = None, *, subject: str | None = None,
+           issued_at: float | None = None, session: dict[str, Any] | None = None,
            **params: str) -> AppTest:
     at = AppTest.from_file(str(APP_SCRIPT), default_timeout=30)
     at.secrets["auth"] = AUTH
     at.user = ({"is_logged_in": False} if email is None else
-               {"is_logged_in": True, "email": email, "email_verified": True, "iss": ISSUER,
-                "sub": subject or f"sub-{email}"})
+               signed_in_user(email, subject=subject, issued_at=issued_at))
     for name, value in params.items():
         at.query_params[name] = value
+    for key, value in (session or {}).items():
+        at.session_state[key] = value
     at.run()
     if page is not None:
         at.switch_page(f"app_pages/{page}.py").run()
@@ -85,8 +96,7 @@ def run_page_alone(email: str, page: str) -> AppTest:
     at = AppTest.from_file(str(APP_SCRIPT.parent / "app_pages" / f"{page}.py"),
                            default_timeout=30)
     at.secrets["auth"] = AUTH
-    at.user = {"is_logged_in": True, "email": email, "email_verified": True, "iss": ISSUER,
-               "sub": f"sub-{email}"}
+    at.user = signed_in_user(email)
     at.run()
     assert not at.exception, at.exception
     return at
@@ -210,3 +220,124 @@ def test_owners_see_each_annotators_progress_and_the_agreement_matrix(
     viewer = run_as("view@example.org", "calibration", dataset="demo-labelled")
     assert "Calibration" in {str(h.value) for h in viewer.header}
     assert not any("Annotators (" in str(e.label) for e in viewer.expander)
+
+
+# -- blind by construction, impersonation, assignments ----------------------------------------
+
+CANARY_NOTE, CANARY_VERDICT = "canary-note-4f1c of another annotator", "canary-verdict-9b2e"
+
+
+def everything(at: AppTest) -> str:
+    """Every element the run sent, as its protobuf text (tables' Arrow bytes included)."""
+    out: list[str] = []
+
+    def walk(node: Any) -> None:
+        proto = getattr(node, "proto", None)
+        if proto is not None:
+            out.append(str(proto))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return "\n".join(out)
+
+
+@pytest.fixture
+def canary_db(team_db: Path, tmp_path: Path) -> Path:
+    """The team database plus a judge verdict and another annotator's note, both canaries."""
+    from judges.verdicts import import_verdicts
+
+    verdicts = tmp_path / "verdicts.csv"
+    verdicts.write_text(f"id,verdict,reasoning\nq0,fail,{CANARY_VERDICT}\nq1,pass,fine\n",
+                        encoding="utf-8")
+    db = Database(team_db)
+    try:
+        store = LabelStore(db)
+        import_verdicts(store, verdicts, dataset="secretset", judge="canary-judge")
+        TeamStore(db).set_role("other@example.org", "annotator", actor="cli:test")
+        store.add_label("secretset", "q0", "other@example.org", "pass", note=CANARY_NOTE)
+    finally:
+        db.close()
+    return team_db
+
+
+def test_an_annotator_reaches_no_verdict_and_no_other_annotators_note(canary_db: Path) -> None:
+    owner = run_as("owner@example.org", "calibration", dataset="secretset")
+    assert CANARY_NOTE in everything(owner) or "canary-judge" in everything(owner)  # seeded
+    # Every way in: the navigation, each page's own script, and URL parameters naming the
+    # canary's row, judge and annotator.
+    runs = [run_as("ann@example.org", "label", dataset="secretset", user="other@example.org",
+                   judge="canary-judge", item="q0")]
+    runs += [run_page_alone("ann@example.org", page) for page in PAGES]
+    for at in runs:
+        seen = everything(at)
+        assert CANARY_NOTE not in seen and CANARY_VERDICT not in seen
+        assert "canary-judge" not in seen and "other@example.org" not in seen
+    viewer = run_as("view@example.org", "calibration", dataset="secretset")
+    assert CANARY_NOTE not in everything(viewer)  # notes are for owners
+
+
+def test_impersonation_attempts_are_refused(team_db: Path) -> None:
+    # A forged session value: the visitor memo and the remembered name, as a browser could
+    # send plain values; the label still goes to the signed-in address.
+    forged = {"_calibrate_visitor_of_this_run": {"email": "owner@example.org", "role": "owner"},
+              "_calibrate_remembered": {"user": "owner@example.org"}}
+    at = run_as("ann@example.org", "label", session=forged, dataset="secretset")
+    assert offered_pages(at) == {"label"}
+    next(b for b in at.button if b.key and b.key.startswith("verdict_pass_row_")).click().run()
+    db = Database(team_db)
+    try:
+        assert LabelStore(db).current_labels("secretset")["annotator"].tolist() == [
+            "ann@example.org"]
+        team = TeamStore(db)
+        # An expired token: issued longer ago than a session lasts (12 hours by default).
+        stale = run_as("ann@example.org", "label", issued_at=time.time() - 13 * 3600)
+        assert "Your sign-in has expired" in shown_text(stale) and not offered_pages(stale)
+        assert "Sign in again" in [b.label for b in stale.button]
+        # A stale cookie after sign-out: a sign-in issued before the sign-out is over; a new
+        # one is let in.
+        before = time.time() - 60
+        team.sign_out("ann@example.org", at=time.time())
+        replay = run_as("ann@example.org", "label", issued_at=before)
+        assert "ended when you signed out" in shown_text(replay) and not offered_pages(replay)
+        assert offered_pages(run_as("ann@example.org", issued_at=time.time() + 1)) == {"label"}
+        # A removed user: signed in, but no role any more.
+        team.set_role("view@example.org", None, actor="cli:test")
+        removed = run_as("view@example.org", "calibration", dataset="secretset")
+        assert "no role here yet" in shown_text(removed) and not offered_pages(removed)
+        assert "Calibration" not in {str(h.value) for h in removed.header}
+    finally:
+        db.close()
+
+
+def test_assigned_rows_come_first_and_the_progress_counts_them(team_db: Path) -> None:
+    from calibrate_app.assigning import assign_batch
+
+    db = Database(team_db)
+    try:
+        store = LabelStore(db)
+        TeamStore(db).set_role("bea@example.org", "annotator", actor="cli:test")
+        dealt = assign_batch(store, "secretset", "faithfulness",
+                             ["ann@example.org", "bea@example.org"], batch=2, overlap=1,
+                             actor="cli:test")
+    finally:
+        db.close()
+    mine, hers = dealt.rows["ann@example.org"], dealt.rows["bea@example.org"]
+    assert len(mine) == len(hers) == 2 and not set(mine) & set(hers)
+    at = run_as("ann@example.org", "label", dataset="secretset")
+    assert "0 / 2 assigned rows labelled, 0 skipped" in everything(at)
+    for done in (1, 2, 3):
+        next(b for b in at.button if b.key and b.key.startswith("verdict_pass_row_")
+             ).click().run()
+        assert not at.exception
+        if done == 1:  # the denominator is the assignment, however many rows others take
+            assert "1 / 2 assigned rows labelled" in everything(at)
+    db = Database(team_db)
+    try:
+        labelled = LabelStore(db).labelled_in_order("secretset", "ann@example.org",
+                                                   "faithfulness")
+    finally:
+        db.close()
+    assert labelled[:2] == mine  # the assignment first, in the order dealt
+    assert labelled[2] not in hers  # then the shared queue, which leaves Bea's rows to her
+    assert "assigned rows" not in everything(at)  # done: the queue's own progress line again

@@ -34,3 +34,13 @@ def test_progress_counts_each_annotators_labels_and_verdicts() -> None:
     assert out["share"].tolist() == [0.3, 0.1]
     assert (out.loc["a", "pass"], out.loc["a", "fail"], out.loc["b", "unsure"]) == (2, 1, 1)
     assert annotator_progress(labels.iloc[:0], 10).empty
+
+
+def test_progress_counts_each_annotators_assignment() -> None:
+    labels = pd.DataFrame({"annotator": ["a", "a", "b"], "item_id": ["r1", "r9", "r3"],
+                           "verdict": ["pass", "fail", "pass"]})
+    out = annotator_progress(labels, 10, {"a": ["r1", "r2"], "b": ["r4"], "c": ["r5", "r6"]})
+    assert list(out.index) == ["a", "b", "c"]
+    assert out["assigned"].tolist() == [2, 1, 2]
+    assert out["assigned labelled"].tolist() == [1, 0, 0]  # r9 and r3 were not assigned
+    assert out.loc["c", "labels"] == 0 and out.loc["c", "pass"] == 0
