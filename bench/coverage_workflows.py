@@ -27,6 +27,9 @@ Cells (1,000-row runs, sensitivity 0.85 / specificity 0.75 unless said):
   (never on the calibration set); ``auto`` must refuse;
 * ``weak judge, same run``: sensitivity 0.55 / specificity 0.52 (kappa about 0.07), random
   labels: ``auto`` must not be wider than the labels alone;
+* ``assigned, <order>, partly done``: an owner deals the queue (random, stratified or active
+  order) in batches of 50 to three annotators, who finish 50, 25 and 10 of them, so the labels
+  are not a prefix of the queue;
 * ``compare, by-verdict card``: a calibration run (pass rate 0.85) labelled 50/50 by verdict;
   two versions on the
   same 1,000 rows, true pass rates 0.60 and 0.70; baseline, candidate and difference.
@@ -55,6 +58,8 @@ from judges.calibration import (
     transported_pass_rate_from_counts,
 )
 from judges.calibration.strata import counts_of_strata
+from labels.assignments import deal_rows
+from labels.sampling import plan_queue
 
 SENS, SPEC, N = 0.85, 0.75, 1000
 
@@ -197,6 +202,34 @@ def _compare(rng: np.random.Generator) -> dict[str, tuple[float, Interval]]:
             "difference": (float(zc.mean() - zb.mean()), d_iv)}
 
 
+def _assigned(rng: np.random.Generator, order: str) -> tuple[float, dict[str, Interval]]:
+    """An owner deals batches of the queue to three annotators, who finish 50, 25 and 10 rows.
+
+    The real plan (:func:`labels.sampling.plan_queue`) and the real dealing
+    (:func:`labels.assignments.deal_rows`); each label records the selection the plan gives it,
+    as the Label page does.
+    """
+    z = (rng.random(N) < 0.65).astype(np.int8)
+    j = _judge(rng, z)
+    hard = rng.random(N) < 0.3
+    ids = [str(k) for k in range(N)]
+    words = {str(k): ("pass" if j[k] == 1 else "fail") for k in range(N)}
+    doubt = {str(k): (0.6 if hard[k] else 0.05) for k in range(N)}
+    plan = plan_queue(ids, order=order, seed=int(rng.integers(1 << 31)),  # type: ignore[arg-type]
+                      verdicts=words, uncertainty=doubt, judge="j")
+    people = ["a", "b", "c"]
+    dealt = deal_rows(list(plan.item_ids), people, batch=50, overlap=1)
+    done = {"a": 50, "b": 25, "c": 10}
+    lab = np.array(sorted({int(r) for p in people for r in dealt[p][:done[p]]}))
+    selection = {"random": "random", "stratified": "by_verdict", "active": "active"}[order]
+    share = None
+    if order == "active" and plan.shares is not None:
+        share = np.array([plan.shares[str(k)] for k in lab])
+    ev = evidence(z, lab, j, selection=selection, share=share)
+    return float(z.mean()), {"labels": _iv(labels_only_pass_rate(z[lab])),
+                             "old": _old_stratified(z, lab, j), "auto": auto(ev)}
+
+
 _REPS: dict[str, Callable[[np.random.Generator], tuple[float, dict[str, Interval]]]] = {
     "file order, sorted": lambda rng: _file(rng, 0.0),
     "file order, mildly sorted": lambda rng: _file(rng, 0.8),
@@ -207,6 +240,9 @@ _REPS: dict[str, Callable[[np.random.Generator], tuple[float, dict[str, Interval
     "all-unsure target": lambda rng: _unsure_target(rng, 300),
     "one unsure target row": lambda rng: _unsure_target(rng, 1),
     "weak judge, same run": _weak,
+    "assigned, random, partly done": lambda rng: _assigned(rng, "random"),
+    "assigned, stratified, partly": lambda rng: _assigned(rng, "stratified"),
+    "assigned, active, partly done": lambda rng: _assigned(rng, "active"),
 }
 
 
@@ -214,7 +250,8 @@ def _cells() -> list[Cell]:
     refusals = ("all-unsure target", "one unsure target row")
     cells = [Cell(name, ("auto",) if name in refusals else ("old", "auto"),
                   refuse=name in (*refusals, "file order, sorted")) for name in _REPS]
-    cells[-1] = Cell("weak judge, same run", ("labels", "old", "auto"))
+    cells = [Cell(c.name, ("labels", "old", "auto")) if c.name == "weak judge, same run"
+             else c for c in cells]
     cells.append(Cell("compare, by-verdict card",
                       ("old baseline", "baseline", "candidate", "difference")))
     return cells

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_browser import free_port, open_page, question, shows, start_server
+from app_browser import ARTIFACTS, free_port, open_page, question, shows, start_server
 
 from labels.db import Database
 from labels.importing import import_rows
@@ -97,9 +97,14 @@ def test_an_annotator_signs_in_labels_as_their_identity_and_signs_out(
     server = start_server(db_path, tmp_path, port=app_port, env_extra={"CALIBRATE_AUTH": "oidc"})
     try:
         page = open_page(browser, server.url + "/label?user=owner@example.org")
+        page.get_by_role("button", name="Sign in").wait_for(timeout=60_000)
+        shots = ARTIFACTS / "team-sign-in"
+        shots.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shots / "1-sign-in.png"))
         page.get_by_role("button", name="Sign in").click(timeout=60_000)
         # The provider's own login and consent forms.
         page.wait_for_url(f"{issuer}/**", timeout=30_000)
+        page.screenshot(path=str(shots / "2-provider-login.png"))
         page.fill('input[name="login"]', "ann@example.org")
         page.fill('input[name="password"]', "anything")
         page.locator('button[type="submit"]').click()
@@ -107,6 +112,7 @@ def test_an_annotator_signs_in_labels_as_their_identity_and_signs_out(
         page.locator('button[type="submit"]').click()  # consent: Continue
         page.wait_for_url(f"{server.url}/**", timeout=30_000)
         shows(page, "Question number", timeout=30_000)
+        page.screenshot(path=str(shots / "3-label-page-signed-in.png"))
         body = page.locator("body").inner_text()
         assert "Not owner@example.org?" not in body and "Who is labelling?" not in body
         assert page.get_by_role("link", name="Calibration").count() == 0  # annotators: Label
@@ -122,6 +128,7 @@ def test_an_annotator_signs_in_labels_as_their_identity_and_signs_out(
         page.locator('button[type="submit"]').first.click()
         page.wait_for_url(f"{server.url}/**", timeout=30_000)
         page.get_by_role("button", name="Sign in").wait_for(timeout=30_000)
+        page.screenshot(path=str(shots / "4-signed-out.png"))
         assert "Question number" not in page.locator("body").inner_text()
     finally:
         server.stop()
