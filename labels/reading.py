@@ -21,15 +21,17 @@ from labels.errors import ImportFileError
 from labels.limits import ReadLimits
 from labels.record_paths import (
     PathError,
+    Step,
     is_path,
     leaf_paths,
     parse_path,
     record_lists,
     resolve,
     shown_paths,
+    split_column,
 )
 from labels.strict_json import JsonValueError, decode_record, locate_column, strict_json_loads
-from labels.tool_formats import records_path
+from labels.tool_formats import records_path, text
 from labels.validation import shown
 
 FILE_FORMATS = ("csv", "jsonl", "json", "parquet")
@@ -124,6 +126,8 @@ class Table:
     """Columns read by a path (:meth:`with_paths`): path → the file column it starts from."""
     tool: str | None = None
     """The tool whose documented shape the reader recognised (``promptfoo``, ``inspect`` …)."""
+    numbers: list[int] | None = None
+    """Each record's row number in the file, when some records were left out (:meth:`take`)."""
 
     @classmethod
     def from_records(
@@ -138,7 +142,23 @@ class Table:
 
     def error(self, message: str, index: int, column: str | None = None) -> ImportFileError:
         """An :class:`ImportFileError` on record ``index`` (0-based): file, row and column."""
-        return ImportFileError(message, path=self.path, row=index + 1, column=column)
+        return ImportFileError(message, path=self.path, row=self.row_number(index), column=column)
+
+    def row_number(self, index: int) -> int:
+        """Record ``index``'s row number in the file (1-based), as messages name it."""
+        return self.numbers[index] if self.numbers is not None else index + 1
+
+    def take(self, indices: list[int]) -> Table:
+        """The records at ``indices`` only, each keeping its row number in the file.
+
+        For files that hold more than one kind of record (a tracing tool's spans and their
+        children, a scores file's human and judge scores): a message about a kept record
+        still names the row a user finds in the file.
+        """
+        data = {name: [values[i] for i in indices] for name, values in self.data.items()}
+        lines = [self.lines[i] for i in indices] if self.lines is not None else None
+        return replace(self, data=data, n_rows=len(indices), lines=lines, arrow=None,
+                       numbers=[self.row_number(i) for i in indices])
 
     def head(self, n: int) -> Table:
         """The first ``n`` records (all of them when fewer), as value lists without Arrow.
@@ -223,7 +243,8 @@ class Table:
         derived = dict(self.derived)
         for path in wanted:
             try:
-                steps = parse_path(path)
+                split = split_column(path, data) if parse_path(path)[0].key not in data else None
+                steps = (Step(key=split[0]), *parse_path(split[1])) if split else parse_path(path)
             except ImportFileError as error:
                 raise ImportFileError(f"{option}{shown(path)}: {error}", path=self.path) from None
             root = steps[0].key
@@ -249,11 +270,25 @@ class Table:
         return replace(self, columns=[*self.columns, *wanted], data=data, arrow=None,
                        derived=derived)
 
+    def matching(self, where: Mapping[str, tuple[str, ...]]) -> Table:
+        """The records whose ``where`` paths each hold one of its values (``""``: empty).
+
+        A tool's file of several kinds of record (:mod:`labels.tool_formats`) is read one
+        kind at a time; each kept record keeps its row number (:meth:`take`).
+        """
+        if not where:
+            return self
+        table = self.with_paths(list(where), option="the file's ")
+        keep = [i for i in range(table.n_rows)
+                if all(text(table.data[key][i]) in values for key, values in where.items())]
+        return table.take(keep)
+
     def where(self, index: int) -> str:
         """``row 3 (line 4)``: how a message points at record ``index``."""
-        if self.lines is not None and self.lines[index] != index + 1:
-            return f"row {index + 1} (line {self.lines[index]})"
-        return f"row {index + 1}"
+        row = self.row_number(index)
+        if self.lines is not None and self.lines[index] != row:
+            return f"row {row} (line {self.lines[index]})"
+        return f"row {row}"
 
 
 def _json_cell(cell: Any) -> Any:
