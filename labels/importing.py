@@ -39,6 +39,7 @@ from labels.store_items import OnChanged as OnChanged  # re-exported: callers na
 from labels.store_items import generated_id, write_items
 from labels.strict_json import JsonValueError, strict_json_loads
 from labels.text_columns import plain_string_lists
+from labels.record_paths import split_column
 from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import (
     PLAIN_ID_PATTERN,
@@ -394,7 +395,8 @@ def normalise(
 def _kept_columns(table: Table, mapping: Mapping[str, str], keep: tuple[str, ...]) -> Table:
     """``table`` with only the columns ``mapping``'s paths start from, and ``keep``."""
     mapped = {part.strip() for value in mapping.values() for part in value.split(",")}
-    roots = {path.split(".")[0].split("[")[0] for path in mapped}
+    roots = {path.split(".")[0].split("[")[0] for path in mapped} | {
+        split[0] for path in mapped if (split := split_column(path, table.columns))}
     names = [c for c in table.columns if c in roots or c in keep or c in mapped]
     return Table(table.path, names, {c: table.data[c] for c in names}, table.n_rows,
                  table.lines, tool=table.tool, numbers=table.numbers)
@@ -718,6 +720,8 @@ def import_rows(
             "import the traces, runs or spans they are about first, then this file with "
             "'calibrate verdicts import' (a judge's) or 'calibrate labels import' (a "
             "person's)", path=name)
+    if tool is not None and tool.gather is not None:
+        table = table.gathered(*tool.gather)
     if tool is not None and tool.where:
         table = table.matching(tool.where)
         if not table.n_rows:

@@ -283,6 +283,26 @@ class Table:
                 if all(text(table.data[key][i]) in values for key, values in where.items())]
         return table.take(keep)
 
+    def gathered(self, key: str, path: str, name: str) -> Table:
+        """This table plus column ``name``: per record, every value at ``path`` of the
+        records sharing its ``key`` (lists joined, in file order; ``None`` when none has one).
+
+        Raises:
+            ImportFileError: ``path`` does not fit a record (see :meth:`with_paths`).
+        """
+        table = self.with_paths([path], option="the file's ")
+        found: dict[str, list[Any]] = {}
+        for index in range(table.n_rows):
+            value = table.data[path][index]
+            if value is None:
+                continue
+            values = value if isinstance(value, list) else [value]
+            found.setdefault(text(table.data[key][index]), []).extend(
+                v for v in values if v is not None)
+        column = [found.get(text(k)) or None for k in table.data[key]]
+        return replace(table, columns=[*table.columns, name],
+                       data={**table.data, name: column}, arrow=None)
+
     def where(self, index: int) -> str:
         """``row 3 (line 4)``: how a message points at record ``index``."""
         row = self.row_number(index)

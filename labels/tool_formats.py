@@ -108,6 +108,10 @@ class ToolFormat:
     and ``note`` (``labels import`` reads them)."""
     kind: str = "rows"
     """What the file is: ``rows``, or ``scores`` (verdicts and labels only, no rows)."""
+    gather: tuple[str, str, str] | None = None
+    """``(trace column, path, new column)``: every record's values at ``path``, gathered per
+    trace into ``new column`` before the rows are chosen (a root span's sources are its
+    retriever span's documents)."""
 
     def label_metric(self, name: str | None, *, path: str) -> Metric:
         """The human labels of metric ``name``, or of the file's only one.
@@ -316,6 +320,8 @@ PHOENIX_LABELS = {"correct": "pass", "incorrect": "fail", "factual": "pass",
 """The labels of Phoenix's own evaluators (QA correctness, hallucination, relevance)."""
 _BOOLEAN_WORDS = {"1.0": "pass", "0.0": "fail"}
 """A BOOLEAN score's value as a CSV export writes it (a JSON export's 1.0 is a number)."""
+PHOENIX_DOCUMENTS = "retrieved documents of the trace"
+"""The column of each root span's sources: its trace's retriever spans' documents."""
 _ANSWER_VARS = ("answer", "response", "output", "actual_output", "completion", "text")
 
 
@@ -484,10 +490,14 @@ def _phoenix(table: Table, columns: set[str]) -> ToolFormat:
         return _phoenix_annotations(table)
     rows = {"id": "context.span_id", "question": "attributes.input.value",
             "answer": "attributes.output.value"}
-    if "attributes.retrieval.documents" in columns:
-        rows["sources"] = "attributes.retrieval.documents[*].document.content"
+    gather = None
+    if "attributes.retrieval.documents" in columns and "context.trace_id" in columns:
+        gather = ("context.trace_id", "attributes.retrieval.documents[*].document.content",
+                  PHOENIX_DOCUMENTS)
+        rows["sources"] = PHOENIX_DOCUMENTS
     where = {"parent_id": _ROOT} if "parent_id" in columns else {}
-    return ToolFormat("phoenix", rows, where=where, keep=("name", "span_kind", "context.trace_id"))
+    return ToolFormat("phoenix", rows, where=where, gather=gather,
+                      keep=("name", "span_kind", "context.trace_id"))
 
 
 def _phoenix_annotations(table: Table) -> ToolFormat:
