@@ -79,7 +79,7 @@ class Metric:
     name: str
     mapping: dict[str, str]
     words: dict[str, str] = field(default_factory=dict)
-    where: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    where: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Which records are this metric's: path → the values it may have (``""`` for empty)."""
     source: dict[str, str] = field(default_factory=dict)
     """Provenance stored with the external judge besides the tool and metric (evaluator ids)."""
@@ -101,7 +101,7 @@ class ToolFormat:
     keep: tuple[str, ...] | None = None
     """The other columns kept as the rows' metadata (``None``: all). An inspect sample holds
     its whole transcript and every grader prompt; a row's metadata should not."""
-    where: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    where: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Which records are rows (a trace's root span, not its children): as :attr:`Metric.where`."""
     feedback: tuple[Metric, ...] = ()
     """Human labels the file holds, one per metric: mappings of ``id``, ``label``, ``annotator``
