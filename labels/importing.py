@@ -33,13 +33,12 @@ from labels.label_import import import_labels as import_labels
 from labels.models import Kind
 from labels.names import ROW_FORMATS as ROW_FORMATS  # re-exported: callers name it from here
 from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
-from labels.record_paths import is_path, parse_pairs
+from labels.record_paths import is_path, parse_pairs, split_column
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
 from labels.store_items import generated_id, write_items
 from labels.strict_json import JsonValueError, strict_json_loads
 from labels.text_columns import plain_string_lists
-from labels.record_paths import split_column
 from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import (
     PLAIN_ID_PATTERN,

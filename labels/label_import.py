@@ -23,8 +23,8 @@ from labels.models import (
 )
 from labels.provenance import Provenance
 from labels.reading import FileImportSummary, Table, read_table
-from labels.tool_formats import TOOL_FORMATS, detect
 from labels.store import LabelStore, NewLabel
+from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_verdict, spellings
 
@@ -212,7 +212,8 @@ def import_labels(
         try:
             item_id = ids.add(raw_id, table.row_number(index))
         except LookalikeIdError as error:
-            raise ImportFileError(str(error), path=name, row=table.row_number(index), column=id_col) from None
+            raise ImportFileError(str(error), path=name, row=table.row_number(index),
+                                  column=id_col) from None
         if item_id not in known_ids:
             raise ImportFileError(
                 f"item {shown(item_id, 24)} is not one of the rows escalated by rule "

@@ -284,8 +284,10 @@ class Table:
         return table.take(keep)
 
     def gathered(self, key: str, path: str, name: str) -> Table:
-        """This table plus column ``name``: per record, every value at ``path`` of the
-        records sharing its ``key`` (lists joined, in file order; ``None`` when none has one).
+        """This table plus column ``name``: the values at ``path`` of the records sharing a key.
+
+        Per record, every value at ``path`` of the records whose ``key`` is its own (lists
+        joined, in file order; ``None`` when none has one).
 
         Raises:
             ImportFileError: ``path`` does not fit a record (see :meth:`with_paths`).

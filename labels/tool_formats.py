@@ -200,12 +200,12 @@ def detect(table: Table, tool: str | None = None) -> ToolFormat | None:
             found = "deepeval"
         elif {"user_input", "response"} <= columns:
             found = "ragas"
-        elif _LANGFUSE_SCORES <= columns or _LANGFUSE_TRACES <= columns or (
-                _LANGFUSE_OBSERVATIONS <= columns):
+        elif columns >= _LANGFUSE_SCORES or columns >= _LANGFUSE_TRACES or (
+                columns >= _LANGFUSE_OBSERVATIONS):
             found = "langfuse"
-        elif _LANGSMITH_FEEDBACK <= columns or "inputs" in columns:
+        elif columns >= _LANGSMITH_FEEDBACK or "inputs" in columns:
             found = "langsmith"
-        elif _PHOENIX_SPANS <= columns or _PHOENIX_ANNOTATIONS <= columns:
+        elif columns >= _PHOENIX_SPANS or columns >= _PHOENIX_ANNOTATIONS:
             found = "phoenix"
     if tool is not None and found != tool:
         raise ImportFileError(
@@ -387,9 +387,9 @@ def _io_rows(first: Mapping[str, Any], inputs: str, outputs: str,
 
 
 def _langfuse(table: Table, columns: set[str]) -> ToolFormat:
-    if _LANGFUSE_SCORES <= columns:
+    if columns >= _LANGFUSE_SCORES:
         return _langfuse_scores(table)
-    if _LANGFUSE_OBSERVATIONS <= columns:  # one row per trace: its root observation
+    if columns >= _LANGFUSE_OBSERVATIONS:  # one row per trace: its root observation
         where = {"parent_observation_id": _ROOT}
         first = next(iter(_records_where(table, where)), {})
         rows = {"id": "trace_id", **_io_rows(first, "input", "output", ("metadata",))}
@@ -415,7 +415,8 @@ def _langfuse_scores(table: Table) -> ToolFormat:
         value = {"verdict": "string_value"} if kind == "CATEGORICAL" else (
             {"verdict": "value"} if kind == "BOOLEAN" else {"score": "value"})
         provenance = {"score_source": ",".join(sorted({text(r.get("source")) for r in records}))}
-        for key, column in (("evaluator", "evaluator_id"), ("evaluation_rule", "evaluation_rule_id")):
+        for key, column in (("evaluator", "evaluator_id"),
+                            ("evaluation_rule", "evaluation_rule_id")):
             ids = sorted({text(r.get(column)) for r in records} - {""})
             if ids:
                 provenance[key] = ",".join(ids)
@@ -440,7 +441,7 @@ def _binary(values: list[Any]) -> bool:
 
 
 def _langsmith(table: Table, columns: set[str]) -> ToolFormat:
-    if _LANGSMITH_FEEDBACK <= columns:
+    if columns >= _LANGSMITH_FEEDBACK:
         return _langsmith_feedback(table)
     first = _first(table)
     if "run_type" in columns:  # runs: the root run of each trace is the row
@@ -486,7 +487,7 @@ def _langsmith_feedback(table: Table) -> ToolFormat:
 
 
 def _phoenix(table: Table, columns: set[str]) -> ToolFormat:
-    if _PHOENIX_ANNOTATIONS <= columns:
+    if columns >= _PHOENIX_ANNOTATIONS:
         return _phoenix_annotations(table)
     rows = {"id": "context.span_id", "question": "attributes.input.value",
             "answer": "attributes.output.value"}

@@ -92,7 +92,7 @@ def annotations() -> list[dict[str, Any]]:
 
 
 class FakePhoenix(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         body = json.dumps({"data": annotations(), "next_cursor": None}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
