@@ -8,6 +8,7 @@ from __future__ import annotations
 import codecs
 import csv
 import errno
+import importlib.util
 import io
 import json
 import os
@@ -345,8 +346,11 @@ def detect_format(path: str | Path, format: str | None = None) -> str:
         return format
     suffix = Path(path).suffix.lower()
     if suffix == ".eval":
+        if importlib.util.find_spec("inspect_ai") is not None:
+            return "eval"
         raise ImportFileError(
-            "an inspect_ai .eval log is a zip archive; write it as JSON first "
+            "an inspect_ai .eval log is a zip archive; install inspect_ai (pip install "
+            "'calibrate[inspect]') to read it with inspect's own reader, or write it as JSON "
             "(inspect log convert --to json) and import the .json log", path=str(path),
         )
     if suffix not in _EXTENSIONS:
@@ -686,6 +690,11 @@ def _read_json(path: str, text: str, records: str | None = None) -> Table:
             raise _json_syntax(path, error) from None
         except JsonValueError as error:
             raise ImportFileError(str(error), path=path) from None
+    return _json_table(path, value, records)
+
+
+def _json_table(path: str, value: Any, records: str | None = None) -> Table:
+    """The records of a JSON value: a list, the list ``records`` names, or a tool's list."""
     tool = None
     if records is not None:
         value = _records_at(path, value, records)
@@ -965,11 +974,49 @@ def read_regular_text(path: str | Path, encoding: str = "utf-8") -> str:
         return handle.read().decode(encoding)
 
 
+_EVAL_FIELDS_LEFT_OUT = {"messages", "events", "store", "attachments"}
+"""What an inspect sample holds that no row needs: the transcript, events and attachments."""
+
+
+def _read_eval_log(real: str, name: str, limits: ReadLimits | None = None) -> Table:
+    """The samples of an inspect_ai ``.eval`` log, read by inspect's own ``read_eval_log``.
+
+    The archive's listed sizes are checked first (a zip inflates: a small file can promise
+    gigabytes); inspect then reads it, leaving out the transcripts, and the log is the same
+    JSON value a ``.json`` log holds.
+    """
+    import zipfile
+
+    limits = limits if limits is not None else ReadLimits()
+    try:
+        with zipfile.ZipFile(real) as archive:
+            size = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError) as error:
+        raise ImportFileError(f"not a readable inspect_ai .eval log (a zip archive: {error})",
+                              path=name) from None
+    if size > limits.max_uncompressed_mb * 1024 * 1024:
+        raise ImportFileError(
+            f"the log inflates to {size / 1024 / 1024:,.1f} MB, more than the limit of "
+            f"{limits.max_uncompressed_mb:,.0f} MB (CALIBRATE_MAX_UNCOMPRESSED_MB); nothing "
+            "was read", path=name)
+    from inspect_ai.log import read_eval_log
+
+    try:
+        log = read_eval_log(real, format="eval", exclude_fields=_EVAL_FIELDS_LEFT_OUT)
+    except Exception as error:  # inspect's own (zip, JSON, validation): the file is bad
+        reason = shown(str(error).replace(real, name), 120)
+        raise ImportFileError(f"inspect_ai cannot read this .eval log "
+                              f"({type(error).__name__}: {reason})", path=name) from None
+    return _json_table(name, log.model_dump(mode="json", exclude_none=True))
+
+
 def _read_table(
     real: str, name: str, fmt: str, encoding: str, records: str | None = None
 ) -> Table:
     try:
-        if fmt == "parquet":
+        if fmt == "eval":
+            table = _read_eval_log(real, name)
+        elif fmt == "parquet":
             table = _read_parquet(real, name)
         else:
             fast = _read_utf8_csv(name, real, encoding) if fmt == "csv" else None
