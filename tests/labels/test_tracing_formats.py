@@ -96,21 +96,41 @@ def test_langsmith_examples_and_the_scores_file_refused_as_rows(store: LabelStor
         import_rows(store, FORMATS / "langsmith" / "feedback.jsonl", "x")
 
 
-def test_truncated_exports_name_the_file_and_row(store: LabelStore, tmp_path: Path) -> None:
-    import_rows(store, FORMATS / "langfuse" / "traces.json", "lf")
-    lines = (FORMATS / "langfuse" / "scores.jsonl").read_text().splitlines()
-    cut = tmp_path / "scores.jsonl"
-    cut.write_text("\n".join(lines[:5]) + "\n" + lines[5][:80] + "\n")
-    with pytest.raises(ImportFileError, match=r"scores\.jsonl, (row|line) 6"):
-        import_verdicts(store, cut, dataset="lf", metric="faithfulness")
-    parquet = tmp_path / "annotations.parquet"
-    parquet.write_bytes((FORMATS / "phoenix" / "annotations.parquet").read_bytes()[:3000])
-    with pytest.raises(ImportFileError, match=r"annotations\.parquet: not a readable Parquet"):
-        import_labels(store, parquet, "lf")
-    # a record cut short keeps its row number in the file (row 3 is a child observation)
+# file · bytes kept · what reads it · the message
+TRUNCATED = [
+    ("langfuse/traces.json", 1500, "rows", r"traces\.json, row 3: not valid JSON"),
+    ("langfuse/scores.jsonl", 1500, "verdicts", r"scores\.jsonl, row 3: line 3 is not valid"),
+    ("langfuse/scores.csv", 1500, "labels", r"scores\.csv, row 7: has 4 fields but the header"),
+    ("langfuse/scores.parquet", 5000, "verdicts", r"scores\.parquet: not a readable Parquet"),
+    ("langsmith/runs.jsonl", 3000, "rows", r"runs\.jsonl, row 3: line 3 is not valid JSON"),
+    ("langsmith/feedback.jsonl", 3000, "labels", r"feedback\.jsonl, row 6: line 6 is not valid"),
+    ("phoenix/spans.parquet", 5000, "rows", r"spans\.parquet: not a readable Parquet"),
+    ("phoenix/annotations.csv", 700, "verdicts", r"annotations\.csv, row 4: has 2 fields"),
+]
+
+
+@pytest.mark.parametrize(("name", "size", "reader", "message"), TRUNCATED)
+def test_truncated_exports_name_the_file_and_row(
+    store: LabelStore, tmp_path: Path, name: str, size: int, reader: str, message: str,
+) -> None:
+    store.create_dataset("d")
+    cut = tmp_path / Path(name).name
+    cut.write_bytes((FORMATS / name).read_bytes()[:size])
+    with pytest.raises(ImportFileError, match=message):
+        if reader == "rows":
+            import_rows(store, cut, "d")
+        elif reader == "verdicts":
+            import_verdicts(store, cut, dataset="d", judge="j")
+        else:
+            import_labels(store, cut, "d")
+    assert store.items("d") == []
+
+
+def test_a_kept_record_keeps_its_row_number(store: LabelStore, tmp_path: Path) -> None:
+    # row 4 is the second trace's root observation (rows 2 and 3 are the first's children)
     observations = (FORMATS / "langfuse" / "observations.jsonl").read_text().splitlines()
-    broken = tmp_path / "observations.jsonl"
     observations[3] = observations[3].replace('"input":"{', '"input":"{]')
+    broken = tmp_path / "observations.jsonl"
     broken.write_text("\n".join(observations) + "\n")
     with pytest.raises(ImportFileError, match=r"observations\.jsonl, row 4"):
         import_rows(store, broken, "x")
