@@ -63,7 +63,8 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
     ),
     ("datasets",): frozenset({"as_json"}),
     ("labels", "import"): frozenset(
-        {"dataset", "annotator", "criterion", "selection", "mapping", "records", "as_json"}
+        {"dataset", "annotator", "criterion", "selection", "mapping", "records", "file_format",
+         "metric", "as_json"}
     ),
     ("labels", "export"): frozenset({"dataset", "criterion", "history", "output"}),
     ("judges", "list"): frozenset({"as_json"}),

@@ -8,6 +8,8 @@ another threshold is another judge.
 >>> rule = parse_score_rule("score >= 0.7")
 >>> str(rule), rule.holds(0.7), rule.holds(0.69)
 ('score>=0.7', True, False)
+>>> str(parse_score_rule(">=0.7000001")), str(parse_score_rule(">=1"))
+('score>=0.7000001', 'score>=1')
 """
 
 from __future__ import annotations
@@ -45,8 +47,14 @@ class ScoreRule:
         return not math.isnan(score) and _OPERATORS[self.op](score, self.threshold)
 
     def __str__(self) -> str:
-        """The rule as stored and shown: ``score>=0.5``."""
-        return f"score{self.op}{self.threshold:g}"
+        """The rule as stored and shown: ``score>=0.5``.
+
+        The threshold is written as ``repr`` writes it (the shortest text that reads back as
+        the same float), less a trailing ``.0``: the text is part of the judge's identity, and
+        ``:g`` kept six digits, so ``>=0.7000001`` and ``>=0.7`` were one judge.
+        """
+        text = repr(self.threshold)
+        return f"score{self.op}{text.removesuffix('.0')}"
 
 
 def parse_score_rule(text: str) -> ScoreRule:

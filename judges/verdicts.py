@@ -236,13 +236,13 @@ def _file_config(
         value = table.record(index).get("config_id")
         text = "" if value is None else str(value).strip()
         if text and text not in found:
-            found[text] = index + 1
+            found[text] = table.row_number(index)
             if len(found) > 1:
                 first, first_row = next(iter(found.items()))
                 raise ImportFileError(
                     f"{text!r} is a second judge config in one file (row {first_row} has "
                     f"{first!r}): import one judge's verdicts at a time",
-                    path=path, row=index + 1, column="config_id",
+                    path=path, row=table.row_number(index), column="config_id",
                 )
     if config is not None:
         for file_id, row in found.items():
@@ -355,7 +355,8 @@ def import_verdicts(
     the verdicts came from, e.g. ``{"tool": "ragas", "metric": "faithfulness"}``), are
     stored in the external judge's config, and so are part of its id.
 
-    A file another tool wrote (promptfoo, inspect, DeepEval, ragas: :mod:`labels.tool_formats`)
+    A file another tool wrote (promptfoo, inspect, DeepEval, ragas, Langfuse, LangSmith,
+    Phoenix: :mod:`labels.tool_formats`)
     is read by its shape, without a mapping: ``metric`` picks one of its metrics (needed when
     it has several), the judge is named ``<tool>-<metric>`` unless ``judge`` is given, and
     the tool and metric are stored with the external judge. ``format`` may name the tool.
@@ -382,6 +383,7 @@ def import_verdicts(
             else None)
     if tool is not None and (tool_name or tool.metrics):
         chosen = tool.metric(metric, path=name)
+        table = table.matching(chosen.where)
         if chosen.scores_only and not rules:
             raise CalibrateError(
                 f"{name}: metric {chosen.name!r} of this {tool.tool} file holds scores: say "
@@ -396,11 +398,11 @@ def import_verdicts(
         words = dict(chosen.words)
         row_mapping = row_mapping or tool.rows
         by_content, tool_read = "id" not in mapping, True
-        source = {"tool": tool.tool, "metric": chosen.name, **(source or {})}
+        source = {"tool": tool.tool, "metric": chosen.name, **chosen.source, **(source or {})}
         judge = judge or f"{tool.tool}-{chosen.name}"[:64]
     elif metric is not None:
-        raise CalibrateError(f"{name}: --metric names a metric of a tool's file (promptfoo, "
-                             "inspect, deepeval, ragas); this file is not one")
+        raise CalibrateError(f"{name}: --metric names a metric of a tool's file "
+                             f"({', '.join(TOOL_FORMATS)}); this file is not one")
     if judge is None:
         raise JudgeNotNamedError("name the judge (--judge) or give its config (--config)")
     judge = check_name(judge, "judge")
@@ -443,7 +445,7 @@ def import_verdicts(
     for index in range(table.n_rows):
         row = table.record(index)
         where = table.where(index)
-        def fail(message: str, column: str, row: int = index + 1) -> ImportFileError:
+        def fail(message: str, column: str, row: int = table.row_number(index)) -> ImportFileError:
             return ImportFileError(message, path=name, row=row, column=column)
 
         id_col = columns["id"]
@@ -454,7 +456,7 @@ def import_verdicts(
             if not raw_id.strip():
                 raise fail("is empty but is required", id_col)
             try:
-                item_id = ids.add(raw_id, index + 1)
+                item_id = ids.add(raw_id, table.row_number(index))
             except LookalikeIdError as error:
                 raise fail(str(error), id_col) from None
         item = items.get(item_id)
@@ -523,7 +525,7 @@ def import_verdicts(
         calls.append(CallRecord(
             run_id=run_id, config_id=config_id, item_id=item_id, item_hash=key[0],
             repeat=repeat, ordering=order, status=status,
-            request={"imported_from": name, "row": index + 1},
+            request={"imported_from": name, "row": table.row_number(index)},
             reply=json.dumps(row, default=str, ensure_ascii=False), verdict=verdict,
             reply_label=None if verdict is None else str(raw),
             reasoning=reasoning, unscored_reason=None if verdict else "external",

@@ -33,7 +33,7 @@ from labels.label_import import import_labels as import_labels
 from labels.models import Kind
 from labels.names import ROW_FORMATS as ROW_FORMATS  # re-exported: callers name it from here
 from labels.reading import MAX_CELL_CHARS, FileImportSummary, Table, read_table
-from labels.record_paths import is_path, parse_pairs
+from labels.record_paths import is_path, parse_pairs, split_column
 from labels.store import LabelStore
 from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
 from labels.store_items import generated_id, write_items
@@ -198,7 +198,7 @@ def _sources(
             if literal is None:
                 # "[1] See the manual": a citation, not a broken list. Keep the text, say so.
                 if plain_text_rows is not None:
-                    plain_text_rows.append(index + 1)
+                    plain_text_rows.append(table.row_number(index))
                 return [{"text": value, "source_id": None}]
             value = literal
         except JsonValueError as error:
@@ -386,17 +386,19 @@ def normalise(
     rows = pa.Table.from_arrays(list(arrays.values()), names=list(arrays))
     # No hashes here: :func:`labels.store_items.write_items` adds them while DuckDB writes, and
     # the Data page's preview shows exactly these columns.
-    rows = rows.append_column("row", pa.array(range(1, n + 1), type=pa.int64()))
+    numbers = table.numbers if table.numbers is not None else range(1, n + 1)
+    rows = rows.append_column("row", pa.array(numbers, type=pa.int64()))
     return rows, ("pairwise" if pairwise else "pointwise")
 
 
 def _kept_columns(table: Table, mapping: Mapping[str, str], keep: tuple[str, ...]) -> Table:
     """``table`` with only the columns ``mapping``'s paths start from, and ``keep``."""
     mapped = {part.strip() for value in mapping.values() for part in value.split(",")}
-    roots = {path.split(".")[0].split("[")[0] for path in mapped}
+    roots = {path.split(".")[0].split("[")[0] for path in mapped} | {
+        split[0] for path in mapped if (split := split_column(path, table.columns))}
     names = [c for c in table.columns if c in roots or c in keep or c in mapped]
     return Table(table.path, names, {c: table.data[c] for c in names}, table.n_rows,
-                 table.lines, tool=table.tool)
+                 table.lines, tool=table.tool, numbers=table.numbers)
 
 
 def row_ids(table: Table, mapping: Mapping[str, str] | None = None) -> list[str]:
@@ -578,7 +580,7 @@ def _id_column(table: Table, column: str) -> list[str | None] | pa.ChunkedArray[
             out.append(None)  # no id: a content id is generated
             continue
         try:
-            out.append(ids.add(value, index + 1))
+            out.append(ids.add(value, table.row_number(index)))
         except LookalikeIdError as error:
             raise table.error(str(error), index, column) from None
     return out
@@ -680,7 +682,8 @@ def import_rows(
         dataset: dataset name.
         format: one of ``csv``, ``jsonl``, ``json``, ``parquet``; or a tool whose files are
             otherwise recognised by their shape (``promptfoo``, ``inspect``, ``deepeval``,
-            ``ragas``: see :mod:`labels.tool_formats`), to insist on it. Default: the
+            ``ragas``, ``langfuse``, ``langsmith``, ``phoenix``: see
+            :mod:`labels.tool_formats`), to insist on it. Default: the
             extension, and the tool the file's shape shows.
         mapping: item field → file column (``{"question": "prompt"}``) or a path into nested
             records (``{"answer": "response.output", "sources": "contexts[*].text"}``, see
@@ -709,6 +712,20 @@ def import_rows(
                        display_name=name, records=records)
     # A tool's file is recognised by its shape; a --map of the user's wins over the tool's.
     tool = detect(table, tool_name) if tool_name or not records else None
+    if tool is not None and tool.kind == "scores":
+        held = ", ".join(dict.fromkeys(m.name for m in (*tool.metrics, *tool.feedback)))
+        raise ImportFileError(
+            f"this {tool.tool} file holds scores and feedback ({held or 'none'}), not rows: "
+            "import the traces, runs or spans they are about first, then this file with "
+            "'calibrate verdicts import' (a judge's) or 'calibrate labels import' (a "
+            "person's)", path=name)
+    if tool is not None and tool.gather is not None:
+        table = table.gathered(*tool.gather)
+    if tool is not None and tool.where:
+        table = table.matching(tool.where)
+        if not table.n_rows:
+            raise ImportFileError(f"this {tool.tool} file has no root records (none with an "
+                                  f"empty {', '.join(tool.where)})", path=name)
     full_mapping = {**(tool.rows if tool else {}), **(mapping or {})}
     if tool is not None and tool.keep is not None:
         table = _kept_columns(table, full_mapping, tool.keep)

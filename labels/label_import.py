@@ -24,6 +24,7 @@ from labels.models import (
 from labels.provenance import Provenance
 from labels.reading import FileImportSummary, Table, read_table
 from labels.store import LabelStore, NewLabel
+from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_verdict, spellings
 
@@ -38,10 +39,17 @@ class LabelImportSummary(FileImportSummary):
     """What a label import did."""
 
     annotators: tuple[str, ...]
+    tool: str | None = None
+    """The tool whose file it was (``langfuse``, ``langsmith``, ``phoenix``), if any."""
+    metric: str | None = None
+    """The tool's metric whose human labels were read."""
 
 
-def _label_word(table: Table, index: int, column: str, value: Any, pairwise: bool) -> str:
+def _label_word(table: Table, index: int, column: str, value: Any, pairwise: bool,
+                words: Mapping[str, str]) -> str:
     allowed = PAIRWISE_VERDICTS if pairwise else POINTWISE_VERDICTS
+    if isinstance(value, str):
+        value = words.get(value.strip(), value)
     try:
         return parse_verdict(value, allowed)
     except ValueError:
@@ -73,6 +81,7 @@ def import_labels(
     selection: str = "unknown",
     mapping: Mapping[str, str] | None = None,
     records: str | None = None,
+    metric: str | None = None,
 ) -> LabelImportSummary:
     """Import existing human labels (``id``, ``label``, optional ``note`` and ``annotator``).
 
@@ -87,7 +96,8 @@ def import_labels(
         criterion: what the labels judge (default ``faithfulness``, or ``preference`` on a
             pairwise dataset, whose labels are ``a``/``b``/``tie``, one row per annotator
             vote).
-        format: the file format (default from the extension).
+        format: the file format (default from the extension), or the tool that wrote it
+            (``langfuse``, ``langsmith``, ``phoenix``: recognised by its shape without it).
         encoding: text encoding of CSV/JSON files.
         id_column: the column with item ids (``item_id`` is also accepted).
         label_column: the column with labels (``verdict`` is also accepted).
@@ -103,6 +113,11 @@ def import_labels(
             that holds it; ``id`` and ``label`` win over ``id_column`` and ``label_column``.
         records: for a JSON file whose top level is an object, the path of its list of
             records.
+        metric: in a tool's file of scores and feedback (:mod:`labels.tool_formats`), the
+            metric whose human labels to read, when it holds several. Only a person's
+            records are read (Langfuse ``ANNOTATION`` scores, LangSmith feedback from the
+            API or the app, Phoenix ``HUMAN`` annotations), each under its annotator; a
+            judge's are ``verdicts import``'s.
 
     Raises:
         ImportFileError: a problem in the file, naming the file, row and column.
@@ -118,8 +133,20 @@ def import_labels(
         raise ImportFileError(
             f"--map {unknown[0]}=…: unknown field (fields: {', '.join(LABEL_FIELDS)})", path=name
         )
-    table = read_table(path, format=format, encoding=encoding, display_name=name,
-                       records=records)
+    tool_name = format if format in TOOL_FORMATS else None
+    table = read_table(path, format=None if tool_name else format, encoding=encoding,
+                       display_name=name, records=records)
+    tool = detect(table, tool_name) if tool_name or "label" not in mapping else None
+    words: dict[str, str] = {}
+    chosen = None
+    if tool is not None and (tool_name or tool.feedback):
+        chosen = tool.label_metric(metric, path=name)
+        table = table.matching(chosen.where)
+        mapping = {**chosen.mapping, **mapping}
+        words = dict(chosen.words)
+    elif metric is not None:
+        raise ImportFileError("--metric names a metric of a tool's file of feedback "
+                              "(langfuse, langsmith, phoenix); this file is not one", path=name)
     table = table.with_mapping(mapping, name=name)
     id_column = mapping.get("id", id_column)
     label_column = mapping.get("label", label_column)
@@ -183,19 +210,20 @@ def import_labels(
         raw_id = text_cell(table, index, id_col, record.get(id_col), required=True)
         assert raw_id is not None  # required=True never returns None
         try:
-            item_id = ids.add(raw_id, index + 1)
+            item_id = ids.add(raw_id, table.row_number(index))
         except LookalikeIdError as error:
-            raise ImportFileError(str(error), path=name, row=index + 1, column=id_col) from None
+            raise ImportFileError(str(error), path=name, row=table.row_number(index),
+                                  column=id_col) from None
         if item_id not in known_ids:
             raise ImportFileError(
                 f"item {shown(item_id, 24)} is not one of the rows escalated by rule "
                 f"{provenance.stratum}" if selection == "escalated" else
                 f"dataset {dataset!r} has no item {shown(item_id, 24)}",
                 path=name,
-                row=index + 1,
+                row=table.row_number(index),
                 column=id_col,
             )
-        verdict = _label_word(table, index, label_col, record.get(label_col), pairwise)
+        verdict = _label_word(table, index, label_col, record.get(label_col), pairwise, words)
         who = annotator
         if has_annotator:
             cell = text_cell(table, index, annotator_col, record.get(annotator_col),
@@ -206,7 +234,7 @@ def import_labels(
             raise ImportFileError(
                 "is empty and no --annotator was given",
                 path=name,
-                row=index + 1,
+                row=table.row_number(index),
                 column=annotator_col,
             )
         key = (item_id, who)
@@ -214,10 +242,10 @@ def import_labels(
             raise ImportFileError(
                 f"labels item {shown(item_id, 24)} for {who!r} again (first at row {seen[key]})",
                 path=name,
-                row=index + 1,
+                row=table.row_number(index),
                 column=id_col,
             )
-        seen[key] = index + 1
+        seen[key] = table.row_number(index)
         note = ""
         if note_col in table.columns:
             note = text_cell(table, index, note_col, record.get(note_col), required=False) or ""
@@ -243,6 +271,8 @@ def import_labels(
         added=len(new),
         unchanged=skipped,
         annotators=tuple(sorted({n.annotator for n in new})),
+        tool=tool.tool if chosen is not None and tool is not None else None,
+        metric=chosen.name if chosen is not None else None,
     )
 
 

@@ -6,7 +6,8 @@ loading pyarrow; :mod:`labels.importing` and :mod:`labels.models` take them from
 
 from __future__ import annotations
 
-ROW_FORMATS = ("csv", "jsonl", "json", "parquet", "ragas", "promptfoo", "inspect", "deepeval")
+ROW_FORMATS = ("csv", "jsonl", "json", "parquet", "ragas", "promptfoo", "inspect", "deepeval",
+               "langfuse", "langsmith", "phoenix")
 """The formats ``calibrate import --format`` reads: file formats, and the tools whose files are
 recognised without it (:mod:`labels.tool_formats`), named to insist on one."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import codecs
 import csv
 import errno
+import importlib.util
 import io
 import json
 import os
@@ -21,15 +22,17 @@ from labels.errors import ImportFileError
 from labels.limits import ReadLimits
 from labels.record_paths import (
     PathError,
+    Step,
     is_path,
     leaf_paths,
     parse_path,
     record_lists,
     resolve,
     shown_paths,
+    split_column,
 )
 from labels.strict_json import JsonValueError, decode_record, locate_column, strict_json_loads
-from labels.tool_formats import records_path
+from labels.tool_formats import records_path, text
 from labels.validation import shown
 
 FILE_FORMATS = ("csv", "jsonl", "json", "parquet")
@@ -124,6 +127,8 @@ class Table:
     """Columns read by a path (:meth:`with_paths`): path → the file column it starts from."""
     tool: str | None = None
     """The tool whose documented shape the reader recognised (``promptfoo``, ``inspect`` …)."""
+    numbers: list[int] | None = None
+    """Each record's row number in the file, when some records were left out (:meth:`take`)."""
 
     @classmethod
     def from_records(
@@ -138,7 +143,23 @@ class Table:
 
     def error(self, message: str, index: int, column: str | None = None) -> ImportFileError:
         """An :class:`ImportFileError` on record ``index`` (0-based): file, row and column."""
-        return ImportFileError(message, path=self.path, row=index + 1, column=column)
+        return ImportFileError(message, path=self.path, row=self.row_number(index), column=column)
+
+    def row_number(self, index: int) -> int:
+        """Record ``index``'s row number in the file (1-based), as messages name it."""
+        return self.numbers[index] if self.numbers is not None else index + 1
+
+    def take(self, indices: list[int]) -> Table:
+        """The records at ``indices`` only, each keeping its row number in the file.
+
+        For files that hold more than one kind of record (a tracing tool's spans and their
+        children, a scores file's human and judge scores): a message about a kept record
+        still names the row a user finds in the file.
+        """
+        data = {name: [values[i] for i in indices] for name, values in self.data.items()}
+        lines = [self.lines[i] for i in indices] if self.lines is not None else None
+        return replace(self, data=data, n_rows=len(indices), lines=lines, arrow=None,
+                       numbers=[self.row_number(i) for i in indices])
 
     def head(self, n: int) -> Table:
         """The first ``n`` records (all of them when fewer), as value lists without Arrow.
@@ -223,7 +244,8 @@ class Table:
         derived = dict(self.derived)
         for path in wanted:
             try:
-                steps = parse_path(path)
+                split = split_column(path, data) if parse_path(path)[0].key not in data else None
+                steps = (Step(key=split[0]), *parse_path(split[1])) if split else parse_path(path)
             except ImportFileError as error:
                 raise ImportFileError(f"{option}{shown(path)}: {error}", path=self.path) from None
             root = steps[0].key
@@ -249,11 +271,47 @@ class Table:
         return replace(self, columns=[*self.columns, *wanted], data=data, arrow=None,
                        derived=derived)
 
+    def matching(self, where: Mapping[str, tuple[str, ...]]) -> Table:
+        """The records whose ``where`` paths each hold one of its values (``""``: empty).
+
+        A tool's file of several kinds of record (:mod:`labels.tool_formats`) is read one
+        kind at a time; each kept record keeps its row number (:meth:`take`).
+        """
+        if not where:
+            return self
+        table = self.with_paths(list(where), option="the file's ")
+        keep = [i for i in range(table.n_rows)
+                if all(text(table.data[key][i]) in values for key, values in where.items())]
+        return table.take(keep)
+
+    def gathered(self, key: str, path: str, name: str) -> Table:
+        """This table plus column ``name``: the values at ``path`` of the records sharing a key.
+
+        Per record, every value at ``path`` of the records whose ``key`` is its own (lists
+        joined, in file order; ``None`` when none has one).
+
+        Raises:
+            ImportFileError: ``path`` does not fit a record (see :meth:`with_paths`).
+        """
+        table = self.with_paths([path], option="the file's ")
+        found: dict[str, list[Any]] = {}
+        for index in range(table.n_rows):
+            value = table.data[path][index]
+            if value is None:
+                continue
+            values = value if isinstance(value, list) else [value]
+            found.setdefault(text(table.data[key][index]), []).extend(
+                v for v in values if v is not None)
+        column = [found.get(text(k)) or None for k in table.data[key]]
+        return replace(table, columns=[*table.columns, name],
+                       data={**table.data, name: column}, arrow=None)
+
     def where(self, index: int) -> str:
         """``row 3 (line 4)``: how a message points at record ``index``."""
-        if self.lines is not None and self.lines[index] != index + 1:
-            return f"row {index + 1} (line {self.lines[index]})"
-        return f"row {index + 1}"
+        row = self.row_number(index)
+        if self.lines is not None and self.lines[index] != row:
+            return f"row {row} (line {self.lines[index]})"
+        return f"row {row}"
 
 
 def _json_cell(cell: Any) -> Any:
@@ -288,8 +346,11 @@ def detect_format(path: str | Path, format: str | None = None) -> str:
         return format
     suffix = Path(path).suffix.lower()
     if suffix == ".eval":
+        if importlib.util.find_spec("inspect_ai") is not None:
+            return "eval"
         raise ImportFileError(
-            "an inspect_ai .eval log is a zip archive; write it as JSON first "
+            "an inspect_ai .eval log is a zip archive; install inspect_ai (pip install "
+            "'calibrate[inspect]') to read it with inspect's own reader, or write it as JSON "
             "(inspect log convert --to json) and import the .json log", path=str(path),
         )
     if suffix not in _EXTENSIONS:
@@ -629,6 +690,11 @@ def _read_json(path: str, text: str, records: str | None = None) -> Table:
             raise _json_syntax(path, error) from None
         except JsonValueError as error:
             raise ImportFileError(str(error), path=path) from None
+    return _json_table(path, value, records)
+
+
+def _json_table(path: str, value: Any, records: str | None = None) -> Table:
+    """The records of a JSON value: a list, the list ``records`` names, or a tool's list."""
     tool = None
     if records is not None:
         value = _records_at(path, value, records)
@@ -908,11 +974,49 @@ def read_regular_text(path: str | Path, encoding: str = "utf-8") -> str:
         return handle.read().decode(encoding)
 
 
+_EVAL_FIELDS_LEFT_OUT = {"messages", "events", "store", "attachments"}
+"""What an inspect sample holds that no row needs: the transcript, events and attachments."""
+
+
+def _read_eval_log(real: str, name: str, limits: ReadLimits | None = None) -> Table:
+    """The samples of an inspect_ai ``.eval`` log, read by inspect's own ``read_eval_log``.
+
+    The archive's listed sizes are checked first (a zip inflates: a small file can promise
+    gigabytes); inspect then reads it, leaving out the transcripts, and the log is the same
+    JSON value a ``.json`` log holds.
+    """
+    import zipfile
+
+    limits = limits if limits is not None else ReadLimits()
+    try:
+        with zipfile.ZipFile(real) as archive:
+            size = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError) as error:
+        raise ImportFileError(f"not a readable inspect_ai .eval log (a zip archive: {error})",
+                              path=name) from None
+    if size > limits.max_uncompressed_mb * 1024 * 1024:
+        raise ImportFileError(
+            f"the log inflates to {size / 1024 / 1024:,.1f} MB, more than the limit of "
+            f"{limits.max_uncompressed_mb:,.0f} MB (CALIBRATE_MAX_UNCOMPRESSED_MB); nothing "
+            "was read", path=name)
+    from inspect_ai.log import read_eval_log
+
+    try:
+        log = read_eval_log(real, format="eval", exclude_fields=_EVAL_FIELDS_LEFT_OUT)
+    except Exception as error:  # inspect's own (zip, JSON, validation): the file is bad
+        reason = shown(str(error).replace(real, name), 120)
+        raise ImportFileError(f"inspect_ai cannot read this .eval log "
+                              f"({type(error).__name__}: {reason})", path=name) from None
+    return _json_table(name, log.model_dump(mode="json", exclude_none=True))
+
+
 def _read_table(
     real: str, name: str, fmt: str, encoding: str, records: str | None = None
 ) -> Table:
     try:
-        if fmt == "parquet":
+        if fmt == "eval":
+            table = _read_eval_log(real, name)
+        elif fmt == "parquet":
             table = _read_parquet(real, name)
         else:
             fast = _read_utf8_csv(name, real, encoding) if fmt == "csv" else None

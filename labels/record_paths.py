@@ -110,7 +110,10 @@ def resolve(value: Any, steps: tuple[Step, ...], *, strict: bool = False) -> Any
     cannot apply (a key of a list, an index into text) raises :class:`PathError`, since
     then the path does not fit the file's shape. ``strict`` makes a missing key an error too.
     """
-    for position, step in enumerate(steps):
+    position = 0
+    while position < len(steps):
+        step = steps[position]
+        position += 1
         if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
             value = value.tolist()  # numpy arrays of a Parquet list column
         if value is None:
@@ -120,6 +123,14 @@ def resolve(value: Any, steps: tuple[Step, ...], *, strict: bool = False) -> Any
         if step.key is not None:
             if not isinstance(value, Mapping):
                 raise PathError(f"{step.key!r} is a key, but here the record holds {_kind(value)}")
+            if step.key not in value:
+                # A key whose own name holds dots (OpenInference's "document.content"): the
+                # longest run of the path's next keys that the object has as one key.
+                dotted = _dotted_key(value, step.key, steps[position:])
+                if dotted is not None:
+                    key, used = dotted
+                    value, position = value[key], position + used
+                    continue
             if step.key not in value and strict:
                 raise PathError(f"has no key {step.key!r} (keys: {', '.join(map(str, value))})")
             value = value.get(step.key)
@@ -127,7 +138,7 @@ def resolve(value: Any, steps: tuple[Step, ...], *, strict: bool = False) -> Any
         if not isinstance(value, list):
             raise PathError(f"a list selector, but here the record holds {_kind(value)}")
         if step.every:
-            rest = steps[position + 1 :]
+            rest = steps[position:]
             return [resolve(element, rest, strict=strict) for element in value]
         if step.index is not None:
             value = value[step.index] if -len(value) <= step.index < len(value) else None
@@ -138,6 +149,38 @@ def resolve(value: Any, steps: tuple[Step, ...], *, strict: bool = False) -> Any
             (e for e in value if isinstance(e, Mapping) and str(e.get(key)) == wanted), None
         )
     return value
+
+
+def _dotted_key(
+    value: Mapping[str, Any], first: str, rest: tuple[Step, ...]
+) -> tuple[str, int] | None:
+    """``(key, steps it takes after the first)`` for the longest dotted key ``value`` has."""
+    keys = [first]
+    for step in rest:
+        if step.key is None:
+            break
+        keys.append(step.key)
+    for count in range(len(keys), 1, -1):
+        joined = ".".join(keys[:count])
+        if joined in value:
+            return joined, count - 1
+    return None
+
+
+def split_column(path: str, columns: Any) -> tuple[str, str] | None:
+    """``(column, rest of the path)`` for the longest column ``path`` starts with.
+
+    Exports that flatten nested attributes name their columns with dots
+    (``attributes.retrieval.documents``); a path may start from such a column.
+    """
+    best = None
+    for column in columns:
+        if (len(path) > len(column) and path.startswith(column)
+                and path[len(column)] in ".[" and (best is None or len(column) > len(best))):
+            best = column
+    if best is None:
+        return None
+    return best, path[len(best):].removeprefix(".")
 
 
 def leaf_paths(value: Any, prefix: str = "", *, limit: int = 200) -> list[str]:
@@ -209,5 +252,5 @@ def shown_paths(paths: list[str]) -> str:
 
 __all__ = [
     "PathError", "Step", "is_path", "leaf_paths", "parse_pairs", "parse_path", "record_lists",
-    "resolve", "shown_paths",
+    "resolve", "shown_paths", "split_column",
 ]

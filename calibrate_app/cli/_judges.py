@@ -364,7 +364,8 @@ def verdicts_group() -> None:
               help="With --pass-if: scores meeting RULE are unsure (checked first), e.g. "
                    "--unsure-if '<0.6'.")
 @click.option("--metric", default=None,
-              help="In a tool's file (promptfoo, inspect, deepeval, ragas): the metric to "
+              help="In a tool's file (promptfoo, inspect, deepeval, ragas, langfuse, "
+                   "langsmith, phoenix): the metric to "
                    "import, when it holds several (the judge is then named TOOL-METRIC).")
 @click.option("--format", "file_format", type=LazyChoice(_row_formats), default=None,
               help="File format, or the tool that wrote the file; default from the "

@@ -23,8 +23,9 @@ def _row_formats() -> tuple[str, ...]:
     "file_format",
     type=LazyChoice(_row_formats),
     default=None,
-    help="File format, or the tool that wrote the file (promptfoo, inspect, deepeval, ragas: "
-    "recognised by its shape without this); default from the extension.",
+    help="File format, or the tool that wrote the file (promptfoo, inspect, deepeval, ragas, "
+    "langfuse, langsmith, phoenix: recognised by its shape without this); default from the "
+    "extension.",
 )
 @click.option(
     "--map",
@@ -158,6 +159,16 @@ def labels_group() -> None:
     metavar="PATH",
     help="For a JSON file whose top level is an object: the path of its list of records.",
 )
+@click.option(
+    "--format", "file_format", type=LazyChoice(_row_formats), default=None,
+    help="File format, or the tool that wrote the file (langfuse, langsmith, phoenix: their "
+    "feedback exports are recognised by their shape without this); default from the extension.",
+)
+@click.option(
+    "--metric", default=None,
+    help="In a tool's feedback export: the metric whose human labels to import, when it holds "
+    "several (a judge's scores in it are for calibrate verdicts import).",
+)
 @pass_app_and_json("the summary")
 def labels_import(
     app: AppContext,
@@ -168,12 +179,16 @@ def labels_import(
     selection: str,
     mapping: tuple[str, ...],
     records: str | None,
+    file_format: str | None,
+    metric: str | None,
     as_json: bool,
 ) -> None:
     """Import human labels from FILE.
 
     Columns: id, label (pass/fail/unsure, 1/0, true/false; a/b/tie on a pairwise dataset, one
-    row per annotator vote), optional note and annotator.
+    row per annotator vote), optional note and annotator. A Langfuse scores export, LangSmith
+    feedback or Phoenix span annotations are read without a mapping: a person's scores only,
+    each under its reviewer.
     """
     from calibrate_app.cli._context import echo_json
     from labels.label_import import LABEL_FIELDS, import_labels
@@ -188,6 +203,8 @@ def labels_import(
         selection=selection.replace("-", "_"),
         mapping=parse_pairs(list(mapping), LABEL_FIELDS),
         records=records,
+        format=file_format,
+        metric=metric,
     )
     if as_json:
         echo_json(summary.__dict__)
@@ -195,6 +212,8 @@ def labels_import(
     click.echo(
         f"{summary.path}: {summary.rows_read} labels read, {summary.added} added, "
         f"{summary.unchanged} unchanged"
+        + (f" ({summary.tool} metric {summary.metric!r}, by {', '.join(summary.annotators)})"
+           if summary.tool and summary.annotators else "")
     )
 
 

@@ -37,6 +37,9 @@ def ragas_store(store: LabelStore) -> LabelStore:
 def test_score_rules() -> None:
     assert str(parse_score_rule(" >= 0.5")) == "score>=0.5"
     assert str(parse_score_rule("score<1e-1")) == "score<0.1"
+    # the text is the judge's identity: every threshold keeps all its digits (":g" kept six)
+    assert [str(parse_score_rule(f">={t}")) for t in ("0.7000001", "1", "2.5e-7", "1234567")] == [
+        "score>=0.7000001", "score>=1", "score>=2.5e-07", "score>=1234567"]
     assert [verdict_of(s, parse_score_rule(">=0.5")) for s in (0.5, 0.49)] == ["pass", "fail"]
     band = parse_score_rule("<0.7")
     assert [verdict_of(s, parse_score_rule(">=0.5"), band) for s in (0.4, 0.6, 0.8)] == [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from labels.errors import CalibrateError, ImportFileError
 from labels.importing import import_rows
 
 FORMATS = Path(__file__).parents[1] / "data" / "formats"
+HAS_INSPECT = importlib.util.find_spec("inspect_ai") is not None
 
 # file · tool · rows · passages per row · metrics (the fixtures' own numbers)
 ROWS = [
@@ -101,9 +103,28 @@ def test_forced_format_and_broken_files(store: LabelStore, tmp_path: Path) -> No
     truncated.write_text((FORMATS / "promptfoo" / "results.json").read_text()[:1500])
     with pytest.raises(ImportFileError, match=r"results.json: not valid JSON"):
         import_rows(store, truncated, "x")
-    with pytest.raises(ImportFileError, match=r"\.eval log is a zip archive"):
-        import_rows(store, FORMATS / "inspect" / "rag.eval", "x")
+    if not HAS_INSPECT:
+        with pytest.raises(ImportFileError, match=r"\.eval log is a zip archive; install"):
+            import_rows(store, FORMATS / "inspect" / "rag.eval", "x")
     assert store.datasets() == []
+
+
+@pytest.mark.skipif(not HAS_INSPECT, reason="inspect_ai (the 'inspect' extra) is not installed")
+def test_eval_log_read_by_inspects_own_reader(store: LabelStore, tmp_path: Path) -> None:
+    log = FORMATS / "inspect" / "rag.eval"
+    summary = import_rows(store, log, "ev")
+    assert (summary.tool, summary.added) == ("inspect", 4)
+    assert [len(i.sources) for i in store.items("ev")] == [2, 1, 1, 1]
+    import_rows(store, FORMATS / "inspect" / "rag.json", "js")
+    assert [i.model_dump() for i in store.items("ev")] == [
+        i.model_dump() for i in store.items("js")]  # the same rows as the JSON log's
+    verdicts = import_verdicts(store, log, dataset="ev", metric="model_graded_fact")
+    assert list(judge_verdicts(store, "ev", verdicts.judge)["verdict"]) == [
+        "fail", "pass", "pass", "fail"]  # with the reviewer's edit of q1
+    cut = tmp_path / "rag.eval"
+    cut.write_bytes(log.read_bytes()[:5000])
+    with pytest.raises(ImportFileError, match=r"rag\.eval: not a readable inspect_ai \.eval log"):
+        import_rows(store, cut, "x")
 
 
 def test_cli_round_trip_on_a_promptfoo_file(tmp_path: Path) -> None:
