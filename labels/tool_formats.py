@@ -33,7 +33,7 @@ Only the shape is read; nothing a file says is run or trusted beyond being data.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -120,19 +120,13 @@ class ToolFormat:
             ImportFileError: the file has no human labels, several metrics and none chosen,
                 or not ``name`` (the message lists the metrics it has).
         """
-        names = ", ".join(m.name for m in self.feedback) or "none"
-        if name is not None:
-            for metric in self.feedback:
-                if metric.name == name:
-                    return metric
-            raise ImportFileError(f"this {self.tool} file has no human labels of {name!r} "
-                                  f"(labelled metrics: {names})", path=path)
-        if len(self.feedback) == 1:
-            return self.feedback[0]
-        if not self.feedback:
-            raise ImportFileError(f"this {self.tool} file holds no human labels", path=path)
-        raise ImportFileError(f"this {self.tool} file holds human labels of several metrics "
-                              f"({names}): choose one with --metric NAME", path=path)
+        tool = self.tool
+        return _choose(
+            self.feedback, name, path=path, none=f"this {tool} file holds no human labels",
+            missing=lambda names: f"this {tool} file has no human labels of {name!r} "
+                                  f"(labelled metrics: {names})",
+            several=lambda names: f"this {tool} file holds human labels of several metrics "
+                                  f"({names}): choose one with --metric NAME")
 
     def metric(self, name: str | None, *, path: str) -> Metric:
         """The metric ``name``, or the file's only one.
@@ -141,20 +135,28 @@ class ToolFormat:
             ImportFileError: the file has no metric, or several and none was chosen, or not
                 ``name`` (the message lists the metrics it has).
         """
-        names = ", ".join(m.name for m in self.metrics) or "none"
-        if name is not None:
-            for metric in self.metrics:
-                if metric.name == name:
-                    return metric
-            raise ImportFileError(f"this {self.tool} file has no metric {name!r} "
-                                  f"(metrics: {names})", path=path)
-        if len(self.metrics) == 1:
-            return self.metrics[0]
-        if not self.metrics:
-            raise ImportFileError(f"this {self.tool} file holds no verdicts or scores",
-                                  path=path)
-        raise ImportFileError(f"this {self.tool} file holds several metrics ({names}): "
-                              "choose one with --metric NAME", path=path)
+        tool = self.tool
+        return _choose(
+            self.metrics, name, path=path, none=f"this {tool} file holds no verdicts or scores",
+            missing=lambda names: f"this {tool} file has no metric {name!r} (metrics: {names})",
+            several=lambda names: f"this {tool} file holds several metrics ({names}): "
+                                  "choose one with --metric NAME")
+
+
+def _choose(metrics: Sequence[Metric], name: str | None, *, path: str,
+            missing: Callable[[str], str], none: str, several: Callable[[str], str]) -> Metric:
+    """``name`` among ``metrics``, or the only one; the messages are given the names found."""
+    names = ", ".join(m.name for m in metrics) or "none"
+    if name is not None:
+        for metric in metrics:
+            if metric.name == name:
+                return metric
+        raise ImportFileError(missing(names), path=path)
+    if len(metrics) == 1:
+        return metrics[0]
+    if not metrics:
+        raise ImportFileError(none, path=path)
+    raise ImportFileError(several(names), path=path)
 
 
 def records_path(value: Any) -> tuple[str, str] | None:

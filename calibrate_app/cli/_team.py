@@ -227,7 +227,7 @@ def _assignment_rows(app: AppContext, dataset: str, criterion: str) -> list[dict
         return []
     out: list[dict[str, object]] = []
     for annotator, items in TeamStore(store.db).assignments(dataset, criterion).items():
-        _, mine, _ = store.queue_snapshot(dataset, annotator, criterion)
+        mine = set(store.labelled_in_order(dataset, annotator, criterion))
         out.append({"annotator": annotator, "assigned": len(items),
                     "labelled": sum(1 for i in items if i in mine)})
     return out
