@@ -248,7 +248,7 @@ def test_a_failed_rebuild_is_logged_with_its_traceback_and_the_old_plan_served(
     def broken(*args: object) -> QueuePlan:
         raise RuntimeError("verdicts unreadable")
 
-    monkeypatch.setattr(resources, "_build_plan", broken)
+    monkeypatch.setattr(judge_info, "build_queue_plan", broken)
     # Newer verdicts (as a running judge stores them): the next request starts a rebuild.
     monkeypatch.setattr(judge_info, "fingerprint", lambda s, d: "moved")
     with caplog.at_level(logging.ERROR, logger=resources.__name__):
@@ -270,14 +270,14 @@ def test_sessions_asking_at_once_build_the_first_plan_once(
 ) -> None:
     make_dataset("d", TWELVE_ROWS)
     built: list[int] = []
-    build = resources._build_plan
+    build = judge_info.build_queue_plan
 
     def slow(*args: Any) -> QueuePlan:
         built.append(1)
         time.sleep(0.2)  # long enough for every session to arrive while it runs
         return build(*args)
 
-    monkeypatch.setattr(resources, "_build_plan", slow)
+    monkeypatch.setattr(judge_info, "build_queue_plan", slow)
     plans, settings = QueuePlans(), QueueSettings("random", 3, 1)
     start = threading.Barrier(4)
     got: list[QueuePlan] = []
