@@ -25,6 +25,7 @@ _UPLOADS = "_calibrate_upload_generation"
 _KEPT = "_calibrate_kept_widgets"
 _DISMISSED = "_calibrate_dismissed_jobs"
 _VISITOR = "_calibrate_visitor_of_this_run"
+_GUIDELINES = "_calibrate_guidelines_open"
 _PENDING = object()  # the entry point started a run whose visitor is not known yet
 
 Scope = tuple[str, str, str]
@@ -37,6 +38,8 @@ class QueueState:
 
     Attributes:
         back: 0 while labelling new rows; k > 0 while revisiting the k-th most recent own label.
+        from_history: the label being revisited was opened from "My labels": saving it or
+            Next returns to the queue, where Back's revisits step forward one label.
         shown_at: item id → monotonic time it was first shown (for ``seconds_spent``).
         pending: item id → verdict chosen with Shift+key, saved with the note on Ctrl+Enter.
         tags: item id → failure tags toggled so far.
@@ -54,6 +57,7 @@ class QueueState:
     """
 
     back: int = 0
+    from_history: bool = False
     shown_at: dict[str, float] = field(default_factory=dict)
     pending: dict[str, str] = field(default_factory=dict)
     tags: dict[str, list[str]] = field(default_factory=dict)
@@ -217,3 +221,15 @@ def dismiss_job(job_id: str) -> None:
 def job_dismissed(job_id: str) -> bool:
     """Whether this tab dismissed the job's card."""
     return job_id in st.session_state.get(_DISMISSED, set())
+
+
+def guidelines_open(criterion: str) -> bool | None:
+    """Whether this tab's guidelines panel of ``criterion`` was toggled open (None: never)."""
+    value = st.session_state.get(_GUIDELINES, {}).get(criterion)
+    return value if isinstance(value, bool) else None
+
+
+def set_guidelines_open(criterion: str, is_open: bool) -> None:
+    """Remember for this tab that the guidelines panel of ``criterion`` is open or closed."""
+    chosen: dict[str, bool] = st.session_state.setdefault(_GUIDELINES, {})
+    chosen[criterion] = is_open

@@ -130,7 +130,8 @@ def file_name(text: str) -> str:
 # each scroll on their own and grow with the window (at 768 px the sources get 40 % of it).
 # EVIDENCE_CHROME is the height of everything else on the page, measured in Chromium; on a
 # narrow window the buttons below wrap onto more lines, so the evidence leaves them more.
-EVIDENCE_CHROME, NARROW_CHROME = 420, 500
+EVIDENCE_CHROME, NARROW_CHROME = 444, 524
+GUIDELINES_PANEL = 320  # px: the guidelines panel's width beside the page on a wide window
 _LABEL_CSS = """
 <style>
 :root { --evidence-height: clamp(160px, calc(100vh - CHROMEpx), 1400px); }
@@ -148,8 +149,38 @@ _LABEL_CSS = """
 [class*="st-key-evidence_caption"] { margin-bottom: -0.75rem; }
 .st-key-tag_buttons [data-testid="stCaptionContainer"] { margin: 0; }
 .st-key-note_buttons { margin-top: -0.5rem; }
+.st-key-status_line { min-height: 1.4rem; margin-top: -0.9rem; }
+.st-key-status_line [data-testid="stCaptionContainer"] { margin: 0; white-space: nowrap;
+  overflow: hidden; text-overflow: ellipsis; }
+.st-key-side_buttons { justify-content: flex-end; }
+.st-key-guidelines_panel [data-testid="stText"] { font-size: 0.9rem; }
+/* The guidelines panel (G) hangs below its button: beside the question's evidence on a wide
+   window, which moves aside for it; across the page on a narrow one, where the evidence moves
+   down and gives up the panel's height. The verdict, tag and note rows below keep their width. */
+.st-key-side_column { position: relative; }
+.st-key-guidelines_panel {
+  position: absolute; top: calc(100% + 0.5rem); right: 0; z-index: 3; overflow-y: auto;
+  background: var(--st-background-color, #fff);
+}
+@media (min-width: 1001px) {
+  .st-key-guidelines_panel { width: PANELpx; height: calc(var(--evidence-height) + 1.6rem); }
+  :root:has(.st-key-guidelines_panel) [data-testid="stHorizontalBlock"]:has(.st-key-answer_panel),
+  :root:has(.st-key-guidelines_panel) .st-key-revisit_banner {
+    max-width: calc(100% - PANELpx - 1rem);
+  }
+}
+@media (max-width: 1000px) {
+  .st-key-guidelines_panel { width: calc(100vw - 2rem); max-width: none; height: 22vh; }
+  :root:has(.st-key-guidelines_panel) {
+    --evidence-height: clamp(160px, calc(78vh - NARROWpx), 1400px);
+  }
+  :root:has(.st-key-guidelines_panel) [data-testid="stHorizontalBlock"]:has(.st-key-answer_panel) {
+    margin-top: calc(22vh + 1rem);
+  }
+}
 </style>
-""".replace("CHROME", str(EVIDENCE_CHROME)).replace("NARROW", str(NARROW_CHROME))
+""".replace("CHROME", str(EVIDENCE_CHROME)).replace("NARROW", str(NARROW_CHROME)).replace(
+    "PANEL", str(GUIDELINES_PANEL))
 
 
 def label_page_style() -> None:
@@ -242,20 +273,6 @@ def item_card(item: Item, criterion: Criterion, *, height: int = 360,
             literal(item.reference)
 
 
-def guidelines(criterion: Criterion) -> None:
-    """The criterion's guidelines in a collapsed expander, as written (plain text).
-
-    Anyone with the access code can edit them on the Data page, and the CLI imports them, so
-    they are shown literally like row text rather than rendered as markdown.
-    """
-    with st.expander(f"Guidelines: {escape_markdown(criterion.name)}",
-                     icon=":material/menu_book:"):
-        if criterion.guidelines.strip():
-            literal(criterion.guidelines)
-        else:
-            st.caption("No guidelines written yet (the Data page edits them).")
-
-
 def _script(body: str) -> None:
     st.html(f"<script>{body}</script>", unsafe_allow_javascript=True)
 
@@ -273,14 +290,15 @@ def _check_selector(value: str) -> str:
     return value
 
 
-def focus_script(css_selector: str, nonce: str) -> None:
+def focus_script(css_selector: str, nonce: str, *, delay_ms: int = 60) -> None:
     """Move keyboard focus to the element matching ``css_selector`` (trusted, constant code).
 
-    ``nonce`` makes the element differ between runs, so the script runs again.
+    ``nonce`` makes the element differ between runs, so the script runs again. ``delay_ms``
+    waits for whatever else takes the focus first (a dialog focuses itself as it opens).
     """
     _script(
         f"/* {_check_token(nonce)} */ setTimeout(() => {{ const el = document.querySelector("
-        f"'{_check_token(css_selector)}'); if (el) {{ el.focus(); }} }}, 60);"
+        f"'{_check_token(css_selector)}'); if (el) {{ el.focus(); }} }}, {int(delay_ms)});"
     )
 
 
@@ -311,7 +329,19 @@ if (!window.__calibrateKeys) {
     el.closest('[data-testid="stSelectbox"], [data-testid="stMultiSelect"], [role="combobox"]');
   const typing = (el) => el && (el.tagName === 'TEXTAREA' || el.isContentEditable ||
     el.tagName === 'INPUT' || inSelect(el));
+  const dialogKeys = ['Escape', 'Tab', 'Enter', ' ', 'ArrowUp', 'ArrowDown'];
   document.addEventListener('keydown', (e) => {
+    // While a dialog or drawer is open ("My labels", the keys), the row behind it takes no
+    // key: Streamlit's shortcuts listen on the document after this capture listener, so a
+    // key stopped here cannot label, skip or step back on a row the annotator cannot see.
+    // The dialog keeps Escape, Tab, Enter, Space, Up and Down, and typing in its fields.
+    if (document.querySelector('[role="dialog"]')) {
+      const save = e.key === 'Enter' && (e.ctrlKey || e.metaKey);
+      if (save || (!typing(e.target) && !dialogKeys.includes(e.key))) {
+        e.stopPropagation();
+      }
+      return;
+    }
     if (e.key === '?' && !typing(e.target)) {
       const button = document.querySelector('HELP');
       if (button) { e.preventDefault(); button.click(); }
@@ -340,6 +370,8 @@ def keyboard_helpers(*, help_button: str, keys: dict[str, str]) -> None:
     """Two keyboard habits Streamlit's shortcuts cannot express (trusted, constant code).
 
     - ``?`` opens the help (shortcuts take no punctuation): it clicks ``help_button``.
+    - While a dialog is open, no key reaches the page's shortcuts except those the dialog
+      needs (Escape, Tab, Enter, Space, Up, Down, typing in its fields).
     - A key of ``keys`` (a letter -> the CSS selector of its button) pressed while a closed
       dropdown has the focus clicks that button and takes the focus out of the dropdown.
       Streamlit's own shortcuts ignore keys typed into a dropdown, so without this the first

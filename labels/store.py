@@ -28,6 +28,7 @@ from labels.models import (
 from labels.provenance import Provenance
 from labels.sampling import QueueSettings, progress
 from labels.schema import LABEL_MIGRATIONS, QUEUE_MIGRATIONS
+from labels.store_history import OwnHistory, own_history
 from labels.validation import check_name, normalise_id
 
 if TYPE_CHECKING:
@@ -654,6 +655,18 @@ class LabelStore:
             [dataset, criterion, annotator],
         )
         return [r[0] for r in rows]
+
+    def own_history(self, dataset: str, criterion: str, annotator: str, *, search: str = "",
+                    verdict: str | None = None, limit: int = 10, offset: int = 0
+                    ) -> OwnHistory:
+        """``annotator``'s own labelled and skipped rows, newest first (the "My labels" list).
+
+        Only that annotator's labels and notes are read, whatever the caller asks: see
+        :func:`labels.store_history.own_history` for the search and the filter.
+        """
+        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
+        return own_history(self.db, dataset, criterion, annotator, search=search,
+                           verdict=verdict, limit=limit, offset=offset)
 
     def open_work(self, annotator: str) -> list[tuple[str, str, int]]:
         """(dataset, criterion, rows still waiting for ``annotator``) wherever that is above 0.

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from calibrate_app import access, resources, state, widgets
+from calibrate_app import access, label_history, resources, state, widgets
 from labels import LabelStore, Provenance
 from labels.assignments import assignment_progress, open_elsewhere
 from labels.errors import CalibrateError
@@ -132,7 +132,7 @@ def _leave(row: Row) -> None:
     queue.forget(row.item_id)
     state.clear_widget(row.note_key)
     if row.editing:
-        queue.back = max(queue.back - 1, 0)
+        _step_forward(queue)
     elif queue.current == row.item_id:
         queue.current = None
         resources.get_holds().release(row.hold_scope, row.annotator)
@@ -150,7 +150,7 @@ def _skip(row: Row) -> None:
         return
     queue = state.queue_state(row.scope)
     if row.editing:
-        queue.back = max(queue.back - 1, 0)
+        _step_forward(queue)
         return
     # Stored, so the row stays at the end of this annotator's queue after a reload too.
     row.store.skip(row.dataset, row.criterion, row.annotator, row.item_id)
@@ -159,7 +159,50 @@ def _skip(row: Row) -> None:
 
 
 def _back(scope: state.Scope) -> None:
-    state.queue_state(scope).back += 1
+    queue = state.queue_state(scope)
+    queue.back += 1
+    queue.from_history = False  # stepping back from here: forward again one label at a time
+
+
+def _step_forward(queue: state.QueueState) -> None:
+    """Leave a revisited label: to the next newer one, or to the queue after "My labels"."""
+    queue.back = 0 if queue.from_history else max(queue.back - 1, 0)
+    queue.from_history = False
+
+
+def _open_from_history(store: LabelStore, scope: state.Scope, item_id: str,
+                       status: str) -> None:
+    """Show a row opened from "My labels": an earlier label to revise, or a skipped row.
+
+    A labelled row is revisited exactly as Back reaches it (``queue.back`` counts back through
+    :meth:`LabelStore.labelled_in_order`), so a new verdict is saved with the provenance its
+    row was first served with (:meth:`LabelStore.current_provenance`), as an edit after Back
+    is. A skipped row becomes this tab's queue row, as when the queue serves it at the end: it
+    is held, and its label records how the plan that serves it chose it. A skipped row that no
+    longer needs this annotator (others filled its overlap) is not opened.
+    """
+    dataset, criterion, annotator = scope
+    queue = state.queue_state(scope)
+    order = store.labelled_in_order(dataset, annotator, criterion)
+    if item_id in order:  # also a skipped row labelled since, in another tab
+        queue.back = len(order) - order.index(item_id)
+        queue.from_history = True
+        return
+    if status != "skipped":
+        state.flash("warning", "That label is no longer yours to revise here.")
+        return
+    hold_scope = (store.db.path, dataset, criterion)
+    holds = resources.get_holds()
+    others = {label.annotator for label in store.history(dataset, item_id, criterion=criterion)}
+    assigned = item_id in _assignments(store, dataset, criterion).get(annotator, ())
+    taken = len(others) + holds.held_by_others(hold_scope, annotator).get(item_id, 0)
+    if not assigned and taken >= store.queue_settings(dataset, criterion).overlap:
+        state.flash("info", "That skipped row has all the labels it needs now, so it has "
+                            "left your queue.")
+        return
+    queue.back, queue.from_history = 0, False
+    queue.current, queue.provenance = item_id, None  # provenance: from the serving plan
+    holds.hold(hold_scope, annotator, item_id)
 
 
 def _toggle_tag(row: Row, tag: str) -> None:
@@ -265,6 +308,8 @@ def _help() -> None:
 | **J** / **K** | scroll the sources down / up |
 | **N** / **Shift + N** | next / previous source passage (**Enter** opens a folded one) |
 | **←** (Left arrow) | back to your previous label; a verdict saves a new version |
+| **M** | My labels: your labels and skipped rows, searchable; open any of them |
+| **G** | show or hide the guidelines panel |
 | **?** or **H** | this help; **Esc** closes it |
 
 Letter keys do nothing while the cursor is in the note box; click outside it or press
@@ -548,14 +593,17 @@ def _editing_banner(store: LabelStore, row: Row) -> None:
     state.prefill_widget(row.note_key, latest.note)
     state.queue_state(row.scope).tags.setdefault(row.item_id, list(latest.failure_tags))
     versions = f" ({len(history)} versions)" if len(history) > 1 else ""
-    st.warning(
-        f"Revisiting your earlier label: {widgets.escape_markdown(latest.verdict.upper())}"
-        f"{versions}. A verdict key saves "
-        "a new version; Next (S) goes forward without changing it.", icon=":material/history:",
-    )
-    if latest.note:
-        st.caption("Your note then (also in the note box below, kept when you save):")
-        widgets.literal(latest.note)
+    onward = ("goes back to your queue" if state.queue_state(row.scope).from_history
+              else "goes forward")
+    with st.container(key="revisit_banner"):  # keyed: the guidelines panel keeps beside it
+        st.warning(
+            f"Revisiting your earlier label: {widgets.escape_markdown(latest.verdict.upper())}"
+            f"{versions}. A verdict key saves "
+            f"a new version; Next (S) {onward} without changing it.", icon=":material/history:",
+        )
+        if latest.note:
+            st.caption("Your note then (also in the note box below, kept when you save):")
+            widgets.literal(latest.note)
 
 
 def _go_to(dataset: str, criterion: str) -> None:
@@ -607,13 +655,20 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     queue = state.queue_state((dataset, criterion.name, annotator))
     queue.showing = item_id
     message = state.pop_flash()
-    if message is not None:
-        widgets.message(*message, **({"duration": "short"} if message[0] == "toast" else {}))
+    saved = message[1] if message is not None and message[0] == "toast" else None
+    if message is not None and saved is None:
+        widgets.message(*message)
+    scope = (dataset, criterion.name, annotator)
+    verdicts = [verdict for verdict, _, _ in VERDICTS[kind]]
+
+    def open_row(item: str, status: str) -> None:
+        _open_from_history(store, scope, item, status)
 
     def show_progress() -> None:
         with st.container(key="progress"):
             st.progress(done.labelled / done.wanted if done.wanted else 1.0,
                         text=done.describe())
+            label_history.status_line(saved)  # in place of a toast, which covered controls
 
     if item_id is None or provenance is None:
         show_progress()
@@ -626,8 +681,10 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
             st.button("Check again", key="check_again", icon=":material/refresh:")
         elif item_id is None:
             _empty_queue(store, dataset, criterion.name, annotator, done, settings)
-        st.button("Back", key="nav_back", shortcut=BACK_KEY, icon=":material/undo:",
-                  on_click=_back, args=((dataset, criterion.name, annotator),))
+        with st.container(horizontal=True):
+            st.button("Back", key="nav_back", shortcut=BACK_KEY, icon=":material/undo:",
+                      on_click=_back, args=((dataset, criterion.name, annotator),))
+            label_history.history_button(store, scope, verdicts, open_row)
         return
     item: Item = store.item(dataset, item_id)
     queue.mark_shown(item_id)
@@ -635,13 +692,21 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     row = Row(store, dataset, criterion.name, annotator, item_id, token, editing, provenance)
     # The question shares its line with the progress and the guidelines: every line above the
     # evidence is a line less of sources on a laptop screen.
-    question_col, progress_col, guidelines_col = st.columns([3, 1.3, 1.3])
+    question_col, progress_col, guidelines_col = st.columns([2.6, 1.2, 1.7])
     with question_col:
         widgets.question(item)
     with progress_col:
         show_progress()
-    with guidelines_col:
-        widgets.guidelines(criterion)
+    # Open by default while the progress line reads 0 (a criterion's first row for this
+    # annotator), then as this tab last left it.
+    chosen = state.guidelines_open(criterion.name)
+    show_guidelines = chosen if chosen is not None else done.labelled == 0
+    with guidelines_col, st.container(key="side_column"):
+        with st.container(horizontal=True, key="side_buttons"):
+            label_history.guidelines_button(criterion.name, show_guidelines)
+            label_history.history_button(store, scope, verdicts, open_row)
+        if show_guidelines:  # placed beside the evidence by the page's CSS
+            label_history.guidelines_panel(criterion)
     if editing:
         _editing_banner(store, row)
     widgets.label_page_style()

@@ -23,8 +23,9 @@ from labels import LabelStore, open_store
 ARTIFACTS = REPO / "test-artifacts"
 CHROMIUM = "/usr/bin/chromium"
 # Buttons on the label page of a pointwise faithfulness row: switch user, 3 verdicts, back,
-# skip, keys, 3 "verdict + note", save with note, 4 failure tags, save queue settings.
-LABEL_PAGE_BUTTONS = 16
+# skip, keys, guidelines, my labels, 3 "verdict + note", save with note, 4 failure tags, save
+# queue settings.
+LABEL_PAGE_BUTTONS = 18
 
 
 def require_browser() -> Any:

@@ -1,0 +1,157 @@
+"""The Label page's own-work tools: "My labels" (M), the guidelines panel (G), the status line.
+
+"My labels" lists the signed-in (or named) annotator's own labels and skipped rows, read by
+:meth:`labels.LabelStore.own_history`, which filters by that annotator in its SQL: the list is
+blind to other annotators by construction. Every value in it (notes, tags, questions, ids) is
+shown with ``st.text``; only constant words go into labels and captions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+from calibrate_app import state, widgets
+from labels import Criterion, LabelStore
+from labels.store_history import SKIPPED, OwnRow
+
+HISTORY_KEY, GUIDELINES_KEY = "M", "G"
+PAGE_ROWS = 8
+"""Rows per page of "My labels": each is one text block and an Open button."""
+_ALL = "all"
+_SEARCH, _SHOW, _PAGE = "history_search", "history_show", "history_page"
+_NOTE_CHARS, _QUESTION_CHARS = 300, 200
+
+Opener = Callable[[str, str], None]
+"""Called with (item id, status) when the annotator opens a row of the list."""
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def describe(row: OwnRow) -> str:
+    """The plain-text block that shows one row of the list (rendered with ``st.text``)."""
+    when = row.at.strftime("%Y-%m-%d %H:%M UTC") if row.at.tzinfo else str(row.at)
+    if row.status == SKIPPED:
+        head = f"{when} · SKIPPED · id {row.item_id}"
+    else:
+        versions = f" · {row.versions} versions" if row.versions > 1 else ""
+        head = f"{when} · {str(row.verdict).upper()}{versions} · id {row.item_id}"
+    lines = [head, _clip(row.question, _QUESTION_CHARS)]
+    if row.failure_tags:
+        lines.append("Tags: " + ", ".join(row.failure_tags))
+    if row.note:
+        lines.append("Note: " + _clip(row.note, _NOTE_CHARS))
+    return "\n".join(lines)
+
+
+def _reset_page() -> None:
+    state.set_value(_PAGE, 0)
+
+
+def _turn(step: int) -> None:
+    state.set_value(_PAGE, max(int(state.widget_value(_PAGE, 0) or 0) + step, 0))
+
+
+def history_dialog(store: LabelStore, scope: state.Scope, verdicts: Sequence[str],
+                   on_open: Opener) -> None:
+    """Open "My labels": the annotator's rows of ``scope``, searchable, each one click away.
+
+    ``scope`` is (dataset, criterion, annotator); ``verdicts`` are the dataset kind's verdict
+    words, offered as filters with ``skipped``. ``on_open`` runs as the Open button's callback,
+    then the whole page reruns, which closes the drawer and shows the row.
+    """
+    dataset, criterion, annotator = scope
+
+    @st.dialog("My labels", width=640, position="right")
+    def show() -> None:
+        search_col, show_col = st.columns([3, 2], vertical_alignment="bottom")
+        search = search_col.text_input(
+            "Search your notes, tags, row ids and questions", key=_SEARCH,
+            placeholder="Type, then Enter", on_change=_reset_page)
+        choices = [_ALL, *verdicts, SKIPPED]
+        shown = show_col.selectbox("Show", choices, key=_SHOW, on_change=_reset_page)
+        page = int(state.widget_value(_PAGE, 0) or 0)
+        history = store.own_history(
+            dataset, criterion, annotator, search=str(search or ""),
+            verdict=None if shown in (None, _ALL) else str(shown), limit=PAGE_ROWS,
+            offset=page * PAGE_ROWS)
+        if page and not history.rows and history.matching:  # the list shrank under the page
+            _reset_page()
+            st.rerun(scope="fragment")
+        first = page * PAGE_ROWS + 1 if history.rows else 0
+        last = page * PAGE_ROWS + len(history.rows)
+        st.caption(
+            f"{history.labelled:,} labelled and {history.skipped:,} skipped by you here; "
+            f"{history.matching:,} match, showing {first:,}–{last:,}. Only you see this "
+            "list. Tab to a row's Open, then Enter; Esc closes.")
+        if not history.rows:
+            st.info("Nothing matches." if history.labelled or history.skipped else
+                    "You have not labelled or skipped any row here yet.")
+        for n, row in enumerate(history.rows):
+            with st.container(border=True, key=f"history_row_{n}", horizontal=True,
+                              vertical_alignment="center"):
+                st.text(describe(row), width="stretch")
+                if st.button("Open", key=f"history_open_{n}", on_click=on_open,
+                             args=(row.item_id, row.status), icon=":material/open_in_new:"):
+                    st.rerun()  # the whole page: closes the drawer and shows the row
+        with st.container(horizontal=True, key="history_pages"):
+            st.button("Newer", key="history_newer", disabled=page == 0,
+                      icon=":material/chevron_left:", on_click=_turn, args=(-1,))
+            st.button("Older", key="history_older",
+                      disabled=first == 0 or last >= history.matching,
+                      icon=":material/chevron_right:", on_click=_turn, args=(1,))
+        # Straight into the search box, so M, a few letters and Enter find a row.
+        widgets.focus_script(f".st-key-{_SEARCH} input", f"h{time.monotonic_ns()}",
+                             delay_ms=300)
+
+    show()
+
+
+def history_button(store: LabelStore, scope: state.Scope, verdicts: Sequence[str],
+                   on_open: Opener) -> None:
+    """The "My labels" button (key M); pressing it opens :func:`history_dialog`."""
+    if st.button("My labels", key="nav_history", shortcut=HISTORY_KEY,
+                 icon=":material/history:", help="Your labels and skipped rows (M)"):
+        history_dialog(store, scope, verdicts, on_open)
+
+
+def guidelines_button(criterion: str, is_open: bool) -> None:
+    """The guidelines toggle (key G): primary while the panel is open."""
+    st.button("Guidelines", key="nav_guidelines", shortcut=GUIDELINES_KEY,
+              icon=":material/menu_book:", type="primary" if is_open else "secondary",
+              on_click=state.set_guidelines_open, args=(criterion, not is_open),
+              help="Show or hide the guidelines panel (G)")
+
+
+def guidelines_panel(criterion: Criterion) -> None:
+    """The criterion's guidelines as a side panel (the page's CSS places it), as written.
+
+    Anyone with the access code can edit them on the Data page, and the CLI imports them, so
+    they are shown literally like row text rather than rendered as markdown.
+    """
+    with st.container(key="guidelines_panel", border=True):
+        st.caption(f"Guidelines: {widgets.escape_markdown(criterion.name)} · G hides them")
+        if criterion.guidelines.strip():
+            widgets.literal(criterion.guidelines)
+        else:
+            st.caption("No guidelines written yet (the Data page edits them).")
+        if criterion.failure_tags:
+            st.caption("Failure tags (keys 1–9)")
+            widgets.literal("\n".join(f"{n}. {tag}" for n, tag in
+                                      enumerate(criterion.failure_tags[:9], start=1)))
+
+
+def status_line(text: str | None) -> None:
+    """The last save's confirmation, in a line that keeps its height when empty.
+
+    In place of a toast: Streamlit's toasts appear over the top right corner of the page,
+    where they covered the switch-user / sign-out button for four seconds after every label.
+    """
+    with st.container(key="status_line"):
+        st.caption(widgets.escape_markdown(text) if text else "\u00a0")
