@@ -614,3 +614,133 @@ def test_a_big_dataset_reruns_quickly(
 ) -> None:
     per_label = _label_ten_of_a_big_dataset(store, tmp_path, make_rows)
     assert per_label < 0.5, per_label
+
+
+# -- My labels (M): the annotator's own labels and skips, each one click away -----------------
+
+
+def open_my_labels(at: AppTest, *, search: str | None = None, show: str | None = None
+                   ) -> list[str]:
+    """Open "My labels" (optionally searching and filtering); the text blocks it lists.
+
+    A widget inside a dialog reruns only the dialog in a browser, but the whole script under
+    AppTest, where the dialog then is not called: the search and filter are set first.
+    """
+    if search is not None:
+        at.session_state["history_search"] = search
+    if show is not None:
+        at.session_state["history_show"] = show
+    at.button(key="nav_history").click().run()
+    assert not at.exception, at.exception
+    return [str(t.value) for t in at.text if " UTC · " in str(t.value)]
+
+
+def test_my_labels_opens_an_earlier_label_whose_edit_keeps_its_first_provenance(
+    seeded: LabelStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Opened from the list, a label is revisited as Back revisits it: the edit is saved with
+    # how its row was first served (plan A), not with the plan current at the edit (plan B),
+    # and saving returns to the queue rather than to the next newer label.
+    plans = ActivePlans(seeded, monkeypatch)
+    at = app(dataset="demo")
+    first = question(at)
+    press(at, "tag_1")
+    press(at, "verdict_fail")
+    second = question(at)
+    press(at, "verdict_pass")
+    third = question(at)
+    first_served = seeded.provenance_frame("demo").set_index("item_id")
+    plans.now = plans.active("fail", 0.15, "config-b")
+    listed = open_my_labels(at)
+    assert len(listed) == 2 and second in listed[0] and first in listed[1]  # newest first
+    assert "FAIL" in listed[1] and "Tags: contradiction" in listed[1]
+    assert open_my_labels(at, search=str(first)[-3:]) == [listed[1]]  # "0?", "1?": the question
+    assert open_my_labels(at, search="", show="pass") == [listed[0]]
+    open_my_labels(at, show="all", search="contradiction")
+    at.button(key="history_open_0").click().run()
+    assert question(at) == first
+    assert "Revisiting your earlier label: FAIL" in at.warning[0].value
+    assert "Next (S) goes back to your queue" in at.warning[0].value
+    press(at, "verdict_unsure")
+    assert question(at) == third  # back to the queue, not on to the second row
+    assert "Edited: unsure" in shown(page_strings(at))
+    saved = seeded.provenance_frame("demo").set_index("item_id")
+    item = next(i for i in saved.index if seeded.item("demo", i).question == first)
+    columns = ["selection", "stratum", "inclusion_probability", "selection_share", "judge"]
+    assert saved.loc[item, "verdict"] == "unsure"
+    assert saved.loc[item, columns].tolist() == first_served.loc[item, columns].tolist()
+    assert saved.loc[item, ["stratum", "judge"]].tolist() == ["pass", "config-a"]
+    history = seeded.history("demo", item, annotator="alice")
+    assert [h.verdict for h in history] == ["fail", "unsure"]
+    assert history[-1].failure_tags == ("contradiction",)  # the edit kept the tags on screen
+
+
+def test_a_skipped_row_opened_from_my_labels_is_labelled_now(
+    seeded: LabelStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plans = ActivePlans(seeded, monkeypatch)
+    at = app(dataset="demo")
+    skipped = question(at)
+    press(at, "nav_skip")
+    waiting = question(at)
+    assert "1 skipped" in progress_text(at)
+    listed = open_my_labels(at, show="skipped")
+    assert len(listed) == 1 and "SKIPPED" in listed[0] and skipped in listed[0]
+    plans.now = plans.active("fail", 0.15, "config-b")
+    at.button(key="history_open_0").click().run()
+    assert question(at) == skipped and not at.warning  # a queue row again, not a revisit
+    press(at, "verdict_pass")
+    assert question(at) == waiting  # the row it displaced comes back first
+    assert "1 / 6 labelled, 0 skipped" in progress_text(at)
+    saved = seeded.provenance_frame("demo").iloc[0]
+    assert seeded.item("demo", saved["item_id"]).question == skipped
+    # Served now, by plan B, as the queue would serve it at the end.
+    assert [saved["selection"], saved["stratum"], saved["judge"]] == [
+        "active", "fail", "config-b"]
+    assert open_my_labels(at, show="skipped") == []
+
+
+def test_a_skipped_row_others_have_filled_is_not_opened(seeded: LabelStore) -> None:
+    at = app(dataset="demo")
+    skipped = question(at)
+    press(at, "nav_skip")
+    item = next(i for i in seeded.item_ids("demo") if seeded.item("demo", i).question == skipped)
+    seeded.add_label("demo", item, "carol", "pass")  # the overlap is 1: it is done
+    open_my_labels(at)
+    at.button(key="history_open_0").click().run()
+    assert question(at) != skipped
+    assert any("has all the labels it needs" in str(i.value) for i in at.info)
+
+
+def test_the_saved_confirmation_is_a_status_line_not_a_toast(seeded: LabelStore) -> None:
+    at = app(dataset="demo")
+    press(at, "verdict_pass")
+    assert not at.toast
+    assert [shown(str(c.value)) for c in at.caption if "Saved" in str(c.value)] == [
+        "Saved: pass"]
+    press(at, "verdict_fail")
+    press(at, "nav_back")
+    press(at, "verdict_fail")
+    assert any(shown(str(c.value)) == "Edited: fail" for c in at.caption)
+
+
+def test_guidelines_panel_opens_on_the_first_row_and_g_is_remembered(
+    seeded: LabelStore,
+) -> None:
+    at = app(dataset="demo")
+    guidelines = seeded.criterion("faithfulness").guidelines
+
+    def panel_open() -> bool:
+        return guidelines in [str(t.value) for t in at.text]
+
+    assert panel_open()  # 0 labelled: open
+    press(at, "verdict_pass")
+    assert not panel_open()  # closed by default from the second row on
+    at.button(key="nav_guidelines").click().run()
+    assert panel_open()
+    press(at, "verdict_pass")
+    assert panel_open()  # as this tab last left it
+    at.switch_page("app_pages/label.py").run()
+    assert panel_open()
+    at.button(key="nav_guidelines").click().run()
+    assert not panel_open()

@@ -277,6 +277,31 @@ def test_an_annotator_reaches_no_verdict_and_no_other_annotators_note(canary_db:
     assert CANARY_NOTE not in everything(viewer)  # notes are for owners
 
 
+def test_my_labels_lists_only_the_signed_in_annotators_own_labels(canary_db: Path) -> None:
+    # Both annotators labelled q0 and wrote a note; "My labels" reads only the signed-in
+    # address's rows (the store's SQL filters by it), whatever the URL names.
+    own_note = "ann-own-note-7d3a"
+    db = Database(canary_db)
+    try:
+        store = LabelStore(db)
+        store.add_label("secretset", "q0", "ann@example.org", "fail", note=own_note)
+        store.add_label("secretset", "q1", "other@example.org", "fail", note=CANARY_NOTE)
+    finally:
+        db.close()
+    at = run_as("ann@example.org", "label", dataset="secretset", user="other@example.org")
+    at.button(key="nav_history").click().run()
+    assert not at.exception, at.exception
+    seen = everything(at)
+    assert own_note in seen and "id q0" in seen  # the list is open and shows her label
+    assert "1 labelled and 0 skipped by you" in seen
+    assert CANARY_NOTE not in seen and "other@example.org" not in seen
+    assert "id q1" not in seen  # the row only the other annotator labelled is not listed
+    at.session_state["history_search"] = "canary"
+    at.button(key="nav_history").click().run()
+    seen = everything(at)
+    assert "Nothing matches." in seen and CANARY_NOTE not in seen
+
+
 def test_impersonation_attempts_are_refused(team_db: Path) -> None:
     # A forged session value: the visitor memo and the remembered name, as a browser could
     # send plain values; the label still goes to the signed-in address.
