@@ -88,8 +88,9 @@ def history_dialog(store: LabelStore, scope: state.Scope, verdicts: Sequence[str
         last = page * PAGE_ROWS + len(history.rows)
         st.caption(
             f"{history.labelled:,} labelled and {history.skipped:,} skipped by you here; "
-            f"{history.matching:,} match, showing {first:,}–{last:,}. Only you see this "
-            "list. Tab to a row's Open, then Enter; Esc closes.")
+            f"{history.matching:,} match"
+            + (f", showing {first:,}–{last:,}" if history.rows else "")
+            + ". Only you see this list. Tab to a row's Open, then Enter; Esc closes.")
         if not history.rows:
             st.info("Nothing matches." if history.labelled or history.skipped else
                     "You have not labelled or skipped any row here yet.")
@@ -107,8 +108,7 @@ def history_dialog(store: LabelStore, scope: state.Scope, verdicts: Sequence[str
                       disabled=first == 0 or last >= history.matching,
                       icon=":material/chevron_right:", on_click=_turn, args=(1,))
         # Straight into the search box, so M, a few letters and Enter find a row.
-        widgets.focus_script(f".st-key-{_SEARCH} input", f"h{time.monotonic_ns()}",
-                             delay_ms=300)
+        widgets.focus_in_dialog(f".st-key-{_SEARCH} input", f"h{time.monotonic_ns()}")
 
     show()
 

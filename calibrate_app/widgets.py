@@ -290,15 +290,32 @@ def _check_selector(value: str) -> str:
     return value
 
 
-def focus_script(css_selector: str, nonce: str, *, delay_ms: int = 60) -> None:
+def focus_script(css_selector: str, nonce: str) -> None:
     """Move keyboard focus to the element matching ``css_selector`` (trusted, constant code).
 
-    ``nonce`` makes the element differ between runs, so the script runs again. ``delay_ms``
-    waits for whatever else takes the focus first (a dialog focuses itself as it opens).
+    ``nonce`` makes the element differ between runs, so the script runs again.
     """
     _script(
         f"/* {_check_token(nonce)} */ setTimeout(() => {{ const el = document.querySelector("
-        f"'{_check_token(css_selector)}'); if (el) {{ el.focus(); }} }}, {int(delay_ms)});"
+        f"'{_check_token(css_selector)}'); if (el) {{ el.focus(); }} }}, 60);"
+    )
+
+
+def focus_in_dialog(css_selector: str, nonce: str) -> None:
+    """Put the focus on ``css_selector`` once a dialog that just opened has taken it.
+
+    A dialog focuses itself as it opens, a moment after its content renders (later on a busy
+    machine), so a single delayed ``focus()`` is not enough. For two seconds this hands the
+    focus over whenever it rests on the dialog itself, the page or nothing, and never takes
+    it from a field or button the person has moved to. Trusted, constant code.
+    """
+    _script(
+        f"/* {_check_token(nonce)} */ (() => {{ let n = 0; const t = setInterval(() => {{ "
+        f"const el = document.querySelector('{_check_token(css_selector)}'); "
+        "const at = document.activeElement; n += 1; "
+        "const idle = !at || at === document.body || at.getAttribute('role') === 'dialog' "
+        "|| !at.closest('[role=\"dialog\"]'); "
+        "if (el && idle) { el.focus(); } if (n >= 20) { clearInterval(t); } }, 100); })();"
     )
 
 

@@ -2,7 +2,9 @@
 
 Re-labelling keeps tags and notes, an empty queue points elsewhere, skips survive a reload, the
 keyboard stays on the page, everything needed to label fits a 1366×768 laptop screen with 40 %
-of its height for the sources, and keys scroll the sources and jump between their passages.
+of its height for the sources, keys scroll the sources and jump between their passages, and
+"My labels" finds a label, opens it and its edit keeps the row's provenance (at 1366×768 and
+800×900, with screenshots in ``test-artifacts/``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import pytest
 from app_browser import (
+    ARTIFACTS,
     fail_with_note,
     open_page,
     question,
@@ -26,7 +29,7 @@ from app_browser import (
 )
 
 from calibrate_app.widgets import LONG_PASSAGE
-from labels import LabelStore, import_rows
+from labels import LabelStore, Provenance, import_rows
 from labels.sampling import QueueSettings
 
 pytestmark = pytest.mark.browser
@@ -285,3 +288,143 @@ def test_evidence_gets_the_screen_and_keys_move_through_it_at_1366_by_768(
     assert panel(2)["marked"] and not panel(3)["marked"]
     shows(page, "0 / 1 labelled")  # none of these keys labelled the row
     page.context.close()
+
+
+# Every visible button whose label is cut (its text wider than its box) or that sticks out of
+# the window: at 800 px buttons and tags must wrap onto more lines instead.
+_CUT_BUTTONS = """() => [...document.querySelectorAll('button')].filter(b => b.offsetParent)
+  .filter(b => { const text = b.querySelector('[data-testid="stMarkdownContainer"]') || b;
+    return text.scrollWidth > text.clientWidth + 1 || b.getBoundingClientRect().right >
+      window.innerWidth + 1; }).map(b => b.innerText)"""
+
+
+def _stratified(tmp_path: Path) -> Callable[[LabelStore], None]:
+    """File-free judge verdicts for ``demo`` (q0..q5) and the stratified order on them."""
+
+    def seed(store: LabelStore) -> None:
+        from judges.verdicts import import_verdicts
+
+        verdicts = tmp_path / "verdicts.csv"
+        verdicts.write_text("id,verdict\n" + "".join(
+            f"q{i},{'pass' if i % 2 else 'fail'}\n" for i in range(6)), encoding="utf-8")
+        import_verdicts(store, verdicts, dataset="demo", judge="strata-judge")
+        store.save_queue_settings("demo", "faithfulness", QueueSettings("stratified", 0, 1))
+
+    return seed
+
+
+def test_my_labels_finds_a_label_and_its_edit_keeps_the_provenance(
+    browser: Any, rows_server: Any, tmp_path: Path
+) -> None:
+    """M, a search, Open, a verdict key: the edit is stored with the row's first provenance.
+
+    At 1366×768 and 800×900: the guidelines panel (open on the first row, G toggles it), the
+    drawer, and the inline "Saved" line where a toast covered the switch-user button.
+    """
+    from playwright.sync_api import expect
+
+    server = rows_server({"demo": 6}, then=_stratified(tmp_path))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = open_page(browser, server.url + KIM_ON_DEMO, width=1366, height=768)
+    ready(page)
+    expect(page.locator(".st-key-guidelines_panel")).to_be_visible()  # the first row
+    page.screenshot(path=str(ARTIFACTS / "label-1366x768-first-row.png"))
+    noted = question(page)
+    page.keyboard.press("2")  # contradiction
+    tags_chosen(page, "contradiction")
+    fail_with_note(page, "drops the weekend condition")
+    shows(page, "1 / 6 labelled")
+    question_is(page, noted, negate=True)
+    expect(page.locator(".st-key-guidelines_panel")).to_have_count(0)  # closed from row 2 on
+    # The confirmation is a line under the progress, not a toast over the top bar.
+    shows(page, "Saved: fail with a note")
+    expect(page.get_by_test_id("stToast")).to_have_count(0)
+    switch = page.get_by_role("button", name="Not kim?")
+    box = switch.bounding_box()
+    assert box is not None
+    assert page.evaluate("([x, y]) => !!document.elementFromPoint(x, y).closest("
+                         "'.st-key-switch_user')",
+                         [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2])
+    for n, key in enumerate(("p", "u"), start=2):
+        before = question(page)
+        page.keyboard.press(key)
+        shows(page, f"{n} / 6 labelled")
+        question_is(page, before, negate=True)
+    skipped = question(page)
+    page.keyboard.press("s")
+    shows(page, "3 / 6 labelled, 1 skipped")
+    queue_row = question(page)
+    assert queue_row != skipped
+    # M opens the drawer with the focus in its search box: type, Enter, one row matches.
+    page.keyboard.press("m")
+    shows(page, "Only you see this list")
+    drawer = page.get_by_role("dialog")
+    expect(drawer.locator("[class*='st-key-history_row_']")).to_have_count(4, timeout=10_000)
+    expect(page.locator(".st-key-history_search input")).to_be_focused(timeout=5_000)
+    page.keyboard.type("WEEKEND")
+    page.keyboard.press("Enter")
+    expect(drawer.locator("[class*='st-key-history_row_']")).to_have_count(1, timeout=10_000)
+    expect(drawer.get_by_text(noted)).to_be_visible()
+    expect(drawer.get_by_text("Note: drops the weekend condition")).to_be_visible()
+    page.screenshot(path=str(ARTIFACTS / "my-labels-1366x768.png"))
+    drawer.locator(".st-key-history_open_0 button").focus()
+    for key in ("p", "s", "ArrowLeft"):  # the row behind the drawer takes no key
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=10_000)
+    shows(page, "Revisiting your earlier label: FAIL")
+    shows(page, "Next (S) goes back to your queue")
+    question_is(page, noted)
+    shows(page, "3 / 6 labelled, 1 skipped")  # the keys pressed in the drawer did nothing
+    tags_chosen(page, "contradiction")
+    expect(page.locator("textarea")).to_have_value("drops the weekend condition")
+    page.screenshot(path=str(ARTIFACTS / "label-1366x768-opened-from-my-labels.png"))
+    page.keyboard.press("p")  # the edit
+    shows(page, "Edited: pass with a note")
+    question_is(page, queue_row)  # back to the queue, where the label was opened from
+    shows(page, "3 / 6 labelled, 1 skipped")
+    assert page.evaluate(_CUT_BUTTONS) == []
+    page.screenshot(path=str(ARTIFACTS / "label-1366x768.png"))
+    page.context.close()
+
+    # 800×900: G opens the panel above the evidence; nothing is cut, the drawer fits.
+    page = open_page(browser, server.url + KIM_ON_DEMO, width=800, height=900)
+    ready(page)
+    expect(page.locator(".st-key-guidelines_panel")).to_have_count(0)
+    page.keyboard.press("g")
+    expect(page.locator(".st-key-guidelines_panel")).to_be_visible(timeout=10_000)
+    settled(page)
+    assert page.evaluate(_CUT_BUTTONS) == []
+    panel = page.locator(".st-key-guidelines_panel").bounding_box()
+    answer = page.locator(".st-key-answer_panel").bounding_box()
+    assert panel is not None and answer is not None
+    assert panel["y"] + panel["height"] <= answer["y"]  # above the evidence, not over it
+    page.screenshot(path=str(ARTIFACTS / "label-800x900-guidelines.png"))
+    page.keyboard.press("m")
+    shows(page, "Only you see this list")
+    expect(page.get_by_role("dialog").locator("[class*='st-key-history_row_']")
+           ).to_have_count(4, timeout=10_000)
+    assert page.evaluate(_CUT_BUTTONS) == []
+    page.screenshot(path=str(ARTIFACTS / "my-labels-800x900.png"))
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=10_000)
+    page.context.close()
+
+    store = server.open_store()
+    try:
+        item = next(i for i in store.item_ids("demo") if store.item("demo", i).question == noted)
+        history = store.history("demo", item, annotator="kim")
+        assert [(h.verdict, h.note, h.failure_tags) for h in history] == [
+            ("fail", "drops the weekend condition", ("contradiction",)),
+            ("pass", "drops the weekend condition", ("contradiction",))]
+        kept = store.current_provenance("demo", item, "kim", "faithfulness")
+        # How the stratified queue served it: the judge's verdict of the row is its stratum.
+        judge = {store.current_provenance("demo", i, "kim", "faithfulness").judge
+                 for i in store.labelled_item_ids("demo", "kim", "faithfulness")}
+        assert len(judge) == 1 and None not in judge
+        assert kept == Provenance("by_verdict", stratum="pass" if int(item[1:]) % 2 else "fail",
+                                  judge=judge.pop())
+        assert store.skipped("demo", "faithfulness", "kim") == [
+            next(i for i in store.item_ids("demo") if store.item("demo", i).question == skipped)]
+    finally:
+        store.db.close()
