@@ -295,7 +295,8 @@ def test_no_hostile_text_renders_on_any_page(
     page.goto(f"{server.url}/label?user=eve&dataset={quote(names['dataset'])}"
               f"&criterion={quote(names['criterion'])}")
     shows(page, "labelled", timeout=30_000)
-    page.get_by_text("Guidelines:").click()
+    if page.locator(".st-key-guidelines_panel").count() == 0:  # open on a first row only
+        page.get_by_role("button", name="Guidelines").click()
     _literal(page, tracker.hostile("guidelines"))
     page.get_by_text("Reference answer").click()
     _visible(page, "tag1")
@@ -304,6 +305,12 @@ def test_no_hostile_text_renders_on_any_page(
     shows(page, "Revisiting your earlier label")
     _literal(page, tracker.hostile("note"))
     _assert_clean(page, tracker, "Label page, revisited label")
+    page.get_by_role("button", name="My labels").click()  # the note, tags and row, listed
+    shows(page, "Only you see this list")
+    expect(page.get_by_role("dialog").get_by_text("Note: ", exact=False).first).to_be_visible()
+    _assert_clean(page, tracker, "Label page, My labels")
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=10_000)
     page.keyboard.press("h")
     shows(page, "Keyboard shortcuts")
     _assert_clean(page, tracker, "Label page, keys dialog")
