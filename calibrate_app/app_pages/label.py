@@ -393,14 +393,16 @@ def _queue_settings(store: LabelStore, dataset: str, criterion: str,
 
 
 def _hand_back_keys(kind: Kind) -> dict[str, str]:
-    """Verdict and skip keys -> their buttons, for a key pressed while a dropdown has focus.
+    """Letter keys -> their buttons, for a key pressed while a dropdown has focus.
 
-    The buttons' widget keys carry the row token (:meth:`Row.key`), so they are matched by
-    prefix.
+    The verdict, skip, My labels and guidelines keys. The row's buttons' widget keys carry
+    the row token (:meth:`Row.key`), so they are matched by prefix.
     """
     keys = {key: f'[class*="st-key-verdict_{verdict}_"] button'
             for verdict, _, key in VERDICTS[kind]}
     keys[SKIP_KEY] = '[class*="st-key-nav_skip_"] button'
+    keys[label_history.HISTORY_KEY] = ".st-key-nav_history button"
+    keys[label_history.GUIDELINES_KEY] = ".st-key-nav_guidelines button"
     return keys
 
 

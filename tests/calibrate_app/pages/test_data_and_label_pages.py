@@ -744,3 +744,10 @@ def test_guidelines_panel_opens_on_the_first_row_and_g_is_remembered(
     assert panel_open()
     at.button(key="nav_guidelines").click().run()
     assert not panel_open()
+
+
+def test_the_keys_dialog_lists_my_labels_and_the_guidelines_keys(seeded: LabelStore) -> None:
+    at = app(dataset="demo")
+    at.button(key="nav_help").click().run()
+    table = "\n".join(str(m.value) for m in at.markdown)
+    assert "| **M** | My labels:" in table and "| **G** | show or hide the guidelines" in table
