@@ -150,8 +150,7 @@ _LABEL_CSS = """
 .st-key-tag_buttons [data-testid="stCaptionContainer"] { margin: 0; }
 .st-key-note_buttons { margin-top: -0.5rem; }
 .st-key-status_line { min-height: 1.4rem; margin-top: -0.9rem; }
-.st-key-status_line [data-testid="stCaptionContainer"] { margin: 0; white-space: nowrap;
-  overflow: hidden; text-overflow: ellipsis; }
+.st-key-status_line [data-testid="stCaptionContainer"] { margin: 0; }
 .st-key-side_buttons { justify-content: flex-end; }
 .st-key-guidelines_panel [data-testid="stText"] { font-size: 0.9rem; }
 /* The guidelines panel (G) hangs below its button: beside the question's evidence on a wide

@@ -239,7 +239,7 @@ def _save_queue_settings(store: LabelStore, dataset: str, criterion: str) -> Non
         state.flash("error", str(error))
         return
     store.save_queue_settings(dataset, criterion, settings)
-    state.flash("toast", "Queue settings saved for everyone labelling this dataset.")
+    state.flash("success", "Queue settings saved for everyone labelling this dataset.")
 
 
 # -- page sections ----------------------------------------------------------------------------
