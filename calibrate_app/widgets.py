@@ -130,7 +130,9 @@ def file_name(text: str) -> str:
 # each scroll on their own and grow with the window (at 768 px the sources get 40 % of it).
 # EVIDENCE_CHROME is the height of everything else on the page, measured in Chromium; on a
 # narrow window the buttons below wrap onto more lines, so the evidence leaves them more.
-EVIDENCE_CHROME, NARROW_CHROME = 444, 524
+# Measured with the status line under the progress (24 px more than the 420 before it); at
+# 800×900 the save button then ends at 889 px, with the guidelines panel open or closed.
+EVIDENCE_CHROME, NARROW_CHROME = 444, 540
 GUIDELINES_PANEL = 320  # px: the guidelines panel's width beside the page on a wide window
 _LABEL_CSS = """
 <style>
@@ -169,12 +171,12 @@ _LABEL_CSS = """
   }
 }
 @media (max-width: 1000px) {
-  .st-key-guidelines_panel { width: calc(100vw - 2rem); max-width: none; height: 22vh; }
+  .st-key-guidelines_panel { width: calc(100vw - 2rem); max-width: none; height: 20vh; }
   :root:has(.st-key-guidelines_panel) {
-    --evidence-height: clamp(160px, calc(78vh - NARROWpx), 1400px);
+    --evidence-height: clamp(160px, calc(80vh - NARROWpx - 1rem), 1400px);
   }
   :root:has(.st-key-guidelines_panel) [data-testid="stHorizontalBlock"]:has(.st-key-answer_panel) {
-    margin-top: calc(22vh + 1rem);
+    margin-top: calc(20vh + 1rem);
   }
 }
 </style>

@@ -399,12 +399,18 @@ def test_my_labels_finds_a_label_and_its_edit_keeps_the_provenance(
     answer = page.locator(".st-key-answer_panel").bounding_box()
     assert panel is not None and answer is not None
     assert panel["y"] + panel["height"] <= answer["y"]  # above the evidence, not over it
+    for selector in ("[class*='st-key-verdict_'] button", "[class*='st-key-tag_'] button",
+                     "[class*='st-key-save_note'] button"):  # every control without scrolling
+        for k in range(page.locator(selector).count()):
+            box = page.locator(selector).nth(k).bounding_box()
+            assert box is not None and box["y"] + box["height"] <= 900, (selector, k, box)
     page.screenshot(path=str(ARTIFACTS / "label-800x900-guidelines.png"))
     page.keyboard.press("m")
     shows(page, "Only you see this list")
     expect(page.get_by_role("dialog").locator("[class*='st-key-history_row_']")
            ).to_have_count(4, timeout=10_000)
-    assert page.evaluate(_CUT_BUTTONS) == []
+    # The drawer slides in from the right edge: its buttons are past the window until it is in.
+    page.wait_for_function(f"() => ({_CUT_BUTTONS})().length === 0", timeout=5_000)
     page.screenshot(path=str(ARTIFACTS / "my-labels-800x900.png"))
     page.keyboard.press("Escape")
     expect(page.get_by_role("dialog")).to_have_count(0, timeout=10_000)
