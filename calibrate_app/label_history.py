@@ -9,11 +9,11 @@ shown with ``st.text``; only constant words go into labels and captions.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import streamlit as st
 
-from calibrate_app import state, widgets
+from calibrate_app import resources, state, widgets
 from labels import Criterion, LabelStore
 from labels.store_history import SKIPPED, OwnRow
 
@@ -113,6 +113,41 @@ def history_dialog(store: LabelStore, scope: state.Scope, verdicts: Sequence[str
     show()
 
 
+def open_row(store: LabelStore, scope: state.Scope, item_id: str, status: str, *,
+             assigned: Collection[str]) -> None:
+    """Show a row opened from "My labels": an earlier label to revise, or a skipped row.
+
+    A labelled row is revisited exactly as Back reaches it (``queue.back`` counts back through
+    :meth:`LabelStore.labelled_in_order`), so a new verdict is saved with the provenance its
+    row was first served with (:meth:`LabelStore.current_provenance`), as an edit after Back
+    is. A skipped row becomes this tab's queue row, as when the queue serves it at the end: it
+    is held, and its label records how the plan that serves it chose it. A skipped row that no
+    longer needs this annotator (others filled its overlap, and it is not in ``assigned``, the
+    rows assigned to them) is not opened.
+    """
+    dataset, criterion, annotator = scope
+    queue = state.queue_state(scope)
+    order = store.labelled_in_order(dataset, annotator, criterion)
+    if item_id in order:  # also a skipped row labelled since, in another tab
+        queue.back = len(order) - order.index(item_id)
+        queue.from_history = True
+        return
+    if status != SKIPPED:
+        state.flash("warning", "That label is no longer yours to revise here.")
+        return
+    hold_scope = (store.db.path, dataset, criterion)
+    holds = resources.get_holds()
+    others = {label.annotator for label in store.history(dataset, item_id, criterion=criterion)}
+    taken = len(others) + holds.held_by_others(hold_scope, annotator).get(item_id, 0)
+    if item_id not in assigned and taken >= store.queue_settings(dataset, criterion).overlap:
+        state.flash("info", "That skipped row has all the labels it needs now, so it has "
+                            "left your queue.")
+        return
+    queue.back, queue.from_history = 0, False
+    queue.current, queue.provenance = item_id, None  # provenance: from the serving plan
+    holds.hold(hold_scope, annotator, item_id)
+
+
 def history_button(store: LabelStore, scope: state.Scope, verdicts: Sequence[str],
                    on_open: Opener) -> None:
     """The "My labels" button (key M); pressing it opens :func:`history_dialog`."""
@@ -121,6 +156,23 @@ def history_button(store: LabelStore, scope: state.Scope, verdicts: Sequence[str
     if st.button("My labels", key="nav_history", shortcut=HISTORY_KEY,
                  help="Your labels and skipped rows (M)"):
         history_dialog(store, scope, verdicts, on_open)
+
+
+def side_column(store: LabelStore, scope: state.Scope, criterion: Criterion,
+                verdicts: Sequence[str], on_open: Opener, *, first_row: bool) -> None:
+    """The Guidelines and My labels buttons, and the guidelines panel when it is open.
+
+    The panel is open by default on ``first_row`` (the progress line reads 0: a criterion's
+    first row for this annotator), then as this tab last left it (G).
+    """
+    chosen = state.guidelines_open(criterion.name)
+    show = chosen if chosen is not None else first_row
+    with st.container(key="side_column"):
+        with st.container(horizontal=True, key="side_buttons"):
+            guidelines_button(criterion.name, show)
+            history_button(store, scope, verdicts, on_open)
+        if show:  # placed beside the evidence by the page's CSS
+            guidelines_panel(criterion)
 
 
 def guidelines_button(criterion: str, is_open: bool) -> None:

@@ -81,6 +81,11 @@ class QueueState:
         self.pending.pop(item_id, None)
         self.tags.pop(item_id, None)
 
+    def leave_revisit(self) -> None:
+        """Leave a revisited label: to the next newer one, or to the queue after "My labels"."""
+        self.back = 0 if self.from_history else max(self.back - 1, 0)
+        self.from_history = False
+
     def toggle_tag(self, item_id: str, tag: str) -> None:
         """Add or remove a failure tag on ``item_id``."""
         chosen = self.tags.setdefault(item_id, [])

@@ -132,7 +132,7 @@ def _leave(row: Row) -> None:
     queue.forget(row.item_id)
     state.clear_widget(row.note_key)
     if row.editing:
-        _step_forward(queue)
+        queue.leave_revisit()
     elif queue.current == row.item_id:
         queue.current = None
         resources.get_holds().release(row.hold_scope, row.annotator)
@@ -150,7 +150,7 @@ def _skip(row: Row) -> None:
         return
     queue = state.queue_state(row.scope)
     if row.editing:
-        _step_forward(queue)
+        queue.leave_revisit()
         return
     # Stored, so the row stays at the end of this annotator's queue after a reload too.
     row.store.skip(row.dataset, row.criterion, row.annotator, row.item_id)
@@ -162,47 +162,6 @@ def _back(scope: state.Scope) -> None:
     queue = state.queue_state(scope)
     queue.back += 1
     queue.from_history = False  # stepping back from here: forward again one label at a time
-
-
-def _step_forward(queue: state.QueueState) -> None:
-    """Leave a revisited label: to the next newer one, or to the queue after "My labels"."""
-    queue.back = 0 if queue.from_history else max(queue.back - 1, 0)
-    queue.from_history = False
-
-
-def _open_from_history(store: LabelStore, scope: state.Scope, item_id: str,
-                       status: str) -> None:
-    """Show a row opened from "My labels": an earlier label to revise, or a skipped row.
-
-    A labelled row is revisited exactly as Back reaches it (``queue.back`` counts back through
-    :meth:`LabelStore.labelled_in_order`), so a new verdict is saved with the provenance its
-    row was first served with (:meth:`LabelStore.current_provenance`), as an edit after Back
-    is. A skipped row becomes this tab's queue row, as when the queue serves it at the end: it
-    is held, and its label records how the plan that serves it chose it. A skipped row that no
-    longer needs this annotator (others filled its overlap) is not opened.
-    """
-    dataset, criterion, annotator = scope
-    queue = state.queue_state(scope)
-    order = store.labelled_in_order(dataset, annotator, criterion)
-    if item_id in order:  # also a skipped row labelled since, in another tab
-        queue.back = len(order) - order.index(item_id)
-        queue.from_history = True
-        return
-    if status != "skipped":
-        state.flash("warning", "That label is no longer yours to revise here.")
-        return
-    hold_scope = (store.db.path, dataset, criterion)
-    holds = resources.get_holds()
-    others = {label.annotator for label in store.history(dataset, item_id, criterion=criterion)}
-    assigned = item_id in _assignments(store, dataset, criterion).get(annotator, ())
-    taken = len(others) + holds.held_by_others(hold_scope, annotator).get(item_id, 0)
-    if not assigned and taken >= store.queue_settings(dataset, criterion).overlap:
-        state.flash("info", "That skipped row has all the labels it needs now, so it has "
-                            "left your queue.")
-        return
-    queue.back, queue.from_history = 0, False
-    queue.current, queue.provenance = item_id, None  # provenance: from the serving plan
-    holds.hold(hold_scope, annotator, item_id)
 
 
 def _toggle_tag(row: Row, tag: str) -> None:
@@ -664,7 +623,8 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     verdicts = [verdict for verdict, _, _ in VERDICTS[kind]]
 
     def open_row(item: str, status: str) -> None:
-        _open_from_history(store, scope, item, status)
+        label_history.open_row(store, scope, item, status, assigned=_assignments(
+            store, dataset, criterion.name).get(annotator, ()))
 
     def show_progress() -> None:
         with st.container(key="progress"):
@@ -699,16 +659,9 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
         widgets.question(item)
     with progress_col:
         show_progress()
-    # Open by default while the progress line reads 0 (a criterion's first row for this
-    # annotator), then as this tab last left it.
-    chosen = state.guidelines_open(criterion.name)
-    show_guidelines = chosen if chosen is not None else done.labelled == 0
-    with guidelines_col, st.container(key="side_column"):
-        with st.container(horizontal=True, key="side_buttons"):
-            label_history.guidelines_button(criterion.name, show_guidelines)
-            label_history.history_button(store, scope, verdicts, open_row)
-        if show_guidelines:  # placed beside the evidence by the page's CSS
-            label_history.guidelines_panel(criterion)
+    with guidelines_col:
+        label_history.side_column(store, scope, criterion, verdicts, open_row,
+                                  first_row=done.labelled == 0)
     if editing:
         _editing_banner(store, row)
     widgets.label_page_style()
