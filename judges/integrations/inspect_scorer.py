@@ -53,7 +53,7 @@ def _verdict(value: Any, sample_id: Any) -> str | None:
     """A grade as a verdict (``None``: no verdict).
 
     Raises:
-        ValueError: a grade that is no verdict (e.g. a mean over epochs), naming the sample.
+        ValueError: a grade that is no verdict (e.g. a score of 0.7), naming the sample.
     """
     if value is None or value == "N" or (isinstance(value, float) and math.isnan(value)):
         return None
@@ -66,7 +66,7 @@ def _verdict(value: Any, sample_id: Any) -> str | None:
         return "unsure"
     raise ValueError(
         f"sample {sample_id!r}: grade {value!r} is not a judge verdict (C/I/P/N, True/False, "
-        "1/0); with several epochs, reduce with a reducer that keeps the grade (e.g. mode)")
+        "1/0)")
 
 
 def verdict_records(scores: Iterable[tuple[Any, Score, Mapping[str, Any] | None]], *,
@@ -74,13 +74,19 @@ def verdict_records(scores: Iterable[tuple[Any, Score, Mapping[str, Any] | None]
     """Verdict rows (``id``, ``verdict``, ``config_id``, ``segment``) from inspect scores.
 
     Args:
-        scores: ``(sample id, score, sample metadata)`` triples.
+        scores: ``(sample id, score, sample metadata)`` triples; an id seen again is the
+            next repeat (epoch) of that item.
         config_id: The card's config, declared for every row whose score metadata does not
             name one.
     """
     rows = []
+    seen: dict[str, int] = {}
     for sample_id, score, metadata in scores:
-        row: dict[str, Any] = {"id": str(sample_id),
+        item = str(sample_id)
+        # Several epochs give one grade per epoch: repeats of the item, which the card's own
+        # aggregation rule combines (all_agree: grades that differ make the item unsure).
+        repeat = seen[item] = seen.get(item, -1) + 1
+        row: dict[str, Any] = {"id": item, "repeat": repeat,
                                "verdict": _verdict(score.value, sample_id)}
         cid = (score.metadata or {}).get("config_id") or config_id
         if cid:
@@ -139,8 +145,10 @@ def _calibrated_pass_rate(card: str, min_pass_rate: float | None = None, on: str
 
 
 # Registered by call, not by decorator syntax: mypy --strict then accepts this module whether
-# or not inspect_ai (an optional extra) is installed for the type check.
-calibrated_pass_rate = metric("calibrated_pass_rate")(_calibrated_pass_rate)
+# or not inspect_ai (an optional extra) is installed for the type check. Unreduced: the grades
+# themselves, one per epoch (a reducer would have turned them into means: P into 0.5).
+calibrated_pass_rate = metric("calibrated_pass_rate", scores="unreduced")(
+    _calibrated_pass_rate)
 
 
 def calibrated(wrapped: Scorer, card: str | Path, *, config_id: str | None = None,
@@ -182,7 +190,8 @@ def calibrated(wrapped: Scorer, card: str | Path, *, config_id: str | None = Non
 
         return score
 
-    return cast(Scorer, scorer(metrics=[measure], name=name)(factory)())
+    made: Scorer = scorer(metrics=[measure], name=name)(factory)()
+    return made
 
 
 def gate_log(log: EvalLog, card: str | Path, *, min_pass_rate: float, on: str = "lower",
@@ -200,7 +209,7 @@ def gate_log(log: EvalLog, card: str | Path, *, min_pass_rate: float, on: str = 
     """
     from judges.integrations import gate
 
-    samples = log.samples or []
+    samples = sorted(log.samples or [], key=lambda s: (str(s.id), s.epoch))
     triples = [(s.id, s.scores[scorer_name], s.metadata) for s in samples
                if s.scores and scorer_name in s.scores]
     if not triples:
