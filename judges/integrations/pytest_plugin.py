@@ -88,6 +88,11 @@ def pytest_configure(config: pytest.Config) -> None:
     """Load the card up front: a bad card stops the session before any test runs."""
     card_path = config.getoption("calibrate_card", None)
     if not card_path:
+        if config.getoption("calibrate_verdicts", None) or config.getoption(
+                "calibrate_min_pass_rate", None) is not None:
+            # A bar without a card would be silently ignored: a gate that never gates.
+            raise pytest.UsageError("--calibrate-verdicts and --calibrate-min-pass-rate need "
+                                    "--calibrate-card CARD")
         return
     from judges.card import load_card
     from labels.errors import CalibrateError

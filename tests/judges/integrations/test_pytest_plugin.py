@@ -51,6 +51,10 @@ def test_without_its_options_the_plugin_is_inert(inner: pytest.Pytester) -> None
     result = run(inner)
     assert result.ret == 0
     assert not any("calibrate" in line for line in result.outlines)
+    # A bar without a card is refused, not ignored.
+    orphan = run(inner, "--calibrate-min-pass-rate", "0.6")
+    assert orphan.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--calibrate-min-pass-rate need --calibrate-card CARD" in orphan.errlines[0]
 
 
 def test_a_met_bar_passes_and_shows_the_corrected_rate_with_interval_and_n(
