@@ -19,8 +19,8 @@ Grades map to verdicts as ``calibrate verdicts import`` reads inspect logs: ``C`
 ``True``, ``1``) pass, ``I`` (``False``, ``0``) fail, ``P`` unsure, ``N`` or an unscored
 sample (NaN) no verdict. The card's error rates hold for its own judge config only, so the
 verdicts must name it: ``config_id=`` declares that the wrapped scorer runs the card's config
-(or a score's ``metadata["config_id"]`` says so per sample); otherwise they are refused unless
-``allow_unverified=True`` (then reported ``UNVERIFIED``). Inspect leaves unscored samples out
+(checked against the card before the eval runs); without it ``allow_unverified=True`` is
+needed (the score is then reported ``UNVERIFIED``). Inspect leaves unscored samples out
 of metrics; :func:`gate_log` reads them from the log and keeps them in the estimand.
 
 Requires the ``inspect`` extra (``pip install 'calibrate[inspect]'``). Scoring goes through
@@ -76,8 +76,8 @@ def verdict_records(scores: Iterable[tuple[Any, Score, Mapping[str, Any] | None]
     Args:
         scores: ``(sample id, score, sample metadata)`` triples; an id seen again is the
             next repeat (epoch) of that item.
-        config_id: The card's config, declared for every row whose score metadata does not
-            name one.
+        config_id: The judge config the grades come from (checked against the card's), or
+            ``None``: rows that name none.
     """
     rows = []
     seen: dict[str, int] = {}
@@ -88,9 +88,8 @@ def verdict_records(scores: Iterable[tuple[Any, Score, Mapping[str, Any] | None]
         repeat = seen[item] = seen.get(item, -1) + 1
         row: dict[str, Any] = {"id": item, "repeat": repeat,
                                "verdict": _verdict(score.value, sample_id)}
-        cid = (score.metadata or {}).get("config_id") or config_id
-        if cid:
-            row["config_id"] = str(cid)
+        if config_id:
+            row["config_id"] = config_id
         segment = (metadata or {}).get("segment")
         if segment is not None:
             row["segment"] = str(segment)
@@ -159,7 +158,8 @@ def calibrated(wrapped: Scorer, card: str | Path, *, config_id: str | None = Non
     Args:
         wrapped: The judge scorer (its grades are the card's judge's verdicts).
         card: Path of the judge card (``calibrate card export``).
-        config_id: Declares that ``wrapped`` runs the card's judge config (see the module).
+        config_id: Declares that ``wrapped`` runs the card's judge config (see the module);
+            it must be the card's ``judge.config_id``.
         min_pass_rate: Adds ``passed`` (1 / 0): the chosen bound against this bar.
         on: ``lower`` (default) or ``estimate``.
         allow_unverified: Accept verdicts naming no config (reported ``UNVERIFIED``).
@@ -171,11 +171,21 @@ def calibrated(wrapped: Scorer, card: str | Path, *, config_id: str | None = Non
     Raises:
         judges.card_model.CardError: an unreadable or edited card (checked here, before the
             eval runs).
-        ValueError: ``min_pass_rate`` outside [0, 1], or ``on`` not lower/estimate.
+        ValueError: no ``config_id`` (without ``allow_unverified``) or another config than the
+            card's, ``min_pass_rate`` outside [0, 1], or ``on`` not lower/estimate.
     """
     from judges.card import load_card
+    from judges.gate import JUDGE_CHANGED
 
-    load_card(card)  # fail before any sample runs, naming the file
+    # Every check that can fail runs here, before any sample: an eval is not run for nothing.
+    loaded = load_card(card)
+    if config_id is None and not allow_unverified:
+        raise ValueError(
+            f"give config_id={loaded.judge.config_id!r} to declare that the wrapped scorer runs "
+            f"the card's judge config, or allow_unverified=True to score its grades unchecked")
+    if config_id is not None and config_id != loaded.judge.config_id:
+        raise ValueError(f"config_id {config_id!r} is not the card's "
+                         f"({loaded.judge.config_id}): {JUDGE_CHANGED}")
     if min_pass_rate is not None and not 0.0 <= min_pass_rate <= 1.0:
         raise ValueError(f"min_pass_rate must be in [0, 1], got {min_pass_rate}")
     if on not in ("lower", "estimate"):

@@ -40,7 +40,6 @@ class _State:
     On ``config.stash``, not in module globals, so in-process runs (pytester's) share nothing.
     """
 
-    card_path: str
     card: JudgeCard
     verdicts_path: str | None
     min_pass_rate: float | None
@@ -86,8 +85,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     """Load the card up front: a bad card stops the session before any test runs."""
-    card_path = config.getoption("calibrate_card", None)
-    if not card_path:
+    path = config.getoption("calibrate_card", None)
+    if not path:
         if config.getoption("calibrate_verdicts", None) or config.getoption(
                 "calibrate_min_pass_rate", None) is not None:
             # A bar without a card would be silently ignored: a gate that never gates.
@@ -98,15 +97,15 @@ def pytest_configure(config: pytest.Config) -> None:
     from labels.errors import CalibrateError
 
     try:
-        card = load_card(card_path)
+        card = load_card(path)
     except CalibrateError as error:
         raise pytest.UsageError(f"--calibrate-card: {error}") from None
     if card.judge.kind == "pairwise":
-        raise pytest.UsageError(f"--calibrate-card: {card_path}: a pairwise card scores win "
+        raise pytest.UsageError(f"--calibrate-card: {path}: a pairwise card scores win "
                                 "rates; the plugin gates pass/fail cards")
     bar = config.getoption("calibrate_min_pass_rate")
     config.stash[_KEY] = _State(
-        card_path=card_path, card=card, verdicts_path=config.getoption("calibrate_verdicts"),
+        card=card, verdicts_path=config.getoption("calibrate_verdicts"),
         min_pass_rate=None if bar is None else _rate(bar), on=config.getoption("calibrate_on"),
         allow_unverified=config.getoption("calibrate_allow_unverified"))
 

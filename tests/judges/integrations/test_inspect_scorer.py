@@ -156,3 +156,9 @@ def test_grades_of_an_undeclared_judge_are_refused(log: EvalLog, demo_card: Demo
     assert unverified.score.warnings[0].startswith("UNVERIFIED: the file has no config_id")
     with pytest.raises(ValueError, match="no sample scored by 'other'"):
         gate_log(log, demo_card.card, min_pass_rate=0.6, scorer_name="other")
+    # The wrapper refuses up front, before an eval runs for nothing.
+    judge = model_graded_qa(partial_credit=True, model="mockllm/model")
+    with pytest.raises(ValueError, match=r"give config_id='b2:1967089ffe21956c2b7a4d04596781e0'"):
+        calibrated(judge, demo_card.card)
+    with pytest.raises(ValueError, match=r"config_id 'b2:0+' is not the card's"):
+        calibrated(judge, demo_card.card, config_id="b2:" + "0" * 32)
