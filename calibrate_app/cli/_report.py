@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from calibrate_app.cli._context import AppContext, LazyChoice, pass_app, pass_app_and_json
+from calibrate_app.cli._gate import OTLP, write_otlp
 from calibrate_app.cli._paths import ClientPath
 
 if TYPE_CHECKING:
@@ -230,11 +231,12 @@ def render_pairwise_report(report: PairwiseReport) -> str:
 )
 @click.option("--half-width", type=click.FloatRange(0, 1, min_open=True), default=0.05,
               show_default=True, help="Interval half-width the labelling plan aims for.")
+@OTLP
 @pass_app_and_json("the report")
 def report_command(
     app: AppContext, dataset: str, judges: tuple[str, ...], criterion: str | None,
     target: str | None, design: str, aggregation: str | None, half_width: float,
-    as_json: bool,
+    otlp_file: str | None, as_json: bool,
 ) -> None:
     """Calibrate a judge against the human labels: error rates, kappa, corrected pass rate."""
     from calibrate_app.cli._context import echo_json
@@ -242,6 +244,9 @@ def report_command(
 
     store = app.reader
     if store.dataset(dataset).kind == "pairwise":
+        if otlp_file is not None:
+            raise click.UsageError("--otlp exports pass/fail reports; a pairwise report's "
+                                   "shares are not pass rates")
         if len(judges) > 1:
             raise click.UsageError("a pairwise report takes one --judge")
         pairwise = pairwise_report(store, dataset, judges[0], criterion=criterion,
@@ -261,8 +266,9 @@ def report_command(
     if len(judges) > 1:
         board = judge_leaderboard(store, dataset, list(judges),
                                   criterion=report.criterion, rule=aggregation)
+    data = report.to_json()
+    write_otlp(otlp_file, data, "report")
     if as_json:
-        data = report.to_json()
         if board is not None:
             data["leaderboard"] = board.to_json()
         echo_json(data)
