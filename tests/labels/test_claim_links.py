@@ -164,3 +164,17 @@ def test_hostile_text_is_only_text() -> None:
     # letters. Total 1 + 1 + 2 + 1 + 1 + 2 = 8; the passage shares 1500, alert, script: 4 / 8.
     matches = link_sentence(sentence, ["<b>1500</b> script alert"])
     assert [(m.terms, m.score) for m in matches] == [(("1500", "alert", "script"), 0.5)]
+
+
+def test_the_focus_is_the_stretch_with_the_rare_shared_terms() -> None:
+    lines = [f"Shipping note {k}." for k in range(30)]
+    lines[20] = "Refunds: 1500 EUR."
+    passage = "\n".join(lines)
+    (match,) = link_sentence("Shipping notes say refunds are 1500 EUR.", [passage])
+    # "shipping" and "note" are on 29 lines (1/29 each); refund (1), 1500 (2) and eur (1) only
+    # on line 20. The best stretch is the first that reaches line 20's three terms, and in it
+    # the weightiest term is 1500.
+    start, end = match.spans[match.focus]
+    assert passage[start:end] == "1500"
+    assert start == 359  # lines 0-9 take 17 characters with their line break, 10-19 take 18
+    assert claim_links.focus_index([], {}) == 0
