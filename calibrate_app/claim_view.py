@@ -16,8 +16,10 @@ elements. The offsets sent to the browser count UTF-16 code units, as JavaScript
 
 from __future__ import annotations
 
+import functools
 import html
 import json
+import re
 from collections.abc import Sequence
 
 import streamlit as st
@@ -47,8 +49,17 @@ _CSS = """<style>
 </style>"""
 
 
-def _utf16(text: str) -> list[int]:
-    """``text``'s code-point offsets (0 … len) as UTF-16 offsets, as JavaScript counts them."""
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _utf16(text: str) -> Sequence[int]:
+    """``text``'s code-point offsets (0 … len) as UTF-16 offsets, as JavaScript counts them.
+
+    Only characters beyond the Basic Multilingual Plane (emoji, rare CJK) take two units;
+    without any, the offsets are the same (a ``range``, built in no time).
+    """
+    if _ASTRAL.search(text) is None:
+        return range(len(text) + 1)
     offsets = [0]
     for char in text:
         offsets.append(offsets[-1] + (2 if ord(char) > 0xFFFF else 1))
@@ -75,6 +86,11 @@ def _links(linked: SentenceLinks, passages: Sequence[Sequence[int]]) -> list[lis
     """
     return [[m.passage, round(m.score, 3), _flat(m.spans, passages[m.passage]), m.focus]
             for m in linked.matches]
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_html(answer: str | None, sources: tuple[str, ...]) -> str:
+    return answer_html(answer, sources)
 
 
 def answer_html(answer: str | None, sources: Sequence[str]) -> str:
@@ -115,7 +131,9 @@ def answer_html(answer: str | None, sources: Sequence[str]) -> str:
 
 def answer_sentences(answer: str | None, sources: Sequence[str]) -> None:
     """Show the answer as numbered sentences linked to ``sources`` (see :func:`answer_html`)."""
-    st.html(_CSS + answer_html(answer, sources))
+    # Cached: a note or a tag reruns the page on the same row (and every annotator of a row
+    # gets the same HTML); the links of a long row take tens of milliseconds.
+    st.html(_CSS + _cached_html(answer, tuple(sources)))
 
 
 # Installed once per page load (the window flag). ROW names the row on screen: a new row starts

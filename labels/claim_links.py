@@ -27,6 +27,8 @@ offsets into the strings given, Python ``str`` indices (code points).
 
 from __future__ import annotations
 
+import functools
+import heapq
 import re
 import unicodedata
 from collections import Counter
@@ -36,6 +38,8 @@ from dataclasses import dataclass
 NUMBER_WEIGHT = 2.0
 # The stretch of a passage, in characters, that :func:`focus_index` weighs: about two lines.
 FOCUS_WINDOW = 160
+# The most occurrences a passage match lists (those around its focus).
+MAX_SPANS = 64
 
 # English function words: they link every sentence to every passage. Contractions lose their
 # apostrophe part in tokenising ("don't" -> "don", "t"), hence "don", "doesn", "isn" and so on.
@@ -66,6 +70,9 @@ _CJK_END = re.compile(r"[\u3002\uff01\uff1f]+[\"'\u201d\u2019)\]\u300d\u300f]*")
 # A list item's marker at the start of a line: "-", "*", "•", "1.", "2)", "(a)".
 _LIST_MARKER = re.compile(r"[ \t]*(?:[-*\u2022\u00b7]|\(?\d{1,3}[.)]|\([a-z]\))[ \t]+")
 _NUMBERED_ITEM = re.compile(r"[ \t]*\(?\d{1,3}\.")
+_SPACE = re.compile(r"\s*")
+# How far back from a full stop the abbreviation and list-marker checks look, in characters.
+_LOOK_BACK = 64
 _BLANK_LINE = re.compile(r"\n[ \t]*\n")
 # Abbreviations whose full stop does not end a sentence (lower case, without the final dot).
 ABBREVIATIONS = frozenset(re.split(" ", (
@@ -103,7 +110,8 @@ class PassageMatch:
         score: the weighted share of the sentence's distinct terms found in the passage, in
             ``(0, 1]`` (a number weighs :data:`NUMBER_WEIGHT`, a word 1).
         terms: the shared terms (normalised), sorted.
-        spans: ``(start, end)`` of every occurrence of a shared term in the passage, in order.
+        spans: ``(start, end)`` of the occurrences of shared terms in the passage, in order:
+            all of them, or the :data:`MAX_SPANS` around the focus when there are more.
         focus: the index in ``spans`` where the passage's most telling stretch starts (see
             :func:`focus_index`): where a reader should look first.
     """
@@ -157,7 +165,9 @@ def _stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=65536)
 def _word_key(word: str) -> str | None:
+    # Cached: a text repeats its words, and folding plus stemming is most of the tokenising.
     folded = unicodedata.normalize("NFKD", word.casefold())
     bare = "".join(c for c in folded if not unicodedata.combining(c))
     if len(bare) < 2 or bare in STOP_WORDS:
@@ -198,8 +208,11 @@ def _ends_sentence(text: str, end: int, next_start: int) -> bool:
 
     The text after it starts at ``next_start`` (after the white space).
     """
-    piece = text[:end].rstrip("\"'\u201d\u2019)]\u00bb")
-    if _NUMBERED_ITEM.fullmatch(piece, piece.rfind("\n") + 1):  # "1. First step"
+    # Only the end of the line matters; slicing the whole text here would make long answers
+    # quadratic.
+    line_start = text.rfind("\n", 0, end) + 1
+    piece = text[max(line_start, end - _LOOK_BACK):end].rstrip("\"'\u201d\u2019)]\u00bb")
+    if line_start >= end - _LOOK_BACK and _NUMBERED_ITEM.fullmatch(piece):  # "1. First step"
         return False
     if piece.endswith(".") and not piece.endswith(".."):
         last = _LAST_WORD.search(piece)
@@ -222,12 +235,11 @@ def _line_breaks(text: str) -> list[int]:
     cuts: list[int] = []
     for match in re.finditer(r"\n", text):
         at = match.start()
-        before = text[:at].rstrip(" \t")
-        after = text[at + 1:]
-        line = before[before.rfind("\n") + 1:]
-        if (_BLANK_LINE.match(text, at) or _LIST_MARKER.match(after) or _LIST_MARKER.match(line)
-                or before.endswith((".", "!", "?", ":", ";", "\u2026", "\u3002", "\uff01",
-                                    "\uff1f")) or not before.strip()):
+        line = text[text.rfind("\n", 0, at) + 1:at].rstrip(" \t")
+        if (not line.strip() or _BLANK_LINE.match(text, at) or _LIST_MARKER.match(text, at + 1)
+                or _LIST_MARKER.match(line)
+                or line.endswith((".", "!", "?", ":", ";", "\u2026", "\u3002", "\uff01",
+                                  "\uff1f"))):
             cuts.append(at)
     return cuts
 
@@ -248,8 +260,8 @@ def split_sentences(text: str) -> list[Span]:
     """
     cuts = set(_line_breaks(text))
     for match in _WESTERN_END.finditer(text):
-        rest = len(text[match.end():]) - len(text[match.end():].lstrip())
-        if _ends_sentence(text, match.end(), match.end() + rest):
+        space = _SPACE.match(text, match.end())
+        if _ends_sentence(text, match.end(), space.end() if space else match.end()):
             cuts.add(match.end())
     cuts.update(m.end() for m in _CJK_END.finditer(text))
     spans: list[Span] = []
@@ -277,20 +289,30 @@ def _weight(number: bool) -> float:
     return NUMBER_WEIGHT if number else 1.0
 
 
-def _match(sentence_terms: Sequence[Term], passage_terms: Sequence[Term],
+def _index(passage_terms: Sequence[Term]) -> dict[str, list[Term]]:
+    """A passage's terms by key, each list in text order."""
+    index: dict[str, list[Term]] = {}
+    for term in passage_terms:
+        index.setdefault(term.key, []).append(term)
+    return index
+
+
+def _match(sentence_terms: Sequence[Term], index: Mapping[str, Sequence[Term]],
            passage: int) -> PassageMatch | None:
     wanted = {t.key: t.number for t in sentence_terms}
-    present = {t.key for t in passage_terms}
-    shared = sorted(k for k in wanted if k in present)
+    shared = sorted(k for k in wanted if k in index)
     if not shared:
         return None
     total = sum(_weight(n) for n in wanted.values())
     score = sum(_weight(wanted[k]) for k in shared) / total
-    keys = set(shared)
-    hits = [t for t in passage_terms if t.key in keys]
+    hits = list(heapq.merge(*(index[k] for k in shared), key=lambda t: t.start))
     focus = focus_index(hits, {k: _weight(wanted[k]) for k in shared})
-    return PassageMatch(passage, score, tuple(shared), tuple((t.start, t.end) for t in hits),
-                        focus)
+    # A word the passage repeats hundreds of times would mark (and send) hundreds of spans:
+    # keep the MAX_SPANS around the focus, where the reader looks.
+    first = min(max(0, focus - MAX_SPANS // 2), max(0, len(hits) - MAX_SPANS))
+    kept = hits[first:first + MAX_SPANS]
+    return PassageMatch(passage, score, tuple(shared), tuple((t.start, t.end) for t in kept),
+                        focus - first)
 
 
 def focus_index(hits: Sequence[Term], weights: Mapping[str, float], *,
@@ -350,7 +372,7 @@ def link_sentence(sentence: str, passages: Sequence[str]) -> list[PassageMatch]:
     own = terms(sentence)
     if not own:
         return []
-    found = (_match(own, terms(text), n) for n, text in enumerate(passages))
+    found = (_match(own, _index(terms(text)), n) for n, text in enumerate(passages))
     return list(_ranked([m for m in found if m is not None]))
 
 
@@ -359,7 +381,7 @@ def link_answer(answer: str, passages: Sequence[str]) -> list[SentenceLinks]:
 
     The same as :func:`link_sentence` per sentence, with each passage tokenised once.
     """
-    passage_terms = [terms(text) for text in passages]
+    passage_terms = [_index(terms(text)) for text in passages]
     linked: list[SentenceLinks] = []
     for sentence in split_sentences(answer):
         own = terms(sentence.text)
@@ -372,7 +394,7 @@ def link_answer(answer: str, passages: Sequence[str]) -> list[SentenceLinks]:
 
 
 __all__ = [
-    "ABBREVIATIONS", "FOCUS_WINDOW", "NUMBER_WEIGHT", "STOP_WORDS", "PassageMatch",
+    "ABBREVIATIONS", "FOCUS_WINDOW", "MAX_SPANS", "NUMBER_WEIGHT", "STOP_WORDS", "PassageMatch",
     "SentenceLinks", "Span", "Term", "focus_index", "link_answer", "link_sentence",
     "split_sentences", "terms",
 ]

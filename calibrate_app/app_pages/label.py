@@ -264,7 +264,7 @@ def _help() -> None:
 | **S** | skip: the row goes to the end of your queue |
 | **J** / **K** | scroll the sources down / up |
 | **N** / **Shift + N** | next / previous source passage (**Enter** opens a folded one) |
-| **\\]** / **\\[** | next / previous answer sentence (or click one): marks its sources |
+| **]** / **[** | next / previous answer sentence (or click one): marks its sources |
 | **←** (Left arrow) | back to your previous label; a verdict saves a new version |
 | **?** or **H** | this help; **Esc** closes it |
 

@@ -2,7 +2,8 @@
 
 Re-labelling keeps tags and notes, an empty queue points elsewhere, skips survive a reload, the
 keyboard stays on the page, everything needed to label fits a 1366×768 laptop screen with 40 %
-of its height for the sources, and keys scroll the sources and jump between their passages.
+of its height for the sources, keys scroll the sources and jump between their passages, and an
+answer sentence marks the passages and words it shares.
 """
 
 from __future__ import annotations
@@ -226,7 +227,9 @@ def test_evidence_gets_the_screen_and_keys_move_through_it_at_1366_by_768(
 ) -> None:
     """The controls fit 1366×768 and the sources get 40 % of its height.
 
-    J / K scroll the sources; N / Shift+N jump between passages; a long one is folded.
+    J / K scroll the sources; N / Shift+N jump between passages; a long one is folded. ] / [
+    (or a click) select a sentence of the answer, which marks its passages and words, at
+    1366×768 and at 800×900.
     """
     from playwright.sync_api import expect
 
@@ -289,8 +292,17 @@ def test_evidence_gets_the_screen_and_keys_move_through_it_at_1366_by_768(
     moved(f"p.scrollTop === {second['top']}")
     assert panel(2)["marked"] and not panel(3)["marked"]
     _sentences_link_to_passages(page, "1366x768")
+    page.keyboard.press("?")  # the cheat sheet lists the sentence keys
+    shows(page, "next / previous answer sentence (or click one)")
+    page.screenshot(path=str(ARTIFACTS / "label-keys-dialog.png"))
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=10_000)
     page.set_viewport_size({"width": 800, "height": 900})
-    page.keyboard.press("[")  # back to sentence 1 in a narrow window
+    page.locator(".calibrate-sentence").first.click()  # the mouse selects too
+    _sentence_selected(page, 1, "800x900")
+    page.keyboard.press("]")
+    _sentence_selected(page, 2, "800x900")
+    page.keyboard.press("[")
     _sentence_selected(page, 1, "800x900")
     shows(page, "0 / 1 labelled")  # none of these keys labelled the row
     page.context.close()
