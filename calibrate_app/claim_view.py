@@ -29,7 +29,7 @@ from labels.claim_links import SentenceLinks, link_answer
 # Trusted, constant CSS. ``::highlight`` paints the ranges the script registers.
 _CSS = """<style>
 .calibrate-answer { white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.5;
-  font-size: 0.875rem; }
+  font-size: 1rem; }
 .calibrate-sentence { cursor: pointer; border-radius: 0.25rem; }
 .calibrate-sentence:hover { background: rgba(151, 166, 195, 0.15); }
 .calibrate-sentence.calibrate-selected { background: rgba(255, 189, 69, 0.25);
@@ -39,8 +39,9 @@ _CSS = """<style>
   font-size: 0.7rem; font-weight: 600; text-align: center; vertical-align: 0.15em;
   user-select: none; }
 .calibrate-selected .calibrate-sn { background: rgba(255, 140, 0, 0.85); color: white; }
-.calibrate-claim-status { position: sticky; bottom: 0; margin-top: 0.5rem; font-size: 0.8rem;
-  white-space: normal; color: rgba(49, 51, 63, 0.75); background: inherit; }
+.calibrate-claim-status { position: sticky; bottom: 0; margin-top: 0.5rem; padding: 0.1rem 0.4rem;
+  border-radius: 0.25rem; font-size: 0.8rem; white-space: normal; color: inherit;
+  background: rgba(151, 166, 195, 0.2); backdrop-filter: blur(8px); }
 .calibrate-claim-status:empty { display: none; }
 .st-key-sources_panel .calibrate-linked { box-shadow: -4px 0 0 0 rgba(255, 189, 69, 0.55); }
 .st-key-sources_panel .calibrate-best { box-shadow: -6px 0 0 0 rgba(255, 140, 0, 0.9);

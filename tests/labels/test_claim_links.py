@@ -178,3 +178,13 @@ def test_the_focus_is_the_stretch_with_the_rare_shared_terms() -> None:
     assert passage[start:end] == "1500"
     assert start == 359  # lines 0-9 take 17 characters with their line break, 10-19 take 18
     assert claim_links.focus_index([], {}) == 0
+
+
+def test_a_word_repeated_everywhere_keeps_the_spans_around_the_focus() -> None:
+    passage = " ".join(["refund"] * 200 + ["1500"] + ["refund"] * 200)
+    (match,) = link_sentence("Refunds of 1500.", [passage])
+    assert len(match.spans) == claim_links.MAX_SPANS
+    start, end = match.spans[match.focus]
+    assert passage[start:end] == "1500"  # the number, with 32 refunds kept on either side
+    assert match.focus == claim_links.MAX_SPANS // 2
+    assert match.score == 1.0

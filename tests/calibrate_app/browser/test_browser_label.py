@@ -291,6 +291,11 @@ def test_evidence_gets_the_screen_and_keys_move_through_it_at_1366_by_768(
     page.keyboard.press("Shift+N")
     moved(f"p.scrollTop === {second['top']}")
     assert panel(2)["marked"] and not panel(3)["marked"]
+    # The answer's sentences read like the passages' text: the same font and size.
+    font = ("sel => { const s = getComputedStyle(document.querySelector(sel)); "
+            "return [s.fontFamily, s.fontSize]; }")
+    assert page.evaluate(font, ".calibrate-st") == page.evaluate(
+        font, ".st-key-passage_2 [data-testid='stText']")
     _sentences_link_to_passages(page, "1366x768")
     page.keyboard.press("?")  # the cheat sheet lists the sentence keys
     shows(page, "next / previous answer sentence (or click one)")
