@@ -30,7 +30,8 @@ from labels.claim_links import SentenceLinks, link_answer
 _CSS = """<style>
 .calibrate-answer { white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.5;
   font-size: 1rem; }
-.calibrate-sentence { cursor: pointer; border-radius: 0.25rem; }
+.calibrate-sentence { cursor: pointer; border-radius: 0.25rem;
+  -webkit-box-decoration-break: clone; box-decoration-break: clone; }
 .calibrate-sentence:hover { background: rgba(151, 166, 195, 0.15); }
 .calibrate-sentence.calibrate-selected { background: rgba(255, 189, 69, 0.25);
   box-shadow: 0 0 0 2px rgba(255, 189, 69, 0.6); }
