@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from calibrate_app import claim_view
 from labels.errors import CalibrateError
 from labels.models import Criterion, Item
 
@@ -211,12 +212,13 @@ def question(item: Item) -> None:
 
 
 def item_card(item: Item, criterion: Criterion, *, height: int = 360,
-              with_question: bool = True) -> None:
+              with_question: bool = True, sentences: bool = False) -> None:
     """Question on top (unless ``with_question`` is false), then the answer(s) and the sources.
 
     Each answer and the sources scroll on their own, side by side; the sources column is the
-    widest, since checking claims against them is the work. The reference answer appears
-    (collapsed) only when ``criterion.show_reference`` is set.
+    widest, since checking claims against them is the work. With ``sentences``, a pointwise
+    answer shows as numbered sentences linked to the passages (:mod:`calibrate_app.claim_view`).
+    The reference answer appears (collapsed) only when ``criterion.show_reference`` is set.
     """
     if with_question:
         question(item)
@@ -226,12 +228,17 @@ def item_card(item: Item, criterion: Criterion, *, height: int = 360,
     )
     widths = [1.0] * len(answers) + [1.0 if item.kind == "pairwise" else 1.5]
     *answer_columns, sources_column = st.columns(widths, gap="medium")
+    linked = sentences and item.kind == "pointwise"
     for column, (caption, key, text) in zip(answer_columns, answers, strict=True):
         with column:
             with st.container(key=f"evidence_caption_{key}"):
-                st.caption(caption)
+                st.caption(caption + (" · click a sentence or \\[ / \\] to see its sources"
+                                      if linked else ""))
             with st.container(height=height, key=key, border=True):
-                literal(text)
+                if linked:
+                    claim_view.answer_sentences(text, [s.text for s in item.sources])
+                else:
+                    literal(text)
     with sources_column:
         with st.container(key="evidence_caption_sources"):
             st.caption(f"Sources ({len(item.sources)}) · J / K scroll · N / Shift+N next / "
