@@ -113,11 +113,11 @@ def describe_interval(value: Mapping[str, Any], *, digits: int = 3, signed: bool
     """An interval as text for people: :func:`format_interval`, or words where it collapsed.
 
     A zero-width interval (``1.000 [1.000, 1.000]``: a Wald kappa of a perfect table, a census
-    of a small stratum) reads as certainty the rows do not give. It is said in words instead:
-    a perfect ``agreement`` (Cohen's kappa, Krippendorff's alpha) as "all 14 agree", any other
-    as the point and the count behind it. Every surface that prints an interval for people
-    (the Calibration page, ``calibrate report``) says it through this function; the JSON keeps
-    the numbers.
+    of a small stratum) reads as a certainty that 14 rows do not give. It is said in words
+    instead, with the rows behind it: a perfect ``agreement`` (Cohen's kappa, Krippendorff's
+    alpha) as "all 14 agree", any other value as "0.633 on all 30 rows (no spread)". Every
+    surface that prints an interval for people (the Calibration page, ``calibrate report``)
+    says it through this function; the JSON keeps the numbers.
 
     Args:
         value: An interval mapping (``estimate``, ``low``, ``high``, ``n``, ``reason``).
@@ -134,7 +134,7 @@ def describe_interval(value: Mapping[str, Any], *, digits: int = 3, signed: bool
         >>> describe_interval({"estimate": 1.0, "low": 1.0, "high": 1.0, "n": 14}, agreement=True)
         'all 14 agree'
         >>> describe_interval({"estimate": 0.6333, "low": 0.6333, "high": 0.6333, "n": 30})
-        '0.633 with no spread measured on n = 30 (no interval)'
+        '0.633 on all 30 rows (no spread)'
     """
     if not collapsed(value, digits=digits):
         return format_interval(value, digits=digits, signed=signed)
@@ -142,7 +142,7 @@ def describe_interval(value: Mapping[str, Any], *, digits: int = 3, signed: bool
     point = format_point(value, digits=digits, signed=signed)
     if agreement and f"{value['estimate']:.{digits}f}" == f"{1:.{digits}f}":
         return f"all {n:,} agree"
-    return f"{point} with no spread measured on n = {n:,} (no interval)"
+    return f"{point} on all {n:,} rows (no spread)"
 
 
 def format_point(value: Mapping[str, Any], *, digits: int = 3, signed: bool = False) -> str:

@@ -184,13 +184,17 @@ class AnswerSummary(_ToDict):
     n_labelled: int
 
     def sentence(self) -> str:
-        """The answer in one line: the number with its interval and n, or "can't say"."""
+        """The answer in one line: the number with its interval and n, or "can't say" and why.
+
+        ``0.352 [0.000, 0.780] (the corrected pass rate, n = 95 labelled rows)``, or
+        ``can't say, because …; 0.520 [0.000, 1.000] (the segment-aware correction, …)``.
+        """
         numbers = f"{self.interval} ({self.source}, n = {self.n_labelled:,} labelled rows)"
         if self.says:
-            return f"true pass rate {numbers}"
+            return numbers
         if self.headline.get("estimate") is None:
-            return f"true pass rate: can't say, because {self.because}"
-        return f"true pass rate: can't say, because {self.because}; {numbers}"
+            return f"can't say, because {self.because}"
+        return f"can't say, because {self.because}; {numbers}"
 
 
 @dataclass(frozen=True)
@@ -790,11 +794,15 @@ def _population(run: RunCounts, same: bool, headline: PassRateEstimate) -> str:
     ran = v["rows"] - v["not_run"]
     # The counts of "N of M target rows judged" beside it: M rows, the judge ran on some,
     # judged N of those; every number here is one of those or their difference.
-    text = (f"the true (human) pass rate of the {ran:,} of {v['rows']:,} target rows the judge "
-            f"ran on")
+    if v["not_run"]:
+        text = (f"the true (human) pass rate of the {ran:,} of {v['rows']:,} target rows the "
+                "judge ran on")
+    else:
+        text = f"the true (human) pass rate of all {v['rows']:,} target rows"
     if v["unscored"] + v["unsure"]:
-        text += (f": the {v['judged']:,} it judged and the {v['unscored'] + v['unsure']:,} it "
-                 f"did not ({v['unscored']:,} unscored, {v['unsure']:,} unsure)")
+        text += (f": the {v['judged']:,} the judge judged and the "
+                 f"{v['unscored'] + v['unsure']:,} it did not ({v['unscored']:,} unscored, "
+                 f"{v['unsure']:,} unsure)")
     if v["not_run"]:
         text += f"; the {v['not_run']:,} it never ran on are outside"
     return text
