@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         multi_rater_agreement,
     )
     from .answer import (
+        AnswerSummary,
         EvidenceStrata,
         PassRateAnswer,
         SegmentAnswer,
@@ -262,6 +263,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "multi_rater_agreement",
     ),
     "answer": (
+        "AnswerSummary",
         "EvidenceStrata",
         "PassRateAnswer",
         "SegmentAnswer",
@@ -461,6 +463,7 @@ __all__ = [
     "AcceptanceRule",
     "Allocation",
     "AllocationGap",
+    "AnswerSummary",
     "CalibrationCounts",
     "CalibrationEvidence",
     "CalibrationInputError",
