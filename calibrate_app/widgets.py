@@ -81,14 +81,32 @@ def message(kind: str, text: str, **options: Any) -> None:
     show(escape_markdown(text), **options)
 
 
+def interval_text(value: Mapping[str, Any], *, agreement: bool = False) -> str:
+    """The interval under a metric: ``CI 0.315–0.568``, or words where it collapsed.
+
+    The one place the pages decide how an interval reads: a zero-width one (``[1.000, 1.000]``
+    at n = 14) is said in the library's words (``all 14 agree``, see
+    :func:`judges.calibration.describe_interval`), never as a certain-looking interval.
+    ``agreement``: the value is a kappa (1 means every row agrees).
+    """
+    # Lazily: the label page uses this module too and needs no statistics.
+    from judges.calibration import collapsed, describe_interval
+
+    if value.get("estimate") is None or value.get("low") is None:
+        return "no interval"
+    if collapsed(value):
+        return describe_interval(value, agreement=agreement)
+    return f"CI {value['low']:.3f}–{value['high']:.3f}"
+
+
 def interval_metric(col: Any, title: str, value: Mapping[str, Any], help_text: str, *,
-                    after_n: str = "") -> None:
+                    after_n: str = "", agreement: bool = False) -> None:
     """A metric in ``col`` with its interval and n below it, or why it was not computed.
 
     ``value`` is an interval's JSON (``estimate``, ``low``, ``high``, ``n``, ``reason``);
-    ``after_n`` follows the count (its unit, a small-sample note).
+    ``after_n`` follows the count (its unit, a small-sample note); ``agreement`` as in
+    :func:`interval_text`.
     """
-    # Lazily: the label page uses this module too and needs no statistics.
     from judges.calibration import format_point
 
     with col:
@@ -97,7 +115,7 @@ def interval_metric(col: Any, title: str, value: Mapping[str, Any], help_text: s
             st.caption(f"Not computed: {escape_markdown(value['reason'])}")
             return
         st.metric(title, format_point(value), help=help_text)
-        st.caption(f"CI {value['low']:.3f}–{value['high']:.3f} · n={value['n']}{after_n}")
+        st.caption(f"{interval_text(value, agreement=agreement)} · n={value['n']}{after_n}")
 
 
 def or_warning(build: Callable[[], T]) -> T | None:

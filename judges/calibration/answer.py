@@ -42,7 +42,14 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ._results import Estimate, PassRateEstimate, _refused, _ToDict, interval_json
+from ._results import (
+    Estimate,
+    PassRateEstimate,
+    _refused,
+    _ToDict,
+    describe_interval,
+    interval_json,
+)
 from ._verdicts import PASS
 from .active import active_pass_rate_from_strata
 from .clustered import document_counts
@@ -89,6 +96,7 @@ from .vocabulary import STRATA
 
 __all__ = [
     "AnswerKind",
+    "AnswerSummary",
     "EvidenceStrata",
     "PassRateAnswer",
     "SegmentAnswer",
@@ -139,6 +147,54 @@ class SegmentAnswer(_ToDict):
     corrected: PassRateEstimate
     observed: PassRateEstimate
     confusion: ConfusionMatrix
+
+
+_KIND_WORDS: Mapping[str, str] = MappingProxyType({
+    "corrected": "the corrected pass rate",
+    "labels_only": "the labelled rows alone",
+    "segment_aware": "the segment-aware correction",
+    "bounds": "the corrected pass rate bounded over the human-unsure rows",
+    "refused": "the corrected pass rate",
+})
+
+
+@dataclass(frozen=True)
+class AnswerSummary(_ToDict):
+    """The answer in the few words a first screen or a report's first line has room for.
+
+    Attributes:
+        says: Whether the headline makes a claim: a number whose interval does not cover every
+            pass rate from 0 to 1. ``False``: "can't say", and ``because`` says why.
+        because: Why there is no claim (``None`` when ``says``).
+        headline: The headline's interval (``estimate``, ``low``, ``high``, ``n``, ``reason``);
+            shown even when it makes no claim, so the refusal can be checked.
+        interval: The headline as text (:func:`~judges.calibration.describe_interval`: words
+            where the interval collapsed), ``—`` when refused.
+        source: Which estimate the headline is, in words ("the segment-aware correction").
+        estimand: One sentence: the population the headline estimates.
+        n_labelled: Labelled rows the headline rests on.
+    """
+
+    says: bool
+    because: str | None
+    headline: Mapping[str, Any]
+    interval: str
+    source: str
+    estimand: str
+    n_labelled: int
+
+    def sentence(self) -> str:
+        """The answer in one line: the number with its interval and n, or "can't say" and why.
+
+        ``0.352 [0.000, 0.780] (the corrected pass rate, n = 95 labelled rows)``, or
+        ``can't say, because …; 0.520 [0.000, 1.000] (the segment-aware correction, …)``.
+        """
+        numbers = f"{self.interval} ({self.source}, n = {self.n_labelled:,} labelled rows)"
+        if self.says:
+            return numbers
+        if self.headline.get("estimate") is None:
+            return f"can't say, because {self.because}"
+        return f"can't say, because {self.because}; {numbers}"
 
 
 @dataclass(frozen=True)
@@ -194,6 +250,28 @@ class PassRateAnswer(_ToDict):
     def refused(self) -> bool:
         """Whether there is no headline number."""
         return self.headline.refused
+
+    def summary(self) -> AnswerSummary:
+        """The headline in a few words: the number, or "can't say" and why (one rule for all).
+
+        The headline says nothing when it is refused, when the judge is not shown to be better
+        than chance (its interval widened to [0, 1]), or when its interval covers every pass
+        rate from 0 to 1 (a segment-aware correction bounded where the judge cannot tell pass
+        from fail).
+        """
+        h = self.headline
+        value = interval_json(h)
+        because: str | None = None
+        if h.refused:
+            because = h.reason or "the estimator refused"
+        elif h.uninformative or (h.low is not None and h.high is not None
+                                 and h.low <= 0.0 and h.high >= 1.0):
+            because = _why_no_claim(self)
+        return AnswerSummary(
+            says=because is None, because=because, headline=MappingProxyType(value),
+            interval=describe_interval(value), source=_KIND_WORDS[self.kind],
+            estimand=self.population, n_labelled=int(value["n"]),
+        )  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         """The answer's JSON entries (the report's, the card's and the score's)."""
@@ -685,6 +763,25 @@ def _counts(evidence: CalibrationEvidence, target: TargetRun) -> dict[str, dict[
     }
 
 
+def _why_no_claim(answer: PassRateAnswer) -> str:
+    """Why a headline whose interval is [0, 1] makes no claim, in plain words."""
+    h = answer.headline
+    bounded = (h.params or {}).get("bounded") or {}
+    if bounded.get("groups"):
+        why = (f"in {', '.join(bounded['groups'])} ({bounded['target_share']:.0%} of the target "
+               "rows) the judge is not shown to tell pass from fail, so their pass rate could be "
+               "anything from 0 to 1")
+    elif h.uninformative:
+        why = ("the judge is not shown to tell pass from fail (its Youden index is not "
+               "significantly above 0), so the pass rate could be anything from 0 to 1")
+    else:
+        why = "the interval covers every pass rate from 0 to 1"
+    if answer.kind == "segment_aware":
+        why = ("the judge's accuracy differs by segment and the target's mix of segments "
+               "differs from the calibration set's, and " + why)
+    return why
+
+
 def _population(run: RunCounts, same: bool, headline: PassRateEstimate) -> str:
     v = run.vocabulary()
     if same:
@@ -695,12 +792,19 @@ def _population(run: RunCounts, same: bool, headline: PassRateEstimate) -> str:
                      "not run)")
         return text
     ran = v["rows"] - v["not_run"]
-    text = f"the true (human) pass rate of the {ran:,} target rows the judge ran on"
-    if v["unscored"] + v["unsure"]:
-        text += (f", including the {v['unscored'] + v['unsure']:,} it did not judge "
-                 f"({v['unscored']:,} unscored, {v['unsure']:,} unsure)")
+    # The counts of "N of M target rows judged" beside it: M rows, the judge ran on some,
+    # judged N of those; every number here is one of those or their difference.
     if v["not_run"]:
-        text += f"; the {v['not_run']:,} target rows it never ran on are outside"
+        text = (f"the true (human) pass rate of the {ran:,} of {v['rows']:,} target rows the "
+                "judge ran on")
+    else:
+        text = f"the true (human) pass rate of all {v['rows']:,} target rows"
+    if v["unscored"] + v["unsure"]:
+        text += (f": the {v['judged']:,} the judge judged and the "
+                 f"{v['unscored'] + v['unsure']:,} it did not ({v['unscored']:,} unscored, "
+                 f"{v['unsure']:,} unsure)")
+    if v["not_run"]:
+        text += f"; the {v['not_run']:,} it never ran on are outside"
     return text
 
 
