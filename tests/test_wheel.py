@@ -6,10 +6,10 @@ run from there in a folder outside the checkout with ``PYTHONPATH`` unset: the p
 demo's data, the judge configs and the app's files must all come from the wheel.
 
 The new venv reaches the running venv's dependencies (Streamlit, DuckDB, pandas...) through a
-``.pth`` file holding that venv's site-packages path, instead of downloading or copying them.
-A path line in a ``.pth`` file adds the folder to ``sys.path`` but does not process the ``.pth``
-files inside it, so the checkout's editable install (itself a ``.pth`` line) stays out of reach;
-the test checks that by where ``judges`` is imported from.
+``.pth`` file listing that venv's package folders, instead of downloading or copying them. A path
+line in a ``.pth`` file adds the folder to ``sys.path`` but does not process the ``.pth`` files
+inside it, so the checkout's editable install (itself a ``.pth`` line) stays out of reach; the
+test checks that no folder on the new venv's ``sys.path`` but its own holds the packages.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import site
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import venv
 import zipfile
@@ -117,6 +117,26 @@ def _copy_packaging_inputs(to: Path) -> list[str]:
     )
 
 
+def _dependency_paths() -> list[str]:
+    """The running interpreter's ``sys.path`` folders of installed packages, less any checkout.
+
+    Its site-packages, and what ``PYTHONPATH`` or a ``.pth`` line added there (a venv layered
+    on another, a ``pip install --target`` folder); not the standard library (the new venv has
+    its own), and no folder that holds this project's packages: this checkout, or the one an
+    editable install points at.
+    """
+    stdlib = {Path(sysconfig.get_paths()[key]).resolve() for key in ("stdlib", "platstdlib")}
+    found: list[str] = []
+    for entry in sys.path:
+        path = Path(entry or os.curdir).resolve()
+        if (not path.is_dir() or any(path.is_relative_to(lib) for lib in stdlib)
+                or path.is_relative_to(REPO) or (path / "judges" / "__init__.py").exists()):
+            continue
+        if str(path) not in found:
+            found.append(str(path))
+    return found
+
+
 def _outside_env() -> dict[str, str]:
     """This process's environment, less what would put the checkout on the new venv's path."""
     return {name: value for name, value in os.environ.items()
@@ -162,7 +182,7 @@ def installed(source_files: tuple[Path, list[str]],
     ).stdout.strip()
     # After the wheel's own files: the new venv's site-packages stays first on sys.path.
     Path(purelib, "_running_venv_deps.pth").write_text(
-        "".join(f"{path}\n" for path in site.getsitepackages()), encoding="utf-8"
+        "".join(f"{path}\n" for path in _dependency_paths()), encoding="utf-8"
     )
     return Installed(wheel, target)
 
