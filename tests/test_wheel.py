@@ -63,6 +63,24 @@ print(json.dumps({
 }))
 """
 
+# Run by the new venv's Python on the demo database: the installed app's router and its first
+# page (Data), through Streamlit's AppTest. (The Calibration page's story would double the
+# probe's 2 s of CPU; the suite renders it from the checkout.)
+_APP_PROBE = """
+import json
+from pathlib import Path
+from streamlit.testing.v1 import AppTest
+import calibrate_app
+script = Path(calibrate_app.__file__).parent / "streamlit_app.py"
+at = AppTest.from_file(str(script), default_timeout=120).run()
+print(json.dumps({
+    "script": str(script),
+    "exceptions": [e.value for e in at.exception],
+    "headers": [h.value for h in at.header],
+    "tables": [sorted(map(str, d.value.iloc[:, 0])) for d in at.dataframe],
+}))
+"""
+
 
 @dataclass(frozen=True)
 class Installed:
@@ -125,11 +143,12 @@ def _dependency_paths() -> list[str]:
     its own), and no folder that holds this project's packages: this checkout, or the one an
     editable install points at.
     """
-    stdlib = {Path(sysconfig.get_paths()[key]).resolve() for key in ("stdlib", "platstdlib")}
+    # Not "platstdlib": in a venv that is the venv's own lib/python3.X, site-packages' parent.
+    stdlib = Path(sysconfig.get_path("stdlib")).resolve()
     found: list[str] = []
     for entry in sys.path:
         path = Path(entry or os.curdir).resolve()
-        if (not path.is_dir() or any(path.is_relative_to(lib) for lib in stdlib)
+        if (not path.is_dir() or path.is_relative_to(stdlib)
                 or path.is_relative_to(REPO) or (path / "judges" / "__init__.py").exists()):
             continue
         if str(path) not in found:
@@ -220,14 +239,26 @@ def test_the_wheel_names_the_distribution_and_holds_every_package_file(
     assert "calibrate_app/.streamlit/config.toml" in names
 
 
-def test_the_installed_wheel_runs_the_demo_outside_the_checkout(
-    installed: Installed, tmp_path: Path
-) -> None:
-    work = tmp_path / "elsewhere"
-    work.mkdir()
+@pytest.fixture(scope="module")
+def elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A working folder outside the checkout."""
+    work = tmp_path_factory.mktemp("elsewhere")
     assert not work.resolve().is_relative_to(REPO)
+    return work
+
+
+@pytest.fixture(scope="module")
+def demo_db(installed: Installed, elsewhere: Path) -> tuple[Path, str]:
+    """``calibrate demo --no-app`` run by the installed wheel: the database, and what it printed."""
+    db = elsewhere / "demo.duckdb"
+    return db, _run(installed, elsewhere, "--db", str(db), "demo", "--no-app").stdout
+
+
+def test_the_installed_packages_come_from_the_wheel_alone(
+    installed: Installed, elsewhere: Path
+) -> None:
     probe = subprocess.run(
-        [str(installed.venv / "bin" / "python"), "-c", _PROBE, DISTRIBUTION], cwd=work,
+        [str(installed.venv / "bin" / "python"), "-c", _PROBE, DISTRIBUTION], cwd=elsewhere,
         capture_output=True, text=True, timeout=120, env=_outside_env(),
     )
     assert probe.returncode == 0, probe.stderr
@@ -242,15 +273,39 @@ def test_the_installed_wheel_runs_the_demo_outside_the_checkout(
     assert found["version"] == PYPROJECT["project"]["version"]
     assert found["requires"] >= len(PYPROJECT["project"]["dependencies"])
     assert found["unmet"] == []
+    assert "Usage: calibrate" in _run(installed, elsewhere, "--help").stdout
+    version = _run(installed, elsewhere, "--version").stdout
+    assert version == f"calibrate, version {found['version']} ({DISTRIBUTION})\n"
 
-    assert "Usage: calibrate" in _run(installed, work, "--help").stdout
-    assert f"({DISTRIBUTION})" in _run(installed, work, "--version").stdout
-    db = work / "demo.duckdb"
-    built = _run(installed, work, "--db", str(db), "demo", "--no-app").stdout
-    assert "dataset demo-labelled: 200 rows" in built, built
+
+def test_calibrate_demo_builds_the_demo_from_the_installed_data(
+    installed: Installed, elsewhere: Path, demo_db: tuple[Path, str]
+) -> None:
+    db, printed = demo_db
+    assert "dataset demo-labelled: 200 rows" in printed, printed
     datasets = {d["name"]: d for d in json.loads(
-        _run(installed, work, "--db", str(db), "datasets", "--json").stdout)}
+        _run(installed, elsewhere, "--db", str(db), "datasets", "--json").stdout)}
     assert {"demo-labelled", "demo-production-week", "demo-week-after-fix",
             "mtbench"} <= set(datasets)
-    assert datasets["demo-labelled"]["labels"] > 0
+    # The labels are CSV files under judges/demo/data/labels: without them the demo still
+    # builds, with no labels.
+    assert datasets["demo-labelled"]["labels"] == 475
     assert datasets["mtbench"]["kind"] == "pairwise"
+
+
+def test_the_app_opens_the_demo_from_the_installed_pages(
+    installed: Installed, elsewhere: Path, demo_db: tuple[Path, str]
+) -> None:
+    db, _ = demo_db
+    probe = subprocess.run(
+        [str(installed.venv / "bin" / "python"), "-c", _APP_PROBE], cwd=elsewhere,
+        capture_output=True, text=True, timeout=180,
+        env={**_outside_env(), "CALIBRATE_DB_PATH": str(db)},
+    )
+    assert probe.returncode == 0, probe.stdout + probe.stderr
+    shown = json.loads(probe.stdout)
+    assert Path(shown["script"]).resolve().is_relative_to(installed.venv.resolve())
+    assert shown["exceptions"] == []
+    assert shown["headers"][:1] == ["Data"]
+    assert ["demo-labelled", "demo-production-week", "demo-week-after-fix",
+            "mtbench"] in shown["tables"], shown
