@@ -16,6 +16,12 @@ $(RUN_STAMP): pyproject.toml
 	@echo "up to 5 minutes on a slow connection or a busy machine. Later runs skip this step."
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@# A venv made before the distribution was renamed (issue 28) holds this checkout as
+	@# `calibrate`: uninstalled first, or two distributions would own bin/calibrate (and removing
+	@# the old one later would remove the command). Only ours: the unrelated PyPI `calibrate`
+	@# has no calibrate_app entry point.
+	if $(BIN)/python -c "import importlib.metadata as m, sys; sys.exit('calibrate_app.cli:main' not in (m.distribution('calibrate').read_text('entry_points.txt') or ''))" 2>/dev/null; \
+	then $(BIN)/python -m pip uninstall --quiet --yes calibrate; fi
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUN_STAMP)
 	@echo "Installed. Building the demo database, then starting the app."
