@@ -140,8 +140,9 @@ def _dependency_paths() -> list[str]:
 
     Its site-packages, and what ``PYTHONPATH`` or a ``.pth`` line added there (a venv layered
     on another, a ``pip install --target`` folder); not the standard library (the new venv has
-    its own), and no folder that holds this project's packages: this checkout, or the one an
-    editable install points at.
+    its own), no folder that holds this project's packages (this checkout, or the one an
+    editable install points at) and not the suite's helpers in ``tests/``. The running venv
+    itself may well be inside the checkout (``make test``'s ``.venv``).
     """
     # Not "platstdlib": in a venv that is the venv's own lib/python3.X, site-packages' parent.
     stdlib = Path(sysconfig.get_path("stdlib")).resolve()
@@ -149,7 +150,8 @@ def _dependency_paths() -> list[str]:
     for entry in sys.path:
         path = Path(entry or os.curdir).resolve()
         if (not path.is_dir() or path.is_relative_to(stdlib)
-                or path.is_relative_to(REPO) or (path / "judges" / "__init__.py").exists()):
+                or path.is_relative_to(REPO / "tests")
+                or (path / "judges" / "__init__.py").exists()):
             continue
         if str(path) not in found:
             found.append(str(path))
