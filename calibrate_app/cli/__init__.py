@@ -63,6 +63,25 @@ class CalibrateGroup(click.Group):
             raise UserError(f"permission denied: {error.filename or error}") from None
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``calibrate --version``: the installed distribution's version, then exit.
+
+    Not click's ``version_option``, which looks the version up under one fixed distribution
+    name; :func:`labels.distribution.installed_version` also finds an environment installed
+    before the distribution was renamed (issue 28).
+    """
+    if not value or ctx.resilient_parsing:
+        return
+    from labels.distribution import COMMAND, DISTRIBUTION, installed_version
+
+    version = installed_version()
+    if version is None:
+        raise UserError(f"{DISTRIBUTION} is not installed (pip install {DISTRIBUTION}, or "
+                        "pip install -e . in a checkout)")
+    click.echo(f"{COMMAND}, version {version} ({DISTRIBUTION})")
+    ctx.exit()
+
+
 def use_env_file(path: str | None) -> None:
     """Read settings from ``path`` instead of ``./.env`` (here and in the app it starts)."""
     if path is not None:
@@ -86,7 +105,14 @@ def use_env_file(path: str | None) -> None:
     help="Settings file to read instead of ./.env (CALIBRATE_ENV_FILE); like ./.env, read "
     "only when it is yours alone (not writable by group or others).",
 )
-@click.version_option(package_name="calibrate")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context, db_path: str | None, env_file: str | None) -> None:
     """Calibrate an LLM judge against expert labels and correct its pass rate.

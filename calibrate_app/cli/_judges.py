@@ -190,7 +190,8 @@ def _install_sigint(stop: threading.Event) -> Any:
               help="Price table YAML/JSON: {provider/model: {input: USD/Mtok, output: USD/Mtok}}.")
 @click.option("--model-path", type=ClientPath(dir_okay=False), default=None,
               help="GGUF file for a local/<name> judge, served in-process by llama.cpp "
-              "(default: CALIBRATE_LOCAL_MODEL_PATH; needs pip install -e .[local]).")
+              "(default: CALIBRATE_LOCAL_MODEL_PATH; needs "
+              "pip install 'llm-judge-calibrate[local]').")
 @click.option("--batch", is_flag=True,
               help="Send the calls through the provider's batch API (Anthropic, OpenAI): half "
               "price, results within 24 h. Each batch is recorded before it is sent; run the "
