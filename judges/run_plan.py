@@ -213,6 +213,14 @@ class RunPlan:
     estimate: CostEstimate
 
 
+class NoLabelledRowsError(CalibrateError):
+    """A run of labelled rows only, on a dataset with no row labelled for the criterion.
+
+    The message speaks the CLI's language (``--labelled-only``); a page with its own control
+    for it catches this class and names the control instead.
+    """
+
+
 @dataclass(frozen=True)
 class _Selection:
     """The run's items as columns: ids, cache hashes and text lengths, in file order."""
@@ -256,7 +264,7 @@ def _select(
         hashes.extend(content_hashes(batch))
         lengths.append(text_lengths(batch))
     if not ids and labelled_only:
-        raise CalibrateError(
+        raise NoLabelledRowsError(
             f"dataset {dataset!r} has no rows labelled for criterion {config.criterion!r}; "
             "label some first or drop --labelled-only"
         )
@@ -429,6 +437,7 @@ __all__ = [
     "TYPICAL_CLAIMS",
     "TYPICAL_OUTPUT_TOKENS",
     "CostEstimate",
+    "NoLabelledRowsError",
     "PlannedCall",
     "PlannedCalls",
     "RunPlan",
