@@ -195,12 +195,12 @@ def _model_picker(editor_key: str, saved: str, config: JudgeConfig | None) -> No
     specs = list(choices)
     st.selectbox(
         "Model", specs, index=specs.index(config.model), key=MODEL_KEY,
-        format_func=lambda spec: choices[spec].label, on_change=_apply_model,
-        args=(editor_key, saved),
+        format_func=lambda spec: choices[spec].label if spec in choices else spec,
+        on_change=_apply_model, args=(editor_key, saved), accept_new_options=True,
         help="Providers whose API key is set, configured local servers, and the scripted "
-        "stand-in (no model: it decides by word overlap and only tests the plumbing). Picking "
-        "one edits the config below; nothing is saved until “Save as…”. Another "
-        "provider/model: edit the model line of the YAML.",
+        "stand-in (no model: it decides by word overlap and only tests the plumbing). Type "
+        "another provider/model to use it. Picking one edits the config below; nothing is "
+        "saved until “Save as…”.",
     )
     if choices[config.model].stand_in:
         st.caption("Scripted stand-in: not a model. Its verdicts test the plumbing and say "
@@ -251,7 +251,7 @@ def _save_as(judge_store: JudgeStore, editor_key: str, base: JudgeConfig,
     left, right = st.columns([3, 1], vertical_alignment="center")
     left.caption("Edited, not saved: trying it saves nothing; a full run needs a saved "
                  "revision.")
-    with right.popover("Save as…", icon=":material/save:", use_container_width=True):
+    with right.popover("Save as…", icon=":material/save:"):
         st.text_input("Name", value=config.name, key=SAVE_NAME, max_chars=64,
                       help="Lowercase letters, digits, '.', '_' or '-'. The same name gets the "
                       "next revision number; a new name starts at revision 1.")
