@@ -248,10 +248,9 @@ def _save_as(judge_store: JudgeStore, editor_key: str, base: JudgeConfig,
     if numbered.config_id in {c.config_id for c in judge_store.configs()}:
         st.caption(f"Edited: this is the saved {widgets.escape_markdown(numbered.label)}.")
         return
-    left, right = st.columns([3, 1], vertical_alignment="center")
-    left.caption("Edited, not saved: trying it saves nothing; a full run needs a saved "
-                 "revision.")
-    with right.popover("Save as…", icon=":material/save:"):
+    st.caption("Edited, not saved: trying it saves nothing; a full run needs a saved "
+               "revision.")
+    with st.popover("Save as…", icon=":material/save:"):
         st.text_input("Name", value=config.name, key=SAVE_NAME, max_chars=64,
                       help="Lowercase letters, digits, '.', '_' or '-'. The same name gets the "
                       "next revision number; a new name starts at revision 1.")
@@ -621,11 +620,12 @@ def main() -> None:
     edit, preview = st.columns(2)
     with edit:
         config, _ = _editor(base)
+        if config is not None:
+            _save_as(judge_store, editor_key, base, config)
     if config is None:
         return
     with preview:
         _preview(store, dataset, config)
-    _save_as(judge_store, editor_key, base, config)
     unsaved = config.config_id != base.config_id and _as_revision(
         judge_store, config, base).config_id not in {c.config_id for c in judge_store.configs()}
     if config.config_id != base.config_id and not unsaved:
