@@ -27,6 +27,7 @@ import streamlit as st
 
 from calibrate_app import access, alignment_panel, resources, state, widgets
 from judges.batch import describe_batch_cost, has_batch_api, run_judge_batch
+from judges.calls import CallPolicy
 from judges.config import (
     ConfigError,
     JudgeConfig,
@@ -53,6 +54,8 @@ MODEL_KEY = "judge_model"
 SAVE_NAME = "judge_save_name"
 TRIAL = "judge_trial"
 TRY_ROWS = 5
+TRY_POLICY = CallPolicy(timeout=30.0, max_retries=2)
+"""A try waits for its calls (the page is busy meanwhile): shorter than a run's 60 s and 4."""
 
 
 def _job_key(config: JudgeConfig, dataset: str) -> str:
@@ -240,14 +243,19 @@ def _save(editor_key: str, base: JudgeConfig) -> None:
 
 
 def _save_as(judge_store: JudgeStore, editor_key: str, base: JudgeConfig,
-             config: JudgeConfig) -> None:
-    """Say whether the editor holds a saved revision, and offer "Save as…" when it does not."""
+             config: JudgeConfig) -> tuple[JudgeConfig, bool]:
+    """Say whether the editor holds a saved revision, and offer "Save as…" when it does not.
+
+    Returns:
+        The config to use below (the saved revision when the edits match one) and whether it
+        is unsaved (then a full run is disabled: its verdicts need a saved revision).
+    """
     if config.config_id == base.config_id:
-        return
+        return config, False
     numbered = _as_revision(judge_store, config, base)
     if numbered.config_id in {c.config_id for c in judge_store.configs()}:
         st.caption(f"Edited: this is the saved {widgets.escape_markdown(numbered.label)}.")
-        return
+        return numbered, False
     st.caption("Edited, not saved: trying it saves nothing; a full run needs a saved "
                "revision.")
     with st.popover("Save as…", icon=":material/save:"):
@@ -256,6 +264,7 @@ def _save_as(judge_store: JudgeStore, editor_key: str, base: JudgeConfig,
                       "next revision number; a new name starts at revision 1.")
         st.button("Save revision", key="judge_save", type="primary", icon=":material/save:",
                   on_click=_save, args=(editor_key, base))
+    return config, True
 
 
 def _try(store: LabelStore, dataset: str, config: JudgeConfig, held_out: set[str]) -> None:
@@ -282,7 +291,8 @@ def _try(store: LabelStore, dataset: str, config: JudgeConfig, held_out: set[str
         try:
             ids = trial_rows(store, dataset, config, n, exclude=held_out)
             with st.spinner(f"Judging {len(ids)} rows…"):
-                trial = try_judge(config, dataset, ids, store=store, provider=provider)
+                trial = try_judge(config, dataset, ids, store=store, provider=provider,
+                                  policy=TRY_POLICY)
         except CalibrateError as error:
             st.warning("This try cannot start:")
             st.code(str(error), language=None, wrap_lines=True)
@@ -619,17 +629,12 @@ def main() -> None:
     _model_picker(editor_key, saved, current)
     edit, preview = st.columns(2)
     with edit:
-        config, _ = _editor(base)
-        if config is not None:
-            _save_as(judge_store, editor_key, base, config)
-    if config is None:
-        return
+        edited, _ = _editor(base)
+        if edited is None:
+            return
+        config, unsaved = _save_as(judge_store, editor_key, base, edited)
     with preview:
         _preview(store, dataset, config)
-    unsaved = config.config_id != base.config_id and _as_revision(
-        judge_store, config, base).config_id not in {c.config_id for c in judge_store.configs()}
-    if config.config_id != base.config_id and not unsaved:
-        config = _as_revision(judge_store, config, base)
     _try(store, dataset, config, alignment_panel.held_out_ids(store, dataset, config.criterion))
     st.subheader("Run")
     options = _run_options(config)
