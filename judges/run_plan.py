@@ -57,6 +57,10 @@ class PlannedCall:
         return (self.item_hash, self.repeat, self.order)
 
 
+PRICES_HINT = "pass --prices FILE"
+"""How the CLI's user gives a model's price (``calibrate judge run --prices``)."""
+
+
 @dataclass(frozen=True)
 class CostEstimate:
     """What a run will cost before it starts.
@@ -81,10 +85,14 @@ class CostEstimate:
         """JSON-ready form."""
         return asdict(self)
 
-    def describe(self) -> str:
-        """One paragraph for people."""
+    def describe(self, *, prices_hint: str | None = PRICES_HINT) -> str:
+        """One paragraph for people; ``prices_hint`` says how to give a missing price.
+
+        A front end without a ``--prices`` option passes its own hint, or ``None``.
+        """
+        hint = f"; {prices_hint}" if prices_hint else ""
         cost = (
-            "cost unknown (no price for this model; pass --prices FILE)"
+            f"cost unknown (no price for this model{hint})"
             if self.cost_typical is None or self.cost_max is None
             else f"about ${self.cost_typical:,.4f} (at most ${self.cost_max:,.4f})"
         )
@@ -434,6 +442,7 @@ __all__ = [
     "ESTIMATE_SAMPLE",
     "EXACT_ESTIMATE_CALLS",
     "FIRST_CHUNK_CALLS",
+    "PRICES_HINT",
     "TYPICAL_CLAIMS",
     "TYPICAL_OUTPUT_TOKENS",
     "CostEstimate",

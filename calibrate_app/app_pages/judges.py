@@ -392,9 +392,10 @@ def _estimate(store: LabelStore, judge_store: JudgeStore, dataset: str, config: 
         st.warning("This run cannot start:")
         st.code(str(error), language=None, wrap_lines=True)
         return False
-    widgets.literal("Estimate: " + plan.estimate.describe())
+    # The page has no price option: the CLI's "--prices FILE" hint would be CLI-speak here.
+    widgets.literal("Estimate: " + plan.estimate.describe(prices_hint=None))
     if has_batch_api(config.model):
-        widgets.literal(describe_batch_cost(plan.estimate))
+        widgets.literal(describe_batch_cost(plan.estimate, prices_hint=None))
     return True
 
 

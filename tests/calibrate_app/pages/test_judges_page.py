@@ -266,8 +266,18 @@ def test_try_on_rows_stores_nothing_and_save_as_stores_one_named_revision(
     assert [j.config_id for j in judges_on(page_store, "docs")] == default_judge
 
 
-def test_no_labelled_rows_names_the_checkbox_not_a_flag(page_store: LabelStore) -> None:
+def test_the_page_names_its_controls_not_cli_flags(page_store: LabelStore) -> None:
     at = choose_config(open_page(), "faithfulness-oneshot")
     words = "\n".join(shown(w.value) for w in at.warning)
     assert "untick “Labelled rows only”" in words
     assert "--labelled-only" not in words + codes(at)
+    # A provider/model without a price: the estimate gives no "--prices FILE" hint.
+    at.checkbox(key="judge_labelled_only").uncheck().run()
+    editor = at.text_area[0]
+    editor.set_value(editor.value.replace("anthropic/claude-haiku-4-5", "openai/my-own-model"))
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="judge_model").value == "openai/my-own-model"
+    texts = "\n".join(str(t.value) for t in at.text)
+    assert "cost unknown (no price for this model)" in texts
+    assert "--" not in texts
