@@ -108,6 +108,26 @@ class Trial:
         return line
 
 
+def expert_verdicts(store: LabelStore, dataset: str, config: JudgeConfig) -> dict[str, str]:
+    """Row → the experts' verdict for ``config.criterion``.
+
+    Pointwise: the calibration report's consensus (majority of pass/fail, else ``unsure``;
+    :func:`~judges.reporting.inputs.load_human_labels`). Pairwise: the most common vote (a, b or
+    tie), ``unsure`` when two votes are equally common (the report compares each vote; a
+    trial shows one verdict per row).
+    """
+    if config.kind == "pointwise":
+        human = load_human_labels(store, dataset, config.criterion).items
+        return {str(i): str(v) for i, v in zip(human["item_id"], human["verdict"], strict=True)}
+    labels = store.current_labels(dataset, criterion=config.criterion)
+    out: dict[str, str] = {}
+    for item_id, votes in labels.groupby("item_id")["verdict"]:
+        counts = votes.astype(str).value_counts()
+        top = counts[counts == counts.max()]
+        out[str(item_id)] = str(top.index[0]) if len(top) == 1 else "unsure"
+    return out
+
+
 def trial_rows(store: LabelStore, dataset: str, config: JudgeConfig, n: int, *,
                exclude: Collection[str] = ()) -> list[str]:
     """Up to ``n`` rows of ``dataset`` with a decided expert verdict for ``config.criterion``.
@@ -121,10 +141,9 @@ def trial_rows(store: LabelStore, dataset: str, config: JudgeConfig, n: int, *,
     """
     if not 1 <= n <= MAX_TRIAL_ROWS:
         raise CalibrateError(f"a trial judges 1 to {MAX_TRIAL_ROWS} rows, not {n}")
-    human = load_human_labels(store, dataset, config.criterion).items
     decided = DECIDED[config.kind]
-    verdict = {str(i): str(v) for i, v in zip(human["item_id"], human["verdict"], strict=True)
-               if str(v) in decided and str(i) not in exclude}
+    verdict = {i: v for i, v in expert_verdicts(store, dataset, config).items()
+               if v in decided and i not in exclude}
     queues = {v: [i for i in store.item_ids(dataset) if verdict.get(i) == v] for v in decided}
     chosen: list[str] = []
     while len(chosen) < n and any(queues.values()):
@@ -163,8 +182,7 @@ def try_judge(config: JudgeConfig, dataset: str, item_ids: Sequence[str], *,
     """
     if not item_ids:
         raise CalibrateError("a trial needs at least one row")
-    human = load_human_labels(store, dataset, config.criterion).items
-    expert = {str(i): str(v) for i, v in zip(human["item_id"], human["verdict"], strict=True)}
+    expert = expert_verdicts(store, dataset, config)
     missing = [i for i in item_ids if i not in expert]
     if missing:
         raise CalibrateError(f"row {missing[0]!r} has no expert verdict for criterion "
@@ -209,4 +227,5 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-__all__ = ["DECIDED", "MAX_TRIAL_ROWS", "Trial", "TrialRow", "trial_rows", "try_judge"]
+__all__ = ["DECIDED", "MAX_TRIAL_ROWS", "Trial", "TrialRow", "expert_verdicts", "trial_rows",
+           "try_judge"]

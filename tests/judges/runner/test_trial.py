@@ -110,3 +110,27 @@ def test_model_choices_name_providers_by_the_presence_of_a_key_never_the_key() -
     assert not any(key in c.label for c in choices)
     assert missing_setting("nowhere/x", nothing) == (
         "unknown provider 'nowhere' (known: anthropic, local, openai, scripted)")
+
+
+def test_a_pairwise_trial_compares_with_the_most_common_vote(
+    store: LabelStore, make_dataset: Any,
+) -> None:
+    from judge_helpers import pairwise_rows
+
+    from judges.config import builtin_names, load_builtin
+
+    make_dataset("pairs", pairwise_rows(4))
+    name = next(n for n in builtin_names() if load_builtin(n).kind == "pairwise")
+    config = with_changes(load_builtin(name), model="scripted/demo")
+    votes = {"pair-000": ["a", "a", "b"], "pair-001": ["b"], "pair-002": ["a", "b"],
+             "pair-003": ["tie"]}
+    for item_id, chosen in votes.items():
+        for k, vote in enumerate(chosen):
+            store.add_label("pairs", item_id, f"ann{k}", vote, criterion=config.criterion)
+    # pair-002's votes are split evenly: no verdict to agree with, so it is not tried.
+    ids = trial_rows(store, "pairs", config, 4)
+    assert ids == ["pair-000", "pair-001", "pair-003"]
+    trial = try_judge(config, "pairs", ids, store=store, provider=ScriptedProvider("demo"))
+    assert [r.expert for r in trial.rows] == ["a", "b", "tie"]
+    assert all(r.judge in ("a", "b", "tie", "unscored") for r in trial.rows)
+    assert stored(store) == (0, 0, 0)
