@@ -652,7 +652,7 @@ def main() -> None:
     _results(store, dataset, config)
     st.subheader("Revisions compared with the experts")
     _revisions(store, dataset, config)
-    alignment_panel.render(store, dataset, config)
+    alignment_panel.render(store, dataset, config, unsaved=unsaved)
 
 
 main()
