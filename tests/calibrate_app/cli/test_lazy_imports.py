@@ -89,7 +89,7 @@ def test_no_help_of_any_command_loads_the_statistics_the_store_or_the_app(
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["failed"] == [] and seen["helps"] > 30, seen["failed"]
-    heavy = {"scipy", "statsmodels", "pandas", "numpy", "duckdb", "streamlit"}
+    heavy = {*HEAVY, "duckdb"}
     assert not heavy & set(seen["loaded"]), sorted(heavy & set(seen["loaded"]))
 
 
