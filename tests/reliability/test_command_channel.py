@@ -562,3 +562,6 @@ def test_the_allow_list_names_every_command_but_app_and_demo_with_its_options() 
     walk(cli, ())
     assert set(found) - set(ALLOWED_COMMANDS) == {("app",), ("demo",)}
     assert {k: found[k] for k in ALLOWED_COMMANDS} == ALLOWED_COMMANDS
+    # The deprecated `judges` alias is let through exactly as the `judge` commands it runs.
+    for path in [p for p in ALLOWED_COMMANDS if p[0] == "judges"]:
+        assert ALLOWED_COMMANDS[path] == ALLOWED_COMMANDS[("judge", *path[1:])]

@@ -28,26 +28,36 @@ def db(tmp_path: Path) -> Path:
     return path
 
 
-def test_judges_list_and_show(db: Path) -> None:
-    listed = invoke(db, "judges", "list")
+def test_judge_list_and_show(db: Path) -> None:
+    listed = invoke(db, "judge", "list")
     assert listed.exit_code == 0
     for name in ("faithfulness", "faithfulness-oneshot", "correctness", "refusal", "preference"):
         assert name in listed.output
-    as_json = json.loads(invoke(db, "judges", "list", "--json").output)
+    as_json = json.loads(invoke(db, "judge", "list", "--json").output)
     assert {r["source"] for r in as_json} == {"built-in"}
-    shown = invoke(db, "judges", "show", "faithfulness")
+    shown = invoke(db, "judge", "show", "faithfulness")
     assert shown.exit_code == 0 and "# id: b2:" in shown.output
     assert "claim_statuses:" in shown.output
 
 
+def test_the_old_judges_group_still_works_and_says_so_on_stderr(db: Path) -> None:
+    old = invoke(db, "judges", "list", "--json")
+    assert old.exit_code == 0
+    # stdout is the command's alone, so a script that parses it keeps working
+    assert json.loads(old.stdout) == json.loads(invoke(db, "judge", "list", "--json").stdout)
+    assert old.stderr.strip().splitlines() == [
+        "`calibrate judges` is deprecated: use `calibrate judge` (same commands and options)."]
+    assert invoke(db, "judge", "list", "--json").stderr == ""
+
+
 def test_validate(tmp_path: Path, db: Path) -> None:
     good = tmp_path / "mine.yaml"
-    good.write_text(invoke(db, "judges", "show", "correctness").output, encoding="utf-8")
-    result = invoke(db, "judges", "validate", str(good))
+    good.write_text(invoke(db, "judge", "show", "correctness").output, encoding="utf-8")
+    result = invoke(db, "judge", "validate", str(good))
     assert result.exit_code == 0 and "valid" in result.output and "b2:" in result.output
     bad = tmp_path / "bad.yaml"
     bad.write_text(good.read_text(encoding="utf-8") + "temprature: 1\n", encoding="utf-8")
-    result = invoke(db, "judges", "validate", str(bad))
+    result = invoke(db, "judge", "validate", str(bad))
     assert result.exit_code == 2
     assert "bad.yaml" in result.output and "temprature: unknown key" in result.output
 
@@ -123,7 +133,7 @@ def test_verdicts_import_with_errors_and_success(db: Path, tmp_path: Path) -> No
     path.write_text("id,verdict,reasoning\nrow-000,pass,ok\nrow-001,fail,no\n", encoding="utf-8")
     result = invoke(db, "verdicts", "import", str(path), "--dataset", "docs", "--judge", "gpt")
     assert result.exit_code == 0 and "2 added" in result.output
-    listed = json.loads(invoke(db, "judges", "list", "--json").output)
+    listed = json.loads(invoke(db, "judge", "list", "--json").output)
     assert any(r["name"] == "gpt" and r["source"] == "external" for r in listed)
     shown = invoke(db, "judge", "run", "gpt", "--dataset", "docs")
     assert shown.exit_code == 2 and "external judge" in shown.output
