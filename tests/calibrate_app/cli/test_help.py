@@ -6,19 +6,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from calibrate_app.cli import cli
+from calibrate_app.cli import cli, command_paths
 
-
-def _all_commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
-    found = []
-    for name, command in group.commands.items():
-        found.append((f"{prefix}{name}", command))
-        if isinstance(command, click.Group):
-            found.extend(_all_commands(command, f"{prefix}{name} "))
-    return found
-
-
-COMMANDS = _all_commands(cli)
+COMMANDS = [(" ".join(path), command) for path, command in command_paths(cli) if path]
 
 
 def test_the_command_tree_holds_the_documented_commands() -> None:
