@@ -300,15 +300,6 @@ print(json.dumps(recv_frame(sock)))
 """
 
 
-@pytest.fixture
-def public_dir() -> Iterator[Path]:
-    """A folder another uid can enter (pytest's own temp folders are private to root)."""
-    folder = Path(tempfile.mkdtemp(prefix="calibrate-public-"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
-
 @pytest.mark.skipif(NO_OTHER_UID is not None, reason=str(NO_OTHER_UID))
 def test_another_uid_is_refused_even_with_the_socket_open_and_the_token(
     make_app: Any, tmp_path: Path
