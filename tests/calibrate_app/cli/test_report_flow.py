@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runner import ok, run
-from click.testing import Result
+from click.testing import CliRunner, Result
+
+from calibrate_app.cli import cli
 
 INTERVAL_KEYS = {"estimate", "low", "high", "n", "reason"}
 REQUIRED = {
@@ -16,6 +17,16 @@ REQUIRED = {
     "corrected_pass_rate", "method", "unscored", "unsure", "swap_flip_rate", "repeat_flip_rate",
     "warnings",
 }
+
+
+def run(db: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
+
+
+def ok(db: Path, *args: str) -> str:
+    result = run(db, *args)
+    assert result.exit_code == 0, result.output
+    return result.output
 
 
 @pytest.fixture(scope="module")
