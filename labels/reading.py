@@ -13,22 +13,26 @@ import io
 import json
 import os
 import stat
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labels.errors import ImportFileError
 from labels.limits import ReadLimits
-from labels.reading_parquet import _read_parquet, check_parquet_size
 from labels.record_paths import (
     PathError,
+    Step,
+    is_path,
+    leaf_paths,
     parse_path,
     record_lists,
     resolve,
+    shown_paths,
+    split_column,
 )
 from labels.strict_json import JsonValueError, decode_record, locate_column, strict_json_loads
-from labels.table import ArrowColumns, Table
-from labels.tool_formats import records_path
+from labels.tool_formats import records_path, text
 from labels.validation import shown
 
 FILE_FORMATS = ("csv", "jsonl", "json", "parquet")
@@ -69,6 +73,267 @@ class FileImportSummary:
     unchanged: int
 
 
+class ArrowColumns(Mapping[str, list[Any]]):
+    """The columns of an Arrow table as value lists, each converted on first use.
+
+    The importer's vectorised path reads the Arrow columns themselves; only the careful
+    per-row path (and the callers that index cells) pays for Python lists.
+    """
+
+    def __init__(self, table: pa.Table, names: list[str]) -> None:
+        """``names[i]`` is how column ``i`` of ``table`` is known (its header, stripped)."""
+        self._table = table
+        self._index = {name: i for i, name in enumerate(names)}
+        self._lists: dict[str, list[Any]] = {}
+
+    def __getitem__(self, name: str) -> list[Any]:
+        """Column ``name``'s values (converted once)."""
+        if name not in self._lists:
+            self._lists[name] = self._table.column(self._index[name]).to_pylist()
+        return self._lists[name]
+
+    def __iter__(self) -> Iterator[str]:
+        """The column names, in file order."""
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        """How many columns."""
+        return len(self._index)
+
+    def head(self, n: int) -> dict[str, list[Any]]:
+        """The first ``n`` values of every column, converting only those."""
+        part = self._table.slice(0, n)
+        return {name: part.column(i).to_pylist() for name, i in self._index.items()}
+
+
+@dataclass
+class Table:
+    """Records read from a file: column names in file order and one value list per column.
+
+    ``data[column][i]`` is record ``i``'s value (``None`` where a JSON record lacks the key);
+    ``lines[i]`` is where record ``i`` starts in the file when that is known (text formats read
+    by the careful reader), used in error messages. ``arrow`` is the file as Arrow columns when
+    a reader made them (CSV read by Arrow: every cell a string, never null), named as
+    ``columns``.
+    """
+
+    path: str
+    columns: list[str]
+    data: Mapping[str, list[Any]]
+    n_rows: int
+    lines: list[int] | None = None
+    arrow: pa.Table | None = None
+    derived: dict[str, str] = field(default_factory=dict)
+    """Columns read by a path (:meth:`with_paths`): path → the file column it starts from."""
+    tool: str | None = None
+    """The tool whose documented shape the reader recognised (``promptfoo``, ``inspect`` …)."""
+    numbers: list[int] | None = None
+    """Each record's row number in the file, when some records were left out (:meth:`take`)."""
+
+    @classmethod
+    def from_records(
+        cls, path: str, records: list[dict[str, Any]], lines: list[int] | None = None
+    ) -> Table:
+        """Build a table from dict records (JSON, JSONL, Parquet)."""
+        names: dict[str, None] = {}
+        for record in records:
+            names.update(dict.fromkeys(record))
+        data = {name: [r.get(name) for r in records] for name in names}
+        return cls(path, list(names), data, len(records), lines)
+
+    def error(self, message: str, index: int, column: str | None = None) -> ImportFileError:
+        """An :class:`ImportFileError` on record ``index`` (0-based): file, row and column."""
+        return ImportFileError(message, path=self.path, row=self.row_number(index), column=column)
+
+    def row_number(self, index: int) -> int:
+        """Record ``index``'s row number in the file (1-based), as messages name it."""
+        return self.numbers[index] if self.numbers is not None else index + 1
+
+    def take(self, indices: list[int]) -> Table:
+        """The records at ``indices`` only, each keeping its row number in the file.
+
+        For files that hold more than one kind of record (a tracing tool's spans and their
+        children, a scores file's human and judge scores): a message about a kept record
+        still names the row a user finds in the file.
+        """
+        data = {name: [values[i] for i in indices] for name, values in self.data.items()}
+        lines = [self.lines[i] for i in indices] if self.lines is not None else None
+        return replace(self, data=data, n_rows=len(indices), lines=lines, arrow=None,
+                       numbers=[self.row_number(i) for i in indices])
+
+    def head(self, n: int) -> Table:
+        """The first ``n`` records (all of them when fewer), as value lists without Arrow.
+
+        Slicing ``data`` would convert every Arrow column whole before cutting it; a preview
+        of a large CSV on every rerun must convert only the rows it shows.
+        """
+        count = min(n, self.n_rows)
+        if isinstance(self.data, ArrowColumns):
+            data = self.data.head(count)
+        else:
+            data = {name: values[:count] for name, values in self.data.items()}
+        lines = self.lines[:count] if self.lines is not None else None
+        return Table(self.path, self.columns, data, count, lines)
+
+    def record(self, index: int) -> dict[str, Any]:
+        """Record ``index`` as a dict."""
+        return {name: values[index] for name, values in self.data.items()}
+
+    def shown_columns(self, limit: int = 20) -> str:
+        """The column names for a message, each cut short.
+
+        A header line is file content too: a ``.env`` read as CSV has a key in its header.
+        """
+        names = [_shown_column(name) for name in self.columns[:limit]]
+        more = f", … ({len(self.columns) - limit} more)" if len(self.columns) > limit else ""
+        return ", ".join(names) + more
+
+    def shown_paths(self) -> str:
+        """What a ``--map`` could name, for a message: the first record's leaf paths.
+
+        A flat file's columns; a record holding objects is listed down to its leaves
+        (``response.output``, ``contexts[*].text``), so a user sees the paths to map.
+        """
+        if not self.n_rows or isinstance(self.data, ArrowColumns):
+            return self.shown_columns()
+        first = {name: self.data[name][0] for name in self.columns if name not in self.derived}
+        if not any(isinstance(v, (dict, list)) for v in first.values()):
+            return self.shown_columns()
+        return shown_paths([_shown_column(p) for p in leaf_paths(first)])
+
+    def with_mapping(self, mapping: Mapping[str, str], *, name: str) -> Table:
+        """This table with every ``--map`` target present: a column, or a path read as one.
+
+        Args:
+            mapping: Field → the column or path (``response.output.text``) that feeds it.
+            name: The file as messages name it.
+
+        Raises:
+            ImportFileError: a target that is neither a column nor a path (listing the paths
+                the file has), or a path that does not fit a record (:meth:`with_paths`).
+        """
+        table = self
+        for fld, column in mapping.items():
+            if column in table.columns:
+                continue
+            if not is_path(column):
+                raise ImportFileError(
+                    f"--map {fld}={column}: the file has no column {shown(column)} "
+                    f"(columns: {table.shown_paths()})", path=name,
+                )
+            table = table.with_paths([column], option=f"--map {fld}=")
+        return table
+
+    def with_paths(self, paths: Iterable[str], *, option: str = "--map ") -> Table:
+        """This table plus a column per path in ``paths`` that is not a column already.
+
+        Each new column is named by its path and holds what the path reaches in each record
+        (:func:`labels.record_paths.resolve`); a cell of text that holds JSON (a CSV column
+        of objects) is read as JSON on the way down. A path the file does not have at all is
+        refused listing the paths it does have; a path that does not fit one record's shape
+        is refused naming that row. ``option`` starts the messages (``--map answer=``).
+
+        Raises:
+            ImportFileError: naming the file, and the row and path where one record fails.
+        """
+        wanted = [p for p in dict.fromkeys(paths) if p not in self.columns]
+        if not wanted:
+            return self
+        data = dict(self.data.items()) if not isinstance(self.data, ArrowColumns) else {
+            name: self.data[name] for name in self.data}
+        derived = dict(self.derived)
+        for path in wanted:
+            try:
+                split = split_column(path, data) if parse_path(path)[0].key not in data else None
+                steps = (Step(key=split[0]), *parse_path(split[1])) if split else parse_path(path)
+            except ImportFileError as error:
+                raise ImportFileError(f"{option}{shown(path)}: {error}", path=self.path) from None
+            root = steps[0].key
+            if root is None or root not in data:
+                raise ImportFileError(
+                    f"{option}{_shown_column(path)}: no column or path {shown(root or path)} "
+                    f"in the file (paths: {self.shown_paths()})", path=self.path,
+                )
+            values: list[Any] = []
+            for index, cell in enumerate(data[root]):
+                cell = _json_cell(cell) if len(steps) > 1 else cell
+                try:
+                    values.append(resolve(cell, steps[1:]))
+                except PathError as error:
+                    raise self.error(f"the path does not fit: {error}", index, path) from None
+            if all(v is None for v in values):
+                raise ImportFileError(
+                    f"{option}{_shown_column(path)}: no record has this path "
+                    f"(paths: {self.shown_paths()})", path=self.path,
+                )
+            data[path] = values
+            derived[path] = root
+        return replace(self, columns=[*self.columns, *wanted], data=data, arrow=None,
+                       derived=derived)
+
+    def matching(self, where: Mapping[str, tuple[str, ...]]) -> Table:
+        """The records whose ``where`` paths each hold one of its values (``""``: empty).
+
+        A tool's file of several kinds of record (:mod:`labels.tool_formats`) is read one
+        kind at a time; each kept record keeps its row number (:meth:`take`).
+        """
+        if not where:
+            return self
+        table = self.with_paths(list(where), option="the file's ")
+        keep = [i for i in range(table.n_rows)
+                if all(text(table.data[key][i]) in values for key, values in where.items())]
+        return table.take(keep)
+
+    def gathered(self, key: str, path: str, name: str) -> Table:
+        """This table plus column ``name``: the values at ``path`` of the records sharing a key.
+
+        Per record, every value at ``path`` of the records whose ``key`` is its own (lists
+        joined, in file order; ``None`` when none has one).
+
+        Raises:
+            ImportFileError: ``path`` does not fit a record (see :meth:`with_paths`).
+        """
+        table = self.with_paths([path], option="the file's ")
+        found: dict[str, list[Any]] = {}
+        for index in range(table.n_rows):
+            value = table.data[path][index]
+            if value is None:
+                continue
+            values = value if isinstance(value, list) else [value]
+            found.setdefault(text(table.data[key][index]), []).extend(
+                v for v in values if v is not None)
+        column = [found.get(text(k)) or None for k in table.data[key]]
+        return replace(table, columns=[*table.columns, name],
+                       data={**table.data, name: column}, arrow=None)
+
+    def where(self, index: int) -> str:
+        """``row 3 (line 4)``: how a message points at record ``index``."""
+        row = self.row_number(index)
+        if self.lines is not None and self.lines[index] != row:
+            return f"row {row} (line {self.lines[index]})"
+        return f"row {row}"
+
+
+def _json_cell(cell: Any) -> Any:
+    """A text cell holding a JSON object or list, as that value (else the cell as it is)."""
+    if isinstance(cell, str) and cell.lstrip().startswith(("{", "[")):
+        try:
+            return strict_json_loads(cell)
+        except ValueError:  # not JSON after all: the path then says what the cell holds
+            return cell
+    return cell
+
+
+def _shown_column(name: str) -> str:
+    """A header name as a message shows it.
+
+    A short name as is; else a 16-character prefix, never past an ``=`` (``KEY=value`` is a
+    ``.env`` line, not a column name).
+    """
+    if len(name) <= 24 and "=" not in name:
+        return name
+    cut = name.index("=") + 1 if "=" in name else len(name)
+    return shown(name, min(16, cut))
 
 
 def detect_format(path: str | Path, format: str | None = None) -> str:
@@ -457,6 +722,173 @@ def _json_table(path: str, value: Any, records: str | None = None) -> Table:
     return table
 
 
+_FIXED_WIDTH = {"BOOLEAN": 1, "INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}
+_UNCHECKABLE_ENCODINGS = {"DELTA_BYTE_ARRAY"}
+"""Encodings whose decoded size cannot be known without decoding (prefix-coded strings: a value
+may repeat all of the one before it for a few bytes)."""
+
+
+def _dictionary_bytes(array: Any) -> int:
+    """Bytes the strings of ``array`` take once decoded, counted from its dictionary.
+
+    ``array`` is read with ``read_dictionary``: its strings are indices into a dictionary, and
+    nothing is expanded (a 9 KB file can index one 8 KB string 1,000,000 times: 8 GB).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(array, pa.ChunkedArray):
+        return sum(_dictionary_bytes(chunk) for chunk in array.chunks)
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        lengths = pc.binary_length(array.dictionary)
+        total = pc.sum(pc.take(lengths, array.indices)).as_py()
+        return int(total or 0) + 4 * len(array)  # and an offset per value
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _dictionary_bytes(array.flatten())
+    if pa.types.is_struct(kind):
+        return sum(_dictionary_bytes(array.field(i)) for i in range(kind.num_fields))
+    if pa.types.is_map(kind):
+        return _dictionary_bytes(array.keys) + _dictionary_bytes(array.items)
+    return 0
+
+
+def _decoded_bytes(path: str, parquet: Any) -> tuple[int, str | None]:
+    """Bytes the file's columns take once decoded, and an encoding that cannot be checked.
+
+    Fixed-width values count their width per value; strings without a dictionary what their
+    pages hold uncompressed; dictionary-encoded strings are counted from their dictionary
+    and indices (read as such, never expanded).
+    """
+    import pyarrow.parquet as pq
+
+    meta = parquet.metadata
+    total = 0
+    dictionary_columns: set[str] = set()
+    for group in range(meta.num_row_groups):
+        row_group = meta.row_group(group)
+        for c in range(row_group.num_columns):
+            column = row_group.column(c)
+            uncheckable = _UNCHECKABLE_ENCODINGS & set(column.encodings)
+            if uncheckable:
+                return total, f"{column.path_in_schema} ({sorted(uncheckable)[0]})"
+            kind = column.physical_type
+            if kind in _FIXED_WIDTH:
+                total += column.num_values * _FIXED_WIDTH[kind]
+            elif kind == "FIXED_LEN_BYTE_ARRAY":
+                length = meta.schema.column(c).length or 0
+                total += column.num_values * max(length, 1)
+            elif column.has_dictionary_page:
+                dictionary_columns.add(column.path_in_schema)
+            else:
+                total += column.total_uncompressed_size
+    if dictionary_columns:
+        paths = sorted(dictionary_columns)
+        with pq.ParquetFile(path, read_dictionary=paths) as encoded:
+            for group in range(meta.num_row_groups):
+                table = encoded.read_row_group(group, columns=paths)
+                total += sum(_dictionary_bytes(column) for column in table.columns)
+    return total, None
+
+
+def check_parquet_size(
+    path: str, limits: ReadLimits | None = None, *, name: str | None = None
+) -> None:
+    """Refuse a Parquet file that promises more rows or bytes than ``limits`` allow.
+
+    The footer (the file's metadata) says how many rows, and how many bytes the pages take
+    once decompressed; the decoded size is counted without decoding: fixed-width values by
+    their width, strings by their pages or, when dictionary-encoded, from the dictionary and
+    the indices (read as such, never expanded). A file that would inflate to gigabytes is
+    refused in milliseconds, with a few MB read. ``name`` is how messages name the file
+    (default ``path``).
+    """
+    shown_path = name or path
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    limits = limits if limits is not None else ReadLimits()
+    limit = limits.max_uncompressed_mb * 1024 * 1024
+    try:
+        with pq.ParquetFile(path) as parquet:
+            meta = parquet.metadata
+            rows = meta.num_rows
+            size = sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
+            if rows > limits.max_rows or size > limit:
+                decoded, uncheckable = 0, None
+            else:
+                decoded, uncheckable = _decoded_bytes(path, parquet)
+    except (pa.ArrowException, OSError) as error:
+        reason = str(error).replace(path, shown_path)  # never the server's own path
+        raise ImportFileError(f"not a readable Parquet file ({reason})", path=shown_path) from None
+    if rows > limits.max_rows:
+        raise ImportFileError(
+            f"holds {rows:,} rows, more than the limit of {limits.max_rows:,} "
+            "(CALIBRATE_MAX_ROWS); nothing was read", path=shown_path,
+        )
+    if size > limit:
+        raise ImportFileError(
+            f"its column data takes {size / 1024 / 1024:,.1f} MB uncompressed, more than the "
+            f"limit of {limits.max_uncompressed_mb:,.0f} MB (CALIBRATE_MAX_UNCOMPRESSED_MB); "
+            "nothing was read", path=shown_path,
+        )
+    if uncheckable is not None:
+        raise ImportFileError(
+            f"column {uncheckable} uses an encoding whose decoded size cannot be checked "
+            "before it is read; write the file again with the default encodings (e.g. pandas' "
+            "to_parquet); nothing was read", path=shown_path,
+        )
+    if decoded > limit:
+        raise ImportFileError(
+            f"its columns decode to {decoded / 1024 / 1024:,.1f} MB (dictionary-encoded values "
+            f"repeated), more than the limit of {limits.max_uncompressed_mb:,.0f} MB "
+            "(CALIBRATE_MAX_UNCOMPRESSED_MB); nothing was read", path=shown_path,
+        )
+
+
+def _first_nul(table: Any) -> tuple[int, str] | None:
+    """``(row index, column)`` of the first string holding a NUL, as a CSV file may not."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        values = column
+        while pa.types.is_list(values.type) or pa.types.is_large_list(values.type):
+            values = pa.chunked_array([chunk.flatten() for chunk in values.chunks],
+                                      type=values.type.value_type)
+        if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+            continue
+        if not pc.any(pc.match_substring(values, "\x00")).as_py():
+            continue
+        if values is column:
+            return int(pc.index(pc.match_substring(column, "\x00"), True).as_py()), name
+        for index, cell in enumerate(column.to_pylist()):  # a list column: find the row
+            if any("\x00" in str(v) for v in (cell or [])):
+                return index, name
+    return None
+
+
+def _read_parquet(path: str, name: str) -> Table:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    check_parquet_size(path, name=name)
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise
+    except (pa.ArrowException, OSError) as error:
+        reason = str(error).replace(path, name)  # never the server's own path
+        raise ImportFileError(f"not a readable Parquet file ({reason})", path=name) from None
+    nul = _first_nul(table)
+    if nul is not None:
+        raise ImportFileError(
+            "holds a NUL character, which is not text (a CSV or JSON file may not hold one "
+            "either)", path=name, row=nul[0] + 1, column=nul[1],
+        )
+    columns = {column: table.column(column).to_pylist() for column in table.column_names}
+    return Table(name, table.column_names, columns, table.num_rows)
+
 
 def read_table(
     path: str | Path, *, format: str | None = None, encoding: str = "utf-8",
@@ -605,11 +1037,3 @@ def _read_table(
     if not table.n_rows:
         raise ImportFileError("the file has a header but no rows", path=name)
     return table
-
-
-
-# Table and ArrowColumns (labels.table) and check_parquet_size (labels.reading_parquet) are
-# named here too: every reader of a file imports them from where it imports read_table.
-__all__ = ["FILE_FORMATS", "MAX_CELL_CHARS", "ArrowColumns", "FileImportSummary", "Table",
-           "check_parquet_size", "detect_format", "open_regular", "read_regular_text",
-           "read_table"]
