@@ -20,7 +20,7 @@ from calibrate_app import resources, widgets
 from judges.alignment.dev import dev_disagreements
 from judges.alignment.evaluate import AlignmentResult, evaluate_revisions
 from judges.alignment.propose import Proposal, propose_revision
-from judges.alignment.store import AlignStore, optimism_warning
+from judges.alignment_store import AlignStore, optimism_warning
 from judges.config import JudgeConfig
 from judges.providers import ProviderConfigError, get_provider
 from labels import LabelStore

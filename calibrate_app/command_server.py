@@ -67,6 +67,11 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
          "metric", "as_json"}
     ),
     ("labels", "export"): frozenset({"dataset", "criterion", "history", "output"}),
+    ("judge", "list"): frozenset({"as_json"}),
+    ("judge", "show"): frozenset({"as_json"}),
+    ("judge", "validate"): frozenset(),
+    # The hidden, deprecated `judges` alias runs the same command objects as `judge`, so old
+    # scripts keep working while the app holds the database.
     ("judges", "list"): frozenset({"as_json"}),
     ("judges", "show"): frozenset({"as_json"}),
     ("judges", "validate"): frozenset(),

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from judges.alignment.store import AlignStore
+from judges.alignment_store import AlignStore
 from judges.calibration import HumanMargins, format_interval
 from judges.config import JudgeConfig, parse_config
 from judges.reporting import JudgeRef, JudgeReport, PairwiseReport

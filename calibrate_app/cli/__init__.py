@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import click
@@ -127,6 +127,23 @@ def cli(ctx: click.Context, db_path: str | None, env_file: str | None) -> None:
     ctx.call_on_close(ctx.obj.close)
 
 
+def command_paths(
+    group: click.Group, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+    """Every command under ``group`` with its path of names, ``group`` itself first.
+
+    Depth first, by name, hidden commands included: what the start-up bench times, the help
+    tests ask and the app's command channel allow-list must name, one walk for all of them.
+    """
+    yield path, group
+    for name in sorted(group.commands):
+        command = group.commands[name]
+        if isinstance(command, click.Group):
+            yield from command_paths(command, (*path, name))
+        else:
+            yield (*path, name), command
+
+
 def _register() -> None:
     from calibrate_app.cli import (
         _align,
@@ -170,4 +187,5 @@ def main(argv: Sequence[str] | None = None) -> None:
     cli.main(args=args, prog_name="calibrate")
 
 
-__all__ = ["AppContext", "CalibrateGroup", "cli", "echo_json", "main", "pass_app"]
+__all__ = ["AppContext", "CalibrateGroup", "cli", "command_paths", "echo_json", "main",
+           "pass_app"]

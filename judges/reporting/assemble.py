@@ -22,7 +22,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from judges.aggregation import rule_for
-from judges.alignment.store import AlignStore
+from judges.alignment_store import AlignStore
 from judges.calibration import (
     VOCABULARY,
     CalibrationEvidence,

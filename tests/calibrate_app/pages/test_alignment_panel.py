@@ -13,7 +13,7 @@ from markup import shown
 from streamlit.testing.v1 import AppTest
 
 from calibrate_app import resources
-from judges.alignment.store import AlignStore
+from judges.alignment_store import AlignStore
 from judges.config import load_builtin
 from judges.runner import run_judge
 from judges.store import JudgeStore
