@@ -63,12 +63,11 @@ if TYPE_CHECKING:
         PassRateAnswer,
         SegmentAnswer,
         TargetRun,
-        answer_difference,
         answer_pass_rate,
         design_decision,
         evidence_strata,
-        transferred_error_rates,
     )
+    from .answer_difference import answer_difference, transferred_error_rates
     from .comparison import LeaderboardRow, McNemarResult, leaderboard, mcnemar_test
     from .consistency import (
         ConsistencyResult,
@@ -268,10 +267,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "PassRateAnswer",
         "SegmentAnswer",
         "TargetRun",
-        "answer_difference",
         "answer_pass_rate",
         "design_decision",
         "evidence_strata",
+    ),
+    "answer_difference": (
+        "answer_difference",
         "transferred_error_rates",
     ),
     "comparison": (
