@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean demo-align
+.PHONY: run test lint bench clean demo-align wheel wheel-check
 
 $(RUN_STAMP): pyproject.toml
 	@echo "Setting up $(VENV): a one-off install of the runtime dependencies (Streamlit, DuckDB,"
@@ -16,6 +16,12 @@ $(RUN_STAMP): pyproject.toml
 	@echo "up to 5 minutes on a slow connection or a busy machine. Later runs skip this step."
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@# A venv made before the distribution was renamed (issue 28) holds this checkout as
+	@# `calibrate`: uninstalled first, or two distributions would own bin/calibrate (and removing
+	@# the old one later would remove the command). Only ours: the unrelated PyPI `calibrate`
+	@# has no calibrate_app entry point.
+	if $(BIN)/python -c "import importlib.metadata as m, sys; sys.exit('calibrate_app.cli:main' not in (m.distribution('calibrate').read_text('entry_points.txt') or ''))" 2>/dev/null; \
+	then $(BIN)/python -m pip uninstall --quiet --yes calibrate; fi
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(RUN_STAMP)
 	@echo "Installed. Building the demo database, then starting the app."
@@ -51,5 +57,29 @@ lint: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# The release's wheel (docs/architecture.md#releasing), named for the distribution
+# llm-judge-calibrate. pip builds it with the setuptools [build-system] asks for, in an isolated
+# environment. build/ goes before (setuptools copies what it finds there into the wheel, files
+# deleted from the source included) and after, with the egg-info: on sys.path (an editable
+# install, PYTHONPATH=.) that folder would pass for an installed llm-judge-calibrate.
+wheel:
+	rm -rf build dist *.egg-info
+	$(PYTHON) -m pip wheel --no-deps --quiet -w dist .
+	rm -rf build *.egg-info
+	@ls -l dist
+
+# What `pip install llm-judge-calibrate` gives: the wheel and its dependencies from the registry
+# in a new venv, and `calibrate demo` run there from a folder outside the checkout. About 900 MB
+# of dependencies: 1-3 minutes.
+wheel-check: wheel
+	@echo "Installing dist/*.whl into a new venv with its dependencies (pip is quiet; 1-3 minutes)."
+	set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(PYTHON) -m venv "$$tmp/venv"; \
+	"$$tmp/venv/bin/pip" install -qq --no-compile dist/*.whl; \
+	cd "$$tmp"; env -u PYTHONPATH "$$tmp/venv/bin/calibrate" --version; \
+	env -u PYTHONPATH "$$tmp/venv/bin/calibrate" --db demo.duckdb demo --no-app; \
+	env -u PYTHONPATH "$$tmp/venv/bin/calibrate" --db demo.duckdb datasets --json > datasets.json; \
+	"$$tmp/venv/bin/python" -c 'import json, sys; names = {d["name"] for d in json.load(open("datasets.json"))}; sys.exit(0 if {"demo-labelled", "mtbench"} <= names else f"datasets: {sorted(names)}")'
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

@@ -59,14 +59,9 @@ def best(repeats: int, command: list[str], cwd: Path) -> tuple[float, float]:
 # that this process stays small: Linux counts the parent's resident pages at fork in a child's
 # peak RSS, so a parent that had imported the CLI would raise every figure to its own size.
 _LIST_COMMANDS = """
-import json, click
-from calibrate_app.cli import cli
-def paths(command, path=()):
-    yield path
-    if isinstance(command, click.Group):
-        for name in sorted(command.commands):
-            yield from paths(command.commands[name], (*path, name))
-print(json.dumps([list(p) for p in paths(cli)]))
+import json
+from calibrate_app.cli import cli, command_paths
+print(json.dumps([list(path) for path, _ in command_paths(cli)]))
 """
 
 

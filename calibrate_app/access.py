@@ -22,6 +22,7 @@ from typing import Any, Literal, NoReturn
 import streamlit as st
 
 from calibrate_app import resources, state, widgets
+from labels.distribution import DISTRIBUTION
 from labels.errors import CalibrateError
 from labels.team_store import ROLE_PAGES, Role, TeamStore
 
@@ -76,7 +77,7 @@ def check_team_settings() -> None:
         import importlib.util
 
         if importlib.util.find_spec("authlib") is None:
-            problem = "CALIBRATE_AUTH=oidc needs Authlib: pip install 'calibrate[team]'."
+            problem = f"CALIBRATE_AUTH=oidc needs Authlib: pip install '{DISTRIBUTION}[team]'."
     if problem is not None:
         widgets.message("error", problem)
         st.stop()

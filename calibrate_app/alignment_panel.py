@@ -20,7 +20,7 @@ from calibrate_app import resources, widgets
 from judges.alignment.dev import dev_disagreements
 from judges.alignment.evaluate import AlignmentResult, evaluate_revisions
 from judges.alignment.propose import Proposal, propose_revision
-from judges.alignment.store import AlignStore, optimism_warning
+from judges.alignment_store import AlignStore, optimism_warning
 from judges.config import JudgeConfig
 from judges.providers import ProviderConfigError, get_provider
 from labels import LabelStore
@@ -140,8 +140,13 @@ def _live_progress(key: str) -> None:
     st.progress(min(job.done / 3, 1.0), text=widgets.escape_markdown(job.message))
 
 
-def render(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
-    """The panel (see the module docstring)."""
+def render(store: LabelStore, dataset: str, config: JudgeConfig, *,
+           unsaved: bool = False) -> None:
+    """The panel (see the module docstring).
+
+    ``unsaved``: ``config`` holds edits not saved as a revision; a proposal runs it and stores
+    its verdicts, so proposing waits for "Save as…" (nothing on the page saves implicitly).
+    """
     st.subheader("Dev rows and proposals")
     if config.kind != "pointwise":
         st.caption("Proposals tune pointwise judges.")
@@ -164,7 +169,11 @@ def render(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     proposer = st.text_input("Proposer model", value=DEFAULT_PROPOSER, key="align_proposer",
                              help="Any configured provider/model; scripted/... and local/... "
                              "work offline.")
-    if st.button("Propose a revision", key="align_propose", icon=":material/auto_fix_high:"):
+    if unsaved:
+        st.caption("A proposal runs this config and stores its verdicts: save the edits "
+                   "(“Save as…”) first.")
+    if st.button("Propose a revision", key="align_propose", icon=":material/auto_fix_high:",
+                 disabled=unsaved):
         _start(store, dataset, config, proposer.strip())
     _outcome(store, dataset, config)
 

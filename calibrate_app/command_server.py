@@ -67,6 +67,11 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
          "metric", "as_json"}
     ),
     ("labels", "export"): frozenset({"dataset", "criterion", "history", "output"}),
+    ("judge", "list"): frozenset({"as_json"}),
+    ("judge", "show"): frozenset({"as_json"}),
+    ("judge", "validate"): frozenset(),
+    # The hidden, deprecated `judges` alias runs the same command objects as `judge`, so old
+    # scripts keep working while the app holds the database.
     ("judges", "list"): frozenset({"as_json"}),
     ("judges", "show"): frozenset({"as_json"}),
     ("judges", "validate"): frozenset(),
@@ -92,9 +97,12 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
          "metric", "pass_if", "unsure_if", "as_json"}
     ),
     ("verdicts", "export"): frozenset({"dataset", "judge", "output"}),
+    # --otlp writes a file, as -o and --accepted-out do: allowed, because the channel serves
+    # only the app's own user (peer uid checked) and the path resolves against that user's
+    # working directory (ClientPath), exactly where the command run alone would write it.
     ("report",): frozenset(
         {"dataset", "judges", "criterion", "target", "design", "aggregation", "half_width",
-         "as_json"}
+         "otlp_file", "as_json"}
     ),
     ("judge", "select"): frozenset(
         {"dataset", "judge", "target", "alpha", "delta", "p_value", "signals", "with_judges",
@@ -109,10 +117,11 @@ ALLOWED_COMMANDS: dict[tuple[str, ...], frozenset[str]] = {
          "alpha", "delta"}
     ),
     ("card", "show"): frozenset({"as_json"}),
-    ("score",): frozenset({"card_file", "allow_unverified", "accepted_out", "as_json"}),
+    ("score",): frozenset({"card_file", "allow_unverified", "accepted_out", "otlp_file",
+                           "as_json"}),
     ("gate",): frozenset(
         {"card_file", "min_pass_rate", "on", "side", "baseline_file", "max_drop",
-         "min_accepted_share", "allow_unverified", "as_json"}
+         "min_accepted_share", "allow_unverified", "otlp_file", "as_json"}
     ),
     ("drift",): frozenset(
         {"card_file", "anchor_file", "labels_file", "baseline_file", "alpha", "tolerance",

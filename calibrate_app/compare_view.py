@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from calibrate_app import widgets
-from judges.calibration import format_interval, format_point
+from judges.calibration import collapsed, describe_interval, format_point
 from judges.compare import compare_datasets
 from judges.reporting import JudgeReport, judges_on
 from labels import LabelStore
@@ -59,15 +59,16 @@ def _metric(col: Any, title: str, value: dict[str, Any], help_text: str, *,
         if value["estimate"] is None:
             st.caption(f"Not computed: {widgets.escape_markdown(value['reason'])}")
         else:
-            st.caption(f"CI {format_interval(value, signed=signed)} · n={value['n']}")
+            text = describe_interval(value, signed=signed)
+            st.caption(f"{text if collapsed(value) else 'CI ' + text} · n={value['n']}")
 
 
 def _segments_frame(data: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame([
         {"segment": s["segment"], "n paired": s["n_paired"],
-         "baseline": format_interval(s["baseline"]),
-         "candidate": format_interval(s["candidate"]),
-         "difference": format_interval(s["difference"], signed=True),
+         "baseline": describe_interval(s["baseline"]),
+         "candidate": describe_interval(s["candidate"]),
+         "difference": describe_interval(s["difference"], signed=True),
          "McNemar p": s["mcnemar_p"]}
         for s in data["segments"]
     ])

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from calibrate_app import widgets
-from judges.calibration import format_interval
+from judges.calibration import describe_interval
 from judges.reporting import JudgeRef, PairwiseReport, pairwise_report
 from labels import LabelStore
 
@@ -75,8 +75,8 @@ def _win_frame(entries: list[tuple[str, dict[str, Any]]]) -> pd.DataFrame:
     for name, win in entries:
         row: dict[str, Any] = {"rows": name, "n": win["n_target"]}
         for side in CLASSES:
-            row[f"observed {side}"] = format_interval(win["observed"][side])
-            row[f"corrected {side}"] = format_interval(win["corrected"][side])
+            row[f"observed {side}"] = describe_interval(win["observed"][side])
+            row[f"corrected {side}"] = describe_interval(win["corrected"][side])
         row["note"] = win["reason"] or ("projected onto [0, 1]" if win["clipped"] else "")
         rows.append(row)
     return pd.DataFrame(rows)
@@ -98,7 +98,7 @@ def _win_rates(data: dict[str, Any]) -> None:
     labels = data["labels_only"]
     st.text("Labels alone (the human shares of the labelled rows"
             + ("" if labels["valid_for_target"] else "; not an estimate of the target")
-            + "): " + "  ".join(f"{side} {format_interval(labels[side])}" for side in CLASSES))
+            + "): " + "  ".join(f"{side} {describe_interval(labels[side])}" for side in CLASSES))
 
 
 def _disagreements(report: PairwiseReport) -> None:

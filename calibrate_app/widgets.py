@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from calibrate_app import claim_view
 from labels.errors import CalibrateError
 from labels.models import Criterion, Item
 
@@ -80,14 +81,32 @@ def message(kind: str, text: str, **options: Any) -> None:
     show(escape_markdown(text), **options)
 
 
+def interval_text(value: Mapping[str, Any], *, agreement: bool = False) -> str:
+    """The interval under a metric: ``CI 0.315–0.568``, or words where it collapsed.
+
+    The one place the pages decide how an interval reads: a zero-width one (``[1.000, 1.000]``
+    at n = 14) is said in the library's words (``all 14 agree``, see
+    :func:`judges.calibration.describe_interval`), never as a certain-looking interval.
+    ``agreement``: the value is a kappa (1 means every row agrees).
+    """
+    # Lazily: the label page uses this module too and needs no statistics.
+    from judges.calibration import collapsed, describe_interval
+
+    if value.get("estimate") is None or value.get("low") is None:
+        return "no interval"
+    if collapsed(value):
+        return describe_interval(value, agreement=agreement)
+    return f"CI {value['low']:.3f}–{value['high']:.3f}"
+
+
 def interval_metric(col: Any, title: str, value: Mapping[str, Any], help_text: str, *,
-                    after_n: str = "") -> None:
+                    after_n: str = "", agreement: bool = False) -> None:
     """A metric in ``col`` with its interval and n below it, or why it was not computed.
 
     ``value`` is an interval's JSON (``estimate``, ``low``, ``high``, ``n``, ``reason``);
-    ``after_n`` follows the count (its unit, a small-sample note).
+    ``after_n`` follows the count (its unit, a small-sample note); ``agreement`` as in
+    :func:`interval_text`.
     """
-    # Lazily: the label page uses this module too and needs no statistics.
     from judges.calibration import format_point
 
     with col:
@@ -96,7 +115,7 @@ def interval_metric(col: Any, title: str, value: Mapping[str, Any], help_text: s
             st.caption(f"Not computed: {escape_markdown(value['reason'])}")
             return
         st.metric(title, format_point(value), help=help_text)
-        st.caption(f"CI {value['low']:.3f}–{value['high']:.3f} · n={value['n']}{after_n}")
+        st.caption(f"{interval_text(value, agreement=agreement)} · n={value['n']}{after_n}")
 
 
 def or_warning(build: Callable[[], T]) -> T | None:
@@ -243,12 +262,13 @@ def question(item: Item) -> None:
 
 
 def item_card(item: Item, criterion: Criterion, *, height: int = 360,
-              with_question: bool = True) -> None:
+              with_question: bool = True, sentences: bool = False) -> None:
     """Question on top (unless ``with_question`` is false), then the answer(s) and the sources.
 
     Each answer and the sources scroll on their own, side by side; the sources column is the
-    widest, since checking claims against them is the work. The reference answer appears
-    (collapsed) only when ``criterion.show_reference`` is set.
+    widest, since checking claims against them is the work. With ``sentences``, a pointwise
+    answer shows as numbered sentences linked to the passages (:mod:`calibrate_app.claim_view`).
+    The reference answer appears (collapsed) only when ``criterion.show_reference`` is set.
     """
     if with_question:
         question(item)
@@ -258,12 +278,17 @@ def item_card(item: Item, criterion: Criterion, *, height: int = 360,
     )
     widths = [1.0] * len(answers) + [1.0 if item.kind == "pairwise" else 1.5]
     *answer_columns, sources_column = st.columns(widths, gap="medium")
+    linked = sentences and item.kind == "pointwise"
     for column, (caption, key, text) in zip(answer_columns, answers, strict=True):
         with column:
             with st.container(key=f"evidence_caption_{key}"):
-                st.caption(caption)
+                st.caption(caption + (" · click a sentence or \\[ / \\] to see its sources"
+                                      if linked else ""))
             with st.container(height=height, key=key, border=True):
-                literal(text)
+                if linked:
+                    claim_view.answer_sentences(text, [s.text for s in item.sources])
+                else:
+                    literal(text)
     with sources_column:
         with st.container(key="evidence_caption_sources"):
             st.caption(f"Sources ({len(item.sources)}) · J / K scroll · N / Shift+N next / "

@@ -16,19 +16,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from judges.alignment.store import AlignStore
+from judges.alignment_store import AlignStore
 from judges.calibration import HumanMargins, format_interval
 from judges.config import JudgeConfig, parse_config
 from judges.reporting import JudgeRef, JudgeReport, PairwiseReport
 from judges.store import JudgeStore, external_config_id
 from judges.verdicts import dataset_keys
+from labels.distribution import installed_version
 from labels.errors import CalibrateError, ImportFileError
 from labels.store import LabelStore
 
 CARD_SCHEMA_VERSION: Literal[2] = 2
 CARD_KIND: Literal["calibrate.judge_card"] = "calibrate.judge_card"
 CARD_SUFFIXES = (".json", ".yaml", ".yml")
-_PACKAGES = ("calibrate", "numpy", "scipy", "statsmodels", "pandas", "duckdb", "pydantic")
+_PACKAGES = ("numpy", "scipy", "statsmodels", "pandas", "duckdb", "pydantic")
 
 
 class CardError(ImportFileError):
@@ -331,7 +332,8 @@ class JudgeCard(_Model):
 
 def package_versions() -> dict[str, str]:
     """Python and the versions of the packages that computed a card."""
-    out = {"python": platform.python_version()}
+    # Keyed "calibrate" (the tool) whatever the distribution is named: the card's schema.
+    out = {"python": platform.python_version(), "calibrate": installed_version() or "not installed"}
     for name in _PACKAGES:
         try:
             out[name] = metadata.version(name)

@@ -57,6 +57,10 @@ class PlannedCall:
         return (self.item_hash, self.repeat, self.order)
 
 
+PRICES_HINT = "pass --prices FILE"
+"""How the CLI's user gives a model's price (``calibrate judge run --prices``)."""
+
+
 @dataclass(frozen=True)
 class CostEstimate:
     """What a run will cost before it starts.
@@ -81,10 +85,14 @@ class CostEstimate:
         """JSON-ready form."""
         return asdict(self)
 
-    def describe(self) -> str:
-        """One paragraph for people."""
+    def describe(self, *, prices_hint: str | None = PRICES_HINT) -> str:
+        """One paragraph for people; ``prices_hint`` says how to give a missing price.
+
+        A front end without a ``--prices`` option passes its own hint, or ``None``.
+        """
+        hint = f"; {prices_hint}" if prices_hint else ""
         cost = (
-            "cost unknown (no price for this model; pass --prices FILE)"
+            f"cost unknown (no price for this model{hint})"
             if self.cost_typical is None or self.cost_max is None
             else f"about ${self.cost_typical:,.4f} (at most ${self.cost_max:,.4f})"
         )
@@ -213,6 +221,14 @@ class RunPlan:
     estimate: CostEstimate
 
 
+class NoLabelledRowsError(CalibrateError):
+    """A run of labelled rows only, on a dataset with no row labelled for the criterion.
+
+    The message speaks the CLI's language (``--labelled-only``); a page with its own control
+    for it catches this class and names the control instead.
+    """
+
+
 @dataclass(frozen=True)
 class _Selection:
     """The run's items as columns: ids, cache hashes and text lengths, in file order."""
@@ -256,7 +272,7 @@ def _select(
         hashes.extend(content_hashes(batch))
         lengths.append(text_lengths(batch))
     if not ids and labelled_only:
-        raise CalibrateError(
+        raise NoLabelledRowsError(
             f"dataset {dataset!r} has no rows labelled for criterion {config.criterion!r}; "
             "label some first or drop --labelled-only"
         )
@@ -426,9 +442,11 @@ __all__ = [
     "ESTIMATE_SAMPLE",
     "EXACT_ESTIMATE_CALLS",
     "FIRST_CHUNK_CALLS",
+    "PRICES_HINT",
     "TYPICAL_CLAIMS",
     "TYPICAL_OUTPUT_TOKENS",
     "CostEstimate",
+    "NoLabelledRowsError",
     "PlannedCall",
     "PlannedCalls",
     "RunPlan",

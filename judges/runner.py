@@ -279,6 +279,59 @@ async def _execute(
             await provider.aclose()
 
 
+async def judge_in_memory_async(
+    plan: RunPlan, provider: Provider, *, policy: CallPolicy | None = None,
+    concurrency: int = 4, should_stop: StopFlag | None = None,
+) -> list[CallRecord]:
+    """Make every call of ``plan`` and return the call records; nothing is written.
+
+    The calls are made exactly as :func:`run_judge_async` makes them (same requests, retries,
+    parsing and claim splits), but no config, run or call row is stored, so nothing is cached
+    either: every planned call goes to the provider. For trying an edited judge on a few rows
+    (the Judges page's "Try on N rows"); plan with :func:`~judges.run_plan.plan_run` without a
+    ``judge_store``, so that no stored reply counts as cached.
+    """
+    if concurrency < 1:
+        raise CalibrateError("concurrency must be at least 1")
+    policy = policy or CallPolicy()
+    context = CallContext(
+        config=plan.config, config_id=plan.config.config_id, provider=provider,
+        run_id="in-memory", policy=policy, price=plan.estimate.price, should_stop=should_stop,
+        rng=random.Random(),
+    )
+    calls = iter(plan.calls)
+    records: list[CallRecord] = []
+
+    async def worker() -> None:
+        while not stopped(should_stop):
+            planned = next(calls, None)
+            if planned is None:
+                break
+            records.append(await _judge(context, planned))
+
+    if provider.max_concurrency is not None:
+        concurrency = min(concurrency, provider.max_concurrency)
+    provider.expect_concurrency(concurrency)
+    try:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(max(1, min(concurrency, len(plan.calls)))):
+                group.create_task(worker())
+    except BaseExceptionGroup as group_error:
+        raise group_error.exceptions[0] from None
+    finally:
+        await provider.aclose()
+    return records
+
+
+def judge_in_memory(
+    plan: RunPlan, provider: Provider, *, policy: CallPolicy | None = None,
+    concurrency: int = 4, should_stop: StopFlag | None = None,
+) -> list[CallRecord]:
+    """:func:`judge_in_memory_async` in an event loop of its own (callable from any thread)."""
+    return asyncio.run(judge_in_memory_async(plan, provider, policy=policy,
+                                             concurrency=concurrency, should_stop=should_stop))
+
+
 class RunJudgeOptions(TypedDict, total=False):
     """The keyword arguments of :func:`run_judge_async`, which :func:`run_judge` forwards."""
 
@@ -389,5 +442,6 @@ async def run_judge_async(
 
 
 __all__ = [
-    "ProgressCallback", "RunJudgeOptions", "RunSummary", "run_judge", "run_judge_async",
+    "ProgressCallback", "RunJudgeOptions", "RunSummary", "judge_in_memory",
+    "judge_in_memory_async", "run_judge", "run_judge_async",
 ]

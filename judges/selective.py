@@ -1,7 +1,7 @@
 """The judge that knows when to abstain: acceptance rules, escalation and cascades from the store.
 
 :func:`select_rule` reads a judge's calls and the human labels of a dataset, turns the calls into
-a confidence score per row (:func:`call_signals`: agreement across repeats and swapped orders,
+a confidence score per row (:mod:`judges.signals`: agreement across repeats and swapped orders,
 the verdict probability of a claim-split judge's ``p_yes``, optionally other judges' agreement),
 and certifies an acceptance rule with :func:`judges.calibration.learn_then_test`: the error
 rate among the verdicts it accepts is at most ``alpha`` with probability at least
@@ -25,7 +25,6 @@ escalated rows as the Label queue's ``escalated`` order.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,6 @@ from judges.calibration import (
     PassRateEstimate,
     cascade_cells,
     cascade_pass_rate,
-    confidence_score,
     design_decision,
     evidence_strata,
     interval_json,
@@ -54,6 +52,7 @@ from judges.pricing import Price, price_for
 from judges.reporting import JudgeReport, calibration_report, find_judge, load_judge_items
 from judges.reporting.assemble import escalated_rows
 from judges.reporting.evidence import judged_rows, per_row
+from judges.signals import available_signals, call_signals, scores_of
 from judges.store import JudgeStore
 from judges.verdicts import dataset_keys
 from judges.vocabulary import SIGNALS
@@ -63,90 +62,6 @@ from labels.sampling import QueueSettings
 from labels.store import Escalation, LabelStore
 
 DEFAULT_DELTA = 0.1
-_P_YES = re.compile(r"p_yes=([0-9]*\.?[0-9]+)")
-
-
-# --------------------------------------------------------------------------- signals
-
-
-def call_signals(calls: pd.DataFrame, items: pd.DataFrame) -> pd.DataFrame:
-    """Per item: its aggregated verdict and the signals of its calls.
-
-    Args:
-        calls: One row per (item, repeat, order): ``item_id``, ``verdict`` and optionally
-            ``reasoning``.
-        items: The aggregated verdicts (``item_id``, ``verdict``).
-
-    Returns:
-        ``item_id``, ``verdict``, ``scored`` (calls with a pass/fail verdict), ``agreeing`` (of
-        those, calls giving the aggregated verdict) and ``pass_probability`` (the mean over
-        calls of the smallest claim ``p_yes`` in their reasoning: the margin a claim-split
-        judge's verdict has; ``NaN`` when no call carries one).
-    """
-    verdict = items.set_index(items["item_id"].astype(str))["verdict"].astype(str)
-    frame = calls.assign(item_id=calls["item_id"].astype(str),
-                         verdict=calls["verdict"].astype(object).fillna("unscored").astype(str))
-    decided = frame["verdict"].isin(["pass", "fail"])
-    agree = decided & frame["verdict"].eq(frame["item_id"].map(verdict))
-    grouped = pd.DataFrame({"item_id": frame["item_id"], "scored": decided, "agreeing": agree})
-    if "reasoning" in frame:
-        texts = frame["reasoning"].astype(object).where(frame["reasoning"].notna(), "")
-        margins = [min((float(x) for x in _P_YES.findall(str(t))), default=np.nan)
-                   for t in texts]
-        grouped["margin"] = np.where(decided, margins, np.nan)
-    else:
-        grouped["margin"] = np.nan
-    out = grouped.groupby("item_id", sort=False).agg(
-        scored=("scored", "sum"), agreeing=("agreeing", "sum"), pass_probability=("margin",
-                                                                                  "mean"))
-    out = out.reindex(verdict.index).fillna({"scored": 0, "agreeing": 0})
-    return pd.DataFrame({
-        "item_id": verdict.index.to_numpy(dtype=object),
-        "verdict": verdict.to_numpy(dtype=object),
-        "scored": out["scored"].to_numpy(dtype=np.int64),
-        "agreeing": out["agreeing"].to_numpy(dtype=np.int64),
-        "pass_probability": out["pass_probability"].clip(0.0, 1.0).to_numpy(dtype=float),
-    })
-
-
-def scores_of(signals: pd.DataFrame, used: Sequence[str], *,
-              others: Sequence[Mapping[str, str]] = ()) -> npt.NDArray[np.float64]:
-    """The confidence score of each row of ``signals`` from the signals ``used``.
-
-    Rows whose aggregated verdict is not pass/fail get ``NaN`` (no rule accepts them).
-    """
-    unknown = sorted(set(used) - set(SIGNALS))
-    if unknown or not used:
-        raise CalibrateError(f"unknown signals {unknown} (signals: {', '.join(SIGNALS)})"
-                             if unknown else "name at least one signal")
-    verdict = signals["verdict"].astype(str).to_numpy()
-    parts: dict[str, Any] = {}
-    if "agreement" in used:
-        parts.update(agreeing=signals["agreeing"].to_numpy(), scored=signals["scored"].to_numpy())
-    if "probability" in used:
-        parts["pass_probability"] = signals["pass_probability"].to_numpy(dtype=float)
-    if "judges" in used:
-        ids = signals["item_id"].astype(str).tolist()
-        theirs = [[o.get(i) for i in ids] for o in others]
-        decided = np.array([[v in ("pass", "fail") for v in t] for t in theirs], dtype=bool) \
-            if theirs else np.zeros((0, len(ids)), dtype=bool)
-        same = np.array([[v == verdict[k] for k, v in enumerate(t)] for t in theirs],
-                        dtype=bool) if theirs else decided
-        parts.update(others_agreeing=(decided & same).sum(axis=0),
-                     others=decided.sum(axis=0))
-    score = confidence_score(**parts)
-    score[~np.isin(verdict, ["pass", "fail"])] = np.nan
-    return score
-
-
-def available_signals(signals: pd.DataFrame, *, with_judges: bool = False) -> tuple[str, ...]:
-    """The signals these calls carry: agreement, probability when a call has a ``p_yes``."""
-    used = ["agreement"]
-    if bool(np.isfinite(signals["pass_probability"].to_numpy(dtype=float)).any()):
-        used.append("probability")
-    if with_judges:
-        used.append("judges")
-    return tuple(used)
 
 
 # --------------------------------------------------------------------------- one stage

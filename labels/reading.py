@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from labels.distribution import DISTRIBUTION
 from labels.errors import ImportFileError
 from labels.limits import ReadLimits
 from labels.record_paths import (
@@ -350,7 +351,7 @@ def detect_format(path: str | Path, format: str | None = None) -> str:
             return "eval"
         raise ImportFileError(
             "an inspect_ai .eval log is a zip archive; install inspect_ai (pip install "
-            "'calibrate[inspect]') to read it with inspect's own reader, or write it as JSON "
+            f"'{DISTRIBUTION}[inspect]') to read it with inspect's own reader, or write it as JSON "
             "(inspect log convert --to json) and import the .json log", path=str(path),
         )
     if suffix not in _EXTENSIONS:

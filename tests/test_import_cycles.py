@@ -1,9 +1,16 @@
-"""No import circles: no module of ``calibrate_app``, ``judges`` or ``labels`` imports itself back.
+"""No import circles, and no arrow back up, in ``calibrate_app``, ``judges`` and ``labels``.
 
 The graph is grimp's (the library under import-linter), with every import it finds: at module
 level, inside functions, and under ``if TYPE_CHECKING:``. A circle is a strongly connected
 component of more than one module; each one found is printed as a path that closes on itself,
 with the line of every import on it, so the message says which import to move.
+
+An arrow back up is a circle that shows only when each subpackage is seen as one room: within
+every package, its modules and its subpackages (each squashed to one node) are siblings, and
+the siblings must import each other in one direction only, so that they stack into floors (the
+same rule as import-linter's ``acyclic_siblings`` contract). ``judges.reporting`` importing
+``judges.alignment.store`` while ``judges.alignment.dev`` imported ``judges.reporting.inputs``
+was one: no two files formed a circle, but the two folders stood each above the other.
 """
 
 from __future__ import annotations
@@ -90,3 +97,56 @@ def test_the_search_finds_a_circle() -> None:
     # The check above is only as good as the search: a made-up graph with one circle.
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert _components(edges) == [["a", "b", "c"]]
+
+
+def _sibling_edges(graph: grimp.ImportGraph, package: str) -> dict[str, set[str]]:
+    """Imports between the children of ``package``, each subpackage squashed into one node."""
+
+    def sibling(module: str) -> str:
+        return f"{package}.{module[len(package) + 1:].split('.')[0]}"
+
+    edges: dict[str, set[str]] = {child: set() for child in graph.find_children(package)}
+    for importer in graph.find_descendants(package):
+        for imported in graph.find_modules_directly_imported_by(importer):
+            if imported.startswith(f"{package}.") and sibling(imported) != sibling(importer):
+                edges[sibling(importer)].add(sibling(imported))
+    return edges
+
+
+def _arrows_back_up(graph: grimp.ImportGraph) -> list[str]:
+    """Each circle among the siblings of any package, with the module imports that make it."""
+    packages = sorted(m for m in graph.modules
+                      if m.split(".")[0] in PACKAGES and graph.find_children(m))
+    found = []
+    for package in packages:
+        edges = _sibling_edges(graph, package)
+        for component in _components(edges):
+            members = set(component)
+            imports = sorted(
+                f"    {importer} -> {imported}"
+                for node in component for other in sorted(edges[node] & members)
+                for importer in sorted({node} | graph.find_descendants(node))
+                for imported in sorted(graph.find_modules_directly_imported_by(importer))
+                if imported == other or imported.startswith(f"{other}.")
+            )
+            found.append(f"in {package}: {', '.join(component)}\n" + "\n".join(imports))
+    return found
+
+
+def test_no_arrow_runs_back_up() -> None:
+    graph = grimp.build_graph(*PACKAGES, exclude_type_checking_imports=False)
+    back_up = _arrows_back_up(graph)
+    assert not back_up, "subpackages that import each other (move the shared piece down):\n" + (
+        "\n".join(back_up))
+
+
+def test_the_search_finds_an_arrow_back_up() -> None:
+    # Two subpackages whose files import each other's only one way round: no module circle,
+    # but the folders stand each above the other.
+    graph = grimp.ImportGraph()
+    for module in ("p", "p.a", "p.a.x", "p.b", "p.b.y", "p.b.z", "p.c"):
+        graph.add_module(module)
+    graph.add_import(importer="p.a.x", imported="p.b.y")
+    graph.add_import(importer="p.b.z", imported="p.a")
+    graph.add_import(importer="p.c", imported="p.a.x")
+    assert _components(_sibling_edges(graph, "p")) == [["p.a", "p.b"]]

@@ -25,7 +25,7 @@ from calibrate_app import (
     widgets,
 )
 from judges.aggregation import AGGREGATION_RULES
-from judges.calibration import expected_active_saving, format_interval, format_point
+from judges.calibration import describe_interval, expected_active_saving, format_point
 from judges.calibration.trust import SMALL_SAMPLE, CertificationRule, trust_verdict
 from judges.calibration.vocabulary import describe_counts, describe_used
 from judges.reporting import (
@@ -152,14 +152,24 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
     }
 
 
-def _metric(col: Any, title: str, value: dict[str, Any], help_text: str) -> None:
+def _metric(col: Any, title: str, value: dict[str, Any], help_text: str, *,
+            agreement: bool = False) -> None:
     small = value["estimate"] is not None and value["n"] < SMALL_SAMPLE
-    widgets.interval_metric(col, title, value, help_text,
+    widgets.interval_metric(col, title, value, help_text, agreement=agreement,
                             after_n=" · small sample" if small else "")
 
 
+# How each certification status is shown: the box and an icon that says the same thing (a
+# check badge only for a certified judge).
+STATUS_BOX: dict[str, tuple[str, str]] = {
+    "certified": ("success", ":material/verified:"),
+    "not certified": ("error", ":material/cancel:"),
+    "undecided": ("warning", ":material/help:"),
+}
+
+
 def _verdict(report: JudgeReport, rule: CertificationRule) -> None:
-    """The plain-language verdict and the certification, above every number."""
+    """The first screen: the trust verdict beside the true pass rate, above every number."""
     agreement = report.human.agreement
     # The same rates as the metrics below: the judge's population rates (labels drawn by
     # verdict bias the raw sample rates).
@@ -172,12 +182,38 @@ def _verdict(report: JudgeReport, rule: CertificationRule) -> None:
         rule=rule,
     )
     with st.container(key="cal_verdict", border=True):
-        # Numbers and fixed words only: no row or judge text goes into this markdown.
-        st.markdown(f"#### {verdict.headline}")
-        show = {"certified": st.success, "not certified": st.error, "undecided": st.warning}
-        show[verdict.status](verdict.certification, icon=":material/verified:")
-        if verdict.small_sample_note:
-            st.warning(verdict.small_sample_note, icon=":material/warning:")
+        trust, answer = st.columns(2, gap="medium")
+        with trust:
+            # Numbers and fixed words only: no row or judge text goes into this markdown.
+            st.markdown(f"##### {verdict.headline}")
+            kind, icon = STATUS_BOX[verdict.status]
+            widgets.message(kind, verdict.certification, icon=icon)
+            if verdict.small_sample_note:
+                st.warning(verdict.small_sample_note, icon=":material/warning:")
+        with answer:
+            _answer(report)
+
+
+def _answer(report: JudgeReport) -> None:
+    """The library's answer to "what is the true pass rate?", or its plain "can't say"."""
+    summary = report.answer.summary()
+    h = summary.headline
+    title = f"True pass rate of {widgets.escape_markdown(report.target)}"
+    help_text = ("The headline of the one estimation path (judges.calibration.answer_pass_rate), "
+                 "the number calibrate report, the judge card and calibrate score give.")
+    with st.container(key="cal_answer"):
+        if summary.says:
+            st.metric(title, format_point(h), help=help_text)
+            st.caption(f"{widgets.interval_text(h)} · n = {h['n']:,} labelled rows · "
+                       f"{summary.source}")
+        else:
+            st.metric(title, "Can't say", help=help_text)
+            # The reason names segments: data, so escaped.
+            st.caption(widgets.escape_markdown(f"Because {summary.because}."))
+            if h["estimate"] is not None:
+                st.caption(f"{summary.source.capitalize()}: {summary.interval} · "
+                           f"n = {h['n']:,} labelled rows")
+        st.caption(widgets.escape_markdown(f"Estimates {summary.estimand}."))
 
 
 def _headline(data: dict[str, Any]) -> None:
@@ -188,12 +224,13 @@ def _headline(data: dict[str, Any]) -> None:
             "Share of truly failing answers the judge lets through: what a gate fears most.")
     _metric(cols[2], "Specificity", data["specificity"],
             "Share of truly failing answers the judge fails.")
-    _metric(cols[3], "Cohen's kappa", data["kappa"], "Judge vs human agreement beyond chance.")
+    _metric(cols[3], "Cohen's kappa", data["kappa"], "Judge vs human agreement beyond chance.",
+            agreement=True)
     agreement = data["human_agreement"]
     if agreement:
         _metric(cols[4], "Human–human kappa", agreement["kappa"],
                 f"The ceiling: {agreement['annotators']} annotators on {agreement['items']} "
-                "shared rows (mean pairwise Cohen's kappa, bootstrap interval).")
+                "shared rows (mean pairwise Cohen's kappa, bootstrap interval).", agreement=True)
     else:
         with cols[4]:
             st.metric("Human–human kappa", "—",
@@ -312,10 +349,10 @@ def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
          widgets.escape_markdown(
              f"Judge pass rate, uncorrected, on the "
              f"{describe_counts(target, rows='target ')}.")),
+        # What it estimates is said once, beside it on the first screen.
         (_CORRECTED_TITLE.get(data["answer_kind"], "Corrected"), data["corrected_pass_rate"],
          widgets.escape_markdown(
-             f"Estimator: {data['method']}. Valid when {data['assumption']}. It estimates "
-             f"{data.get('population') or 'the true pass rate of the target'}.")),
+             f"Estimator: {data['method']}. Valid when {data['assumption']}.")),
         ("Labels only", data["labels_only_pass_rate"],
          f"Human pass rate of the {human['decided']} of {human['rows']} labelled rows the "
          "humans decided (Wilson), without the judge: "
@@ -331,7 +368,7 @@ def _pass_rates(report: JudgeReport, data: dict[str, Any]) -> None:
                                 icon=":material/block:")
             else:
                 st.metric(title, format_point(value))
-                st.caption(f"CI {value['low']:.3f}–{value['high']:.3f}")
+                st.caption(f"{widgets.interval_text(value)} · n={value['n']}")
             st.caption(explain)
     st.caption(widgets.escape_markdown(f"Design: {report.design} — {report.design_reason}."))
 
@@ -352,13 +389,13 @@ def _transfer(report: JudgeReport) -> None:
         widgets.message("warning", t["warning"])  # segment names are data: escaped
     aware = t["segment_aware_pass_rate"]
     st.metric("Segment-aware corrected", format_point(aware))
-    st.caption(f"CI {format_interval(aware)}: per-segment rates weighted by the target's "
-               "segment shares (sparse segments pooled).")
+    st.caption(f"{widgets.interval_text(aware)} · n={aware['n']}: per-segment rates weighted by "
+               "the target's segment shares (sparse segments pooled).")
     st.dataframe(pd.DataFrame([{
         "segment": s["segment"], "n_labelled": s["n"],
         "calibration_share": f"{s['calibration_share']:.0%}",
         "target_share": f"{s['target_share']:.0%}",
-        "sensitivity": format_interval(s["sensitivity"]), "fpr": format_interval(s["fpr"]),
+        "sensitivity": describe_interval(s["sensitivity"]), "fpr": describe_interval(s["fpr"]),
         "group": s["group"],
     } for s in t["segments"]]), hide_index=True, key="cal_transfer")
 

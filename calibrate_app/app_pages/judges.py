@@ -1,15 +1,20 @@
 """Judges page: the prompt-tuning loop.
 
-Pick a judge config (a built-in template or a saved revision), edit it as YAML with a live
-preview of the rendered prompt for a chosen row, see validation errors inline, save it as a new
-revision (a new content hash), check the cost estimate, run it in the background (the progress
-survives page changes: the job lives in the server process), browse per-row results, and compare
-the revisions' agreement with the experts side by side.
+Pick a judge config (a built-in template or a saved revision) and a model (the providers with a
+key set, local servers, the scripted stand-in), edit the config as YAML with a live preview of the
+rendered prompt for a chosen row, see validation errors inline, try it on a few labelled rows
+(in memory: nothing is stored), save it as a named revision only when asked ("Save as…"), check
+the cost estimate, run a saved revision in the background (the progress survives page changes:
+the job lives in the server process), browse per-row results, and compare the revisions'
+agreement with the experts side by side.
+
+Nothing is saved implicitly: editing the YAML or picking a model changes only this tab's
+editor, a try stores no config, run, call or verdict, and a full run needs a saved revision.
 
 Everything here calls the same library functions as the CLI (``judges.config``,
-``judges.runner``, ``judges.verdicts``, ``judges.reporting``). Row text, rendered prompts, judge
-reasoning and raw replies are untrusted: they go through ``st.code``/``st.text`` only, never
-markdown or a widget label.
+``judges.runner``, ``judges.trial``, ``judges.verdicts``, ``judges.reporting``). Row text,
+rendered prompts, judge reasoning and raw replies are untrusted: they go through
+``st.code``/``st.text``/``st.dataframe`` only, never markdown or a widget label.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import streamlit as st
 
 from calibrate_app import access, alignment_panel, resources, state, widgets
 from judges.batch import describe_batch_cost, has_batch_api, run_judge_batch
+from judges.calls import CallPolicy
 from judges.config import (
     ConfigError,
     JudgeConfig,
@@ -31,9 +37,11 @@ from judges.config import (
 )
 from judges.prompts import Order, RenderError, render
 from judges.providers import STAND_IN_NOTE, ProviderConfigError, get_provider, is_stand_in
-from judges.run_plan import plan_run
+from judges.providers.choices import model_choices
+from judges.run_plan import NoLabelledRowsError, plan_run
 from judges.runner import RunSummary, run_judge
 from judges.store import JudgeStore
+from judges.trial import MAX_TRIAL_ROWS, Trial, trial_rows, try_judge
 from judges.verdicts import calls_for_dataset, judge_verdicts, swap_flips
 from labels import LabelStore
 from labels.errors import CalibrateError
@@ -41,6 +49,13 @@ from labels.errors import CalibrateError
 JOB_PREFIX = "judge:"
 EDIT_PREFIX = "judge_yaml_"
 DISCARD_ASKED = "judge_discard_asked"
+CONFIG_KEY = "judge_config"
+MODEL_KEY = "judge_model"
+SAVE_NAME = "judge_save_name"
+TRIAL = "judge_trial"
+TRY_ROWS = 5
+TRY_POLICY = CallPolicy(timeout=30.0, max_retries=2)
+"""A try waits for its calls (the page is busy meanwhile): shorter than a run's 60 s and 4."""
 
 
 def _job_key(config: JudgeConfig, dataset: str) -> str:
@@ -74,19 +89,35 @@ def _config_choices(judge_store: JudgeStore) -> dict[str, JudgeConfig]:
     return choices
 
 
-def _as_revision(judge_store: JudgeStore, edited: JudgeConfig, base: JudgeConfig) -> JudgeConfig:
-    """Give the edited config its revision number.
+def _as_revision(judge_store: JudgeStore, edited: JudgeConfig, base: JudgeConfig,
+                 name: str | None = None) -> JudgeConfig:
+    """Give the edited config its name and revision number (nothing is stored).
+
+    Args:
+        judge_store: Where the saved revisions are looked up.
+        edited: The config as edited.
+        base: The config the edits started from.
+        name: The name to save it under (default: the edited config's own).
 
     Returns:
-        The saved revision with the same content (whatever revision the YAML says), or the
-        edited config renumbered to the next free revision after ``base``.
+        The saved revision with the same content under ``name`` (whatever revision the YAML
+        says), or the edited config named ``name`` and numbered the next free revision of that
+        name (after ``base``'s when the name is ``base``'s).
+
+    Raises:
+        ConfigError: ``name`` is no valid config name.
     """
-    same_name = [c.config for c in judge_store.configs(name=edited.name) if c.config]
+    name = name or edited.name
+    if name != edited.name:
+        edited = config_from_text(edited.model_copy(update={"name": name}).to_yaml(),
+                                  source="the name")
+    same_name = [c.config for c in judge_store.configs(name=name) if c.config]
     content = edited.model_dump(mode="json", exclude={"revision"})
     for saved in same_name:
         if saved.model_dump(mode="json", exclude={"revision"}) == content:
             return saved
-    revision = max([base.revision, edited.revision - 1, *(c.revision for c in same_name)]) + 1
+    floor = [base.revision, edited.revision - 1] if name == base.name else [0]
+    revision = max([*floor, *(c.revision for c in same_name)]) + 1
     return config_from_text(edited.model_copy(update={"revision": revision}).to_yaml())
 
 
@@ -121,8 +152,8 @@ def _discard(key: str) -> None:
 def _unsaved(key: str) -> None:
     """Say that the editor holds unsaved edits, and discard them only after a second click."""
     with st.container(border=True, key="judge_unsaved"):
-        st.caption("Unsaved edits: kept in this tab while you switch pages or configs; save "
-                   "them as a revision (or run them) to keep them for good.")
+        st.caption("Unsaved edits: kept in this tab while you switch pages or configs; "
+                   "“Save as…” keeps them for good as a named revision.")
         if state.widget_value(DISCARD_ASKED) != key:
             st.button("Discard edits", key="judge_discard", icon=":material/delete:",
                       on_click=state.set_value, args=(DISCARD_ASKED, key))
@@ -136,13 +167,171 @@ def _unsaved(key: str) -> None:
                        on_click=state.clear_widget, args=(DISCARD_ASKED,))
 
 
+def _with_model(text: str, spec: str) -> str:
+    """The YAML ``text`` with its ``model`` set to ``spec`` (``text`` when it does not parse)."""
+    try:
+        config = config_from_text(text)
+    except ConfigError:
+        return text
+    return config.model_copy(update={"model": spec}).to_yaml()
+
+
+def _apply_model(editor_key: str, saved: str) -> None:
+    """Write the picked model into the editor (an unsaved edit like any other)."""
+    spec = state.widget_value(MODEL_KEY)
+    if isinstance(spec, str):
+        state.set_value(editor_key, _with_model(state.widget_value(editor_key, saved), spec))
+
+
+def _model_picker(editor_key: str, saved: str, config: JudgeConfig | None) -> None:
+    """The model picker: providers with a key, local servers, the scripted stand-in.
+
+    Picking a model writes it into the YAML editor (an unsaved edit): nothing is stored.
+    Keys are never read here, only whether one is set (:func:`model_choices`).
+    """
+    if config is None:
+        st.selectbox("Model", ["(fix the config first)"], disabled=True, key="judge_model_off")
+        return
+    choices = {c.spec: c for c in model_choices(resources.get_settings(), current=config.model)}
+    if state.widget_value(MODEL_KEY) != config.model:
+        state.clear_widget(MODEL_KEY)  # follow a model typed into the YAML
+    specs = list(choices)
+    st.selectbox(
+        "Model", specs, index=specs.index(config.model), key=MODEL_KEY,
+        format_func=lambda spec: choices[spec].label if spec in choices else spec,
+        on_change=_apply_model, args=(editor_key, saved), accept_new_options=True,
+        help="Providers whose API key is set, configured local servers, and the scripted "
+        "stand-in (no model: it decides by word overlap and only tests the plumbing). Type "
+        "another provider/model to use it. Picking one edits the config below; nothing is "
+        "saved until “Save as…”.",
+    )
+    if choices[config.model].stand_in:
+        st.caption("Scripted stand-in: not a model. Its verdicts test the plumbing and say "
+                   "nothing about a judge.")
+
+
+def _saved_label(store: LabelStore, config: JudgeConfig) -> str | None:
+    """The config picker's label of ``config`` when it is one of its choices."""
+    for label, choice in _config_choices(JudgeStore(store.db)).items():
+        if choice.config_id == config.config_id:
+            return label
+    return None
+
+
+def _save(editor_key: str, base: JudgeConfig) -> None:
+    """Save the editor's config under the name typed (a callback: reads the tab's state)."""
+    store = resources.get_store()
+    judge_store = JudgeStore(store.db)
+    name = str(state.widget_value(SAVE_NAME) or "").strip()
+    try:
+        edited = config_from_text(state.widget_value(editor_key, base.to_yaml()),
+                                  source="the edited config")
+        config = _as_revision(judge_store, edited, base, name=name or None)
+    except ConfigError as error:
+        state.flash("error", f"Not saved: {error}")
+        return
+    if config.config_id in {c.config_id for c in judge_store.configs()}:
+        state.flash("info", f"Nothing new to save: this is the saved {config.label}.")
+    else:
+        judge_store.save_config(config)
+        state.flash("success", f"Saved {config.label}.")
+    label = _saved_label(store, config)
+    if label is not None:  # open the saved revision; the edits now live in it
+        state.set_value(CONFIG_KEY, label)
+        state.clear_widget(editor_key)
+        state.clear_widget(SAVE_NAME)
+
+
+def _save_as(judge_store: JudgeStore, editor_key: str, base: JudgeConfig,
+             config: JudgeConfig) -> tuple[JudgeConfig, bool]:
+    """Say whether the editor holds a saved revision, and offer "Save as…" when it does not.
+
+    Returns:
+        The config to use below (the saved revision when the edits match one) and whether it
+        is unsaved (then a full run is disabled: its verdicts need a saved revision).
+    """
+    if config.config_id == base.config_id:
+        return config, False
+    numbered = _as_revision(judge_store, config, base)
+    if numbered.config_id in {c.config_id for c in judge_store.configs()}:
+        st.caption(f"Edited: this is the saved {widgets.escape_markdown(numbered.label)}.")
+        return numbered, False
+    st.caption("Edited, not saved: trying it saves nothing; a full run needs a saved "
+               "revision.")
+    with st.popover("Save as…", icon=":material/save:"):
+        st.text_input("Name", value=config.name, key=SAVE_NAME, max_chars=64,
+                      help="Lowercase letters, digits, '.', '_' or '-'. The same name gets the "
+                      "next revision number; a new name starts at revision 1.")
+        st.button("Save revision", key="judge_save", type="primary", icon=":material/save:",
+                  on_click=_save, args=(editor_key, base))
+    return config, True
+
+
+def _try(store: LabelStore, dataset: str, config: JudgeConfig, held_out: set[str]) -> None:
+    """"Try on N rows": judge a few labelled dev rows in memory and show them beside the experts'.
+
+    Nothing is stored (:func:`judges.trial.try_judge`); the result stays in this tab only, and
+    only while the config is the one tried.
+    """
+    st.subheader("Try on a few rows")
+    cols = st.columns([1, 3], vertical_alignment="bottom")
+    n = int(cols[0].number_input("Rows", 1, MAX_TRIAL_ROWS, TRY_ROWS,
+                                 key=state.keep("judge_try_rows")))
+    clicked = cols[1].button(
+        f"Try on {n} rows", key="judge_try", icon=":material/science:",
+        help="Judges up to this many rows the experts labelled (dev rows only, both verdicts "
+        "alternating) with the config as it is in the editor, and shows the verdicts beside "
+        "the experts'. Saves nothing: no revision, call or verdict is stored.")
+    if clicked:
+        try:
+            provider = get_provider(config.model, settings=resources.get_settings())
+        except ProviderConfigError as error:
+            widgets.message("error", str(error), icon=":material/key_off:")
+            return
+        try:
+            ids = trial_rows(store, dataset, config, n, exclude=held_out)
+            with st.spinner(f"Judging {len(ids)} rows…"):
+                trial = try_judge(config, dataset, ids, store=store, provider=provider,
+                                  policy=TRY_POLICY)
+        except CalibrateError as error:
+            st.warning("This try cannot start:")
+            st.code(str(error), language=None, wrap_lines=True)
+            return
+        state.set_value(TRIAL, trial)
+    trial = state.widget_value(TRIAL)
+    if not isinstance(trial, Trial) or trial.dataset != dataset:
+        return
+    if trial.config.config_id != config.config_id:
+        st.caption("The last try was of another version of this config; try again to see "
+                   "this one.")
+        return
+    _trial_result(trial)
+
+
+def _trial_result(trial: Trial) -> None:
+    """The tried rows beside the experts' verdicts, and what was (not) stored."""
+    if trial.stand_in:
+        widgets.message("warning", f"Stand-in: {trial.model} is the scripted provider, not a "
+                        "model; its verdicts test the plumbing, never a judge.",
+                        icon=":material/science:")
+    widgets.literal(trial.describe())
+    st.caption(f"Tried with {widgets.escape_markdown(trial.model)} on {len(trial.rows)} "
+               f"labelled rows ({trial.calls} calls). Nothing was saved: no revision, run, "
+               "call or verdict; reports, cards and the Export page are unchanged.")
+    st.dataframe(pd.DataFrame([{
+        "row": r.item_id, "experts": r.expert, "judge": r.judge,
+        "agrees": "yes" if r.agrees else "no",
+        "judge's reasoning": r.reasoning or r.problem or "—",
+    } for r in trial.rows]), hide_index=True, key="judge_trial_rows")
+
+
 def _preview(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     held_out = alignment_panel.held_out_ids(store, dataset, config.criterion)
     ids = [i for i in store.item_ids(dataset) if i not in held_out]  # test rows stay unseen
     if not ids:
         st.info("This dataset has no rows yet.")
         return
-    left, right = st.columns([3, 1])
+    left, right = st.columns(2)  # "original | swapped" needs ~170 px: half, not a quarter
     # Rows are picked by position: item ids come from files and stay out of widget text.
     index = left.selectbox("Preview row", range(len(ids)), format_func=lambda i: f"row {i + 1}",
                            key=state.keep("judge_preview_row"))
@@ -194,13 +383,19 @@ def _estimate(store: LabelStore, judge_store: JudgeStore, dataset: str, config: 
             labelled_only=options["labelled_only"], limit=options["limit"],
             judge_store=judge_store,
         )
+    except NoLabelledRowsError:
+        widgets.message("warning", f"No row of {dataset} is labelled for {config.criterion} "
+                        "yet: label some on the Label page, or untick “Labelled rows only” "
+                        "to judge every row.")
+        return False
     except CalibrateError as error:
         st.warning("This run cannot start:")
         st.code(str(error), language=None, wrap_lines=True)
         return False
-    widgets.literal("Estimate: " + plan.estimate.describe())
+    # The page has no price option: the CLI's "--prices FILE" hint would be CLI-speak here.
+    widgets.literal("Estimate: " + plan.estimate.describe(prices_hint=None))
     if has_batch_api(config.model):
-        widgets.literal(describe_batch_cost(plan.estimate))
+        widgets.literal(describe_batch_cost(plan.estimate, prices_hint=None))
     return True
 
 
@@ -213,7 +408,6 @@ def _start(store: LabelStore, dataset: str, config: JudgeConfig,
     except ProviderConfigError as error:
         widgets.message("error", str(error), icon=":material/key_off:")
         return False
-    JudgeStore(store.db).save_config(config)
 
     options = dict(options)
     batch = options.pop("batch", False)
@@ -406,6 +600,9 @@ def main() -> None:
     """Render the page."""
     access.require_page("judges")
     st.header("Judges")
+    flashed = state.pop_flash()
+    if flashed is not None:
+        widgets.message(*flashed)
     store = resources.get_store()
     judge_store = JudgeStore(store.db)
     datasets = store.datasets()
@@ -421,39 +618,41 @@ def main() -> None:
     if not choices:
         st.info(f"No {widgets.escape_markdown(kind)} judge config exists yet.")
         return
-    label = top[1].selectbox("Judge config", list(choices), key=state.keep("judge_config"))
+    label = top[1].selectbox("Judge config", list(choices), key=state.keep(CONFIG_KEY))
     base = choices[label]
     _other_edits(choices, base)
+    editor_key = f"{EDIT_PREFIX}{base.config_id}"
+    saved = base.to_yaml()
+    try:
+        current: JudgeConfig | None = config_from_text(state.widget_value(editor_key, saved))
+    except ConfigError:
+        current = None
+    _model_picker(editor_key, saved, current)
     edit, preview = st.columns(2)
     with edit:
-        config, _ = _editor(base)
-    if config is None:
-        return
+        edited, _ = _editor(base)
+        if edited is None:
+            return
+        config, unsaved = _save_as(judge_store, editor_key, base, edited)
     with preview:
         _preview(store, dataset, config)
-    if config.config_id != base.config_id:
-        config = _as_revision(judge_store, config, base)
-        if config.config_id in {c.config_id for c in judge_store.configs()}:
-            st.caption(f"Edited: this is the saved {widgets.escape_markdown(config.label)}.")
-        else:
-            st.caption(f"Edited: this would be {widgets.escape_markdown(config.label)} "
-                       "(not saved yet; running it saves it).")
-            if st.button(f"Save as revision {config.revision}", icon=":material/save:",
-                         key="judge_save"):
-                judge_store.save_config(config)
-                widgets.message("success", f"Saved {config.label}.")
+    _try(store, dataset, config, alignment_panel.held_out_ids(store, dataset, config.criterion))
     st.subheader("Run")
     options = _run_options(config)
     runnable = _estimate(store, judge_store, dataset, config, options)
+    if unsaved:
+        st.caption("A full run stores its verdicts under a saved revision: “Save as…” first, "
+                   "or try the edits on a few rows above (that saves nothing).")
     clicked = runnable and st.button("Run in the background", type="primary",
-                                     icon=":material/play_arrow:", key="judge_run")
+                                     icon=":material/play_arrow:", key="judge_run",
+                                     disabled=unsaved)
     if clicked and _start(store, dataset, config, options):
         st.rerun()
     st.subheader("Results of this revision")
     _results(store, dataset, config)
     st.subheader("Revisions compared with the experts")
     _revisions(store, dataset, config)
-    alignment_panel.render(store, dataset, config)
+    alignment_panel.render(store, dataset, config, unsaved=unsaved)
 
 
 main()

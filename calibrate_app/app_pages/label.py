@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from calibrate_app import access, label_history, resources, state, widgets
+from calibrate_app import access, claim_view, label_history, resources, state, widgets
 from labels import LabelStore, Provenance
 from labels.assignments import assignment_progress, open_elsewhere
 from labels.errors import CalibrateError
@@ -266,6 +266,7 @@ def _help() -> None:
 | **S** | skip: the row goes to the end of your queue |
 | **J** / **K** | scroll the sources down / up |
 | **N** / **Shift + N** | next / previous source passage (**Enter** opens a folded one) |
+| **]** / **[** | next / previous answer sentence (or click one): marks its sources |
 | **←** (Left arrow) | back to your previous label; a verdict saves a new version |
 | **M** | My labels: your labels and skipped rows, searchable; open any of them |
 | **G** | show or hide the guidelines panel |
@@ -665,8 +666,9 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     if editing:
         _editing_banner(store, row)
     widgets.label_page_style()
-    widgets.item_card(item, criterion, with_question=False)
+    widgets.item_card(item, criterion, with_question=False, sentences=True)
     widgets.evidence_keys(token)
+    claim_view.sentence_keys(token)
     pending = queue.pending.get(item_id)
     _verdict_bar(row, kind, criterion, pending, queue.tags.get(item_id, []))
     widgets.leave_note_on_save()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import click
@@ -63,6 +63,25 @@ class CalibrateGroup(click.Group):
             raise UserError(f"permission denied: {error.filename or error}") from None
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``calibrate --version``: the installed distribution's version, then exit.
+
+    Not click's ``version_option``, which looks the version up under one fixed distribution
+    name; :func:`labels.distribution.installed_version` also finds an environment installed
+    before the distribution was renamed (issue 28).
+    """
+    if not value or ctx.resilient_parsing:
+        return
+    from labels.distribution import COMMAND, DISTRIBUTION, installed_version
+
+    version = installed_version()
+    if version is None:
+        raise UserError(f"{DISTRIBUTION} is not installed (pip install {DISTRIBUTION}, or "
+                        "pip install -e . in a checkout)")
+    click.echo(f"{COMMAND}, version {version} ({DISTRIBUTION})")
+    ctx.exit()
+
+
 def use_env_file(path: str | None) -> None:
     """Read settings from ``path`` instead of ``./.env`` (here and in the app it starts)."""
     if path is not None:
@@ -86,7 +105,14 @@ def use_env_file(path: str | None) -> None:
     help="Settings file to read instead of ./.env (CALIBRATE_ENV_FILE); like ./.env, read "
     "only when it is yours alone (not writable by group or others).",
 )
-@click.version_option(package_name="calibrate")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context, db_path: str | None, env_file: str | None) -> None:
     """Calibrate an LLM judge against expert labels and correct its pass rate.
@@ -99,6 +125,23 @@ def cli(ctx: click.Context, db_path: str | None, env_file: str | None) -> None:
     if not ctx.meta.get("calibrate.help"):
         ctx.obj.settings  # noqa: B018 -- read now: a bad settings file stops every command
     ctx.call_on_close(ctx.obj.close)
+
+
+def command_paths(
+    group: click.Group, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+    """Every command under ``group`` with its path of names, ``group`` itself first.
+
+    Depth first, by name, hidden commands included: what the start-up bench times, the help
+    tests ask and the app's command channel allow-list must name, one walk for all of them.
+    """
+    yield path, group
+    for name in sorted(group.commands):
+        command = group.commands[name]
+        if isinstance(command, click.Group):
+            yield from command_paths(command, (*path, name))
+        else:
+            yield (*path, name), command
 
 
 def _register() -> None:
@@ -144,4 +187,5 @@ def main(argv: Sequence[str] | None = None) -> None:
     cli.main(args=args, prog_name="calibrate")
 
 
-__all__ = ["AppContext", "CalibrateGroup", "cli", "echo_json", "main", "pass_app"]
+__all__ = ["AppContext", "CalibrateGroup", "cli", "command_paths", "echo_json", "main",
+           "pass_app"]

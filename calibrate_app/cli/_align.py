@@ -33,7 +33,7 @@ def _with_model(config: JudgeConfig, model: str | None, name: str) -> JudgeConfi
 
 def _current(app: AppContext, config: JudgeConfig, dataset: str) -> JudgeConfig:
     """The revision adopted last for this judge name on ``dataset``, else ``config``."""
-    from judges.alignment.store import AlignStore
+    from judges.alignment_store import AlignStore
     from judges.store import JudgeStore
 
     adopted = AlignStore(app.store.db).adopted(dataset, config.criterion, config.name)
@@ -63,7 +63,7 @@ def judge_split(app: AppContext, dataset: str, criterion: str, seed: int | None,
     assigned as they are read. Tuning views show dev rows only.
     """
     from calibrate_app.cli._context import echo_json
-    from judges.alignment.store import AlignStore, optimism_warning
+    from judges.alignment_store import AlignStore, optimism_warning
     from labels.store_splits import SplitStore
 
     app.store.dataset(dataset)
@@ -153,7 +153,7 @@ def judge_align(
 @pass_app
 def judge_adopt(app: AppContext, proposal_id: str) -> None:
     """Adopt a proposed revision (explicitly): later `judge align` runs start from it."""
-    from judges.alignment.store import AlignStore
+    from judges.alignment_store import AlignStore
     from judges.store import JudgeStore
 
     align_store = AlignStore(app.store.db)

@@ -22,6 +22,11 @@ FROM_BASELINE = "from-baseline"
 
 _CARD = click.option("--card", "card_file", required=True, type=ClientPath(dir_okay=False),
                      help="Judge card file (calibrate card export).")
+OTLP = click.option(
+    "--otlp", "otlp_file", type=ClientPath(dir_okay=False), default=None,
+    help="Also write the numbers as OpenTelemetry gen_ai.evaluation.result events (OTLP/JSON "
+    "logs) to this file.",
+)
 _ALLOW_UNVERIFIED = click.option(
     "--allow-unverified", is_flag=True,
     help="Accept verdicts without a config_id (not checked against the card's judge); the "
@@ -132,6 +137,18 @@ def compare_text(data: dict[str, Any]) -> list[str]:
     return lines
 
 
+def write_otlp(otlp_file: str | None, data: dict[str, Any], kind: str) -> None:
+    """Write ``data`` (a report's or a score's stable JSON) as OTLP/JSON logs, when asked."""
+    if otlp_file is None:
+        return
+    from judges.integrations.otlp import report_events, score_events, write_logs
+
+    if data.get("kind") == "pairwise":
+        raise click.UsageError("--otlp exports pass/fail results; a pairwise card's or "
+                               "report's shares are not pass rates")
+    write_logs(otlp_file, report_events(data) if kind == "report" else score_events(data))
+
+
 def _emit(data: dict[str, Any], as_json: bool,
           text: Callable[[dict[str, Any]], list[str]]) -> None:
     from calibrate_app.cli._context import echo_json
@@ -148,9 +165,10 @@ def _emit(data: dict[str, Any], as_json: bool,
 @_ALLOW_UNVERIFIED
 @click.option("--accepted-out", type=ClientPath(dir_okay=False), default=None,
               help="Write id,verdict of the rows the card's acceptance rule accepts.")
+@OTLP
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
-                  accepted_out: str | None, as_json: bool) -> None:
+                  accepted_out: str | None, otlp_file: str | None, as_json: bool) -> None:
     """Corrected pass rate + interval of new verdicts (VERDICTS_FILE) of the card's judge.
 
     With a card that has an acceptance rule (card export --alpha), also the share of the
@@ -164,6 +182,9 @@ def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
     if card.judge.kind == "pairwise":
         from judges.pairwise_card import score_pairwise_file
 
+        if otlp_file is not None:
+            raise click.UsageError("--otlp exports pass/fail results; a pairwise card's "
+                                   "shares are not pass rates")
         pairwise = score_pairwise_file(card, verdicts_file, allow_unverified=allow_unverified)
         _emit(pairwise.to_json(), as_json, _pairwise_score_text)
         return
@@ -173,7 +194,9 @@ def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
             raise click.UsageError("--accepted-out needs a card with an acceptance rule that "
                                    "applies to these verdicts (card export --alpha)")
         write_table(score.accepted(), accepted_out)
-    _emit(score.to_json(), as_json, _score_text)
+    data = score.to_json()
+    write_otlp(otlp_file, data, "score")
+    _emit(data, as_json, _score_text)
 
 
 @click.command("compare")
@@ -222,12 +245,14 @@ def compare_command(card_file: str, baseline_file: str, candidate_file: str,
               help="Pairwise cards: the side whose corrected share of wins must clear "
               "--min-pass-rate.")
 @_ALLOW_UNVERIFIED
+@OTLP
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @click.pass_context
 def gate_command(
     ctx: click.Context, card_file: str, verdicts_file: str, min_pass_rate: float | str | None,
     baseline_file: str | None, max_drop: float | None, on: str,
-    min_accepted_share: float | None, side: str, allow_unverified: bool, as_json: bool,
+    min_accepted_share: float | None, side: str, allow_unverified: bool,
+    otlp_file: str | None, as_json: bool,
 ) -> None:
     """Exit 1 when VERDICTS_FILE misses a bar (0 otherwise).
 
@@ -253,6 +278,9 @@ def gate_command(
         )
     card = load_card(card_file)
     if card.judge.kind == "pairwise":
+        if otlp_file is not None:
+            raise click.UsageError("--otlp exports pass/fail results; a pairwise card's "
+                                   "shares are not pass rates")
         _gate_pairwise(ctx, card, verdicts_file, min_pass_rate, baseline_file, on, side,
                        allow_unverified, as_json)
         return
@@ -293,6 +321,7 @@ def gate_command(
         reasons.append(share.reason)
     decision["reason"] = "; ".join(reasons)
     data["gate"] = decision
+    write_otlp(otlp_file, data, "gate")
     if as_json:
         echo_json(data)
     else:

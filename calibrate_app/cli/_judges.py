@@ -1,4 +1,8 @@
-"""Commands for judges: configs (``judges``), runs (``judge``) and verdict files (``verdicts``)."""
+"""Commands for judges: configs and runs (``judge``) and verdict files (``verdicts``).
+
+``judges list|show|validate`` was a group of its own until issue 26 made one ``judge`` group;
+``judges`` stays as a hidden alias that says so on stderr, so that scripts keep working.
+"""
 
 from __future__ import annotations
 
@@ -69,14 +73,14 @@ def _find_config(app: AppContext, name: str) -> JudgeConfig:
         return stored.config
 
 
-@click.group("judges")
-def judges_group() -> None:
-    """Judge configs: the built-in templates and your own YAML/JSON files."""
+@click.group("judge")
+def judge_group() -> None:
+    """Judges: their configs (built-in or your own YAML/JSON), runs over a dataset, tuning."""
 
 
-@judges_group.command("list")
+@judge_group.command("list")
 @pass_app_and_json()
-def judges_list(app: AppContext, as_json: bool) -> None:
+def judge_list(app: AppContext, as_json: bool) -> None:
     """List the built-in judges and the configs stored in the database."""
     from calibrate_app.cli._context import echo_json
     from judges.config import builtin_names, load_builtin
@@ -113,10 +117,10 @@ def judges_list(app: AppContext, as_json: bool) -> None:
             click.echo(f"    {r['description']}")
 
 
-@judges_group.command("show")
+@judge_group.command("show")
 @click.argument("name")
 @pass_app_and_json("the config")
-def judges_show(app: AppContext, name: str, as_json: bool) -> None:
+def judge_show(app: AppContext, name: str, as_json: bool) -> None:
     """Print a judge config (built-in name, file, or stored name/id) with its id."""
     from calibrate_app.cli._context import echo_json
 
@@ -128,19 +132,14 @@ def judges_show(app: AppContext, name: str, as_json: bool) -> None:
     click.echo(config.to_yaml(), nl=False)
 
 
-@judges_group.command("validate")
+@judge_group.command("validate")
 @click.argument("file", type=ClientPath(dir_okay=False))
-def judges_validate(file: str) -> None:
+def judge_validate(file: str) -> None:
     """Check a judge config FILE: unknown keys, labels, template variables. Prints its id."""
     from judges.config import load_config
 
     config = load_config(file)
     click.echo(f"{file}: valid — {config.label}, id {config.config_id}")
-
-
-@click.group("judge")
-def judge_group() -> None:
-    """Run a judge over a dataset, and list runs."""
 
 
 def _cancel_event() -> threading.Event:
@@ -190,7 +189,8 @@ def _install_sigint(stop: threading.Event) -> Any:
               help="Price table YAML/JSON: {provider/model: {input: USD/Mtok, output: USD/Mtok}}.")
 @click.option("--model-path", type=ClientPath(dir_okay=False), default=None,
               help="GGUF file for a local/<name> judge, served in-process by llama.cpp "
-              "(default: CALIBRATE_LOCAL_MODEL_PATH; needs pip install -e .[local]).")
+              "(default: CALIBRATE_LOCAL_MODEL_PATH; needs "
+              "pip install 'llm-judge-calibrate[local]').")
 @click.option("--batch", is_flag=True,
               help="Send the calls through the provider's batch API (Anthropic, OpenAI): half "
               "price, results within 24 h. Each batch is recorded before it is sent; run the "
@@ -423,8 +423,34 @@ def verdicts_export(app: AppContext, dataset: str, judge: str, output: str) -> N
     click.echo(f"verdicts written to {path}")
 
 
+class DeprecatedAlias(click.Group):
+    """A hidden old group name whose commands live on under another group.
+
+    The commands are the same objects as under the new name, so options and behaviour cannot
+    drift apart; running one prints a one-line notice on stderr (stdout stays the command's, so
+    ``--json`` output is unchanged).
+    """
+
+    def __init__(self, name: str, new_name: str, commands: dict[str, click.Command]) -> None:
+        """Name the alias, the group that replaced it, and the commands it still answers to."""
+        super().__init__(name, commands=commands, hidden=True,
+                         help=f"Deprecated: use `calibrate {new_name}`.")
+        self.new_name = new_name
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Say once what to type instead, then run the command as the new group would."""
+        click.echo(f"`calibrate {self.name}` is deprecated: use `calibrate {self.new_name}` "
+                   "(same commands and options).", err=True)
+        return super().invoke(ctx)
+
+
+JUDGES_ALIAS = DeprecatedAlias("judges", "judge", {
+    name: judge_group.commands[name] for name in ("list", "show", "validate")
+})
+
+
 def register(cli: click.Group) -> None:
     """Add these commands to the top-level group."""
-    cli.add_command(judges_group)
     cli.add_command(judge_group)
+    cli.add_command(JUDGES_ALIAS)
     cli.add_command(verdicts_group)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from calibrate_app.cli._context import AppContext, LazyChoice, pass_app, pass_app_and_json
+from calibrate_app.cli._gate import OTLP, write_otlp
 from calibrate_app.cli._paths import ClientPath
 
 if TYPE_CHECKING:
@@ -34,10 +35,11 @@ _DESIGN = LazyChoice(_designs)
 _RULES = LazyChoice(_rules)
 
 
-def _pct(value: dict[str, Any]) -> str:
-    from judges.calibration import format_interval
+def _pct(value: dict[str, Any], *, agreement: bool = False) -> str:
+    """An interval for the terminal: the page's words where it collapsed ("all 14 agree")."""
+    from judges.calibration import describe_interval
 
-    return format_interval(value)
+    return describe_interval(value, agreement=agreement)
 
 
 def render_report(report: JudgeReport) -> str:
@@ -45,6 +47,7 @@ def render_report(report: JudgeReport) -> str:
     from judges.calibration.vocabulary import describe_counts, describe_used
 
     d = report.to_json()
+    summary = report.answer.summary()
     c = d["confusion"]
     counts = d.get("counts", {})
     tc, lc = counts.get("target"), counts.get("labelled")
@@ -60,19 +63,24 @@ def render_report(report: JudgeReport) -> str:
         + f" (human pass {d['m1']}, fail {d['m0']}); target {d['target']!r}: {judged_note}",
         f"Confusion (human x judge): TP {c['tp']}  FN {c['fn']}  FP {c['fp']}  TN {c['tn']}",
         "",
+        # The Calibration page's first screen says the same, from the same summary.
+        f"True pass rate of {d['target']!r}: {summary.sentence()}",
+        f"  (it estimates {summary.estimand})",
+        "",
         f"  sensitivity          {_pct(d['sensitivity'])}",
         f"  specificity          {_pct(d['specificity'])}",
         f"  false-positive rate  {_pct(d['fpr'])}   (failing answers the judge passes)",
-        f"  Cohen's kappa        {_pct(d['kappa'])}",
+        f"  Cohen's kappa        {_pct(d['kappa'], agreement=True)}",
     ]
     if d["human_agreement"]:
         h = d["human_agreement"]
         lines.append(
-            f"  human-human kappa    {_pct(h['kappa'])}   ({h['annotators']} annotators, "
+            f"  human-human kappa    {_pct(h['kappa'], agreement=True)}   ({h['annotators']} "
+            "annotators, "
             f"{h['items']} shared items: the ceiling)"
         )
-        lines += [f"    {p['a']} x {p['b']}: kappa {_pct(p['kappa'])} (n {p['kappa']['n']})"
-                  for p in h["pairs"]]
+        lines += [f"    {p['a']} x {p['b']}: kappa {_pct(p['kappa'], agreement=True)} "
+                  f"(n {p['kappa']['n']})" for p in h["pairs"]]
     lines += [
         "",
         f"  observed pass rate   {_pct(d['observed_pass_rate'])}   (judge, uncorrected; "
@@ -87,8 +95,6 @@ def render_report(report: JudgeReport) -> str:
     reason = d["corrected_pass_rate"]["reason"]
     if reason:
         lines.append(f"  corrected pass rate: {reason}")
-    if d.get("population"):
-        lines.append(f"  (the corrected pass rate estimates {d['population']})")
     lines += ["", f"Design: {d['design_reason']}"]
     if tc and lc:
         lines.append(f"Target: {describe_counts(tc, rows='target ')}")
@@ -230,11 +236,12 @@ def render_pairwise_report(report: PairwiseReport) -> str:
 )
 @click.option("--half-width", type=click.FloatRange(0, 1, min_open=True), default=0.05,
               show_default=True, help="Interval half-width the labelling plan aims for.")
+@OTLP
 @pass_app_and_json("the report")
 def report_command(
     app: AppContext, dataset: str, judges: tuple[str, ...], criterion: str | None,
     target: str | None, design: str, aggregation: str | None, half_width: float,
-    as_json: bool,
+    otlp_file: str | None, as_json: bool,
 ) -> None:
     """Calibrate a judge against the human labels: error rates, kappa, corrected pass rate."""
     from calibrate_app.cli._context import echo_json
@@ -242,6 +249,9 @@ def report_command(
 
     store = app.reader
     if store.dataset(dataset).kind == "pairwise":
+        if otlp_file is not None:
+            raise click.UsageError("--otlp exports pass/fail reports; a pairwise report's "
+                                   "shares are not pass rates")
         if len(judges) > 1:
             raise click.UsageError("a pairwise report takes one --judge")
         pairwise = pairwise_report(store, dataset, judges[0], criterion=criterion,
@@ -261,8 +271,9 @@ def report_command(
     if len(judges) > 1:
         board = judge_leaderboard(store, dataset, list(judges),
                                   criterion=report.criterion, rule=aggregation)
+    data = report.to_json()
+    write_otlp(otlp_file, data, "report")
     if as_json:
-        data = report.to_json()
         if board is not None:
             data["leaderboard"] = board.to_json()
         echo_json(data)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judges.alignment.dev import human_verdicts, judge_item_verdicts
-from judges.alignment.store import TEST_REUSE_LIMIT, AlignStore, optimism_warning
+from judges.alignment_store import TEST_REUSE_LIMIT, AlignStore, optimism_warning
 from judges.calibration import (
     Estimate,
     JudgeRates,

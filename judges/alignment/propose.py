@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judges.alignment.dev import DevView, Disagreement, dev_disagreements
-from judges.alignment.store import AlignStore
+from judges.alignment_store import AlignStore
 from judges.config import FewShot, JudgeConfig, parse_config
 from judges.prompts import render
 from judges.providers import Provider

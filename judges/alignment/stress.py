@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from judges.alignment.dev import judge_item_verdicts
-from judges.alignment.store import AlignStore, StressCounts
+from judges.alignment_store import AlignStore, StressCounts
 from judges.calibration import Estimate, wilson_interval
 from judges.calls import CallPolicy
 from judges.config import JudgeConfig

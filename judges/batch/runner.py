@@ -50,7 +50,7 @@ from judges.config import JudgeConfig
 from judges.pricing import Price
 from judges.providers import Provider, get_provider
 from judges.providers.base import CompletionRequest, Message, ProviderError
-from judges.run_plan import CostEstimate, PlannedCall, plan_run
+from judges.run_plan import PRICES_HINT, CostEstimate, PlannedCall, plan_run
 from judges.runner import ProgressCallback, RunSummary
 from judges.settings import Settings
 from judges.store import CallRecord, JudgeStore
@@ -69,10 +69,14 @@ def batch_price(price: Price | None) -> Price | None:
     return Price(price.input_per_mtok * BATCH_DISCOUNT, price.output_per_mtok * BATCH_DISCOUNT)
 
 
-def describe_batch_cost(estimate: CostEstimate) -> str:
-    """The estimate's cost online and through the batch API, for people."""
+def describe_batch_cost(estimate: CostEstimate, *, prices_hint: str | None = PRICES_HINT) -> str:
+    """The estimate's cost online and through the batch API, for people.
+
+    ``prices_hint`` says how to give a missing price (see :meth:`CostEstimate.describe`).
+    """
     if estimate.cost_typical is None or estimate.cost_max is None:
-        return "cost unknown online and in batch (no price for this model; pass --prices FILE)"
+        hint = f"; {prices_hint}" if prices_hint else ""
+        return f"cost unknown online and in batch (no price for this model{hint})"
     return (
         f"online about ${estimate.cost_typical:,.4f} (at most ${estimate.cost_max:,.4f}); "
         f"batch API ({BATCH_DISCOUNT:.0%} of the price, results within 24 h) about "

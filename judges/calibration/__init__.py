@@ -32,6 +32,8 @@ if TYPE_CHECKING:
         CalibrationInputError,
         Estimate,
         PassRateEstimate,
+        collapsed,
+        describe_interval,
         format_interval,
         format_point,
         interval_json,
@@ -56,16 +58,16 @@ if TYPE_CHECKING:
         multi_rater_agreement,
     )
     from .answer import (
+        AnswerSummary,
         EvidenceStrata,
         PassRateAnswer,
         SegmentAnswer,
         TargetRun,
-        answer_difference,
         answer_pass_rate,
         design_decision,
         evidence_strata,
-        transferred_error_rates,
     )
+    from .answer_difference import answer_difference, transferred_error_rates
     from .comparison import LeaderboardRow, McNemarResult, leaderboard, mcnemar_test
     from .consistency import (
         ConsistencyResult,
@@ -231,6 +233,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "CalibrationInputError",
         "Estimate",
         "PassRateEstimate",
+        "collapsed",
+        "describe_interval",
         "format_interval",
         "format_point",
         "interval_json",
@@ -258,14 +262,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "multi_rater_agreement",
     ),
     "answer": (
+        "AnswerSummary",
         "EvidenceStrata",
         "PassRateAnswer",
         "SegmentAnswer",
         "TargetRun",
-        "answer_difference",
         "answer_pass_rate",
         "design_decision",
         "evidence_strata",
+    ),
+    "answer_difference": (
+        "answer_difference",
         "transferred_error_rates",
     ),
     "comparison": (
@@ -457,6 +464,7 @@ __all__ = [
     "AcceptanceRule",
     "Allocation",
     "AllocationGap",
+    "AnswerSummary",
     "CalibrationCounts",
     "CalibrationEvidence",
     "CalibrationInputError",
@@ -522,6 +530,7 @@ __all__ = [
     "cluster_bootstrap",
     "clustered_agreement",
     "cohen_kappa",
+    "collapsed",
     "confidence_score",
     "confusion_matrix",
     "consistency_from_flags",
@@ -530,6 +539,7 @@ __all__ = [
     "counts_of_strata",
     "counts_to_arrays",
     "coverage_study",
+    "describe_interval",
     "design_decision",
     "error_rates",
     "estimate_pass_rate",

@@ -28,6 +28,8 @@ __all__ = [
     "CalibrationInputError",
     "Estimate",
     "PassRateEstimate",
+    "collapsed",
+    "describe_interval",
     "format_interval",
     "format_point",
     "interval_json",
@@ -93,6 +95,54 @@ def format_interval(value: Mapping[str, Any], *, digits: int = 3, signed: bool =
     if low is None or high is None:
         return f"{est:{spec}}"
     return f"{est:{spec}} [{low:{spec}}, {high:{spec}}]"
+
+
+def collapsed(value: Mapping[str, Any], *, digits: int = 3) -> bool:
+    """Whether an interval mapping's bounds print alike at ``digits`` (``[1.000, 1.000]``).
+
+    A refused value, or one without bounds, has not collapsed.
+    """
+    low, high = value.get("low"), value.get("high")
+    if value.get("estimate") is None or low is None or high is None:
+        return False
+    return f"{low:.{digits}f}" == f"{high:.{digits}f}"
+
+
+def describe_interval(value: Mapping[str, Any], *, digits: int = 3, signed: bool = False,
+                      agreement: bool = False) -> str:
+    """An interval as text for people: :func:`format_interval`, or words where it collapsed.
+
+    A zero-width interval (``1.000 [1.000, 1.000]``: a Wald kappa of a perfect table, a census
+    of a small stratum) reads as a certainty that 14 rows do not give. It is said in words
+    instead, with the rows behind it: a perfect ``agreement`` (Cohen's kappa, Krippendorff's
+    alpha) as "all 14 agree", any other value as "0.633 on all 30 rows (no spread)". Every
+    surface that prints an interval for people (the Calibration page, ``calibrate report``)
+    says it through this function; the JSON keeps the numbers.
+
+    Args:
+        value: An interval mapping (``estimate``, ``low``, ``high``, ``n``, ``reason``).
+        digits: Decimals shown.
+        signed: Every number with its sign (differences).
+        agreement: The value is an agreement coefficient, where 1 means every row agrees.
+
+    Returns:
+        The text (``—`` when refused).
+
+    Examples:
+        >>> describe_interval({"estimate": 0.8, "low": 0.7, "high": 0.9, "n": 40})
+        '0.800 [0.700, 0.900]'
+        >>> describe_interval({"estimate": 1.0, "low": 1.0, "high": 1.0, "n": 14}, agreement=True)
+        'all 14 agree'
+        >>> describe_interval({"estimate": 0.6333, "low": 0.6333, "high": 0.6333, "n": 30})
+        '0.633 on all 30 rows (no spread)'
+    """
+    if not collapsed(value, digits=digits):
+        return format_interval(value, digits=digits, signed=signed)
+    n = int(value.get("n") or 0)
+    point = format_point(value, digits=digits, signed=signed)
+    if agreement and f"{value['estimate']:.{digits}f}" == f"{1:.{digits}f}":
+        return f"all {n:,} agree"
+    return f"{point} on all {n:,} rows (no spread)"
 
 
 def format_point(value: Mapping[str, Any], *, digits: int = 3, signed: bool = False) -> str:
@@ -162,6 +212,10 @@ class _Interval:
     def format_point(self, *, digits: int = 3) -> str:
         """The point estimate as text; ``—`` when refused."""
         return format_point(self.to_interval(), digits=digits)
+
+    def describe(self, *, digits: int = 3, agreement: bool = False) -> str:
+        """:func:`describe_interval` of this result: words where the interval collapsed."""
+        return describe_interval(self.to_interval(), digits=digits, agreement=agreement)
 
 
 class _Claims:

@@ -42,9 +42,17 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ._results import Estimate, PassRateEstimate, _refused, _ToDict, interval_json
+from ._results import (
+    Estimate,
+    PassRateEstimate,
+    _refused,
+    _ToDict,
+    describe_interval,
+    interval_json,
+)
 from ._verdicts import PASS
 from .active import active_pass_rate_from_strata
+from .answer_strata import EvidenceStrata, _strata, evidence_strata
 from .clustered import document_counts
 from .counts import CalibrationCounts
 from .design_check import (
@@ -66,7 +74,6 @@ from .evidence import (
     RunCounts,
 )
 from .kappa_interval import SMALL_N, kappa_interval
-from .paired import DifferenceEstimate, JudgeErrorRates, PairedComparison, paired_difference
 from .pass_rate import labels_only_pass_rate
 from .rates import ConfusionMatrix, check_confidence
 from .strata import (
@@ -74,30 +81,25 @@ from .strata import (
     OUTCOME_NOT_JUDGED,
     StratumCounts,
     bound_over_unsure,
-    counts_of_strata,
     stratified_run_pass_rate_from_counts,
 )
 from .transfer import TransferDiagnostics, transfer_diagnostics
 from .transport import (
     PopulationRates,
-    TransferredRates,
     _population_rates,
-    error_rates,
     transported_pass_rate_from_counts,
 )
-from .vocabulary import STRATA
 
 __all__ = [
     "AnswerKind",
+    "AnswerSummary",
     "EvidenceStrata",
     "PassRateAnswer",
     "SegmentAnswer",
     "TargetRun",
-    "answer_difference",
     "answer_pass_rate",
     "design_decision",
     "evidence_strata",
-    "transferred_error_rates",
 ]
 
 AnswerKind = Literal["corrected", "labels_only", "segment_aware", "bounds", "refused"]
@@ -139,6 +141,54 @@ class SegmentAnswer(_ToDict):
     corrected: PassRateEstimate
     observed: PassRateEstimate
     confusion: ConfusionMatrix
+
+
+_KIND_WORDS: Mapping[str, str] = MappingProxyType({
+    "corrected": "the corrected pass rate",
+    "labels_only": "the labelled rows alone",
+    "segment_aware": "the segment-aware correction",
+    "bounds": "the corrected pass rate bounded over the human-unsure rows",
+    "refused": "the corrected pass rate",
+})
+
+
+@dataclass(frozen=True)
+class AnswerSummary(_ToDict):
+    """The answer in the few words a first screen or a report's first line has room for.
+
+    Attributes:
+        says: Whether the headline makes a claim: a number whose interval does not cover every
+            pass rate from 0 to 1. ``False``: "can't say", and ``because`` says why.
+        because: Why there is no claim (``None`` when ``says``).
+        headline: The headline's interval (``estimate``, ``low``, ``high``, ``n``, ``reason``);
+            shown even when it makes no claim, so the refusal can be checked.
+        interval: The headline as text (:func:`~judges.calibration.describe_interval`: words
+            where the interval collapsed), ``—`` when refused.
+        source: Which estimate the headline is, in words ("the segment-aware correction").
+        estimand: One sentence: the population the headline estimates.
+        n_labelled: Labelled rows the headline rests on.
+    """
+
+    says: bool
+    because: str | None
+    headline: Mapping[str, Any]
+    interval: str
+    source: str
+    estimand: str
+    n_labelled: int
+
+    def sentence(self) -> str:
+        """The answer in one line: the number with its interval and n, or "can't say" and why.
+
+        ``0.352 [0.000, 0.780] (the corrected pass rate, n = 95 labelled rows)``, or
+        ``can't say, because …; 0.520 [0.000, 1.000] (the segment-aware correction, …)``.
+        """
+        numbers = f"{self.interval} ({self.source}, n = {self.n_labelled:,} labelled rows)"
+        if self.says:
+            return numbers
+        if self.headline.get("estimate") is None:
+            return f"can't say, because {self.because}"
+        return f"can't say, because {self.because}; {numbers}"
 
 
 @dataclass(frozen=True)
@@ -195,6 +245,28 @@ class PassRateAnswer(_ToDict):
         """Whether there is no headline number."""
         return self.headline.refused
 
+    def summary(self) -> AnswerSummary:
+        """The headline in a few words: the number, or "can't say" and why (one rule for all).
+
+        The headline says nothing when it is refused, when the judge is not shown to be better
+        than chance (its interval widened to [0, 1]), or when its interval covers every pass
+        rate from 0 to 1 (a segment-aware correction bounded where the judge cannot tell pass
+        from fail).
+        """
+        h = self.headline
+        value = interval_json(h)
+        because: str | None = None
+        if h.refused:
+            because = h.reason or "the estimator refused"
+        elif h.uninformative or (h.low is not None and h.high is not None
+                                 and h.low <= 0.0 and h.high >= 1.0):
+            because = _why_no_claim(self)
+        return AnswerSummary(
+            says=because is None, because=because, headline=MappingProxyType(value),
+            interval=describe_interval(value), source=_KIND_WORDS[self.kind],
+            estimand=self.population, n_labelled=int(value["n"]),
+        )  # fmt: skip
+
     def to_json(self) -> dict[str, Any]:
         """The answer's JSON entries (the report's, the card's and the score's)."""
         h = self.headline
@@ -225,109 +297,6 @@ def _json_safe_mapping(value: Any) -> Any:
     if value is None:
         return None
     return {str(k): (None if v is None else float(v)) for k, v in dict(value).items()}
-
-
-# --------------------------------------------------------------------------- strata
-
-
-@dataclass(frozen=True)
-class EvidenceStrata:
-    """The strata of one estimate: counts, each labelled row's stratum, and the rule behind it.
-
-    Attributes:
-        counts: Population and labelled counts per stratum.
-        of_labelled: Each labelled row's stratum (-1: left out, a row the judge never ran on
-            in a separate calibration).
-        table: ``(5, 2, 2)`` stratum of a row by (outcome, flipped, escalated); -1 left out.
-    """
-
-    counts: StratumCounts
-    of_labelled: npt.NDArray[np.int64]
-    table: npt.NDArray[np.int64]
-
-    def assign(self, outcome: npt.ArrayLike, flipped: npt.ArrayLike | None = None,
-               escalated: npt.ArrayLike | None = None) -> npt.NDArray[np.int64]:
-        """The stratum of rows given their outcome codes, flip and escalation flags."""
-        o = np.asarray(outcome, dtype=np.int64)
-        f = np.zeros(o.shape, dtype=np.int64) if flipped is None else np.asarray(
-            flipped, dtype=bool).astype(np.int64)
-        e = np.zeros(o.shape, dtype=np.int64) if escalated is None else np.asarray(
-            escalated, dtype=bool).astype(np.int64)
-        return np.asarray(self.table[o, f, e], dtype=np.int64)
-
-
-
-
-def evidence_strata(evidence: CalibrationEvidence, *, same_run: bool) -> EvidenceStrata:
-    """The strata :func:`answer_pass_rate` estimates within, for the evidence's selections.
-
-    Judge pass, judge fail and not judged; labels drawn flips first split the flipped rows off,
-    labels drawn from the escalated queue split the escalated rows off. A selective rule
-    (:mod:`judges.calibration.selective`) and the cascade use the same strata.
-    """
-    present = {k for k, v in evidence.labelled.selections().items() if v}
-    return _strata(evidence, same_run=same_run, split_flips="flips_first" in present,
-                   split_escalated="escalated" in present and evidence.escalated is not None)
-
-
-def _strata(evidence: CalibrationEvidence, *, same_run: bool, split_flips: bool,
-            split_escalated: bool = False) -> EvidenceStrata:
-    """Judge-verdict strata of the calibration rows.
-
-    Same run: judge pass, judge fail and not judged (rows the judge never ran on included: the
-    whole run is the estimand). Separate calibration: the rows the judge ran on. With
-    ``split_flips`` the judge-pass and judge-fail rows whose verdict flipped are strata of their
-    own (labels drawn flips first over-sample them); with ``split_escalated`` so are the rows
-    of the evidence's escalation (labels drawn from the escalated queue are random only among
-    them).
-    """
-    pop = evidence.population.counts.sum(axis=2).astype(np.int64)  # (outcome, flipped)
-    esc = np.zeros_like(pop)
-    if split_escalated and evidence.escalated is not None:
-        esc = evidence.escalated.aligned(evidence.segments).counts.sum(axis=2).astype(np.int64)
-    cells = np.stack([pop - esc, esc], axis=2)  # (outcome, flipped, escalated)
-    table = np.full((5, 2, 2), -1, dtype=np.int64)
-    names: list[str] = []
-    outcomes: list[int] = []
-    judged = ((OUTCOME_PASS, STRATA[0], OUTCOME_PASS), (OUTCOME_FAIL, STRATA[1], 1))
-    for outcome, name, code in judged:
-        flips: tuple[int | None, ...] = (0, 1) if split_flips and pop[outcome, 1] > 0 else (None,)
-        for f in flips:
-            fs = [0, 1] if f is None else [f]
-            label = name if f == 0 or f is None else f"{name}, flipped"
-            escs = _escalation_split(cells[outcome][fs], split_escalated)
-            for e in escs:
-                if e is None:
-                    table[outcome, fs, :] = len(names)
-                else:
-                    table[outcome, fs, e] = len(names)
-                names.append(label if not e else f"{label}, escalated")
-                outcomes.append(code)
-    not_judged = [2, 3] + ([OUTCOME_NOT_RUN] if same_run else [])
-    for e in _escalation_split(cells[not_judged].reshape(-1, 2), split_escalated):
-        if e is None:
-            table[not_judged, :, :] = len(names)
-        else:
-            table[not_judged, :, e] = len(names)
-        names.append(STRATA[2] if not e else f"{STRATA[2]}, escalated")
-        outcomes.append(OUTCOME_NOT_JUDGED)
-    population = [int(cells[table == s].sum()) for s in range(len(names))]
-    lab = evidence.labelled
-    stratum = table[lab.outcome.astype(np.int64), lab.flipped.astype(np.int64),
-                    np.zeros(lab.n, dtype=np.int64) if lab.escalated is None or not
-                    split_escalated else lab.escalated.astype(np.int64)]
-    kept = stratum >= 0
-    counts = counts_of_strata(lab.human[kept], stratum[kept], population,
-                              outcomes=tuple(outcomes), names=tuple(names))  # fmt: skip
-    return EvidenceStrata(counts, stratum, table)
-
-
-def _escalation_split(cells: npt.NDArray[np.int64], split: bool) -> tuple[int | None, ...]:
-    """Escalation parts of a stratum: both when split and each holds rows, else the whole."""
-    by_part = cells.reshape(-1, 2).sum(axis=0)
-    if not split or by_part[1] == 0:
-        return (None,)
-    return (0, 1) if by_part[0] > 0 else (1,)
 
 
 def _target_outcomes(target: RunCounts) -> tuple[int, int, int]:
@@ -551,87 +520,6 @@ def _estimate(
     )  # fmt: skip
 
 
-def transferred_error_rates(evidence: CalibrationEvidence) -> TransferredRates | None:
-    """The error rates the separate-calibration answer transfers, with their covariance.
-
-    ``a = P(judge pass | human pass)`` and ``b = P(judge pass | human fail)`` over the
-    calibration rows the judge ran on (not judged is an outcome: it is "not pass"), in the
-    strata :func:`answer_pass_rate` uses for a target that is another run. ``None`` when they
-    cannot be estimated (a class or a judged stratum without labels).
-    """
-    return error_rates(evidence_strata(evidence, same_run=False).counts)
-
-
-def answer_difference(
-    evidence: CalibrationEvidence,
-    baseline: npt.ArrayLike,
-    candidate: npt.ArrayLike,
-    *,
-    answers: tuple[PassRateAnswer, PassRateAnswer],
-    documents: npt.ArrayLike | None = None,
-    segments: npt.ArrayLike | None = None,
-    confidence: float = 0.95,
-) -> PairedComparison:
-    """Two versions judged on the same rows: each one's answer and their paired difference.
-
-    The difference is Fieller's interval over the paired change in the judge's pass indicator
-    (a row the judge did not judge is "not pass", the third outcome the transferred error rates
-    include) and the evidence's verdict-reweighted error rates
-    (:func:`transferred_error_rates`), valid however the calibration labels were drawn. Each
-    version's pass rate is its own answer (``answers``, from :func:`answer_pass_rate` on the
-    paired rows), so a comparison shows what ``score`` shows for either file.
-
-    Args:
-        evidence: The calibration evidence.
-        baseline: The judge's verdict per paired row on the baseline's answers.
-        candidate: The same on the candidate's answers (aligned with ``baseline``).
-        answers: The two versions' answers on the paired rows.
-        documents: Source document per paired row (rows of one document are a cluster).
-        segments: Segment per paired row (each segment compared too).
-        confidence: Two-sided level.
-
-    Returns:
-        The comparison. When the error rates cannot be estimated (a class or a judged stratum
-        without labels) the difference is refused with the reason, as both versions' pass rates
-        are; the paired table and McNemar's test, which need no calibration, stay.
-    """
-    rates = transferred_error_rates(evidence)
-    n_labelled = int((evidence.labelled.human >= 0).sum())
-    if rates is None:
-        # The paired counts and McNemar's test need no error rates: any rates give them.
-        error = JudgeErrorRates(1.0, 1.0, 0.0, 0.0, n_labelled=n_labelled)
-    else:
-        cov = rates.cov
-        error = JudgeErrorRates(
-            sensitivity=rates.a_smoothed, specificity=1.0 - rates.b_smoothed,
-            var_sensitivity=float(cov[0, 0]), var_specificity=float(cov[1, 1]),
-            covariance=-float(cov[0, 1]), n_labelled=n_labelled, method="verdict-reweighted",
-        )  # fmt: skip
-
-    def pass_or_not(v: npt.ArrayLike) -> npt.NDArray[Any]:
-        return np.where(np.asarray(v, dtype=object) == "pass", "pass", "fail")
-
-    result = paired_difference(
-        pass_or_not(baseline), pass_or_not(candidate), calibration=error,
-        documents=documents, segments=segments, confidence=confidence,
-        youden_point=None if rates is None else rates.a - rates.b,
-    )  # fmt: skip
-    if rates is None:
-        reason = ("the judge's error rates cannot be estimated from the calibration labels "
-                  "(a human class, or a judge-verdict stratum, without labels)")
-
-        def refuse(c: PairedComparison) -> PairedComparison:
-            d = c.difference
-            return replace(c, difference=_refused(
-                DifferenceEstimate, reason, n=d.n, method=d.method, confidence=d.confidence,
-                n_labelled=n_labelled))  # fmt: skip
-
-        result = replace(refuse(result), segments=tuple(refuse(c) for c in result.segments))
-    return replace(result, baseline=answers[0].headline, candidate=answers[1].headline,
-                   warnings=tuple(w for w in result.warnings
-                                  if "corrected pass rate refused" not in w))
-
-
 def _worse_than_chance(rates: PopulationRates) -> str | None:
     sens, spec, kappa = rates.sensitivity, rates.specificity, rates.kappa
     if sens.estimate is None or spec.estimate is None:
@@ -685,6 +573,25 @@ def _counts(evidence: CalibrationEvidence, target: TargetRun) -> dict[str, dict[
     }
 
 
+def _why_no_claim(answer: PassRateAnswer) -> str:
+    """Why a headline whose interval is [0, 1] makes no claim, in plain words."""
+    h = answer.headline
+    bounded = (h.params or {}).get("bounded") or {}
+    if bounded.get("groups"):
+        why = (f"in {', '.join(bounded['groups'])} ({bounded['target_share']:.0%} of the target "
+               "rows) the judge is not shown to tell pass from fail, so their pass rate could be "
+               "anything from 0 to 1")
+    elif h.uninformative:
+        why = ("the judge is not shown to tell pass from fail (its Youden index is not "
+               "significantly above 0), so the pass rate could be anything from 0 to 1")
+    else:
+        why = "the interval covers every pass rate from 0 to 1"
+    if answer.kind == "segment_aware":
+        why = ("the judge's accuracy differs by segment and the target's mix of segments "
+               "differs from the calibration set's, and " + why)
+    return why
+
+
 def _population(run: RunCounts, same: bool, headline: PassRateEstimate) -> str:
     v = run.vocabulary()
     if same:
@@ -695,12 +602,19 @@ def _population(run: RunCounts, same: bool, headline: PassRateEstimate) -> str:
                      "not run)")
         return text
     ran = v["rows"] - v["not_run"]
-    text = f"the true (human) pass rate of the {ran:,} target rows the judge ran on"
-    if v["unscored"] + v["unsure"]:
-        text += (f", including the {v['unscored'] + v['unsure']:,} it did not judge "
-                 f"({v['unscored']:,} unscored, {v['unsure']:,} unsure)")
+    # The counts of "N of M target rows judged" beside it: M rows, the judge ran on some,
+    # judged N of those; every number here is one of those or their difference.
     if v["not_run"]:
-        text += f"; the {v['not_run']:,} target rows it never ran on are outside"
+        text = (f"the true (human) pass rate of the {ran:,} of {v['rows']:,} target rows the "
+                "judge ran on")
+    else:
+        text = f"the true (human) pass rate of all {v['rows']:,} target rows"
+    if v["unscored"] + v["unsure"]:
+        text += (f": the {v['judged']:,} the judge judged and the "
+                 f"{v['unscored'] + v['unsure']:,} it did not ({v['unscored']:,} unscored, "
+                 f"{v['unsure']:,} unsure)")
+    if v["not_run"]:
+        text += f"; the {v['not_run']:,} it never ran on are outside"
     return text
 
 

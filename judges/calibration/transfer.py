@@ -368,6 +368,7 @@ def _combine(d: _Data, groups: list[_Group], conf: float) -> PassRateEstimate:
             "bounded by [0, 1]"
         )
     params["identified"] = not bounded
+    params["bounded"] = {"groups": bounded, "target_share": unknown}
     return PassRateEstimate.clipped_to_unit(
         method, conf, est + unknown / 2.0, (raw_low, raw_high), warnings=warnings, params=params,
         n_labelled=n_lab, n_target=n_t, center=center + unknown / 2.0, se=se,

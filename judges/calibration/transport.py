@@ -34,7 +34,7 @@ import numpy.typing as npt
 from ._results import CalibrationInputError, Estimate, PassRateEstimate, _refused, _ToDict
 from .rates import check_confidence, z_value
 from .strata import OUTCOME_NOT_JUDGED, OUTCOME_PASS, StratumCounts, stratum_counts, verdict_strata
-from .vocabulary import STRATA, population_statement
+from .vocabulary import STRATA
 
 __all__ = [
     "PopulationRates",
@@ -403,6 +403,18 @@ class _Model:
         return a - b
 
 
+def _ran_on(n_rows: int, n_not_judged: int) -> str:
+    """The transported estimate's population: the target rows the judge ran on.
+
+    Rows it never ran on are not among ``n_rows``, so this is not "all rows of the target run"
+    (the answer's population sentence names both counts).
+    """
+    text = f"the true (human) pass rate of the {n_rows:,} target rows the judge ran on"
+    if n_not_judged:
+        text += f", including the {n_not_judged:,} it did not judge (unscored or unsure)"
+    return text
+
+
 def _transport(
     counts: StratumCounts, target: tuple[int, int, int], conf: float, deff: float = 1.0
 ) -> PassRateEstimate:
@@ -416,7 +428,7 @@ def _transport(
     params: dict[str, Any] = {
         "strata": counts.by_name(),
         "target_strata": dict(zip(STRATA, target, strict=True)),
-        "population": population_statement(int(n_t), target[2]),
+        "population": _ran_on(int(n_t), target[2]),
     }
 
     def refuse(reason: str) -> PassRateEstimate:
@@ -460,7 +472,7 @@ def _transport(
         inner_params = dict(inner.params)
         inner_params.update(target_strata=dict(zip(STRATA, target, strict=True)),
                             unseen_share=share, identified=False,
-                            population=population_statement(int(n_t), target[2]))
+                            population=_ran_on(int(n_t), target[2]))
         return dataclasses.replace(
             inner, estimate=(1 - share) * inner.estimate + share / 2.0,
             low=(1 - share) * inner.low, high=(1 - share) * inner.high + share,

@@ -6,8 +6,9 @@ adapter as ``openai/`` (:class:`~judges.providers.openai.OpenAIProvider`):
 * **in-process**: a GGUF file the user points to (``CALIBRATE_LOCAL_MODEL_PATH``, the
   ``local_model_path`` setting, or ``calibrate judge run --model-path FILE``) is served by
   llama.cpp's own server, started inside this process by the ``xllamacpp`` wheel
-  (``pip install -e .[local]``). It starts on the first call, on a free loopback port, and is
-  shared by every run of the process until :func:`shutdown_local_servers`.
+  (``pip install 'llm-judge-calibrate[local]'``). It starts on the first call, on a free
+  loopback port, and is shared by every run of the process until
+  :func:`shutdown_local_servers`.
 * **a server the user runs** (``llama-server``, or any OpenAI-compatible one): set
   ``CALIBRATE_LOCAL_BASE_URL`` (e.g. ``http://127.0.0.1:8080``; ``/v1`` is added if missing).
 
@@ -26,8 +27,9 @@ from typing import Any
 
 from judges.providers.base import Completion, CompletionRequest, ProviderConfigError, ProviderError
 from judges.providers.openai import OpenAIProvider
+from labels.distribution import DISTRIBUTION
 
-INSTALL_HINT = "pip install -e .[local]"
+INSTALL_HINT = f"pip install '{DISTRIBUTION}[local]'"
 GGUF_MAGIC = b"GGUF"
 DEFAULT_CONTEXT = 4096
 IDLE_TIMEOUT = 15

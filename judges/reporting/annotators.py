@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from judges.calibration import format_interval
+from judges.calibration import describe_interval
 
 
 def agreement_matrix(human_agreement: Mapping[str, Any] | None) -> pd.DataFrame:
@@ -33,7 +33,7 @@ def agreement_matrix(human_agreement: Mapping[str, Any] | None) -> pd.DataFrame:
     table = pd.DataFrame("", index=names, columns=names, dtype=object)
     for p in pairs:
         k = p["kappa"]
-        text = format_interval(k) if k.get("estimate") is not None else "—"
+        text = describe_interval(k, agreement=True) if k.get("estimate") is not None else "—"
         cell = f"{text} (n {k.get('n', 0)})"
         table.loc[p["a"], p["b"]] = cell
         table.loc[p["b"], p["a"]] = cell

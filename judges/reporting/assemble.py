@@ -22,14 +22,13 @@ import numpy.typing as npt
 import pandas as pd
 
 from judges.aggregation import rule_for
-from judges.alignment.store import AlignStore
+from judges.alignment_store import AlignStore
 from judges.calibration import (
     VOCABULARY,
     CalibrationEvidence,
     PassRateAnswer,
     TargetRun,
     answer_pass_rate,
-    format_interval,
     interval_json,
     kappa_from_table,
     rates_from_confusion,
@@ -138,18 +137,22 @@ class JudgeReport:
         return out.sort_values(["kind", "item_id"], kind="stable").reset_index(drop=True)
 
     def segments_frame(self) -> pd.DataFrame:
-        """Per-segment table: segment, n, sensitivity, FPR, kappa, corrected pass rate."""
+        """Per-segment table: segment, n, sensitivity, FPR, kappa, corrected pass rate.
+
+        Intervals as text for people (:func:`~judges.calibration.describe_interval`): a
+        segment's interval that collapsed is said in words ("all 14 agree").
+        """
         records = []
         for seg in self.answer.segments:
             records.append({
                 "segment": seg.segment,
                 "n_labelled": seg.n_labelled,
                 "n_target": seg.n_target,
-                "sensitivity": seg.rates.sensitivity.format(),
-                "fpr": seg.rates.fpr.format(),
-                "kappa": seg.rates.kappa.format(),
-                "corrected_pass_rate": format_interval(interval_json(seg.corrected)),
-                "observed_pass_rate": format_interval(interval_json(seg.observed)),
+                "sensitivity": seg.rates.sensitivity.describe(),
+                "fpr": seg.rates.fpr.describe(),
+                "kappa": seg.rates.kappa.describe(agreement=True),
+                "corrected_pass_rate": seg.corrected.describe(),
+                "observed_pass_rate": seg.observed.describe(),
             })
         return pd.DataFrame(records, columns=[
             "segment", "n_labelled", "n_target", "sensitivity", "fpr", "kappa",

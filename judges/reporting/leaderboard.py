@@ -105,15 +105,16 @@ class Leaderboard:
                 "config_id": ref.config_id,
                 "rows used": f"{row.n} of {self.n_items}",
                 "not judged": row.n_judge_unscored,
-                "kappa": row.kappa.format(),
-                "sensitivity": row.sensitivity.format(),
-                "fpr": row.fpr.format(),
-                "accuracy": row.accuracy.format(),
+                # Words where an interval collapsed ("all 14 agree"), never [1.000, 1.000].
+                "kappa": row.kappa.describe(agreement=True),
+                "sensitivity": row.sensitivity.describe(),
+                "fpr": row.fpr.describe(),
+                "accuracy": row.accuracy.describe(),
                 "mcnemar_p_vs_best": "—" if p is None else f"{float(p):.4g}",
                 "repeat_flip_rate": "—" if c is None or c.repeat_flip_rate is None
-                else c.repeat_flip_rate.format(),
+                else c.repeat_flip_rate.describe(),
                 "swap_flip_rate": "—" if c is None or c.swap_flip_rate is None
-                else c.swap_flip_rate.format(),
+                else c.swap_flip_rate.describe(),
             })
         return pd.DataFrame(records)
 

@@ -71,7 +71,7 @@ def test_a_fifo_a_device_and_a_socket_are_refused_before_reading(
     # The same for the small files the CLI names: a judge config that is a FIFO.
     config = tmp_path / "judge.yaml"
     os.mkfifo(config)
-    result = CliRunner().invoke(cli, ["judges", "validate", str(config)])
+    result = CliRunner().invoke(cli, ["judge", "validate", str(config)])
     assert result.exit_code == 2 and "is a FIFO (named pipe)" in result.output
 
 

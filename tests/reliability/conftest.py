@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,3 +54,16 @@ def cli_judge_run(tmp_path: Path) -> Iterator[CliJudgeRunFactory]:
     yield make
     for run in made:
         run.stop_server()
+
+
+@pytest.fixture
+def public_dir() -> Iterator[Path]:
+    """A folder of ours (0755) that another uid can enter; pytest's own temp folders are 0700.
+
+    For the checks that another local user can neither read the database nor use the app's
+    command channel.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="calibrate-public-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

@@ -13,8 +13,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -67,15 +65,6 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import_verdicts(store, verdicts, dataset="docs", judge="ext")
     store.db.close()
     return db
-
-
-@pytest.fixture
-def public_dir() -> Iterator[Path]:
-    """A folder of ours (0755) another uid can search; pytest's own are 0700."""
-    folder = Path(tempfile.mkdtemp(prefix="calibrate-private-"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_a_new_database_and_its_wal_are_private_whatever_the_umask(tmp_path: Path) -> None:

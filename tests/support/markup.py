@@ -7,6 +7,7 @@ the backslash escapes resolved and the invisible word joiners unseen. Tests comp
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 
 from calibrate_app.widgets import WORD_JOINER
 
@@ -15,3 +16,38 @@ def shown(markdown: object) -> str:
     """``markdown`` as rendered text: escapes resolved, word joiners and hard breaks removed."""
     text = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", str(markdown))
     return text.replace(WORD_JOINER, "").replace("  \n", "\n")
+
+
+class _Tags(HTMLParser):
+    """The tags and the text of an HTML fragment, as a browser's parser reads them."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.text: list[str] = []
+        self.skip = 0  # inside an element whose text is not the answer's
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "style" or self.skip or {"calibrate-sn", "calibrate-claim-status"} & set(classes):
+            self.skip += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.skip:
+            self.skip -= 1
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.text.append(data)
+
+
+def answer_shown(body: str) -> tuple[set[str], str]:
+    """The tags of the Label page's answer HTML and the answer text a reader sees in it.
+
+    The sentence numbers, the status line and the stylesheet are left out of the text.
+    """
+    parser = _Tags()
+    parser.feed(body)
+    parser.close()
+    return parser.tags, "".join(parser.text)

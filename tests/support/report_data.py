@@ -43,7 +43,8 @@ class ReportFiles:
     new_verdicts: Path
 
 
-def _write_csv(path: Path, header: list[str], rows: list[list[object]]) -> Path:
+def write_csv(path: Path, header: list[str], rows: list[list[object]]) -> Path:
+    """Write ``header`` and ``rows`` as a CSV file at ``path``; the path."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
@@ -79,7 +80,7 @@ def write_report_files(folder: Path) -> ReportFiles:
         for i in range(N_CAL)
     ]
     cal_items = _write_jsonl(folder / "cal_items.jsonl", items)
-    alice = _write_csv(folder / "alice.csv", ["id", "label", "note"], [
+    alice = write_csv(folder / "alice.csv", ["id", "label", "note"], [
         [ids[k], human[k], "needs a source **now**" if k == 3 else ""] for k in range(N_CAL)
     ])
     bob_rows = []
@@ -90,15 +91,15 @@ def write_report_files(folder: Path) -> ReportFiles:
         elif k < 6:
             verdict = "unsure"
         bob_rows.append([ids[k * 3], verdict, ""])
-    bob = _write_csv(folder / "bob.csv", ["id", "label", "note"], bob_rows)
-    judge_a_cal = _write_csv(folder / "judge_a_cal.csv", ["id", "verdict", "reasoning"], [
+    bob = write_csv(folder / "bob.csv", ["id", "label", "note"], bob_rows)
+    judge_a_cal = write_csv(folder / "judge_a_cal.csv", ["id", "verdict", "reasoning"], [
         [ids[k], judge_a[k], f"reason {k}" if judge_a[k] else ""] for k in range(N_CAL)
     ])
     judge_b = [
         ("fail" if v == "pass" else "pass") if k % 4 == 0 else v
         for k, v in enumerate(human)
     ]
-    judge_b_cal = _write_csv(folder / "judge_b_cal.csv", ["id", "verdict"], [
+    judge_b_cal = write_csv(folder / "judge_b_cal.csv", ["id", "verdict"], [
         [ids[k], judge_b[k]] for k in range(N_CAL)
     ])
     swap_rows = []
@@ -106,7 +107,7 @@ def write_report_files(folder: Path) -> ReportFiles:
         original = human[k]
         swapped = ("fail" if original == "pass" else "pass") if k % 12 == 0 else original
         swap_rows += [[ids[k], 0, "original", original], [ids[k], 0, "swapped", swapped]]
-    swapper_cal = _write_csv(folder / "swapper_cal.csv", ["id", "repeat", "order", "verdict"],
+    swapper_cal = write_csv(folder / "swapper_cal.csv", ["id", "repeat", "order", "verdict"],
                              swap_rows)
     tgt_ids = [f"t{i:03d}" for i in range(N_TGT)]
     tgt_items = _write_jsonl(folder / "tgt_items.jsonl", [
@@ -115,10 +116,10 @@ def write_report_files(folder: Path) -> ReportFiles:
         for i, t in enumerate(tgt_ids)
     ])
     tgt_verdicts = ["pass"] * 250 + ["fail"] * 147 + [""] * 3
-    judge_a_tgt = _write_csv(folder / "judge_a_tgt.csv", ["id", "verdict"], [
+    judge_a_tgt = write_csv(folder / "judge_a_tgt.csv", ["id", "verdict"], [
         [t, v] for t, v in zip(tgt_ids, tgt_verdicts, strict=True)
     ])
-    new_verdicts = _write_csv(folder / "new_verdicts.csv", ["id", "verdict"], [
+    new_verdicts = write_csv(folder / "new_verdicts.csv", ["id", "verdict"], [
         [f"n{i:03d}", "pass" if i < 180 else "fail"] for i in range(200)
     ])
     return ReportFiles(cal_items, tgt_items, alice, bob, judge_a_cal, judge_a_tgt, judge_b_cal,

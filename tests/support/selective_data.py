@@ -12,26 +12,11 @@ Built with CLI commands only.
 
 from __future__ import annotations
 
-import csv
 import json
 from pathlib import Path
 
-from click.testing import CliRunner, Result
-
-from calibrate_app.cli import cli
-
-
-def run(db: Path, *args: str) -> Result:
-    """``calibrate --db DB ARGS`` through click's runner."""
-    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
-
-
-def ok(db: Path, *args: str) -> str:
-    """:func:`run`, which must exit 0; its output."""
-    result = run(db, *args)
-    assert result.exit_code == 0, result.output
-    return result.output
-
+from cli_runner import ok
+from report_data import write_csv
 
 PASS_TEXT = ("Open alpha bravo charlie settings.", ["Open alpha bravo charlie settings delta."])
 FAIL_TEXT = ("Zulu yankee xray whisky.", ["Open alpha bravo charlie settings delta."])
@@ -40,14 +25,6 @@ FAIL_TEXT = ("Zulu yankee xray whisky.", ["Open alpha bravo charlie settings del
 def human(i: int) -> str:
     """The experts' verdict on row ``i``."""
     return "pass" if i % 3 else "fail"
-
-
-def write_csv(path: Path, header: list[str], rows: list[list[object]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(header)
-        w.writerows(rows)
-    return path
 
 
 def _rows(prefix: str, n: int) -> list[dict[str, object]]:

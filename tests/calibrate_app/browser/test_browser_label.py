@@ -2,9 +2,10 @@
 
 Re-labelling keeps tags and notes, an empty queue points elsewhere, skips survive a reload, the
 keyboard stays on the page, everything needed to label fits a 1366×768 laptop screen with 40 %
-of its height for the sources, keys scroll the sources and jump between their passages, and
-"My labels" finds a label, opens it and its edit keeps the row's provenance (at 1366×768 and
-800×900, with screenshots in ``test-artifacts/``).
+of its height for the sources, keys scroll the sources and jump between their passages, an
+answer sentence marks the passages and words it shares, and "My labels" finds a label, opens it
+and its edit keeps the row's provenance (at 1366×768 and 800×900, with screenshots in
+``test-artifacts/``).
 """
 
 from __future__ import annotations
@@ -199,12 +200,16 @@ def _long_sources(tmp_path: Path) -> Callable[[LabelStore], None]:
 
     Passage 1 is 40 lines (taller than the panel), 2 is one line, 3 is longer than
     ``LONG_PASSAGE`` (so it starts folded) and 4 is 20 lines, so that N can bring 3 to the top.
+    The answer's first sentence shares most with passage 4's line 15 (its only "1500" and
+    "refunds"); the second shares nothing.
     """
     lines = "\n".join
+    four = [f"Passage four, line {k}." for k in range(20)]
+    four[15] = "Passage four, line 15: refunds 1500 in total."
     sources = [lines(f"Passage one, line {k}." for k in range(40)), "Passage two.",
-               "Passage three. " * (LONG_PASSAGE // 15 + 10),
-               lines(f"Passage four, line {k}." for k in range(20))]
-    row = {"id": "long0", "question": "Question with long sources?", "answer": "An answer.",
+               "Passage three. " * (LONG_PASSAGE // 15 + 10), lines(four)]
+    answer = "Line 15 of passage four says 1,500 refunds. The moon is made of cheese."
+    row = {"id": "long0", "question": "Question with long sources?", "answer": answer,
            "sources": sources}
     path = tmp_path / "long.jsonl"
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
@@ -224,7 +229,9 @@ def test_evidence_gets_the_screen_and_keys_move_through_it_at_1366_by_768(
 ) -> None:
     """The controls fit 1366×768 and the sources get 40 % of its height.
 
-    J / K scroll the sources; N / Shift+N jump between passages; a long one is folded.
+    J / K scroll the sources; N / Shift+N jump between passages; a long one is folded. ] / [
+    (or a click) select a sentence of the answer, which marks its passages and words, at
+    1366×768 and at 800×900.
     """
     from playwright.sync_api import expect
 
@@ -286,8 +293,82 @@ def test_evidence_gets_the_screen_and_keys_move_through_it_at_1366_by_768(
     page.keyboard.press("Shift+N")
     moved(f"p.scrollTop === {second['top']}")
     assert panel(2)["marked"] and not panel(3)["marked"]
+    # The answer's sentences read like the passages' text: the same font and size.
+    font = ("sel => { const s = getComputedStyle(document.querySelector(sel)); "
+            "return [s.fontFamily, s.fontSize]; }")
+    assert page.evaluate(font, ".calibrate-st") == page.evaluate(
+        font, ".st-key-passage_2 [data-testid='stText']")
+    _sentences_link_to_passages(page, "1366x768")
+    page.keyboard.press("?")  # the cheat sheet lists the sentence keys
+    shows(page, "next / previous answer sentence (or click one)")
+    page.screenshot(path=str(ARTIFACTS / "label-keys-dialog.png"))
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=10_000)
+    page.set_viewport_size({"width": 800, "height": 900})
+    page.locator(".calibrate-sentence").first.click()  # the mouse selects too
+    _sentence_selected(page, 1, "800x900")
+    page.keyboard.press("]")
+    _sentence_selected(page, 2, "800x900")
+    page.keyboard.press("[")
+    _sentence_selected(page, 1, "800x900")
     shows(page, "0 / 1 labelled")  # none of these keys labelled the row
     page.context.close()
+
+
+# The selected sentence, the passages marked as linked / best, the marked words, and whether the
+# best passage's telling word (1500, on its line 15 of 20) is in view in the sources panel.
+_CLAIMS = """() => {
+  const panel = document.querySelector('.st-key-sources_panel');
+  const selected = [...document.querySelectorAll('.calibrate-sentence.calibrate-selected')];
+  const passages = [...panel.querySelectorAll('[class*="st-key-passage_"]')];
+  const marked = (cls) => passages.filter((el) => el.classList.contains(cls)).map(
+    (el) => [...el.classList].find((c) => c.startsWith('st-key-passage_')).slice(15));
+  const words = CSS.highlights.get('calibrate-claim');
+  const ranges = words ? [...words] : [];
+  const box = panel.getBoundingClientRect();
+  const inBest = ranges.filter((r) => panel.querySelector('.calibrate-best') &&
+    panel.querySelector('.calibrate-best').contains(r.startContainer));
+  const number = inBest.find((r) => r.toString() === '1500');
+  const first = number ? number.getBoundingClientRect() : null;
+  const status = document.querySelector('.calibrate-claim-status');
+  return {selected: selected.map((el) => el.dataset.sentence), status: status.textContent,
+          linked: marked('calibrate-linked'), best: marked('calibrate-best'),
+          words: ranges.map((r) => r.toString()), bestWords: inBest.map((r) => r.toString()),
+          visible: first !== null && first.top >= box.top && first.bottom <= box.bottom};
+}"""
+
+
+def _sentence_selected(page: Any, number: int, size: str) -> dict[str, Any]:
+    page.wait_for_function(
+        f"() => !!document.querySelector('.calibrate-sentence.calibrate-selected"
+        f"[data-sentence=\"{number}\"]')", timeout=5_000)
+    claims = dict(page.evaluate(_CLAIMS))
+    assert claims["selected"] == [str(number)], claims
+    if number == 1:  # its best passage is marked, its telling line scrolled to, words marked
+        assert claims["best"] == ["4"], claims
+        assert claims["linked"] == ["1", "2", "3", "4"], claims  # all say "passage"
+        assert {"1500", "refunds", "15", "four"} <= set(claims["bestWords"]), claims
+        assert {"Line", "15", "1,500", "refunds"} <= set(claims["words"]), claims  # sentence's
+        assert claims["visible"], claims
+        # 8 of 9: line, 15 (2), passage, four, 1500 (2), refund; only "says" is not there.
+        assert claims["status"] == ("Sentence 1: best Source 4 (89 % of its words and "
+                                    "numbers); also Sources 1, 2, 3."), claims
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"label-sentence-{number}-{size}.png"))
+    return claims
+
+
+def _sentences_link_to_passages(page: Any, size: str) -> None:
+    """] selects sentence 1 and marks passage 4; ] again selects 2, which marks nothing."""
+    shows(page, "click a sentence or [ / ] to see its sources")
+    page.keyboard.press("]")
+    _sentence_selected(page, 1, size)
+    page.keyboard.press("]")
+    claims = _sentence_selected(page, 2, size)
+    assert claims["best"] == claims["linked"] == claims["words"] == [], claims
+    assert claims["status"] == "Sentence 2: no source shares its words or numbers.", claims
+    page.keyboard.press("]")  # the last sentence stays selected
+    _sentence_selected(page, 2, size)
 
 
 # Every visible button whose label is cut (its text wider than its box) or that sticks out of

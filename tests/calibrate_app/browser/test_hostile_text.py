@@ -6,8 +6,9 @@ make a link, run a script, open an iframe, typeset LaTeX or colour text if it we
 the store now refuses are written straight into the database, as rows written before names were
 validated would be. The pages are then visited with a local tracker server counting requests: an
 uploaded CSV with a hostile header, duplicate hostile ids, a hostile typed path and criterion
-name on the Data page; the label page with its guidelines, tags, a revisited label and the keys
-dialog; the Judges page's results and raw replies; a Calibration disagreement; the Export buttons.
+name on the Data page; the label page with its guidelines, tags, a selected answer sentence, a
+revisited label and the keys dialog; the Judges page's results and raw replies; a Calibration
+disagreement; the Export buttons.
 """
 
 from __future__ import annotations
@@ -301,6 +302,13 @@ def test_no_hostile_text_renders_on_any_page(
     page.get_by_text("Reference answer").click()
     _visible(page, "tag1")
     _assert_clean(page, tracker, "Label page, row")
+    # The answer is the one piece of row text the page builds HTML for (numbered sentences):
+    # select its first sentence, which marks the hostile passage and its words.
+    page.keyboard.press("]")
+    expect(page.locator(".calibrate-sentence.calibrate-selected")).to_have_count(1)
+    expect(page.locator(".calibrate-sentence").first).to_contain_text(f"![{MARK}answer")
+    expect(page.locator(".calibrate-best")).to_have_count(1)
+    _assert_clean(page, tracker, "Label page, a sentence selected")
     page.keyboard.press("ArrowLeft")
     shows(page, "Revisiting your earlier label")
     _literal(page, tracker.hostile("note"))

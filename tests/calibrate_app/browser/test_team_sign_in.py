@@ -112,13 +112,15 @@ def test_an_annotator_signs_in_labels_as_their_identity_and_signs_out(
         page.locator('button[type="submit"]').click()  # consent: Continue
         page.wait_for_url(f"{server.url}/**", timeout=30_000)
         shows(page, "Question number", timeout=30_000)
-        page.screenshot(path=str(shots / "3-label-page-signed-in.png"))
         body = page.locator("body").inner_text()
         assert "Not owner@example.org?" not in body and "Who is labelling?" not in body
         assert page.get_by_role("link", name="Calibration").count() == 0  # annotators: Label
         page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
                                timeout=30_000)
         page.locator('[class*="st-key-verdict_pass"] button').wait_for(timeout=30_000)
+        # After the run settles, so the picture is the page a person sees, not its skeleton.
+        expect(page.locator(".st-key-progress")).to_contain_text("labelled", timeout=30_000)
+        page.screenshot(path=str(shots / "3-label-page-signed-in.png"))
         first = question(page)
         page.keyboard.press("p")  # Pass, by keyboard
         expect(page.locator(".st-key-question")).not_to_have_text(first, timeout=30_000)

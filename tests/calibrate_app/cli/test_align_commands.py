@@ -9,16 +9,10 @@ from pathlib import Path
 
 import pytest
 from align_data import DATASET, N, Scripted, rows, truth
-from click.testing import CliRunner, Result
+from cli_runner import run
 from fake_llm_server import FakeLLMServer
 from judge_helpers import DUMMY_KEY
 from statsmodels.stats.proportion import proportion_confint
-
-from calibrate_app.cli import cli
-
-
-def invoke(db: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
 
 
 @pytest.fixture
@@ -34,24 +28,24 @@ def db(tmp_path: Path) -> Path:
     path = tmp_path / "align.duckdb"
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows()), encoding="utf-8")
-    assert invoke(path, "import", str(data), "--dataset", DATASET).exit_code == 0
+    assert run(path, "import", str(data), "--dataset", DATASET).exit_code == 0
     labels = tmp_path / "labels.csv"
     labels.write_text("id,label,note\n" + "".join(
         f"row-{i:03d},{truth(i)},{'wrong seat count' if truth(i) == 'fail' else ''}\n"
         for i in range(N)), encoding="utf-8")
-    done = invoke(path, "labels", "import", str(labels), "--dataset", DATASET,
+    done = run(path, "labels", "import", str(labels), "--dataset", DATASET,
                   "--annotator", "dana")
     assert done.exit_code == 0, done.output
     return path
 
 
 def test_split_align_adopt_align_again_warns(db: Path, server: FakeLLMServer) -> None:
-    split = invoke(db, "judge", "split", "--dataset", DATASET, "--json")
+    split = run(db, "judge", "split", "--dataset", DATASET, "--json")
     data = json.loads(split.output)
     assert data["seed"] == 17 and len(data["dev"]) + data["test_rows"] == N
     assert data["test_revisions"] == 0 and data["warning"] is None
 
-    first = invoke(db, "judge", "align", "faithfulness-oneshot", "--dataset", DATASET,
+    first = run(db, "judge", "align", "faithfulness-oneshot", "--dataset", DATASET,
                    "--model", "openai/fake-judge", "--proposer", "openai/fake-proposer")
     assert first.exit_code == 0, first.output
     out = first.output
@@ -66,13 +60,13 @@ def test_split_align_adopt_align_again_warns(db: Path, server: FakeLLMServer) ->
     proposal = re.search(r"calibrate judge adopt (p[0-9a-f]+)", out)
     assert proposal is not None
 
-    adopted = invoke(db, "judge", "adopt", proposal.group(1))
+    adopted = run(db, "judge", "adopt", proposal.group(1))
     assert adopted.exit_code == 0 and "Adopted faithfulness-oneshot r2" in adopted.output
-    assert "used 2 times by 2 revisions" in invoke(db, "judge", "split", "--dataset",
+    assert "used 2 times by 2 revisions" in run(db, "judge", "split", "--dataset",
                                                    DATASET).output
 
     # The next cycle starts from the adopted revision: a third revision sees the test rows.
-    second = invoke(db, "judge", "align", "faithfulness-oneshot", "--dataset", DATASET,
+    second = run(db, "judge", "align", "faithfulness-oneshot", "--dataset", DATASET,
                     "--model", "openai/fake-judge", "--proposer", "openai/fake-proposer",
                     "--json")
     result = json.loads(second.stdout)
@@ -81,13 +75,13 @@ def test_split_align_adopt_align_again_warns(db: Path, server: FakeLLMServer) ->
     assert result["test_revisions"] == 3 and "fresh test set" in result["warning"]
     assert result["numbers"]["candidate/test"]["sensitivity"]["n"] > 0
     # The calibration report of the dataset says so too.
-    report = invoke(db, "report", "--dataset", DATASET, "--judge",
+    report = run(db, "report", "--dataset", DATASET, "--judge",
                     result["candidate"]["config_id"])
     assert "test rows of bot/faithfulness: 3 revisions have been evaluated" in report.output
 
 
 def test_align_with_scripted_stand_ins_is_marked(db: Path) -> None:
-    result = invoke(db, "judge", "align", "faithfulness-oneshot", "--dataset", DATASET,
+    result = run(db, "judge", "align", "faithfulness-oneshot", "--dataset", DATASET,
                     "--model", "scripted/demo-judge")
     assert result.exit_code == 0, result.output
     assert "STAND-IN: the judge (scripted/demo-judge)" in result.output
@@ -95,7 +89,7 @@ def test_align_with_scripted_stand_ins_is_marked(db: Path) -> None:
 
 
 def test_stress_command(db: Path, server: FakeLLMServer) -> None:
-    result = invoke(db, "judge", "stress", "faithfulness-oneshot", "--dataset", DATASET,
+    result = run(db, "judge", "stress", "faithfulness-oneshot", "--dataset", DATASET,
                     "--model", "openai/fake-judge", "--test", "source_order", "--test",
                     "source_deletion", "--json")
     assert result.exit_code == 0, result.output
@@ -104,14 +98,14 @@ def test_stress_command(db: Path, server: FakeLLMServer) -> None:
     order = data["tests"][0]
     assert order["eligible"] == N and order["flip_rate"]["estimate"] == 0.0
     assert data["derived_dataset"] == f"{DATASET}.stress"
-    listed = invoke(db, "datasets", "--json").output
+    listed = run(db, "datasets", "--json").output
     assert f"{DATASET}.stress" in listed
     # The card carries the stress results, and card show prints them.
     card = db.parent / "card.json"
-    exported = invoke(db, "card", "export", "--dataset", DATASET, "--judge", data["config_id"],
+    exported = run(db, "card", "export", "--dataset", DATASET, "--judge", data["config_id"],
                       "-o", str(card), "--force")  # 48 labelled rows: below the card's 30/class
     assert exported.exit_code == 0, exported.output
-    shown = invoke(db, "card", "show", str(card)).output
+    shown = run(db, "card", "show", str(card)).output
     high = proportion_confint(0, N, alpha=0.05, method="wilson")[1]
     assert (f"stress source_order (must not change) on 'bot': flip rate 0.000 [0.000, "
             f"{high:.3f}], n={N} of {N}") in shown

@@ -58,22 +58,15 @@ def test_datasets_opens_the_store(tmp_path: Path) -> None:
 
 _EVERY_HELP = """
 import json, sys
-import click
 from click.testing import CliRunner
-from calibrate_app.cli import cli
+from calibrate_app.cli import cli, command_paths
 
-def paths(command, path=()):
-    yield path
-    if isinstance(command, click.Group):
-        for name in sorted(command.commands):
-            yield from paths(command.commands[name], (*path, name))
-
-runner, failed = CliRunner(), []
-for path in paths(cli):
+runner, failed, paths = CliRunner(), [], [path for path, _ in command_paths(cli)]
+for path in paths:
     result = runner.invoke(cli, [*path, "--help"])
     if result.exit_code != 0 or "Usage:" not in result.output:
         failed.append([" ".join(path), result.exit_code, result.output[-500:]])
-print(json.dumps({"failed": failed, "helps": len(list(paths(cli))),
+print(json.dumps({"failed": failed, "helps": len(paths),
                   "loaded": sorted(name for name in sys.modules if "." not in name)}))
 """
 
@@ -89,7 +82,7 @@ def test_no_help_of_any_command_loads_the_statistics_the_store_or_the_app(
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["failed"] == [] and seen["helps"] > 30, seen["failed"]
-    heavy = {"scipy", "statsmodels", "pandas", "numpy", "duckdb", "streamlit"}
+    heavy = {*HEAVY, "duckdb"}
     assert not heavy & set(seen["loaded"]), sorted(heavy & set(seen["loaded"]))
 
 

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from calibrate_app.cli import cli
+from judges.calibration import format_interval
 
 INTERVAL_KEYS = {"estimate", "low", "high", "n", "reason"}
 REQUIRED = {
@@ -58,7 +59,7 @@ def test_report_json_has_the_documented_shape(db_copy: Path) -> None:
         assert set(data[key]) == INTERVAL_KEYS, key
     assert data["method"] == "lee_stratified"
     assert data["design"] == "separate_calibration"
-    assert data["population"].startswith("the true (human) pass rate of the 400 target rows")
+    assert data["population"].startswith("the true (human) pass rate of all 400 target rows")
     assert data["counts"]["target"] == {
         "rows": 400, "judged": 397, "not_judged": 3, "unscored": 3, "unsure": 0, "not_run": 0}
     assert data["unscored"] == {"labelled": 1, "target": 3}
@@ -70,7 +71,12 @@ def test_report_json_has_the_documented_shape(db_copy: Path) -> None:
     # The text form says the same thing in words.
     text = ok(db_copy, "report", "--dataset", "cal", "--judge", "judge-a", "--target", "tgt")
     assert "corrected pass rate" in text and "method lee_stratified" in text
-    assert "estimates the true (human) pass rate of the 400 target rows" in text
+    assert "estimates the true (human) pass rate of all 400 target rows" in text
+    # The first lines carry the answer, the same summary as the Calibration page's first screen.
+    summary = next(line for line in text.splitlines() if line.startswith("True pass rate of"))
+    assert summary == (f"True pass rate of 'tgt': {format_interval(data['corrected_pass_rate'])} "
+                       f"(the corrected pass rate, n = {data['corrected_pass_rate']['n']} "
+                       "labelled rows)")
 
 
 def test_report_with_two_judges_adds_a_leaderboard(db_copy: Path) -> None:

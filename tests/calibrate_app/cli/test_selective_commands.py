@@ -13,8 +13,10 @@ import json
 from pathlib import Path
 
 import pytest
+from cli_runner import ok, run
+from report_data import write_csv
 from scipy.stats import binom
-from selective_data import human, ok, run, write_csv
+from selective_data import human
 
 
 @pytest.fixture(scope="module")

@@ -9,42 +9,37 @@ import getpass
 import json
 from pathlib import Path
 
-from click.testing import CliRunner, Result
+from cli_runner import run
 
-from calibrate_app.cli import cli
 from labels import LabelStore
 from labels.db import Database
 from labels.importing import import_rows
 from labels.team_store import TeamStore
 
 
-def calibrate(db: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
-
-
 def test_roles_from_the_cli_with_their_history_in_the_audit_trail(db_path: Path,
                                                                   tmp_path: Path) -> None:
-    empty = calibrate(db_path, "users", "list")
+    empty = run(db_path, "users", "list")
     assert "Make yourself the first owner" in empty.output
-    assert calibrate(db_path, "users", "add", "Alice@Example.org", "--role", "owner").output == (
+    assert run(db_path, "users", "add", "Alice@Example.org", "--role", "owner").output == (
         "alice@example.org is now owner.\n")
-    calibrate(db_path, "users", "add", "bob+qa@example.org", "--role", "annotator")
-    changed = calibrate(db_path, "users", "add", "bob+qa@example.org", "--role", "viewer")
+    run(db_path, "users", "add", "bob+qa@example.org", "--role", "annotator")
+    changed = run(db_path, "users", "add", "bob+qa@example.org", "--role", "viewer")
     assert changed.output == "bob+qa@example.org: annotator -> viewer.\n"
-    same = calibrate(db_path, "users", "add", "bob+qa@example.org", "--role", "viewer")
+    same = run(db_path, "users", "add", "bob+qa@example.org", "--role", "viewer")
     assert "already viewer: nothing changed" in same.output
 
-    listed = json.loads(calibrate(db_path, "users", "list", "--json").output)
+    listed = json.loads(run(db_path, "users", "list", "--json").output)
     actor = f"cli:{getpass.getuser()}"
     assert [(m["email"], m["role"], m["added_by"], m["signed_in"]) for m in listed] == [
         ("alice@example.org", "owner", actor, False),
         ("bob+qa@example.org", "viewer", actor, False)]
 
-    bad = calibrate(db_path, "users", "add", "not-an-address", "--role", "viewer")
+    bad = run(db_path, "users", "add", "not-an-address", "--role", "viewer")
     assert bad.exit_code == 2 and "is not an e-mail address" in bad.output
-    last_owner = calibrate(db_path, "users", "remove", "alice@example.org")
+    last_owner = run(db_path, "users", "remove", "alice@example.org")
     assert last_owner.exit_code == 1 and "the only owner" in last_owner.output
-    nobody = calibrate(db_path, "users", "remove", "carol@example.org")
+    nobody = run(db_path, "users", "remove", "carol@example.org")
     assert nobody.exit_code == 2 and "has no role" in nobody.output
 
     # A label, a sign-in and a removal, then the whole trail, oldest first.
@@ -60,9 +55,9 @@ def test_roles_from_the_cli_with_their_history_in_the_audit_trail(db_path: Path,
         store.add_label("ds", "r1", "bob+qa@example.org", "pass")
     finally:
         db.close()
-    removed = calibrate(db_path, "users", "remove", "bob+qa@example.org")
+    removed = run(db_path, "users", "remove", "bob+qa@example.org")
     assert removed.output == "bob+qa@example.org was viewer; now has no role.\n"
-    trail = json.loads(calibrate(db_path, "audit", "--json").output)
+    trail = json.loads(run(db_path, "audit", "--json").output)
     assert [(e["actor"], e["action"], e["subject"]) for e in trail] == [
         (actor, "role", "alice@example.org"),
         (actor, "role", "bob+qa@example.org"),
@@ -81,9 +76,9 @@ def test_roles_from_the_cli_with_their_history_in_the_audit_trail(db_path: Path,
     assert second["after"]["verdict"] == "pass"
     assert trail[-1]["before"] == {"issuer": "https://idp", "subject": "b-1"}
     assert trail[-1]["after"] is None
-    assert json.loads(calibrate(db_path, "users", "list", "--json").output) == [
+    assert json.loads(run(db_path, "users", "list", "--json").output) == [
         {**listed[0]}]
-    newest = calibrate(db_path, "audit", "--limit", "2").output.splitlines()
+    newest = run(db_path, "audit", "--limit", "2").output.splitlines()
     assert len(newest) == 2 and "viewer -> -" in newest[0]
 
 
@@ -123,15 +118,15 @@ def test_assignments_are_dealt_listed_and_withdrawn_from_the_cli(db_path: Path,
         store.add_label("ds", "r0", "a@example.org", "pass")  # labelled rows are not dealt
     finally:
         db.close()
-    dealt = calibrate(db_path, "assignments", "add", "ds", "--to", "a@example.org",
+    dealt = run(db_path, "assignments", "add", "ds", "--to", "a@example.org",
                       "--to", "B@example.org", "--batch", "3", "--overlap", "all")
     assert dealt.output.startswith("Batch 1 (random order): a@example.org 3 rows, "
                                    "b@example.org 3 rows; 3 assignment(s) overlap.")
-    listed = json.loads(calibrate(db_path, "assignments", "list", "ds", "--json").output)
+    listed = json.loads(run(db_path, "assignments", "list", "ds", "--json").output)
     assert listed == [{"annotator": "a@example.org", "assigned": 3, "labelled": 0},
                       {"annotator": "b@example.org", "assigned": 3, "labelled": 0}]
     # A second batch takes the next free rows: no row is dealt twice, r0 never.
-    calibrate(db_path, "assignments", "add", "ds", "--to", "a@example.org", "--batch", "20")
+    run(db_path, "assignments", "add", "ds", "--to", "a@example.org", "--batch", "20")
     db = Database(db_path)
     try:
         got = TeamStore(db).assignments("ds", "faithfulness")
@@ -139,17 +134,17 @@ def test_assignments_are_dealt_listed_and_withdrawn_from_the_cli(db_path: Path,
         db.close()
     assert len(got["a@example.org"]) == 3 + 6 and "r0" not in got["a@example.org"]
     assert len(set(got["a@example.org"])) == 9
-    viewer = calibrate(db_path, "assignments", "add", "ds", "--to", "v@example.org",
+    viewer = run(db_path, "assignments", "add", "ds", "--to", "v@example.org",
                        "--batch", "1")
     assert viewer.exit_code == 1 and "only annotators and owners label" in viewer.output
-    full = calibrate(db_path, "assignments", "add", "ds", "--to", "b@example.org", "--batch", "1")
+    full = run(db_path, "assignments", "add", "ds", "--to", "b@example.org", "--batch", "1")
     assert full.exit_code == 1 and "no row of 'ds' is free" in full.output
-    too_many = calibrate(db_path, "assignments", "add", "ds", "--to", "a@example.org",
+    too_many = run(db_path, "assignments", "add", "ds", "--to", "a@example.org",
                          "--batch", "1", "--overlap", "2")
     assert too_many.exit_code == 2 and "overlap must be between 1 and the 1" in too_many.output
-    out = calibrate(db_path, "assignments", "withdraw", "ds", "a@example.org")
+    out = run(db_path, "assignments", "withdraw", "ds", "a@example.org")
     assert out.output == "9 row(s) withdrawn from a@example.org.\n"
-    trail = json.loads(calibrate(db_path, "audit", "--json").output)
+    trail = json.loads(run(db_path, "audit", "--json").output)
     assert [e["action"] for e in trail if e["action"] in ("assign", "withdraw")] == [
         "assign", "assign", "withdraw"]
     assert trail[-1]["before"] == {"annotator": "a@example.org", "rows": 9}

@@ -13,9 +13,10 @@ from markup import shown
 from streamlit.testing.v1 import AppTest
 
 from calibrate_app import resources
-from judges.alignment.store import AlignStore
+from judges.alignment_store import AlignStore
 from judges.config import load_builtin
 from judges.runner import run_judge
+from judges.store import JudgeStore
 from labels import LabelStore, NewLabel
 from labels.store_splits import SplitStore
 
@@ -53,8 +54,13 @@ def test_panel_shows_dev_rows_only_and_adopts_only_when_asked(page_store: LabelS
     assert "8 dev and 8 test rows" in captions
     # The prompt preview offers dev rows only.
     assert len(at.selectbox(key="judge_preview_row").options) == len(dev)
+    # Unsaved edits: a proposal would run (and store) them, so it waits for "Save as…".
+    at.toggle(key="align_open").set_value(True).run()
+    assert at.button(key="align_propose").disabled
+    assert JudgeStore(page_store.db).configs() == []
+    at.toggle(key="align_open").set_value(False).run()
     # Run the edited judge, then open the panel: the disagreement list holds dev rows only.
-    # The page numbers the edit revision 2; running it saves it.
+    # The page numbers the edit revision 2; a run of it (here through the library) saves it.
     config = with_changes(load_builtin("faithfulness-oneshot"), model="scripted/demo",
                           revision=2)
     run_judge(config, "docs", store=page_store)

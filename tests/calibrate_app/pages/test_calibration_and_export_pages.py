@@ -117,10 +117,28 @@ def test_calibration_page_leaderboard_and_refusal(app_db: Path, tmp_path: Path) 
     verdicts = tmp_path / "mini_verdicts.csv"
     verdicts.write_text("id,verdict\n" + "".join(f"m{i},{'pass' if i else 'fail'}\n"
                                                   for i in range(6)))
+    # 14 rows two judges grade: one agrees with the expert on all 14, one misses a row.
+    truth = ["pass"] * 8 + ["fail"] * 6
+    (tmp_path / "few.jsonl").write_text("".join(
+        json.dumps({"id": f"f{i}", "question": "q", "answer": f"a{i}", "sources": ["s"]}) + "\n"
+        for i in range(14)))
+    (tmp_path / "few_labels.csv").write_text(
+        "id,label\n" + "".join(f"f{i},{v}\n" for i, v in enumerate(truth)))
+    (tmp_path / "perfect.csv").write_text(
+        "id,verdict\n" + "".join(f"f{i},{v}\n" for i, v in enumerate(truth)))
+    (tmp_path / "close.csv").write_text(
+        "id,verdict\n" + "".join(f"f{i},{'fail' if i == 0 else v}\n" for i, v in enumerate(truth)))
     runner = CliRunner()
     for args in (["import", str(mini), "--dataset", "mini"],
                  ["labels", "import", str(labels), "--dataset", "mini", "--annotator", "zoe"],
-                 ["verdicts", "import", str(verdicts), "--dataset", "mini", "--judge", "mj"]):
+                 ["verdicts", "import", str(verdicts), "--dataset", "mini", "--judge", "mj"],
+                 ["import", str(tmp_path / "few.jsonl"), "--dataset", "few"],
+                 ["labels", "import", str(tmp_path / "few_labels.csv"), "--dataset", "few",
+                  "--annotator", "zoe"],
+                 ["verdicts", "import", str(tmp_path / "perfect.csv"), "--dataset", "few",
+                  "--judge", "perfect"],
+                 ["verdicts", "import", str(tmp_path / "close.csv"), "--dataset", "few",
+                  "--judge", "close"]):
         assert runner.invoke(cli, ["--db", str(app_db), *args]).exit_code == 0
 
     at = open_page("app_pages/calibration.py")
@@ -138,6 +156,23 @@ def test_calibration_page_leaderboard_and_refusal(app_db: Path, tmp_path: Path) 
     assert shown["rows used"].tolist() == [f"{r['n']} of {a['counts']['labelled']['rows']}"
                                            for r in board]
 
+    # A kappa of 1 on 14 rows has a zero-width Wald interval: the leaderboard says "all 14
+    # agree", never a certain-looking 1.000 [1.000, 1.000] (the JSON keeps the numbers).
+    few = cli_report(app_db, "--dataset", "few", "--judge", "perfect", "--judge", "close")
+    kappa = few["leaderboard"][0]["kappa"]
+    assert (kappa["estimate"], kappa["low"], kappa["high"], kappa["n"]) == (1.0, 1.0, 1.0, 14)
+    at.selectbox(key="cal_dataset").select("few").run()
+    at.selectbox(key="cal_judge").select(few["judge"]["config_id"]).run()
+    at.multiselect(key="cal_compare").set_value(
+        [few["leaderboard"][1]["judge"]["config_id"]]).run()
+    assert not at.exception, at.exception
+    board = next(d.value for d in at.dataframe if "mcnemar_p_vs_best" in d.value.columns)
+    assert board["judge"].tolist() == ["perfect", "close"]
+    assert board["kappa"].tolist()[0] == "all 14 agree"
+    assert not any("[1.000, 1.000]" in str(cell) for d in at.dataframe
+                   for cell in d.value.to_numpy().ravel())
+    assert not any("1.000–1.000" in c.value for c in at.caption)
+
     # Only passing labels: the corrected pass rate is refused, and the page says why.
     at.selectbox(key="cal_dataset").select("mini").run()
     at.selectbox(key="cal_design").select("separate_calibration").run()
@@ -145,6 +180,12 @@ def test_calibration_page_leaderboard_and_refusal(app_db: Path, tmp_path: Path) 
     warnings = " ".join(w.value for w in at.warning)
     assert "No number" in warnings and "label at least one failing" in warnings
     assert "Corrected" not in metrics(at)
+    # The first screen says it plainly, beside the verdict: can't say, and the refusal's reason.
+    answer = at.get_by_key("cal_answer")
+    assert [(rendered(m.label), m.value) for m in answer.metric] == [
+        ("True pass rate of mini", "Can't say")]
+    because = rendered(answer.caption[0].value)
+    assert because.startswith("Because ") and "label at least one failing" in because
 
 
 def test_export_page_offers_the_card(app_db: Path) -> None:

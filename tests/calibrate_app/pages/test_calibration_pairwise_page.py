@@ -11,7 +11,7 @@ from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
 from calibrate_app.cli import cli
-from judges.calibration import format_point
+from judges.calibration import describe_interval, format_point
 from judges.demo.layout import DATA_DIR
 from judges.demo.mtbench import MTBENCH_JUDGE, load_mtbench
 from labels import open_store
@@ -54,8 +54,11 @@ def test_calibration_page_shows_the_pairwise_report(pairwise_db: Path) -> None:
     assert list(win["rows"])[:2] == ["all rows", "alpaca-13b vs claude-v1"]
     assert len(win) == 16
     corrected = data["win_rate"]["corrected"]["b"]
-    assert win["corrected b"][0] == (f"{corrected['estimate']:.3f} [{corrected['low']:.3f}, "
-                                     f"{corrected['high']:.3f}]")
+    # Every MT-Bench row is labelled: the share is a census, its interval has no width, and the
+    # table says so in words rather than as a certain-looking [0.571, 0.571].
+    assert corrected["low"] == corrected["high"]
+    assert win["corrected b"][0] == describe_interval(corrected)
+    assert win["corrected b"][0] == f"{corrected['estimate']:.3f} on all 1,232 rows (no spread)"
     assert any(h.value.startswith("Votes the judge disagrees with") for h in at.subheader)
     assert not any("127.0.0.1:9" in m.value or "<b>" in m.value for m in at.markdown)
     # Switching back to a pass/fail dataset is the other story (not present in this file).

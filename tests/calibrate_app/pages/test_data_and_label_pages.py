@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from markup import shown
+from markup import answer_shown, shown
 from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
@@ -530,7 +530,11 @@ def test_untrusted_text_only_reaches_st_text(
     for k, text in enumerate(injections):
         literal = [str(t.value) for t in at.text]
         assert f"Injection {k}: {text}" in literal
-        assert f"Answer with {text} inside" in literal
+        # The answer is the one piece of row text in HTML (numbered sentences): escaped, with
+        # only the page's own tags, and it reads as written.
+        answers = [answer_shown(str(h.proto.body)) for h in at.get("html")
+                   if 'class="calibrate-answer"' in str(h.proto.body)]
+        assert answers == [({"style", "div", "span"}, f"Answer with {text} inside")]
         assert f"Source with {text}" in literal
         assert f"Reference {text}" in literal  # revealable: the criterion allows it
         rendered = [str(m.value) for m in (*at.markdown, *at.caption, *at.warning, *at.info)]

@@ -28,7 +28,7 @@ from judges.alignment.propose import (
     check_no_test_text,
     propose_revision,
 )
-from judges.alignment.store import AlignStore
+from judges.alignment_store import AlignStore
 from judges.config import JudgeConfig
 from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge

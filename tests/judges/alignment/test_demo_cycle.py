@@ -6,24 +6,19 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from click.testing import CliRunner, Result
+from cli_runner import run
 from repo_paths import REPO
 
-from calibrate_app.cli import cli
 from judges.demo import LABELLED_DATASET, _check_replaceable
 
 DEMO_JUDGE = str(REPO / "judges" / "demo" / "data" / "judges" / "qwen1.5b-oneshot.yaml")
-
-
-def invoke(db: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
 
 
 def test_demo_cycle_is_marked_stand_in_and_the_demo_rebuilds_after_it(
     tmp_path: Path, copy_demo: Callable[[Path], Path]
 ) -> None:
     db = copy_demo(tmp_path / "demo.duckdb")
-    aligned = invoke(db, "judge", "align", DEMO_JUDGE, "--dataset", LABELLED_DATASET,
+    aligned = run(db, "judge", "align", DEMO_JUDGE, "--dataset", LABELLED_DATASET,
                      "--model", "scripted/demo-judge")
     assert aligned.exit_code == 0, aligned.output
     out = aligned.stdout
@@ -34,7 +29,7 @@ def test_demo_cycle_is_marked_stand_in_and_the_demo_rebuilds_after_it(
     assert re.search(r"McNemar exact \(candidate vs current, \d+ test rows\).*p = [01]\.\d{4}",
                      out)
     assert "Nothing adopted." in out
-    stressed = invoke(db, "judge", "stress", DEMO_JUDGE, "--dataset", LABELLED_DATASET,
+    stressed = run(db, "judge", "stress", DEMO_JUDGE, "--dataset", LABELLED_DATASET,
                       "--model", "scripted/demo-judge", "--limit", "60")
     assert stressed.exit_code == 0, stressed.output
     for test in ("source_deletion", "source_order", "answer_padding", "embedded_instructions"):

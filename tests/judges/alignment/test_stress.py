@@ -17,7 +17,6 @@ from fake_llm_server import FakeLLMServer
 from judge_helpers import DUMMY_KEY, oneshot_judge, with_changes
 from statsmodels.stats.proportion import proportion_confint
 
-from judges.alignment.store import AlignStore
 from judges.alignment.stress import (
     NOTHING_FOUND,
     TESTS,
@@ -26,6 +25,7 @@ from judges.alignment.stress import (
     model_family,
     run_stress,
 )
+from judges.alignment_store import AlignStore
 from judges.card import card_from_report, dumps_card, loads_card
 from judges.config import JudgeConfig
 from judges.providers.openai import OpenAIProvider

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy.stats import bootstrap
 from sklearn.metrics import cohen_kappa_score
 
-from judges.calibration import kappa_from_table, kappa_interval, kappa_interval_from_table
+from judges.calibration import (
+    collapsed,
+    describe_interval,
+    format_interval,
+    kappa_from_table,
+    kappa_interval,
+    kappa_interval_from_table,
+)
 from judges.calibration.agreement import kappa_of_tables
 
 
@@ -45,6 +54,33 @@ def test_perfect_agreement_at_small_n_is_not_a_zero_width_interval() -> None:
     e = kappa_interval(["pass"] * 10 + ["fail"] * 10, ["pass"] * 10 + ["fail"] * 10)
     assert e.estimate == 1.0 and e.high == 1.0
     assert e.low is not None and e.low < 0.85
+
+
+def test_a_zero_width_interval_is_said_in_words() -> None:
+    # The Wald kappa of a perfect 14-row table (the leaderboard's) has no width at all.
+    wald = kappa_from_table([[6, 0], [0, 8]])
+    assert (wald.estimate, wald.low, wald.high, wald.n) == (1.0, 1.0, 1.0, 14)
+    assert wald.describe(agreement=True) == "all 14 agree"
+    # A census of a stratum (every row labelled) is exact, and still said with its rows.
+    census = {"estimate": 19 / 30, "low": 19 / 30, "high": 19 / 30, "n": 30, "reason": None}
+    assert describe_interval(census) == "0.633 on all 30 rows (no spread)"
+    # Collapsed means "prints alike": bounds 0.99996 and 1.0 both show as 1.000.
+    assert collapsed({"estimate": 1.0, "low": 0.99996, "high": 1.0, "n": 9})
+    assert describe_interval({"estimate": 1.0, "low": 0.99996, "high": 1.0, "n": 9},
+                             agreement=True) == "all 9 agree"
+    refused = {"estimate": None, "low": None, "high": None, "n": 0, "reason": "no rows"}
+    assert not collapsed(refused) and describe_interval(refused) == "—"
+
+
+@given(st.floats(0, 1), st.floats(0, 1), st.integers(1, 10_000))
+def test_an_interval_with_width_reads_as_before(a: float, b: float, n: int) -> None:
+    low, high = min(a, b), max(a, b)
+    value = {"estimate": (low + high) / 2, "low": low, "high": high, "n": n, "reason": None}
+    text = describe_interval(value, agreement=True)
+    if f"{low:.3f}" != f"{high:.3f}":
+        assert text == format_interval(value)
+    else:
+        assert "[" not in text and f"{n:,}" in text
 
 
 def test_large_n_uses_wald() -> None:

@@ -151,6 +151,15 @@ def test_demo_production_week_warns_and_reports_both_corrections(
     assert aware_line in text
     assert f"p = {t['mix_test']['p_value']:.3g} (chi-square" in text
     assert "  - transfer: the correction assumes" in text
+    # The report's first lines say what the Calibration page's first screen says.
+    summary = report.answer.summary()
+    assert f"True pass rate of {PRODUCTION_DATASET!r}: {summary.sentence()}" in text
+    assert summary.sentence().startswith(
+        "can't say, because the judge's accuracy differs by segment and the target's mix of "
+        "segments differs from the calibration set's, and in identifier, lookup, multi_page, "
+        "negation (90% of the target rows) the judge is not shown to tell pass from fail")
+    assert summary.sentence().endswith(
+        "; 0.520 [0.000, 1.000] (the segment-aware correction, n = 95 labelled rows)")
     assert t["mix_differs"] and t["accuracy_differs"]
     assert t["sensitivity_test"]["p_value"] < 0.01
     assert t["warning"].startswith("the correction assumes")

@@ -90,7 +90,8 @@ def test_missing_model_setting_names_the_variable_and_the_extra() -> None:
         get_provider("local/qwen", settings=Settings())
     message = str(error.value)
     assert "CALIBRATE_LOCAL_MODEL_PATH" in message and "--model-path" in message
-    assert "pip install -e .[local]" in message and "CALIBRATE_LOCAL_BASE_URL" in message
+    assert "pip install 'llm-judge-calibrate[local]'" in message
+    assert "CALIBRATE_LOCAL_BASE_URL" in message
 
 
 def test_missing_or_wrong_model_file(tmp_path: Path) -> None:
@@ -106,7 +107,8 @@ def test_missing_xllamacpp_says_what_to_install(
     gguf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "xllamacpp", None)  # import raises ImportError
-    with pytest.raises(ProviderConfigError, match=r"xllamacpp.*pip install -e \.\[local\]"):
+    with pytest.raises(ProviderConfigError,
+                       match=r"xllamacpp.*pip install 'llm-judge-calibrate\[local\]'"):
         get_provider("local/qwen", settings=Settings(local_model_path=gguf))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from markup import shown as rendered
 from streamlit.testing.v1 import AppTest
 
 from judges.calibration.trust import trust_verdict
@@ -12,6 +13,7 @@ from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET
 from judges.reporting import calibration_report, default_judge, judges_on
 from labels import open_store
 
+SAME_RUN = "(the labelled dataset)"  # the page's target option for the labels' own rows
 APP_SCRIPT = Path(__file__).resolve().parents[3] / "calibrate_app" / "streamlit_app.py"
 
 
@@ -40,6 +42,14 @@ def test_the_default_judge_has_the_most_usable_rows_not_the_newest(demo_db: Path
 
 
 def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None:
+    store = open_store(str(demo_db))
+    try:
+        report = calibration_report(store, LABELLED_DATASET, "qwen1.5b-claimsplit",
+                                    target=PRODUCTION_DATASET)
+        same = calibration_report(store, LABELLED_DATASET, "qwen1.5b-claimsplit").answer.summary()
+    finally:
+        store.db.close()
+    summary = report.answer.summary()
     at = AppTest.from_file(str(APP_SCRIPT), default_timeout=90)
     at.run()
     at.switch_page("app_pages/calibration.py").run()
@@ -48,20 +58,46 @@ def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None
     assert judge.value == "b2:1967089ffe21956c2b7a4d04596781e0"  # the recorded config's id
     assert "claimsplit" in judge.format_func(judge.value)
     assert at.selectbox(key="cal_target").value == PRODUCTION_DATASET
-    headline = next(m.value for m in at.markdown if m.value.startswith("#### Passes"))
+    first = at.get_by_key("cal_verdict")  # the bordered box the page opens with
+    headline = next(m.value for m in first.markdown if m.value.startswith("##### Passes"))
     # The verdict uses the very rates of the metrics under it (the population rates): FPR
     # 0.100 [0.046, 0.281], sensitivity 0.445 [0.315, 0.568], kappa 0.291.
     assert headline == (
-        "#### Passes 10 % [5–28 %] of failing answers and misses 56 % [43–69 %] of passing ones; "
-        "agreement 0.29 vs the experts' 0.73."
+        "##### Passes 10 % [5–28 %] of failing answers and misses 56 % [43–69 %] of passing "
+        "ones; agreement 0.29 vs the experts' 0.73."
     )
     shown = {m.label: m.value for m in at.metric}
     assert shown["False-positive rate"] == "0.100" and shown["Sensitivity"] == "0.445"
     assert shown["Cohen's kappa"] == "0.291"
-    assert [e.value for e in at.error] == [
+    assert [rendered(e.value) for e in first.error] == [
         "Not certified (lower bounds of sensitivity ≥ 0.80 and specificity ≥ 0.80): "
         "sensitivity is at most 0.57."
     ]
+    # The icon says what the box says: no check badge on a judge that is not certified.
+    assert [e.icon for e in first.error] == [":material/cancel:"]
+    # Beside the verdict, in the same box: the library's answer for this judge and target. On
+    # the production week the segment-aware correction spans [0, 1], so it is "can't say" with
+    # the reason, and still the numbers (interval and n) to check it by.
+    assert not summary.says and summary.source == "the segment-aware correction"
+    h = summary.headline
+    assert (h["estimate"], h["low"], h["high"], h["n"]) == (0.52, 0.0, 1.0, 95)
+    answer = first.get_by_key("cal_answer")
+    assert [(rendered(m.label), m.value) for m in answer.metric] == [
+        (f"True pass rate of {PRODUCTION_DATASET}", "Can't say")]
+    assert [rendered(c.value) for c in answer.caption] == [
+        f"Because {summary.because}.",
+        "The segment-aware correction: 0.520 [0.000, 1.000] · n = 95 labelled rows",
+        f"Estimates {summary.estimand}.",
+    ]
+    assert ("in identifier, lookup, multi_page, negation (90% of the target rows) the judge is "
+            "not shown to tell pass from fail") in summary.because
+    # One estimand sentence, whose counts are those of "N of M target rows judged" below it.
+    target = report.answer.counts["target"]
+    assert shown["Target rows judged"] == f"{target['judged']} of {target['rows']}" == "88 of 600"
+    assert summary.estimand == (
+        "the true (human) pass rate of the 100 of 600 target rows the judge ran on: the 88 the "
+        "judge judged and the 12 it did not (0 unscored, 12 unsure); the 500 it never ran on are "
+        "outside")
     # The other real judge is in the leaderboard from the start, ranked last, and the reason
     # is its inconsistency (98 % of rows flip across repeats), not "n = 2, kappa 0".
     board = next(d.value for d in at.dataframe if "mcnemar_p_vs_best" in d.value.columns)
@@ -81,7 +117,20 @@ def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None
     # The eval owner's rule is a setting: a lower bar for sensitivity changes the decision.
     at.number_input(key="cal_min_sensitivity").set_value(0.30).run()
     assert not at.error
-    assert any(w.value.startswith("Undecided against the rule") for w in at.warning)
+    undecided = [w for w in at.get_by_key("cal_verdict").warning
+                 if rendered(w.value).startswith("Undecided against the rule")]
+    assert [w.icon for w in undecided] == [":material/help:"]
+    # On its own labelled rows the answer is a number: the point, its interval and n.
+    at.selectbox(key="cal_target").set_value(SAME_RUN).run()
+    assert not at.exception, at.exception
+    assert same.says and same.source == "the corrected pass rate bounded over the human-unsure rows"
+    h = same.headline
+    assert [(rendered(m.label), m.value) for m in at.get_by_key("cal_answer").metric] == [
+        (f"True pass rate of {LABELLED_DATASET}", f"{h['estimate']:.3f}")]
+    assert [rendered(c.value) for c in at.get_by_key("cal_answer").caption] == [
+        f"CI {h['low']:.3f}–{h['high']:.3f} · n = {h['n']} labelled rows · {same.source}",
+        f"Estimates {same.estimand}.",
+    ]
 
 
 def test_the_page_and_the_library_say_the_same(demo_db: Path) -> None:

@@ -104,8 +104,8 @@ def test_report_equals_direct_statistics(store_copy: LabelStore, template: Any) 
     assert data["kappa"] == interval_json(rates.kappa)
     assert data["sensitivity"] == interval_json(rates.sensitivity)
     assert data["population"] == (
-        "the true (human) pass rate of the 400 target rows the judge ran on, including the 3 it "
-        "did not judge (3 unscored, 0 unsure)")
+        "the true (human) pass rate of all 400 target rows: the 397 the judge judged and the 3 it "
+        "did not (3 unscored, 0 unsure)")
     assert data["labels_only_pass_rate"]["valid_for_target"] is False  # another run
     assert data["counts"]["target"]["unscored"] == 3
     bounds = data["human_unsure_bounds"]  # 4 rows where alice and bob tie: all pass / all fail

@@ -1,0 +1,79 @@
+"""``claim_view.answer_html``: the answer as numbered sentences, escaped, with offsets that agree.
+
+The browser side (a key selects a sentence, its passage and words are marked) is tested in
+Chromium by ``browser/test_browser_label.py``; here the HTML and its data, without Streamlit.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+from markup import answer_shown
+
+from calibrate_app.claim_view import answer_html, shown_answer
+
+HOSTILE = [
+    "<script>window.__hostile = 1</script> is bad.", "![x](http://127.0.0.1:9/t) *b* $x$.",
+    '"><img src=x onerror=alert(1)> 1,500 refunds.', "&lt;b&gt; &amp; entities stay text.",
+    "<!-- c --> </div></span> closes nothing.", "\u202e reversed \u2060 joiner.",
+]
+
+
+def sentences(body: str) -> list[dict[str, object]]:
+    """Each sentence's number, text (unescaped), links and found offsets."""
+    found = re.findall(
+        r'<span class="calibrate-sentence" data-sentence="(\d+)" data-links="([^"]*)" '
+        r'data-found="([^"]*)"><span class="calibrate-sn">\d+</span>'
+        r'<span class="calibrate-st">([^<]*)</span></span>', body)
+    return [{"n": int(n), "links": json.loads(html.unescape(links)),
+             "found": json.loads(html.unescape(own)), "text": html.unescape(text)}
+            for n, links, own, text in found]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_answers_are_text_in_the_page_own_tags(text: str) -> None:
+    answer = f"First {text} Second sentence here."
+    body = answer_html(answer, [text, "Second passage."])
+    tags, shown = answer_shown(body)
+    assert tags == {"div", "span"}
+    assert shown == answer
+    assert "<script" not in body and "<img" not in body and "<!--" not in body
+
+
+def test_sentences_are_numbered_and_link_to_their_passages() -> None:
+    answer = "Refunds take 14 days.\n\n- Shipping is free. The moon is cheese."
+    sources = ["Shipping is free on all orders.", "Refunds are issued within 14 days."]
+    found = sentences(answer_html(answer, sources))
+    assert [(s["n"], s["text"]) for s in found] == [
+        (1, "Refunds take 14 days."), (2, "Shipping is free."), (3, "The moon is cheese.")]
+    # Sentence 1: refund, tak, 14 (2), day = 5; passage 2 (index 1) shares refund, 14, day: 4/5.
+    assert found[0]["links"] == [[1, 0.8, [0, 7, 26, 28, 29, 33], 1]]
+    assert found[0]["found"] == [0, 7, 13, 15, 16, 20]  # "Refunds", "14", "days"
+    assert found[1]["links"] == [[0, 1.0, [0, 8, 12, 16], 0]]  # shipping, free
+    assert found[2]["links"] == [] and found[2]["found"] == []
+
+
+def test_offsets_count_utf16_units_as_javascript_does() -> None:
+    # "😀" is one code point and two UTF-16 units: offsets after it shift by one more.
+    body = answer_html("😀 Refunds 1500.", ["😀😀 refunds: 1500"])
+    (only,) = sentences(body)
+    assert only["text"] == "😀 Refunds 1500."
+    assert only["found"] == [3, 10, 11, 15]
+    assert only["links"] == [[0, 1.0, [5, 12, 14, 18], 1]]
+    assert 'data-passages="[18]"' in body  # the passage's length in UTF-16 units
+
+
+def test_line_breaks_and_nul_become_what_the_browser_holds() -> None:
+    assert shown_answer("a\r\nb\rc\0d") == "a\nb\nc\ufffdd"
+    assert shown_answer(None) == ""
+    _, shown = answer_shown(answer_html("One.\r\nTwo.", []))
+    assert shown == "One.\nTwo."
+
+
+def test_an_empty_answer_says_so() -> None:
+    body = answer_html("", ["A passage."])
+    assert sentences(body) == []
+    assert answer_shown(body) == ({"div"}, "(empty)")
