@@ -150,8 +150,9 @@ def file_name(text: str) -> str:
 # EVIDENCE_CHROME is the height of everything else on the page, measured in Chromium; on a
 # narrow window the buttons below wrap onto more lines, so the evidence leaves them more.
 # Measured with the status line under the progress (24 px more than the 420 before it); at
-# 800×900 the save button then ends at 889 px, with the guidelines panel open or closed.
-EVIDENCE_CHROME, NARROW_CHROME = 444, 540
+# 800×900 the save button then ends at 889 px, with the guidelines panel open or closed (556:
+# the answer caption of the sentence marks wraps onto a second line there).
+EVIDENCE_CHROME, NARROW_CHROME = 444, 556
 GUIDELINES_PANEL = 320  # px: the guidelines panel's width beside the page on a wide window
 _LABEL_CSS = """
 <style>
@@ -190,12 +191,12 @@ _LABEL_CSS = """
   }
 }
 @media (max-width: 1000px) {
-  .st-key-guidelines_panel { width: calc(100vw - 2rem); max-width: none; height: 20vh; }
+  .st-key-guidelines_panel { width: calc(100vw - 2rem); max-width: none; height: 18vh; }
   :root:has(.st-key-guidelines_panel) {
-    --evidence-height: clamp(160px, calc(80vh - NARROWpx - 1rem), 1400px);
+    --evidence-height: clamp(160px, calc(82vh - NARROWpx - 1rem), 1400px);
   }
   :root:has(.st-key-guidelines_panel) [data-testid="stHorizontalBlock"]:has(.st-key-answer_panel) {
-    margin-top: calc(20vh + 1rem);
+    margin-top: calc(18vh + 1rem);
   }
 }
 </style>
