@@ -124,10 +124,53 @@ WRAPPER = textwrap.dedent(f"""
         profile_file = os.environ.get("CALIBRATE_BENCH_PROFILE")
         profiler = cProfile.Profile() if profile_file else None
         run_script = script_runner.ScriptRunner._run_script
+        enqueue = script_runner.ScriptRunner._enqueue_forward_msg
+        sent = [0]
+
+        def counted(self, msg):  # each message wakes the server's event loop thread
+            sent[0] += 1
+            return enqueue(self, msg)
+
+        script_runner.ScriptRunner._enqueue_forward_msg = counted
+
+        # The DuckDB statements a run executes (wall ms, by the statement's first 70
+        # characters): labels.db.Database.cursor hands out a timing proxy of each cursor.
+        import contextlib
+        import threading
+
+        from labels import db as labels_db
+
+        statements = threading.local()
+        open_cursor = labels_db.Database.cursor
+
+        class TimedCursor:
+            def __init__(self, cur):
+                self._cur = cur
+
+            def execute(self, sql, *args):
+                started = time.perf_counter()
+                try:
+                    return self._cur.execute(sql, *args)
+                finally:
+                    log = getattr(statements, "log", None)
+                    if log is not None:
+                        log.append((" ".join(sql.split())[:70],
+                                    (time.perf_counter() - started) * 1000))
+
+            def __getattr__(self, name):
+                return getattr(self._cur, name)
+
+        @contextlib.contextmanager
+        def timed_cursor(self):
+            with open_cursor(self) as cur:
+                yield TimedCursor(cur)
+
+        labels_db.Database.cursor = timed_cursor
 
         def timed(self, rerun_data):
             bare = "bare=" in (rerun_data.query_string or "")
-            wall, cpu = time.perf_counter(), time.thread_time()
+            wall, cpu, sent[0] = time.perf_counter(), time.thread_time(), 0
+            statements.log = []
             if profiler is not None and not bare:
                 profiler.enable()
             try:
@@ -141,7 +184,11 @@ WRAPPER = textwrap.dedent(f"""
                         "page": "bare" if bare else "label",
                         "fragment": bool(rerun_data.fragment_id_queue),
                         "ms": (time.perf_counter() - wall) * 1000,
-                        "cpu_ms": (time.thread_time() - cpu) * 1000}}) + "\\n")
+                        "cpu_ms": (time.thread_time() - cpu) * 1000,
+                        "messages": sent[0],
+                        "db_ms": sum(ms for _, ms in statements.log),
+                        "statements": statements.log}}) + "\\n")
+                statements.log = None
 
         script_runner.ScriptRunner._run_script = timed
 
@@ -465,13 +512,15 @@ def main() -> int:
     print(f"\n{args.items:,} items, {args.labels} labels a page, by turns of {args.block}"
           f" (load average {os.getloadavg()[0]:.2f} at the end):")
     print(f"{'phase':<22} {'Label page median':>18} {'bare page median':>17} {'ratio':>6}"
-          f" {'Label p95':>10} {'bare p95':>9} {'server run: Label':>18} {'bare':>8}")
+          f" {'Label p95':>10} {'bare p95':>9} {'server run: Label':>18} {'bare':>8}"
+          f" {'messages: Label':>16} {'bare':>5}")
     for phase, _ in phases:
         r, b = results[phase], results[phase]["bare_page"]
         print(f"{phase:<22} {r['median_ms']:>15.1f} ms {b['median_ms']:>14.1f} ms "
               f"{r['ratio_to_bare']:>6.2f} {r['p95_ms']:>7.1f} ms {b['p95_ms']:>6.1f} ms "
               f"{r.get('server_run_median_ms', 0):>15.1f} ms "
-              f"{b.get('server_run_median_ms', 0):>5.1f} ms")
+              f"{b.get('server_run_median_ms', 0):>5.1f} ms "
+              f"{r.get('messages_median', 0):>16.0f} {b.get('messages_median', 0):>5.0f}")
     con = duckdb.connect(str(db_path), read_only=True)
     try:
         labels = con.execute(
@@ -501,13 +550,20 @@ def main() -> int:
 
 
 def _server_runs(runs_file: Path, page: str, n: int) -> dict[str, float]:
-    """Median wall and CPU ms of the server's script runs for the last ``n`` key presses."""
+    """Median wall and CPU ms of the server's script runs for the last ``n`` key presses.
+
+    And the median number of messages a run sent to the browser: each one is handed to the
+    server's event loop thread, which serialises and sends it while holding the GIL.
+    """
     runs = [json.loads(line) for line in runs_file.read_text().splitlines()]
     mine = [r for r in runs if r["page"] == page][-n:]
     if not mine:
         return {}
     return {"server_run_median_ms": round(statistics.median(r["ms"] for r in mine), 1),
-            "server_cpu_median_ms": round(statistics.median(r["cpu_ms"] for r in mine), 1)}
+            "server_cpu_median_ms": round(statistics.median(r["cpu_ms"] for r in mine), 1),
+            "messages_median": statistics.median(r["messages"] for r in mine),
+            "db_median_ms": round(statistics.median(r["db_ms"] for r in mine), 1),
+            "db_statements_median": statistics.median(len(r["statements"]) for r in mine)}
 
 
 def _without_latencies(value: dict[str, Any]) -> dict[str, Any]:

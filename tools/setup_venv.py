@@ -47,6 +47,28 @@ def run(command: list[str], *, env: dict[str, str] | None = None) -> int:
     return subprocess.call(command, env=env)
 
 
+def run_uv(command: list[str], env: dict[str, str]) -> int:
+    """Run a ``uv pip install``: its progress lines shown, its list of packages counted.
+
+    uv says what it resolves, downloads and builds; the one line per installed package
+    (`` + name==version``, about 60 of them) is summed up in one line.
+    """
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, bufsize=1)
+    assert proc.stdout is not None
+    changed = 0
+    for line in proc.stdout:
+        if line[:3] in (" + ", " - ", " ~ "):
+            changed += 1
+        else:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+    code = proc.wait()
+    if changed:
+        say(f"  {changed} packages added, removed or replaced")
+    return code
+
+
 def run_with_heartbeat(command: list[str], what: str) -> tuple[int, list[str]]:
     """Run a quiet ``command``, printing a line every 20 s; its exit code and output lines.
 
@@ -191,7 +213,7 @@ def main() -> int:
         args, env = uv_index_args(pip_settings(python))
         say(f"installing {what} with uv: 10–60 s")
         step = time.monotonic()
-        code = run([uv, "pip", "install", "--python", str(python), *args, "-e", spec], env=env)
+        code = run_uv([uv, "pip", "install", "--python", str(python), *args, "-e", spec], env)
         if code == 0:
             say(f"  installed with uv in {time.monotonic() - step:.0f} s")
             installed = True
