@@ -23,9 +23,26 @@ p95 ≤ 300 ms. Durability: the progress line shown with each new row is read fr
 in the same run that renders the row, after the label's INSERT committed; the bench checks that
 it counts the label just given, and at the end counts the labels in the file.
 
+The floor beside it (issue 29 item 9): in every phase the same server process also serves a
+bare Streamlit page (:data:`BARE_PAGE`: three buttons with the same keys that count a label in
+the session and rerun the script, which shows the next synthetic row's question, progress line,
+answer and three sources; no database), and the same probe labels ``--labels`` rows on it, by
+turns of ``--block`` (10) key presses with the Label page, so both are measured under the same
+load and, in the judge phase, beside the same judge run. The bench prints both medians and the
+ratio (aim: the Label page ≤ 2× the bare page), and for each page what the server's script run
+for a key press cost: wall and CPU ms, the messages it sent to the browser, and the DuckDB
+statements it ran (``server-runs-PHASE.jsonl`` in the work directory lists each statement's
+wall ms). ``--profile`` adds a cProfile of the Label page's runs (``label-PHASE.prof``; it
+slows that page, so its ratio is not the bench's).
+
 Usage::
 
     .venv/bin/python bench/label_latency.py [--items 100000] [--labels 200] [--keep DIR]
+        [--reuse] [--block 10] [--profile]
+
+``--keep DIR --reuse`` keeps the database seeded in ``DIR`` by an earlier run with the same
+``--items`` (seeding 1,000,000 items takes 1.5–3 minutes); that run's labels and judge calls
+stay in it, and this run's annotators get a time suffix.
 """
 
 from __future__ import annotations
@@ -513,13 +530,14 @@ def main() -> int:
           f" (load average {os.getloadavg()[0]:.2f} at the end):")
     print(f"{'phase':<22} {'Label page median':>18} {'bare page median':>17} {'ratio':>6}"
           f" {'Label p95':>10} {'bare p95':>9} {'server run: Label':>18} {'bare':>8}"
-          f" {'messages: Label':>16} {'bare':>5}")
+          f" {'DuckDB: Label':>14} {'messages: Label':>16} {'bare':>5}")
     for phase, _ in phases:
         r, b = results[phase], results[phase]["bare_page"]
         print(f"{phase:<22} {r['median_ms']:>15.1f} ms {b['median_ms']:>14.1f} ms "
               f"{r['ratio_to_bare']:>6.2f} {r['p95_ms']:>7.1f} ms {b['p95_ms']:>6.1f} ms "
               f"{r.get('server_run_median_ms', 0):>15.1f} ms "
               f"{b.get('server_run_median_ms', 0):>5.1f} ms "
+              f"{r.get('db_median_ms', 0):>11.1f} ms "
               f"{r.get('messages_median', 0):>16.0f} {b.get('messages_median', 0):>5.0f}")
     con = duckdb.connect(str(db_path), read_only=True)
     try:
