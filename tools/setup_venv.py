@@ -6,8 +6,9 @@ system Python runs it before the venv exists).
 - ``run`` installs the runtime dependencies (``-e .``), ``dev`` adds the dev extras
   (``-e '.[dev]'``) to the same venv.
 - With `uv <https://docs.astral.sh/uv/>`_ when it can be had: a ``uv`` on PATH, else the ``uv``
-  wheel from PyPI installed into the venv by the venv's own pip (a few seconds; uv ships its
-  own binary). uv installs the runtime in seconds where pip takes minutes.
+  wheel from PyPI (a few seconds; uv ships its own binary), installed with pip into
+  ``VENV/uv`` (a new venv is made without pip; uv adds pip to it with the rest). uv installs
+  the runtime in seconds where pip takes minutes.
 - uv is given the package locations pip is configured with (``pip config list``: pip.conf
   files and ``PIP_*`` variables: index-url, extra-index-url, find-links, constraint, no-index,
   trusted-host, cert), so both install from the same places; and pip's rule of taking the best
@@ -155,20 +156,33 @@ def uv_index_args(settings: dict[str, str]) -> tuple[list[str], dict[str, str]]:
     return args, env
 
 
+def has_pip(venv: Path) -> bool:
+    """Whether the venv has its own pip (a venv made for uv has none until uv adds it)."""
+    return (venv / "bin" / "pip").exists()
+
+
 def find_uv(venv: Path, python: Path) -> str | None:
-    """A uv to install with: on PATH, already in the venv, or installed into it with pip."""
+    """A uv to install with: on PATH, already in the venv, or installed with pip.
+
+    Into the venv by its own pip when it has one; else by the pip of the Python running this
+    script, into ``VENV/uv`` (``--target``), so a new venv needs no pip of its own first
+    (``ensurepip`` takes 4–16 s on a busy 2-core machine).
+    """
     if os.environ.get("CALIBRATE_NO_UV"):
         say("CALIBRATE_NO_UV is set: installing with pip (up to 5 minutes)")
         return None
-    for candidate in (shutil.which("uv"), venv / "bin" / "uv"):
+    for candidate in (shutil.which("uv"), venv / "bin" / "uv", venv / "uv" / "bin" / "uv"):
         if candidate and Path(candidate).exists():
             return str(candidate)
-    say("installing uv (PyPI's wheel, its own binary) into the venv with pip: about 5 s")
+    say("installing uv (PyPI's wheel, its own binary) with pip: about 5 s")
     started = time.monotonic()
+    if has_pip(venv):
+        command, uv = [str(python), "-m", "pip", "install"], venv / "bin" / "uv"
+    else:
+        command = [sys.executable, "-m", "pip", "install", "--target", str(venv / "uv")]
+        uv = venv / "uv" / "bin" / "uv"
     code, lines = run_with_heartbeat(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "uv"],
-        "pip install uv")
-    uv = venv / "bin" / "uv"
+        [*command, "--quiet", "--disable-pip-version-check", "uv"], "pip install uv")
     if code != 0 or not uv.exists():
         sys.stdout.write("".join(lines[-20:]))
         say(f"could not install uv (exit {code}): installing with pip instead "
@@ -180,6 +194,10 @@ def find_uv(venv: Path, python: Path) -> str | None:
 
 def install_with_pip(python: Path, spec: str, what: str) -> None:
     """The fallback: the venv's pip, a line every 20 s."""
+    if not has_pip(python.parent.parent):
+        say("adding pip to the venv (ensurepip: a few seconds)")
+        if run([str(python), "-m", "ensurepip", "--upgrade", "--default-pip"]) != 0:
+            raise SystemExit("[setup] could not add pip to the venv")
     say(f"installing {what} with pip: up to 5 minutes (a line every {HEARTBEAT_S:.0f} s)")
     started = time.monotonic()
     code, lines = run_with_heartbeat(
@@ -204,16 +222,21 @@ def main() -> int:
     if not python.exists():
         say(f"creating {venv} with {sys.executable} (a few seconds)")
         step = time.monotonic()
-        if run([sys.executable, "-m", "venv", str(venv)]) != 0:
+        # For uv, without pip: uv installs pip into it with the rest, in a fraction of the
+        # time ensurepip takes (the fallback runs ensurepip when it needs pip).
+        bare = [] if os.environ.get("CALIBRATE_NO_UV") else ["--without-pip"]
+        if run([sys.executable, "-m", "venv", *bare, str(venv)]) != 0:
             raise SystemExit(f"[setup] could not create {venv}")
         say(f"  created in {time.monotonic() - step:.0f} s")
     uv = find_uv(venv, python)
     installed = False
     if uv is not None:
-        args, env = uv_index_args(pip_settings(python))
+        args, env = uv_index_args(pip_settings(python if has_pip(venv) else Path(sys.executable)))
         say(f"installing {what} with uv: 10–60 s")
         step = time.monotonic()
-        code = run_uv([uv, "pip", "install", "--python", str(python), *args, "-e", spec], env)
+        # pip too, so `.venv/bin/pip` works as in a venv made by pip.
+        code = run_uv([uv, "pip", "install", "--python", str(python), *args, "-e", spec, "pip"],
+                      env)
         if code == 0:
             say(f"  installed with uv in {time.monotonic() - step:.0f} s")
             installed = True
