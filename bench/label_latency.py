@@ -391,9 +391,12 @@ class Probe:
             if text == self.previous:
                 raise SystemExit(f"label {k + 1}: the question did not change")
             self.previous = text
+            # Read once the run has finished: the question and the progress line are separate
+            # messages of the same run, so reading the line as soon as the question changed
+            # raced its message (1 press in 200 at load 10-14 read the line before it came).
+            settle(page)
             if self._shown_count() != self.start_labelled + k + 1:
                 self.not_durable += 1
-            settle(page)
         self.seconds += time.perf_counter() - started
 
     def summary(self) -> dict[str, Any]:
