@@ -2,6 +2,7 @@
 # the slow-marked tests; `-m slow` runs those).
 # `make run` installs the runtime dependencies only; `make test` adds the dev extras to the same
 # venv (two stamps, so `make test` after `make run` upgrades the venv instead of skipping it).
+# CALIBRATE_NO_UV=1 installs with pip instead of uv.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -10,28 +11,25 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint bench clean demo-align wheel wheel-check
 
+# tools/setup_venv.py prints each step and how long it took. It installs with uv (PyPI's wheel,
+# its own binary: the runtime in seconds) from the places pip is configured to use, and falls
+# back to pip (minutes) when uv cannot be had or CALIBRATE_NO_UV=1.
 $(RUN_STAMP): pyproject.toml
-	@echo "Setting up $(VENV): a one-off install of the runtime dependencies (Streamlit, DuckDB,"
-	@echo "pandas, scikit-learn, the provider SDKs; about 900 MB). pip is quiet while it works: allow"
-	@echo "up to 5 minutes on a slow connection or a busy machine. Later runs skip this step."
-	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 	@# A venv made before the distribution was renamed (issue 28) holds this checkout as
 	@# `calibrate`: uninstalled first, or two distributions would own bin/calibrate (and removing
 	@# the old one later would remove the command). Only ours: the unrelated PyPI `calibrate`
 	@# has no calibrate_app entry point.
-	if $(BIN)/python -c "import importlib.metadata as m, sys; sys.exit('calibrate_app.cli:main' not in (m.distribution('calibrate').read_text('entry_points.txt') or ''))" 2>/dev/null; \
+	@if [ -x $(BIN)/python ] && $(BIN)/python -c "import importlib.metadata as m, sys; sys.exit('calibrate_app.cli:main' not in (m.distribution('calibrate').read_text('entry_points.txt') or ''))" 2>/dev/null; \
 	then $(BIN)/python -m pip uninstall --quiet --yes calibrate; fi
-	$(BIN)/python -m pip install --quiet -e .
-	touch $(RUN_STAMP)
-	@echo "Installed. Building the demo database, then starting the app."
+	@$(PYTHON) tools/setup_venv.py $(VENV) run
+	@touch $(RUN_STAMP)
 
 $(STAMP): $(RUN_STAMP)
-	@echo "Adding the dev tools to $(VENV) (pytest, ruff, mypy and the test extras; a minute or two)."
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	@$(PYTHON) tools/setup_venv.py $(VENV) dev
+	@touch $(STAMP)
 
 run: $(RUN_STAMP)
+	@echo "Building the demo database (about 10 s), then starting the app."
 	$(BIN)/calibrate --db demo.duckdb demo
 
 # One alignment cycle and one stress run on a fresh demo database, with the scripted stand-in

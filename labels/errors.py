@@ -85,6 +85,19 @@ class InvalidNameError(CalibrateError):
     """A dataset, judge, annotator or criterion name breaks the naming rule."""
 
 
+def closest_name(name: str, known: Iterable[str]) -> str | None:
+    """The known name closest to a mistyped ``name``, or ``None`` (see :func:`did_you_mean`).
+
+    >>> closest_name("questoin", ["id", "question", "answer"])
+    'question'
+    """
+    names = {str(k).lower(): str(k) for k in known if k is not None}
+    close = difflib.get_close_matches(name.lower(), list(names), n=1)
+    if not close or names[close[0]] == name:
+        return None
+    return names[close[0]]
+
+
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the known name closest to a mistyped ``name``, else ``""``.
 
@@ -97,8 +110,5 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     >>> did_you_mean("zzz", ["demo-labelled"])
     ''
     """
-    names = {str(k).lower(): str(k) for k in known if k is not None}
-    close = difflib.get_close_matches(name.lower(), list(names), n=1)
-    if not close or names[close[0]] == name:
-        return ""
-    return f"; did you mean {names[close[0]]!r}?"
+    close = closest_name(name, known)
+    return "" if close is None else f"; did you mean {close!r}?"

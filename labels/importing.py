@@ -119,6 +119,12 @@ def with_mapped_paths(table: Table, mapping: Mapping[str, str]) -> Table:
     return table
 
 
+def _closest(table: Table, fld: str) -> str:
+    """`` (did you mean --map answer=answr?)`` when a column's name is close to ``fld``."""
+    close = table.closest(fld)
+    return "" if close is None else f" (did you mean --map {fld}={close}?)"
+
+
 def _resolve_columns(table: Table, mapping: Mapping[str, str]) -> dict[str, list[str]]:
     """Field → the file column(s) that feed it."""
     present = set(table.columns)
@@ -131,8 +137,8 @@ def _resolve_columns(table: Table, mapping: Mapping[str, str]) -> dict[str, list
             for column in columns:
                 if column not in present:
                     raise ImportFileError(
-                        f"--map {fld}={mapping[fld]}: the file has no column {column!r} "
-                        f"(columns: {table.shown_paths()})",
+                        f"--map {fld}={mapping[fld]}: the file has no column {column!r}"
+                        f"{table.did_you_mean(column)} (columns: {table.shown_paths()})",
                         path=table.path,
                     )
             resolved[fld] = columns
@@ -227,7 +233,8 @@ def normalise(
     if "question" not in columns:
         raise ImportFileError(
             "missing required column 'question' (columns: "
-            f"{table.shown_paths()}); map one with --map question=COLUMN",
+            f"{table.shown_paths()}); map one with --map question=COLUMN"
+            f"{_closest(table, 'question')}",
             path=table.path,
         )
     pairwise = "answer_a" in columns or "answer_b" in columns
@@ -240,7 +247,8 @@ def normalise(
     if not pairwise and "answer" not in columns:
         raise ImportFileError(
             "missing required column 'answer' (columns: "
-            f"{table.shown_paths()}); map one with --map answer=COLUMN",
+            f"{table.shown_paths()}); map one with --map answer=COLUMN"
+            f"{_closest(table, 'answer')}",
             path=table.path,
         )
     used = {c for cols in columns.values() for c in cols}

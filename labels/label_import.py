@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from labels.cells import text_cell
-from labels.errors import ImportFileError, InvalidNameError
+from labels.errors import ImportFileError, InvalidNameError, did_you_mean
 from labels.models import (
     DEFAULT_CRITERION,
     PAIRWISE_CRITERION,
@@ -131,7 +131,8 @@ def import_labels(
     unknown = sorted(set(mapping) - set(LABEL_FIELDS))
     if unknown:
         raise ImportFileError(
-            f"--map {unknown[0]}=…: unknown field (fields: {', '.join(LABEL_FIELDS)})", path=name
+            f"--map {unknown[0]}=…: unknown field{did_you_mean(unknown[0], LABEL_FIELDS)} "
+            f"(fields: {', '.join(LABEL_FIELDS)})", path=name
         )
     tool_name = format if format in TOOL_FORMATS else None
     table = read_table(path, format=None if tool_name else format, encoding=encoding,
@@ -165,7 +166,8 @@ def import_labels(
     if id_col is None or label_col is None:
         missing = "id" if id_col is None else "label"
         raise ImportFileError(
-            f"missing required column {missing!r} (columns: {table.shown_paths()})",
+            f"missing required column {missing!r}{table.did_you_mean(missing)} "
+            f"(columns: {table.shown_paths()})",
             path=name,
         )
     has_annotator = annotator_col in table.columns

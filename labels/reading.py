@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from labels.distribution import DISTRIBUTION
-from labels.errors import ImportFileError
+from labels.errors import ImportFileError, closest_name
 from labels.limits import ReadLimits
 from labels.record_paths import (
     PathError,
@@ -202,6 +202,26 @@ class Table:
             return self.shown_columns()
         return shown_paths([_shown_column(p) for p in leaf_paths(first)])
 
+    def closest(self, name: str) -> str | None:
+        """The column or path closest to a mistyped ``name`` (:func:`labels.errors.closest_name`).
+
+        The candidates are what :meth:`shown_paths` lists (columns, and a nested record's
+        leaf paths); a name a message would cut short (long, or holding ``=``: a ``.env``
+        line read as a header) is never suggested, so no suggestion shows more of the file
+        than the column list does.
+        """
+        known = [c for c in self.columns if c not in self.derived]
+        if self.n_rows and not isinstance(self.data, ArrowColumns):
+            first = {c: self.data[c][0] for c in known}
+            if any(isinstance(v, (dict, list)) for v in first.values()):
+                known += leaf_paths(first)
+        return closest_name(name, [k for k in known if _shown_column(k) == k])
+
+    def did_you_mean(self, name: str) -> str:
+        """``"; did you mean 'x'?"`` for :meth:`closest`, else ``""``."""
+        close = self.closest(name)
+        return "" if close is None else f"; did you mean {close!r}?"
+
     def with_mapping(self, mapping: Mapping[str, str], *, name: str) -> Table:
         """This table with every ``--map`` target present: a column, or a path read as one.
 
@@ -219,8 +239,8 @@ class Table:
                 continue
             if not is_path(column):
                 raise ImportFileError(
-                    f"--map {fld}={column}: the file has no column {shown(column)} "
-                    f"(columns: {table.shown_paths()})", path=name,
+                    f"--map {fld}={column}: the file has no column {shown(column)}"
+                    f"{table.did_you_mean(column)} (columns: {table.shown_paths()})", path=name,
                 )
             table = table.with_paths([column], option=f"--map {fld}=")
         return table
@@ -253,7 +273,8 @@ class Table:
             if root is None or root not in data:
                 raise ImportFileError(
                     f"{option}{_shown_column(path)}: no column or path {shown(root or path)} "
-                    f"in the file (paths: {self.shown_paths()})", path=self.path,
+                    f"in the file{self.did_you_mean(path)} (paths: {self.shown_paths()})",
+                    path=self.path,
                 )
             values: list[Any] = []
             for index, cell in enumerate(data[root]):

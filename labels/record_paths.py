@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from labels.errors import ImportFileError
+from labels.errors import ImportFileError, did_you_mean
 
 _SELECTOR = re.compile(r"\[([^\]]*)\]")
 _INDEX = re.compile(r"^-?\d+$")
@@ -238,7 +238,8 @@ def parse_pairs(pairs: list[str], fields: tuple[str, ...]) -> dict[str, str]:
             raise ImportFileError(f"--map {pair!r} is not of the form field=column")
         if target not in fields:
             raise ImportFileError(
-                f"--map {pair!r}: unknown field {target!r} (fields: {', '.join(fields)})"
+                f"--map {pair!r}: unknown field {target!r}{did_you_mean(target, fields)} "
+                f"(fields: {', '.join(fields)})"
             )
         mapping[target] = column
     return mapping

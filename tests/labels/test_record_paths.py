@@ -157,3 +157,54 @@ def test_cli_import_takes_records_and_nested_maps(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, args)
     assert result.exit_code != 0
     assert "contexts[*].text" in result.output
+
+
+def test_a_mistyped_column_or_field_name_gets_a_did_you_mean(
+    store: LabelStore, tmp_path: Path
+) -> None:
+    """Issue 29 item 8: column names in --map and import errors suggest the closest name."""
+    flat = _write(tmp_path, "flat.csv", "id,prompt,answr\nr1,Q?,A.\n")
+    with pytest.raises(ImportFileError) as error:
+        import_rows(store, flat, "d", mapping={"question": "promt"})
+    assert "the file has no column 'promt'; did you mean 'prompt'? (columns: id, prompt, answr)" \
+        in str(error.value)
+    with pytest.raises(ImportFileError) as error:
+        import_rows(store, flat, "d", mapping={"question": "prompt"})
+    assert str(error.value).endswith(
+        "missing required column 'answer' (columns: id, prompt, answr); map one with "
+        "--map answer=COLUMN (did you mean --map answer=answr?)")
+    nested = _write(tmp_path, "nested.json", NESTED["data"]["items"])  # type: ignore[index]
+    with pytest.raises(ImportFileError) as error:
+        import_rows(store, nested, "n", mapping={**MAP, "answer": "respons.output.text"})
+    assert "no column or path 'respons' in the file; did you mean 'response.output.text'?" \
+        in str(error.value)
+    # a header that is a .env line is never offered back, even when it is the closest name
+    dotenv = _write(tmp_path, "env.csv", "id,QUESTION=hunter2,answer\nr1,x,y\n")
+    with pytest.raises(ImportFileError) as error:
+        import_rows(store, dotenv, "e", mapping={"question": "QUESTION"})
+    assert "did you mean" not in str(error.value) and "hunter2" not in str(error.value)
+    assert store.datasets() == []
+    # the fields a --map names, on the command line, for rows and for labels
+    result = CliRunner().invoke(cli, ["--db", str(store.db.path), "import", str(flat),
+                                      "--dataset", "d", "--map", "questoin=prompt"])
+    assert result.exit_code == 2
+    assert "unknown field 'questoin'; did you mean 'question'?" in result.output
+
+
+def test_a_labels_file_with_a_mistyped_column_gets_a_did_you_mean(
+    store: LabelStore, tmp_path: Path
+) -> None:
+    from labels.importing import import_labels
+
+    rows = _write(tmp_path, "rows.csv", "id,question,answer\nr1,Q?,A.\n")
+    import_rows(store, rows, "d")
+    sheet = _write(tmp_path, "sheet.csv", "id,lable\nr1,pass\n")
+    with pytest.raises(ImportFileError) as error:
+        import_labels(store, sheet, "d", annotator="dana")
+    assert "missing required column 'label'; did you mean 'lable'? (columns: id, lable)" \
+        in str(error.value)
+    with pytest.raises(ImportFileError) as error:
+        import_labels(store, sheet, "d", annotator="dana", mapping={"lable": "lable"})
+    assert "--map lable=…: unknown field; did you mean 'label'?" in str(error.value)
+    imported = import_labels(store, sheet, "d", annotator="dana", mapping={"label": "lable"})
+    assert imported.added == 1

@@ -407,3 +407,70 @@ def test_skips_are_stored_in_order_and_open_work_follows_the_overlap(
     assert store.open_work("kim") == [("d", "faithfulness", 1), ("d", "correctness", 3)]
     store.add_label("d", "r2", "kim", "fail", criterion="faithfulness")
     assert store.open_work("kim") == [("d", "correctness", 3)]
+
+
+def test_a_label_for_a_row_just_read_checks_nothing_again(
+    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Label page reads a row, then labels it: the label's transaction scans no items.
+
+    At 1,000,000 items that existence check scanned the item_id column on every key press
+    (DuckDB uses no index for the composite key); an item or annotator seen to exist is
+    remembered, which is sound because nothing deletes them.
+    """
+    import contextlib
+
+    import labels.store as store_module
+
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"id": str(i), "question": "q", "answer": "a"}) + "\n"
+                            for i in range(5)))
+    import_rows(store, path, "d")
+    executed: list[str] = []
+    open_cursor = type(store.db).cursor
+
+    class Recording:
+        def __init__(self, cur: duckdb.DuckDBPyConnection) -> None:
+            self._cur = cur
+
+        def execute(self, sql: str, *args: object) -> duckdb.DuckDBPyConnection:
+            executed.append(sql)
+            return self._cur.execute(sql, *args)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._cur, name)
+
+    @contextlib.contextmanager
+    def recording(db: object) -> object:
+        with open_cursor(db) as cur:  # type: ignore[arg-type]
+            yield Recording(cur)
+
+    monkeypatch.setattr(type(store.db), "cursor", recording)
+    # Not read before, a new annotator: both are checked, in one statement.
+    store.add_label("d", "0", "ann", "pass")
+    assert sum("FROM items" in sql for sql in executed) == 1
+    assert any("INSERT INTO annotators" in sql for sql in executed)
+    # Read by item(), as the Label page does before the key press: no items query.
+    assert store.item("d", "1").item_id == "1"
+    executed.clear()
+    store.add_label("d", "1", "ann", "fail")
+    assert not any("FROM items" in sql or "annotators" in sql for sql in executed)
+    # Labelled before (so seen), another verdict: nothing checked either.
+    executed.clear()
+    store.add_label("d", "0", "ann", "unsure")
+    assert not any("FROM items" in sql for sql in executed)
+    # What is not there is still refused, and nothing of it is remembered or stored.
+    with pytest.raises(NotFoundError, match="has no item '9'"):
+        store.add_label("d", "9", "bob", "pass")
+    assert ("d", "9") not in store._known_items and "bob" not in store._known_annotators
+    store.create_dataset("other")
+    with pytest.raises(NotFoundError, match="has no item '1'"):
+        store.add_label("other", "1", "ann", "pass")  # the same id in another dataset
+    assert sorted((x.item_id, x.verdict) for x in store.current_labels("d").itertuples()) == [
+        ("0", "unsure"), ("1", "fail")]
+    assert store.annotators() == ["ann"]
+    # A bounded memory: the oldest ids are forgotten first.
+    monkeypatch.setattr(store_module, "KNOWN_ITEMS", 2)
+    for i in ("2", "3", "4"):
+        store.item("d", i)
+    assert list(store._known_items) == [("d", "3"), ("d", "4")]
