@@ -31,6 +31,8 @@ from judges.providers.openai import OpenAIProvider
 from labels import LabelStore, import_rows
 
 ENV_PREFIXES = ("CALIBRATE_", "ANTHROPIC_", "OPENAI_")
+# The suite's own switches (.ci/run sets them), not settings of the code under test.
+KEPT_VARIABLES = frozenset({"CALIBRATE_REQUIRE_BROWSER", "CALIBRATE_REQUIRE_INSPECT"})
 DatasetFactory = Callable[..., str]
 _BYTECODE: dict[str, Path] = {}
 
@@ -89,14 +91,23 @@ def _components_scanned_once() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No key, base URL or database path from the developer's shell or .env leaks into a test."""
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No key, base URL or database path from the developer's shell or .env leaks into a test.
+
+    Nor out of one: ``calibrate --env-file PATH`` run in-process (CliRunner) writes the path to
+    os.environ for the app it starts, and a later module's fixture, set up before this one runs,
+    would hand that file to its own commands.
+    """
     import os
 
+    from labels.settings_files import ENV_FILE_VARIABLE
+
     for name in list(os.environ):
-        if name.startswith(ENV_PREFIXES) and name != "CALIBRATE_REQUIRE_BROWSER":
+        if name.startswith(ENV_PREFIXES) and name not in KEPT_VARIABLES:
             monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
+    yield
+    os.environ.pop(ENV_FILE_VARIABLE, None)
 
 
 @pytest.fixture
