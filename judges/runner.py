@@ -25,7 +25,7 @@ import queue
 import random
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Required, Self, TypedDict, Unpack
 
@@ -261,16 +261,8 @@ async def _execute(
             if on_progress is not None:
                 on_progress(summary.done, summary.planned, summary)
 
-    if provider.max_concurrency is not None:
-        concurrency = min(concurrency, provider.max_concurrency)
-    provider.expect_concurrency(concurrency)
     try:
-        async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, min(concurrency, len(plan.calls)))):
-                group.create_task(worker())
-    except BaseExceptionGroup as group_error:
-        # One worker's failure cancels the others; report the failure itself, not the group.
-        raise group_error.exceptions[0] from None
+        await _in_workers(provider, concurrency, len(plan.calls), worker)
     finally:
         summary.not_run = len(plan.calls) - dispatched
         try:
@@ -309,18 +301,26 @@ async def judge_in_memory_async(
                 break
             records.append(await _judge(context, planned))
 
+    try:
+        await _in_workers(provider, concurrency, len(plan.calls), worker)
+    finally:
+        await provider.aclose()
+    return records
+
+
+async def _in_workers(provider: Provider, concurrency: int, n_calls: int,
+                      worker: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run ``worker`` in as many tasks as the provider allows (at most one per call)."""
     if provider.max_concurrency is not None:
         concurrency = min(concurrency, provider.max_concurrency)
     provider.expect_concurrency(concurrency)
     try:
         async with asyncio.TaskGroup() as group:
-            for _ in range(max(1, min(concurrency, len(plan.calls)))):
+            for _ in range(max(1, min(concurrency, n_calls))):
                 group.create_task(worker())
     except BaseExceptionGroup as group_error:
+        # One worker's failure cancels the others; report the failure itself, not the group.
         raise group_error.exceptions[0] from None
-    finally:
-        await provider.aclose()
-    return records
 
 
 def judge_in_memory(

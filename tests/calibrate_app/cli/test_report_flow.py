@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from cli_runner import ok, run
+from click.testing import Result
 
-from calibrate_app.cli import cli
 from judges.calibration import format_interval
 
 INTERVAL_KEYS = {"estimate", "low", "high", "n", "reason"}
@@ -18,16 +18,6 @@ REQUIRED = {
     "corrected_pass_rate", "method", "unscored", "unsure", "swap_flip_rate", "repeat_flip_rate",
     "warnings",
 }
-
-
-def run(db: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--db", str(db), *args], catch_exceptions=False)
-
-
-def ok(db: Path, *args: str) -> str:
-    result = run(db, *args)
-    assert result.exit_code == 0, result.output
-    return result.output
 
 
 @pytest.fixture(scope="module")
