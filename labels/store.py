@@ -1,6 +1,8 @@
 """LabelStore: the SQL on datasets, items, annotators, criteria and labels.
 
-The import of a file of rows writes through :mod:`labels.store_items`; the schema is in
+The import of a file of rows writes through :mod:`labels.store_items`; the labelling queue's
+own tables (skips, settings, escalations) are read and written by :mod:`labels.store_queue`, an
+annotator's "My labels" list by :mod:`labels.store_history`; the schema is in
 :mod:`labels.schema`.
 """
 
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from labels import store_queue
 from labels.db import Database, equal_conditions
 from labels.errors import CalibrateError, NotFoundError, did_you_mean
 from labels.models import (
@@ -28,9 +31,10 @@ from labels.models import (
     Source,
 )
 from labels.provenance import Provenance
-from labels.sampling import QueueSettings, progress
+from labels.sampling import QueueSettings
 from labels.schema import LABEL_MIGRATIONS, QUEUE_MIGRATIONS
 from labels.store_history import OwnHistory, own_history
+from labels.store_queue import Escalation as Escalation  # re-exported: callers name it from here
 from labels.validation import check_name, normalise_id
 
 if TYPE_CHECKING:
@@ -58,27 +62,6 @@ class NewLabel:
     labelled_at: datetime | None = None
     origin: str = "app"
     provenance: Provenance = field(default_factory=Provenance)
-
-
-@dataclass(frozen=True)
-class Escalation:
-    """The rows an acceptance rule abstained on, for experts to label (the escalated order).
-
-    Attributes:
-        dataset: Dataset of the rows.
-        criterion: Criterion the experts label.
-        rule: The acceptance rule's id (recorded with every label drawn from it).
-        judge: The judge config the rule abstained on.
-        item_ids: The escalated rows.
-        escalated_at: When the escalation was recorded (UTC).
-    """
-
-    dataset: str
-    criterion: str
-    rule: str
-    judge: str | None
-    item_ids: tuple[str, ...]
-    escalated_at: datetime
 
 
 def _item_from_row(row: Sequence[Any]) -> Item:
@@ -631,61 +614,27 @@ class LabelStore:
         Editing a label adds a newer version but does not move the item in this list, so an
         annotator stepping back through their work sees a stable sequence.
         """
-        rows = self.db.fetchall(
-            "SELECT item_id FROM labels WHERE dataset = ? AND annotator = ? AND criterion = ? "
-            "GROUP BY item_id ORDER BY min(labelled_at), min(label_id)",
-            [dataset, annotator, criterion],
-        )
-        return [r[0] for r in rows]
+        return store_queue.labelled_in_order(self.db, dataset, annotator, criterion)
 
     def queue_snapshot(
         self, dataset: str, annotator: str, criterion: str
     ) -> tuple[int, set[str], dict[str, int]]:
-        """Count what a labelling page needs, in one query.
+        """(items, items ``annotator`` labelled, item id → annotators with a label), one query.
 
-        Returns:
-            (items in the dataset, items ``annotator`` labelled, item id → number of
-            annotators with a label for ``criterion``).
+        See :func:`labels.store_queue.queue_snapshot`.
         """
-        rows = self.db.fetchall(
-            """
-            SELECT NULL, (SELECT count(*) FROM items WHERE dataset = ?), false
-            UNION ALL
-            SELECT item_id, count(DISTINCT annotator), bool_or(annotator = ?)
-            FROM labels WHERE dataset = ? AND criterion = ? GROUP BY item_id
-            """,
-            [dataset, annotator, dataset, criterion],
-        )
-        total = next(int(r[1]) for r in rows if r[0] is None)
-        mine = {r[0] for r in rows if r[0] is not None and r[2]}
-        counts = {r[0]: int(r[1]) for r in rows if r[0] is not None}
-        return total, mine, counts
+        return store_queue.queue_snapshot(self.db, dataset, annotator, criterion)
 
     def skip(self, dataset: str, criterion: str, annotator: str, item_id: str) -> None:
         """Record that ``annotator`` skipped ``item_id``: it moves to the end of their queue.
 
         Skipping the same row again moves it to the end again.
         """
-        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-        self.db.execute(
-            """
-            INSERT INTO queue_skips (dataset, criterion, annotator, item_id, skipped_at)
-            VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (dataset, criterion, annotator, item_id)
-            DO UPDATE SET skipped_at = excluded.skipped_at
-            """,
-            [dataset, criterion, annotator, item_id, datetime.now(UTC)],
-        )
+        store_queue.skip(self.db, dataset, criterion, annotator, item_id)
 
     def skipped(self, dataset: str, criterion: str, annotator: str) -> list[str]:
         """Items ``annotator`` skipped for (dataset, criterion), oldest skip first."""
-        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-        rows = self.db.fetchall(
-            "SELECT item_id FROM queue_skips WHERE dataset = ? AND criterion = ? "
-            "AND annotator = ? ORDER BY skipped_at, item_id",
-            [dataset, criterion, annotator],
-        )
-        return [r[0] for r in rows]
+        return store_queue.skipped(self.db, dataset, criterion, annotator)
 
     def own_history(self, dataset: str, criterion: str, annotator: str, *, search: str = "",
                     verdict: str | None = None, limit: int = 10, offset: int = 0
@@ -702,32 +651,13 @@ class LabelStore:
     def open_work(self, annotator: str) -> list[tuple[str, str, int]]:
         """(dataset, criterion, rows still waiting for ``annotator``) wherever that is above 0.
 
-        Every dataset against every criterion of its kind, in dataset order, the default
-        criterion first; the count follows each (dataset, criterion)'s overlap setting, as the
-        labelling queue does.
+        Every dataset against every criterion of its kind (:func:`.store_queue.open_work`).
         """
-        criteria = sorted(self.criteria(), key=lambda c: c.name != DEFAULT_CRITERION)
-        work = []
-        for dataset, kind in self.dataset_kinds().items():
-            for criterion in (c.name for c in criteria if c.kind == kind):
-                total, mine, counts = self.queue_snapshot(dataset, annotator, criterion)
-                overlap = self.queue_settings(dataset, criterion).overlap
-                remaining = progress(total, mine=mine, counts=counts, overlap=overlap).remaining
-                if remaining > 0:
-                    work.append((dataset, criterion, remaining))
-        return work
+        return store_queue.open_work(self.db, annotator, self.criteria(), self.dataset_kinds())
 
     def queue_settings(self, dataset: str, criterion: str) -> QueueSettings:
         """The eval owner's queue settings for (dataset, criterion); defaults when never set."""
-        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-        rows = self.db.fetchall(
-            "SELECT queue_order, seed, overlap FROM queue_settings "
-            "WHERE dataset = ? AND criterion = ?",
-            [dataset, criterion],
-        )
-        if not rows:
-            return QueueSettings()
-        return QueueSettings(order=rows[0][0], seed=int(rows[0][1]), overlap=int(rows[0][2]))
+        return store_queue.queue_settings(self.db, dataset, criterion)
 
     def save_escalation(
         self, dataset: str, criterion: str, rule: str, item_ids: Iterable[str], *,
@@ -748,17 +678,7 @@ class LabelStore:
         if missing:
             raise NotFoundError(f"{len(missing)} escalated ids are not rows of {dataset!r}: "
                                 f"{sorted(missing)[:3]}")
-        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-        now = datetime.now(UTC)
-        with self.db.transaction() as cur:
-            cur.execute("DELETE FROM queue_escalations WHERE dataset = ? AND criterion = ? "
-                        "AND rule = ?", [dataset, criterion, rule])
-            cur.execute(
-                "INSERT INTO queue_escalations (dataset, criterion, rule, judge, item_id, "
-                "escalated_at) SELECT ?, ?, ?, ?, unnest(?::VARCHAR[]), ?",
-                [dataset, criterion, rule, judge, ids, now],
-            )
-        return Escalation(dataset, criterion, rule, judge, tuple(ids), now)
+        return store_queue.save_escalation(self.db, dataset, criterion, rule, ids, judge=judge)
 
     def escalation(self, dataset: str, criterion: str, *,
                    rule: str | None = None) -> Escalation | None:
@@ -766,41 +686,12 @@ class LabelStore:
 
         ``item_ids`` are in file order.
         """
-        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-        where, params = ["e.dataset = ?", "e.criterion = ?"], [dataset, criterion]
-        if rule is not None:
-            where.append("e.rule = ?")
-            params.append(rule)
-        head = self.db.fetchall(
-            f"SELECT e.rule, any_value(e.judge), max(e.escalated_at) FROM queue_escalations e "
-            f"WHERE {' AND '.join(where)} GROUP BY e.rule ORDER BY 3 DESC, 1 LIMIT 1", params)
-        if not head:
-            return None
-        name, judge, at = head[0]
-        ids = self.db.fetchall(
-            "SELECT e.item_id FROM queue_escalations e JOIN items i ON i.dataset = e.dataset "
-            "AND i.item_id = e.item_id WHERE e.dataset = ? AND e.criterion = ? AND e.rule = ? "
-            "ORDER BY i.position", [dataset, criterion, name])
-        return Escalation(dataset, criterion, str(name), judge, tuple(r[0] for r in ids), at)
+        return store_queue.escalation(self.db, dataset, criterion, rule=rule)
 
     def escalation_stamp(self, dataset: str, criterion: str) -> tuple[str, datetime] | None:
         """``(rule, escalated_at)`` of the newest escalation (one cheap query), or None."""
-        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-        rows = self.db.fetchall(
-            "SELECT rule, max(escalated_at) FROM queue_escalations WHERE dataset = ? AND "
-            "criterion = ? GROUP BY rule ORDER BY 2 DESC, 1 LIMIT 1", [dataset, criterion])
-        return (str(rows[0][0]), rows[0][1]) if rows else None
+        return store_queue.escalation_stamp(self.db, dataset, criterion)
 
     def save_queue_settings(self, dataset: str, criterion: str, settings: QueueSettings) -> None:
         """Store the queue settings every annotator of (dataset, criterion) will get."""
-        self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-        self.db.execute(
-            """
-            INSERT INTO queue_settings (dataset, criterion, queue_order, seed, overlap)
-            VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (dataset, criterion) DO UPDATE SET
-                queue_order = excluded.queue_order, seed = excluded.seed,
-                overlap = excluded.overlap, updated_at = now()
-            """,
-            [dataset, criterion, settings.order, settings.seed, settings.overlap],
-        )
+        store_queue.save_queue_settings(self.db, dataset, criterion, settings)
