@@ -133,8 +133,15 @@ def report_events(data: Mapping[str, Any]) -> list[dict[str, Any]]:
         "calibrate.target": data["target"],
         "calibrate.design": data.get("design"),
     }
+    events = _rate_events(REPORT_RATES, data, context)
+    return events
+
+
+def _rate_events(names: tuple[str, ...], data: Mapping[str, Any],
+                 context: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One event per rate of ``names`` in ``data``; the corrected rate carries the observed."""
     events = []
-    for name in REPORT_RATES:
+    for name in names:
         extra: dict[str, Any] = {}
         if name == "corrected_pass_rate":
             extra = {"calibrate.method": data["method"],
@@ -159,14 +166,7 @@ def score_events(data: Mapping[str, Any]) -> list[dict[str, Any]]:
         "calibrate.verdicts_file": data["verdicts_file"],
         "calibrate.verified": bool(data["verified"]),
     }
-    events = []
-    for name in SCORE_RATES:
-        extra: dict[str, Any] = {}
-        if name == "corrected_pass_rate":
-            extra = {"calibrate.method": data["method"],
-                     "calibrate.answer_kind": data.get("answer_kind"), **_observed(data)}
-        events.append(rate_event(name, data[name], confidence=data["confidence"],
-                                 context=context, extra=extra))
+    events = _rate_events(SCORE_RATES, data, context)
     decision = data.get("gate")
     if decision is not None:
         c = data["corrected_pass_rate"]
