@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypedDict, Unpack
@@ -63,6 +61,7 @@ from judges.providers import STAND_IN_NOTE
 from judges.reporting import JudgeReport, calibration_report
 from judges.reporting.evidence import verdicts_fingerprint
 from judges.store import JudgeStore
+from labels.private_files import write_text_atomic
 from labels.store import LabelStore
 
 
@@ -316,15 +315,7 @@ def write_card(card: JudgeCard, path: str | Path) -> Path:
     target = Path(path)
     text = dumps_card(card, format=_format_for(target))
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".card-", suffix=target.suffix, dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_text_atomic(target, text)
 
 
 def loads_card(text: str, *, source: str = "<card>",

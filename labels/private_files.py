@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 from labels.errors import UnsafeFileError
@@ -139,7 +140,25 @@ def check_private_file(path: str | Path, what: str, fix: str) -> bool:
     return True
 
 
+def write_text_atomic(path: str | Path, text: str) -> Path:
+    """Write ``text`` to ``path`` as a new ``0600`` file (``mkstemp``), then rename it into place.
+
+    A reader never sees half a file, and a failed write leaves the old file as it was.
+    """
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix,
+                               dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
 __all__ = [
     "check_folder", "check_private_file", "file_problem", "folder_problem", "folders_of",
-    "private_umask",
+    "private_umask", "write_text_atomic",
 ]

@@ -26,12 +26,12 @@ so a dashboard shows the corrected number next to the raw one from one record.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from labels.private_files import write_text_atomic
 
 EVENT_NAME = "gen_ai.evaluation.result"
 SCOPE_NAME = "calibrate"
@@ -222,15 +222,7 @@ def write_logs(path: str | Path, events: Sequence[Mapping[str, Any]]) -> Path:
     """
     target = Path(path)
     text = json.dumps(logs_request(events), indent=2, sort_keys=True, allow_nan=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return write_text_atomic(target, text)
 
 
 __all__ = ["EVENT_NAME", "logs_request", "rate_event", "report_events", "score_events",
