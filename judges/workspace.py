@@ -1,0 +1,117 @@
+"""One database file, opened once, and the stores that each own their share of its tables.
+
+A :class:`Workspace` is what the workflows (:mod:`judges.workflows`) and the front ends hold:
+it opens the DuckDB file once and hands out each store on first use. Each store queries only
+its own tables (``tests/test_store_tables.py`` reads their SQL to hold that):
+
+========================  ===============================================================
+``workspace.labels``      datasets, items, annotators, criteria, labels and their provenance,
+                          skips, queue settings (:class:`labels.store.LabelStore`)
+``workspace.splits``      the dev/test splits of a dataset (:class:`labels.store_splits.SplitStore`)
+``workspace.team``        members, roles, assignments, sessions, the audit trail
+``workspace.judges``      judge configs, runs and their logged calls
+``workspace.plans``       what a run still has to judge (reads through the other stores)
+``workspace.alignment``   proposals, test-split use, adoptions, stress results
+``workspace.batches``     provider batch jobs
+========================  ===============================================================
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from judges.alignment_store import AlignStore
+    from judges.batch.store import BatchStore
+    from judges.plan_store import PlanStore
+    from judges.store import JudgeStore
+    from labels.db import Database
+    from labels.store import LabelStore
+    from labels.store_splits import SplitStore
+    from labels.team_store import TeamStore
+
+
+class Workspace:
+    """The stores of one open database, each made on first use and kept.
+
+    Args:
+        db: an open :class:`~labels.db.Database`. Each store applies its own migrations the
+            first time it is handed out.
+    """
+
+    def __init__(self, db: Database) -> None:
+        """Hold ``db``; no store is made until it is asked for."""
+        self.db = db
+
+    @classmethod
+    def open(cls, path: str | Path, *, read_only: bool = False,
+             lock_timeout: float = 0.0) -> Workspace:
+        """Open (creating and migrating if needed) the DuckDB file ``path``.
+
+        ``read_only`` opens it without the right to change it (see :class:`labels.db.Database`).
+        """
+        from labels.db import Database
+
+        return cls(Database(str(path), lock_timeout=lock_timeout, read_only=read_only))
+
+    @classmethod
+    def of(cls, store: LabelStore) -> Workspace:
+        """The workspace over the database ``store`` already has open, sharing that store."""
+        workspace = cls(store.db)
+        workspace.__dict__["labels"] = store
+        return workspace
+
+    @cached_property
+    def labels(self) -> LabelStore:
+        """Datasets, items, annotators, criteria and human labels."""
+        from labels.store import LabelStore
+
+        return LabelStore(self.db)
+
+    @cached_property
+    def splits(self) -> SplitStore:
+        """The dev/test splits of each dataset and criterion."""
+        from labels.store_splits import SplitStore
+
+        return SplitStore(self.db)
+
+    @cached_property
+    def team(self) -> TeamStore:
+        """Members, roles, assignments, sessions and the audit trail."""
+        from labels.team_store import TeamStore
+
+        return TeamStore(self.db)
+
+    @cached_property
+    def judges(self) -> JudgeStore:
+        """Judge configs, runs and every logged call."""
+        from judges.store import JudgeStore
+
+        return JudgeStore(self.db)
+
+    @cached_property
+    def plans(self) -> PlanStore:
+        """What a judge run still has to judge."""
+        from judges.plan_store import PlanStore
+
+        return PlanStore(self.db)
+
+    @cached_property
+    def alignment(self) -> AlignStore:
+        """Alignment proposals, test-split use, adoptions and stress results."""
+        from judges.alignment_store import AlignStore
+
+        return AlignStore(self.db)
+
+    @cached_property
+    def batches(self) -> BatchStore:
+        """Provider batch jobs."""
+        from judges.batch.store import BatchStore
+
+        return BatchStore(self.db)
+
+    def close(self) -> None:
+        """Release the database file."""
+        self.db.close()
