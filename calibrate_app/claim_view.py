@@ -278,11 +278,10 @@ def _check_token(value: str) -> str:
     return value
 
 
-def sentence_keys(row: str) -> None:
-    """Click or ``[`` / ``]`` selects a sentence (trusted, constant code; browser only).
+def sentence_script(row: str) -> str:
+    """The script by which a click or ``[`` / ``]`` selects a sentence (trusted, constant code).
 
-    ``row`` (a checked token) names the row on screen, so a new row starts unselected. Keys
-    typed into text boxes, dropdowns and dialogs are left alone.
+    It runs in the browser only. ``row`` (a checked token) names the row on screen, so a new
+    row starts unselected. Keys typed into text boxes, dropdowns and dialogs are left alone.
     """
-    script = _CLAIMS_JS.replace("ROW", json.dumps(_check_token(row)))
-    st.html(f"<script>{script}</script>", unsafe_allow_javascript=True)
+    return _CLAIMS_JS.replace("ROW", json.dumps(_check_token(row)))
