@@ -174,7 +174,8 @@ _LABEL_CSS = """
 .st-key-tag_buttons [data-testid="stCaptionContainer"] { margin: 0; }
 .st-key-note_buttons { margin-top: -0.5rem; }
 .st-key-row_seen { display: none; }
-.st-key-button_bar .st-key-nav_back { margin-left: 4%; }
+.st-key-button_bar > [class*="st-key-"] { flex: 1 1 0; min-width: 0; }
+.st-key-button_bar > .st-key-nav_back { margin-left: 4%; }
 .st-key-status_line { min-height: 1.4rem; margin-top: -0.9rem; }
 .st-key-status_line [data-testid="stCaptionContainer"] { margin: 0; }
 .st-key-side_buttons { justify-content: flex-end; }

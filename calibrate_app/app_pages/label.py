@@ -37,10 +37,10 @@ VERDICTS: dict[Kind, list[tuple[str, str, str]]] = {
     "pairwise": [("a", "A is better", "A"), ("b", "B is better", "B"), ("tie", "Tie", "T")],
 }
 SKIP_KEY, BACK_KEY, HELP_KEY, SAVE_NOTE_KEY = "S", "Left", "H", "Ctrl+Enter"
-NOTE_KEY = "note"
-"""The note box's widget key, the same on every row (its value is reset on a new row)."""
-SEEN_KEY = "row_seen"
-"""A hidden text box holding the token of the row the browser last received (see _stale)."""
+# The note box's widget key, the same on every row (its value is reset on a new row), and the
+# hidden text box holding the token of the row the browser last received (see _stale). No
+# docstrings here: Streamlit would show a bare string of a page script on the page.
+NOTE_KEY, SEEN_KEY = "note", "row_seen"
 
 
 @dataclass(frozen=True)
@@ -651,11 +651,6 @@ def _page() -> None:
     if picked is None:
         return
     dataset, kind, criterion = picked
-    # Constant style and scripts, once per full run: outside the fragment, a key press does
-    # not send them again.
-    widgets.label_page_style()
-    widgets.leave_note_on_save()
-    widgets.keyboard_helpers(help_button=".st-key-nav_help button", keys=_hand_back_keys(kind))
     # A full run reads the skipped rows afresh (another tab may have skipped some).
     state.queue_state((dataset, criterion.name, annotator)).skipped = None
     _labelling(store, dataset, kind, criterion, annotator)
@@ -664,6 +659,11 @@ def _page() -> None:
                                 criterion.name)
     if who.role == "owner":  # the queue's settings apply to every annotator
         queue_settings_view.queue_settings(store, dataset, criterion.name, settings, plan.note)
+    # Constant style and scripts, once per full run: outside the fragment, a key press does
+    # not send them again; at the end, where the space each element takes is below the fold.
+    widgets.label_page_style()
+    widgets.leave_note_on_save()
+    widgets.keyboard_helpers(help_button=".st-key-nav_help button", keys=_hand_back_keys(kind))
     resources.settle_heap()  # after the first run built the queue plan: see its docstring
 
 
