@@ -24,7 +24,7 @@ from typing import Literal
 import streamlit as st
 
 from calibrate_app import judge_info
-from calibrate_app.channel import ChannelError
+from calibrate_app.channel.wire import ChannelError
 from calibrate_app.command_server import CommandServer
 from calibrate_app.settings import AppSettings, check_streamlit_files
 from calibrate_app.uploads import UploadFolder
