@@ -1,4 +1,4 @@
-"""What the CLI and the app both do, once: plain functions over a :class:`~judges.workspace.Workspace`.
+"""What the CLI and the app both do, once: plain functions over a workspace.
 
 The front ends (``calibrate_app.cli`` and the Streamlit pages) parse their input, call one of
 these and show what it returns; they import no store (an import-linter contract holds that).
