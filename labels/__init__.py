@@ -11,7 +11,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from labels.db import Database
     from labels.errors import (
         CalibrateError,
         ConflictError,
@@ -26,10 +25,11 @@ if TYPE_CHECKING:
     from labels.label_import import LabelImportSummary, import_labels
     from labels.models import Criterion, Dataset, Item, Label, Source, content_id
     from labels.provenance import Provenance
-    from labels.store import LabelStore, NewLabel
+    from labels.stores.db import Database
+    from labels.stores.label_store import LabelStore, NewLabel
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "labels.db": ("Database",),
+    "labels.stores.db": ("Database",),
     "labels.errors": (
         "CalibrateError",
         "ConflictError",
@@ -44,7 +44,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "labels.label_import": ("LabelImportSummary", "import_labels"),
     "labels.models": ("Criterion", "Dataset", "Item", "Label", "Source", "content_id"),
     "labels.provenance": ("Provenance",),
-    "labels.store": ("LabelStore", "NewLabel"),
+    "labels.stores.label_store": ("LabelStore", "NewLabel"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -65,8 +65,8 @@ def open_store(path: str, *, lock_timeout: float = 0.0, read_only: bool = False)
 
     ``read_only`` opens it without the right to change it (see :class:`Database`).
     """
-    from labels.db import Database
-    from labels.store import LabelStore
+    from labels.stores.db import Database
+    from labels.stores.label_store import LabelStore
 
     return LabelStore(Database(path, lock_timeout=lock_timeout, read_only=read_only))
 

@@ -1,4 +1,4 @@
-"""How :class:`labels.store.LabelStore` writes new labels and their provenance rows."""
+"""How :class:`labels.stores.label_store.LabelStore` writes new labels and their provenance rows."""
 
 from __future__ import annotations
 
