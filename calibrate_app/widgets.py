@@ -210,8 +210,11 @@ _LABEL_CSS = """
 
 
 def label_page_style() -> None:
-    """Fit the labelling layout to the window's height (trusted, constant CSS)."""
-    st.html(_LABEL_CSS)
+    """Fit the labelling layout to the window's height, style the answer's sentences.
+
+    Trusted, constant CSS, sent once per page run rather than with each row.
+    """
+    st.html(_LABEL_CSS + claim_view.CSS)
 
 
 def page_style() -> None:
