@@ -40,7 +40,7 @@ class _Outcome:
 def held_out_ids(store: LabelStore, dataset: str, criterion: str) -> set[str]:
     """The test rows of ``dataset``/``criterion`` (making the split, assigning new labels)."""
     try:
-        return set(SplitStore(store.db).ensure(dataset, criterion).ids("test"))
+        return set(SplitStore(store.db, store).ensure(dataset, criterion).ids("test"))
     except CalibrateError:  # a derived (perturbed) dataset has no split
         return set()
 
@@ -61,7 +61,7 @@ def _start(store: LabelStore, dataset: str, config: JudgeConfig, proposer: str) 
     def work(job: resources.BackgroundJob) -> _Outcome:
         from judges.runner import run_judge
 
-        split = SplitStore(store.db).ensure(dataset, config.criterion)
+        split = SplitStore(store.db, store).ensure(dataset, config.criterion)
         job.advance(0, total=3, message="running the current revision on dev and test rows")
         run_judge(config, dataset, store=store, provider=get_provider(config.model,
                                                                        settings=settings),
@@ -152,7 +152,7 @@ def render(store: LabelStore, dataset: str, config: JudgeConfig, *,
         st.caption("Proposals tune pointwise judges.")
         return
     try:
-        split = SplitStore(store.db).ensure(dataset, config.criterion)
+        split = SplitStore(store.db, store).ensure(dataset, config.criterion)
     except CalibrateError as error:
         widgets.message("info", str(error))
         return

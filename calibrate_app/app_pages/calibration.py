@@ -446,7 +446,7 @@ def _annotators(store: LabelStore, report: JudgeReport, data: dict[str, Any]) ->
     from judges.reporting.annotators import agreement_matrix, annotator_progress
     from labels.stores.team_store import TeamStore
 
-    assignments = TeamStore(store.db).assignments(report.dataset, report.criterion) \
+    assignments = TeamStore(store.db, store).assignments(report.dataset, report.criterion) \
         if access.visitor().team else None
     progress = annotator_progress(report.human.labels, store.count_items(report.dataset),
                                   assignments)

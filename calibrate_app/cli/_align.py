@@ -64,10 +64,9 @@ def judge_split(app: AppContext, dataset: str, criterion: str, seed: int | None,
     """
     from calibrate_app.cli._context import echo_json
     from judges.stores.alignment_store import AlignStore, optimism_warning
-    from labels.stores.split_store import SplitStore
 
     app.store.dataset(dataset)
-    split = SplitStore(app.store.db).ensure(dataset, criterion, seed=seed, test_share=test_share)
+    split = app.workspace.splits.ensure(dataset, criterion, seed=seed, test_share=test_share)
     evaluations, revisions = AlignStore(app.store.db).test_usage(dataset, criterion)
     warning = optimism_warning(revisions)
     if as_json:
@@ -112,13 +111,12 @@ def judge_align(
     from judges.calibration.trust import CertificationRule
     from judges.providers import get_provider
     from judges.runner import run_judge
-    from labels.stores.split_store import SplitStore
 
     app.store.dataset(dataset)
     base = _current(app, _with_model(_find_config(app, config_name), model, config_name),
                     dataset)
     settings = app.settings
-    split = SplitStore(app.store.db).ensure(dataset, base.criterion)
+    split = app.workspace.splits.ensure(dataset, base.criterion)
     notes = _stand_in_notes(("the judge", base.model), ("the proposer", proposer))
     for note in notes:
         click.echo(note, err=True)

@@ -135,7 +135,7 @@ def dev_disagreements(store: LabelStore, dataset: str, config: JudgeConfig) -> D
     Returns:
         A :class:`DevView`.
     """
-    split = SplitStore(store.db).ensure(dataset, config.criterion)
+    split = SplitStore(store.db, store).ensure(dataset, config.criterion)
     dev = set(split.ids("dev"))
     human, notes, labels = human_verdicts(store, dataset, config.criterion, dev)
     judge, reasoning = judge_item_verdicts(store, dataset, config.config_id, dev)

@@ -188,7 +188,7 @@ def evaluate_revisions(
         raise CalibrateError(f"{candidate.label} judges {candidate.criterion!r} but "
                              f"{current.label} judges {current.criterion!r}: compare revisions "
                              "of one criterion")
-    split = SplitStore(store.db).ensure(dataset, current.criterion)
+    split = SplitStore(store.db, store).ensure(dataset, current.criterion)
     dev, test = split.ids("dev"), split.ids("test")
     runs = tuple(
         run_judge(config, dataset, store=store,

@@ -236,7 +236,7 @@ def _import_derived(store: LabelStore, dataset: str, derived: list[tuple[Item, s
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                         encoding="utf-8")
         import_rows(store, path, name)
-    SplitStore(store.db).link_derived([
+    SplitStore(store.db, store).link_derived([
         DerivedItem(name, item.item_id, dataset, origin, test) for item, origin, test in derived
     ])
     return name
@@ -269,7 +269,7 @@ def run_stress(
     if config.kind != "pointwise":
         raise CalibrateError("stress tests perturb pointwise RAG rows; "
                              f"{config.label} is a {config.kind} judge")
-    splits = SplitStore(store.db)
+    splits = SplitStore(store.db, store)
     if splits.is_derived_dataset(dataset):
         raise CalibrateError(f"{dataset!r} already holds perturbed rows; stress its original")
     items = store.items(dataset)[:limit] if limit else store.items(dataset)

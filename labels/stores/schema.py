@@ -143,8 +143,11 @@ LABEL_MIGRATIONS = [
     Migration("m004_escalated_selection", M004_ESCALATED_SELECTION),
 ]
 
-EXPECTED_TABLES = ("annotators", "criteria", "datasets", "items", "label_provenance", "labels")
+LABEL_TABLES = ("annotators", "criteria", "current_labels", "datasets", "items",
+                "label_provenance", "labels")
+"""The tables (and the view) of migration set ``labels``."""
 QUEUE_TABLES = ("queue_escalations", "queue_settings", "queue_skips")
+"""The tables of migration set ``queue`` (applied on the first use of the queue)."""
 
 QUEUE_MIGRATIONS = [
     Migration(

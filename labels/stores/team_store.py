@@ -24,19 +24,23 @@ Nothing here is ever updated in place or deleted.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from labels.errors import CalibrateError, InvalidNameError, NotFoundError
 from labels.stores.db import Database
-from labels.stores.label_store import LabelStore
 from labels.stores.migrations import Migration
 from labels.validation import check_name, shown
+
+if TYPE_CHECKING:
+    from labels.stores.label_store import LabelStore
 
 Role = Literal["owner", "annotator", "viewer"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -193,11 +197,16 @@ class TeamStore:
 
     Args:
         db: an open :class:`~labels.stores.db.Database`; the ``team`` migrations are applied to it.
+        labels: the label store of the same database: the audit trail lists its labels.
     """
 
-    def __init__(self, db: Database) -> None:
+    TABLES = ("audit", "team_assignments", "team_identities", "team_roles", "team_sign_outs")
+    """The tables this store owns: no other store's SQL names them."""
+
+    def __init__(self, db: Database, labels: LabelStore) -> None:
         """Use ``db``, applying the ``team`` migrations it lacks."""
         self.db = db
+        self.labels = labels
         db.ensure_migrated("team", TEAM_MIGRATIONS)
 
     # -- roles ------------------------------------------------------------------------------
@@ -395,28 +404,17 @@ class TeamStore:
         Args:
             limit: Only the newest ``limit`` entries.
         """
-        LabelStore(self.db)  # the labels table exists in every file that has a team
         if limit is not None and limit <= 0:
             return []
-        # The newest entries first, so a limit reads only those; then oldest first.
-        rows = self.db.fetchall(
-            """
-            SELECT t, actor, action, subject, before_value, after_value FROM (
-                SELECT recorded_at AS t, actor, action, subject, before_value, after_value,
-                       audit_id AS k, 0 AS src
-                FROM audit
-                UNION ALL
-                SELECT labelled_at, annotator, 'label',
-                       dataset || '/' || item_id || '/' || criterion,
-                       lag(json_object('verdict', verdict, 'note', note)) OVER (
-                           PARTITION BY dataset, item_id, annotator, criterion
-                           ORDER BY labelled_at, label_id),
-                       json_object('verdict', verdict, 'note', note, 'origin', origin),
-                       label_id, 1
-                FROM labels)
-            ORDER BY t DESC, src DESC, k DESC
-            LIMIT ?
-            """, [limit])
+        # The newest entries of each side first, so a limit reads only those, merged newest
+        # first (a label before an entry of the same moment), then oldest first.
+        entries = self.db.fetchall(
+            "SELECT recorded_at, actor, action, subject, before_value, after_value, audit_id "
+            "FROM audit ORDER BY recorded_at DESC, audit_id DESC LIMIT ?", [limit])
+        labels = self.labels.label_events(limit)
+        newest = heapq.merge(((r[0], 0, r[6], r) for r in entries),
+                             ((e.at, 1, e.label_id, e) for e in labels), reverse=True)
+        rows = [r for *_, r in itertools.islice(newest, limit)]
         return [AuditEntry(r[0], r[1], r[2], r[3], _json(r[4]), _json(r[5]))
                 for r in reversed(rows)]
 
