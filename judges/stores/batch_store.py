@@ -6,8 +6,9 @@ call and the exact request). Only then is the batch created at the provider; its
 at once (``submitted``). A run killed in between leaves a ``submitting`` row: the next run asks
 the provider whether that batch exists (:meth:`judges.batch.api.BatchAPI.find`) and adopts it,
 or marks the submission ``abandoned`` when it never arrived. Collecting a batch writes its
-calls to ``judge_calls`` and marks the batch ``collected`` in one transaction, so a kill -9
-either leaves the batch to be collected again or finds it collected, never half of it.
+calls to ``judge_calls`` (through the judge store, whose table it is) and marks the batch
+``collected`` in one transaction, so a kill -9 either leaves the batch to be collected again
+or finds it collected, never half of it.
 
 A call is *in flight* while it belongs to a ``submitting`` or ``submitted`` batch: runs do not
 submit it again; they collect it.
