@@ -9,32 +9,8 @@ an entry of the audit trail (:meth:`labels.stores.team_store.TeamStore.audit`).
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, NamedTuple
-
+from labels.audit import AuditEntry
 from labels.stores.db import Database
-
-
-class LabelEvent(NamedTuple):
-    """One label version as an audit entry: who gave which verdict to what, and the one before.
-
-    Attributes:
-        at: When the label was given.
-        actor: The annotator.
-        action: Always ``label``.
-        subject: ``dataset/item/criterion``.
-        before: The annotator's previous verdict and note on it (JSON text), or None.
-        after: This label's verdict, note and origin (JSON text).
-        label_id: The label's id (the order of labels given at the same moment).
-    """
-
-    at: datetime
-    actor: str
-    action: str
-    subject: str
-    before: Any
-    after: Any
-    label_id: int
 
 
 def labelled_rows(db: Database, dataset: str, criterion: str) -> list[tuple[str, str, str | None]]:
@@ -47,8 +23,13 @@ def labelled_rows(db: Database, dataset: str, criterion: str) -> list[tuple[str,
     )
 
 
-def label_events(db: Database, limit: int | None = None) -> list[LabelEvent]:
-    """Every label version as an audit entry, newest first (the newest ``limit`` only)."""
+def label_events(db: Database, limit: int | None = None) -> list[tuple[AuditEntry, int]]:
+    """Every label version as an audit entry with its label id, newest first.
+
+    Only the newest ``limit`` are read. An entry's ``before`` is the annotator's previous
+    verdict and note on the row (None for the first), ``after`` this label's verdict, note and
+    origin; the label id orders the labels given at the same moment.
+    """
     rows = db.fetchall(
         """
         SELECT labelled_at, annotator, 'label', dataset || '/' || item_id || '/' || criterion,
@@ -61,7 +42,7 @@ def label_events(db: Database, limit: int | None = None) -> list[LabelEvent]:
         ORDER BY labelled_at DESC, label_id DESC
         LIMIT ?
         """, [limit])
-    return [LabelEvent(*row) for row in rows]
+    return [(AuditEntry.from_row(row), int(row[6])) for row in rows]
 
 
-__all__ = ["LabelEvent", "label_events", "labelled_rows"]
+__all__ = ["label_events", "labelled_rows"]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from labels.audit import AuditEntry
 from labels.errors import CalibrateError, NotFoundError, did_you_mean
 from labels.models import (
     DEFAULT_CRITERION,
@@ -34,7 +35,6 @@ from labels.stores import item_reads, label_reads, queue_store
 from labels.stores.db import Database, equal_conditions
 from labels.stores.history_store import OwnHistory, own_history
 from labels.stores.item_reads import ITEM_COLUMNS, item_from_row
-from labels.stores.label_reads import LabelEvent
 from labels.stores.queue_store import (
     Escalation as Escalation,  # re-exported: callers name it from here
 )
@@ -567,8 +567,8 @@ class LabelStore:
         """``(item_id, verdict, segment)`` of each current label for ``criterion``, by item id."""
         return label_reads.labelled_rows(self.db, dataset, criterion)
 
-    def label_events(self, limit: int | None = None) -> list[LabelEvent]:
-        """Every label version as an audit entry, newest first (the newest ``limit`` only)."""
+    def label_events(self, limit: int | None = None) -> list[tuple[AuditEntry, int]]:
+        """Every label version as an audit entry with its id, newest first (``limit``: so many)."""
         return label_reads.label_events(self.db, limit)
 
     def labels_since(

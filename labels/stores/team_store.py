@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from labels.audit import AuditEntry
 from labels.errors import CalibrateError, InvalidNameError, NotFoundError
 from labels.stores.db import Database
 from labels.stores.migrations import Migration
@@ -152,32 +153,6 @@ class Member:
         """Plain JSON-ready fields (``since`` in ISO 8601)."""
         return {"email": self.email, "role": self.role, "added_by": self.added_by,
                 "since": self.since.isoformat(), "signed_in": self.signed_in}
-
-
-@dataclass(frozen=True)
-class AuditEntry:
-    """One line of the audit trail.
-
-    Attributes:
-        at: When.
-        actor: Who (an e-mail address, ``cli:<local user>``, or a label's annotator).
-        action: ``role``, ``sign-in``, ``export`` or ``label``.
-        subject: What it was done to (an address, a file, ``dataset/item/criterion``).
-        before: The value before (None: there was none).
-        after: The value after (None: removed).
-    """
-
-    at: datetime
-    actor: str
-    action: str
-    subject: str
-    before: Any
-    after: Any
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready fields (``at`` in ISO 8601)."""
-        return {"at": self.at.isoformat(), "actor": self.actor, "action": self.action,
-                "subject": self.subject, "before": self.before, "after": self.after}
 
 
 def check_email(value: str) -> str:
@@ -408,15 +383,13 @@ class TeamStore:
             return []
         # The newest entries of each side first, so a limit reads only those, merged newest
         # first (a label before an entry of the same moment), then oldest first.
-        entries = self.db.fetchall(
+        rows = self.db.fetchall(
             "SELECT recorded_at, actor, action, subject, before_value, after_value, audit_id "
             "FROM audit ORDER BY recorded_at DESC, audit_id DESC LIMIT ?", [limit])
         labels = self.labels.label_events(limit)
-        newest = heapq.merge(((r[0], 0, r[6], r) for r in entries),
-                             ((e.at, 1, e.label_id, e) for e in labels), reverse=True)
-        rows = [r for *_, r in itertools.islice(newest, limit)]
-        return [AuditEntry(r[0], r[1], r[2], r[3], _json(r[4]), _json(r[5]))
-                for r in reversed(rows)]
+        newest = heapq.merge(((r[0], 0, r[6], AuditEntry.from_row(r)) for r in rows),
+                             ((e.at, 1, label_id, e) for e, label_id in labels), reverse=True)
+        return [e for *_, e in itertools.islice(newest, limit)][::-1]
 
 
 def _binding(cur: Any, email: str) -> tuple[str, str] | None:
@@ -432,10 +405,6 @@ def _check_labellers(cur: Any, emails: Sequence[str] | Mapping[str, Any]) -> Non
         if found is None or found[0] not in ("annotator", "owner"):
             raise TeamError(f"{email} cannot be assigned rows: only annotators and owners "
                             "label (`calibrate users add EMAIL --role annotator`)")
-
-
-def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
 
 
 def _audit(cur: Any, actor: str, action: str, subject: str, before: Any, after: Any) -> None:
