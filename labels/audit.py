@@ -36,7 +36,7 @@ class AuditEntry:
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> AuditEntry:
-        """The entry of a row ``(at, actor, action, subject, before, after, …)`` as stored.
+        """The entry of a row ``(at, actor, action, subject, before, after)`` as stored.
 
         ``before`` and ``after`` are JSON text there (or NULL).
         """

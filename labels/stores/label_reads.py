@@ -23,12 +23,12 @@ def labelled_rows(db: Database, dataset: str, criterion: str) -> list[tuple[str,
     )
 
 
-def label_events(db: Database, limit: int | None = None) -> list[tuple[AuditEntry, int]]:
-    """Every label version as an audit entry with its label id, newest first.
+def label_events(db: Database, limit: int | None = None) -> list[AuditEntry]:
+    """Every label version as an audit entry, newest first (of one moment: the newest id first).
 
     Only the newest ``limit`` are read. An entry's ``before`` is the annotator's previous
     verdict and note on the row (None for the first), ``after`` this label's verdict, note and
-    origin; the label id orders the labels given at the same moment.
+    origin.
     """
     rows = db.fetchall(
         """
@@ -36,13 +36,12 @@ def label_events(db: Database, limit: int | None = None) -> list[tuple[AuditEntr
                lag(json_object('verdict', verdict, 'note', note)) OVER (
                    PARTITION BY dataset, item_id, annotator, criterion
                    ORDER BY labelled_at, label_id),
-               json_object('verdict', verdict, 'note', note, 'origin', origin),
-               label_id
+               json_object('verdict', verdict, 'note', note, 'origin', origin)
         FROM labels
         ORDER BY labelled_at DESC, label_id DESC
         LIMIT ?
         """, [limit])
-    return [(AuditEntry.from_row(row), int(row[6])) for row in rows]
+    return [AuditEntry.from_row(row) for row in rows]
 
 
 __all__ = ["label_events", "labelled_rows"]

@@ -567,8 +567,8 @@ class LabelStore:
         """``(item_id, verdict, segment)`` of each current label for ``criterion``, by item id."""
         return label_reads.labelled_rows(self.db, dataset, criterion)
 
-    def label_events(self, limit: int | None = None) -> list[tuple[AuditEntry, int]]:
-        """Every label version as an audit entry with its id, newest first (``limit``: so many)."""
+    def label_events(self, limit: int | None = None) -> list[AuditEntry]:
+        """Every label version as an audit entry, newest first (the newest ``limit`` only)."""
         return label_reads.label_events(self.db, limit)
 
     def labels_since(
