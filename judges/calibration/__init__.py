@@ -75,7 +75,6 @@ if TYPE_CHECKING:
     from .consistency import consistency_from_flags as consistency_from_flags
     from .consistency import self_consistency as self_consistency
     from .consistency import self_consistency_matrix as self_consistency_matrix
-    from .design_check import SELECTIONS as SELECTIONS
     from .design_check import DesignDecision as DesignDecision
     from .design_check import SelectionCheck as SelectionCheck
     from .design_check import resolve_design as resolve_design
@@ -192,6 +191,7 @@ if TYPE_CHECKING:
     from .vocabulary import NOT_JUDGED as NOT_JUDGED
     from .vocabulary import NOT_RUN as NOT_RUN
     from .vocabulary import P_VALUES as P_VALUES
+    from .vocabulary import SELECTIONS as SELECTIONS
     from .vocabulary import STRATA as STRATA
     from .vocabulary import UNSCORED as UNSCORED
     from .vocabulary import UNSURE as UNSURE

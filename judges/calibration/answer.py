@@ -57,7 +57,6 @@ from .clustered import document_counts
 from .counts import CalibrationCounts
 from .design_check import (
     CHECKED_BY_DESIGN,
-    SELECTIONS,
     DesignDecision,
     SelectionCheck,
     resolve_design,
@@ -89,6 +88,7 @@ from .transport import (
     _population_rates,
     transported_pass_rate_from_counts,
 )
+from .vocabulary import SELECTIONS
 
 __all__ = [
     "AnswerKind",

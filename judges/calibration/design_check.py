@@ -34,11 +34,9 @@ from scipy.stats import chisquare
 
 from ._results import CalibrationInputError, _ToDict
 from .strata import verdict_strata
-from .vocabulary import DESIGN_ESTIMATORS, STRATA
+from .vocabulary import DESIGN_ESTIMATORS, SELECTIONS, STRATA
 
 __all__ = [
-    "DESIGN_ESTIMATORS",
-    "SELECTIONS",
     "DesignDecision",
     "SelectionCheck",
     "resolve_design",
@@ -49,19 +47,6 @@ __all__ = [
 #: Below this p-value the judge's verdicts trend along the file: labels drawn in file order are
 #: then not a random sample of their stratum.
 FILE_ORDER_ALPHA = 0.01
-
-#: How a label's row was chosen (recorded with every label; ``unknown`` for old labels).
-SELECTIONS: tuple[str, ...] = (
-    "random",
-    "by_verdict",
-    "flips_first",
-    "active",
-    "file",
-    "imported",
-    "all",
-    "unknown",
-    "escalated",
-)
 
 _RANDOM_LIKE = frozenset({"random", "all"})
 _NOT_RANDOM = frozenset({"by_verdict", "flips_first", "active", "escalated"})

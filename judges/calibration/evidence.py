@@ -28,8 +28,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from ._results import CalibrationInputError, _ToDict
-from .design_check import SELECTIONS
-from .vocabulary import NOT_RUN, UNSCORED, UNSURE
+from .vocabulary import NOT_RUN, SELECTIONS, UNSCORED, UNSURE
 
 __all__ = [
     "ESCALATED_EVIDENCE_VERSION",

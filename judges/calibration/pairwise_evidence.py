@@ -33,8 +33,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from ._results import CalibrationInputError
-from .design_check import SELECTIONS
 from .evidence import NO_SEGMENT, OrderTrend, group_codes, grouped_rows
+from .vocabulary import SELECTIONS
 
 __all__ = [
     "NO_PAIR",
