@@ -26,13 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.stats import chisquare
 
 from ._results import CalibrationInputError, _ToDict
+from ._verdicts import PerRow
 from .strata import verdict_strata
 from .vocabulary import DESIGN_ESTIMATORS, SELECTIONS, STRATA
 
@@ -75,10 +75,8 @@ class SelectionCheck(_ToDict):
 
 
 def selection_check(
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    judge_population: npt.ArrayLike | Sequence[Any],
-    *,
-    alpha: float = 0.01,
+    judge_labelled: PerRow, judge_population: PerRow,
+    *, alpha: float = 0.01,
 ) -> SelectionCheck:
     """Test whether labelled rows look like a random sample of the dataset by judge verdict.
 

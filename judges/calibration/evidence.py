@@ -28,6 +28,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from ._results import CalibrationInputError, _ToDict
+from ._verdicts import PerRow
 from .vocabulary import NOT_RUN, SELECTIONS, UNSCORED, UNSURE
 
 __all__ = [
@@ -63,7 +64,7 @@ _WORDS = {"pass": OUTCOME_PASS, "fail": OUTCOME_FAIL, "unsure": OUTCOME_UNSURE,
           "unscored": OUTCOME_UNSCORED}
 
 
-def judge_outcomes(verdicts: npt.ArrayLike | Sequence[Any]) -> npt.NDArray[np.int8]:
+def judge_outcomes(verdicts: PerRow) -> npt.NDArray[np.int8]:
     """Outcome codes of per-row judge verdicts (``None``/``NaN``: the judge never ran).
 
     Args:
@@ -123,11 +124,8 @@ class RunCounts:
 
     @classmethod
     def from_rows(
-        cls,
-        outcome: npt.ArrayLike,
-        *,
-        flipped: npt.ArrayLike | None = None,
-        segment: npt.ArrayLike | Sequence[Any] | None = None,
+        cls, outcome: npt.ArrayLike,
+        *, flipped: npt.ArrayLike | None = None, segment: PerRow | None = None,
     ) -> RunCounts:
         """Count per-row outcomes (from :func:`judge_outcomes`), flip flags and segments."""
         o = np.asarray(outcome, dtype=np.int64)
@@ -211,13 +209,13 @@ class RunCounts:
 
 
 def _segment_codes(
-    segment: npt.ArrayLike | Sequence[Any] | None, n: int
+    segment: PerRow | None, n: int
 ) -> tuple[tuple[str, ...], npt.NDArray[np.int64]]:
     return group_codes(segment, n, missing=NO_SEGMENT, what="segments")
 
 
 def group_codes(
-    values: npt.ArrayLike | Sequence[Any] | None, n: int, *, missing: str, what: str
+    values: PerRow | None, n: int, *, missing: str, what: str
 ) -> tuple[tuple[str, ...], npt.NDArray[np.int64]]:
     """Sorted group names and each row's code (a missing value is the group ``missing``).
 

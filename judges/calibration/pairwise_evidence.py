@@ -24,7 +24,7 @@ answer does not count it as a decided verdict (see :mod:`judges.calibration.pair
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -33,6 +33,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ._results import CalibrationInputError
+from ._verdicts import PerRow
 from .evidence import NO_SEGMENT, OrderTrend, group_codes, grouped_rows
 from .vocabulary import SELECTIONS
 
@@ -67,7 +68,7 @@ _VERDICT_CODES = {"a": PW_A, "b": PW_B, "tie": PW_TIE, "unsure": PW_NOT_JUDGED,
 _HUMAN_CODES = {"a": 0, "b": 1, "tie": 2}
 
 
-def pairwise_outcomes(verdicts: npt.ArrayLike | Sequence[Any]) -> npt.NDArray[np.int8]:
+def pairwise_outcomes(verdicts: PerRow) -> npt.NDArray[np.int8]:
     """Outcome codes of per-row pairwise verdicts (``None``/``NaN``: the judge never ran).
 
     Examples:
@@ -86,7 +87,7 @@ def pairwise_outcomes(verdicts: npt.ArrayLike | Sequence[Any]) -> npt.NDArray[np
     return np.asarray(codes.fillna(PW_NOT_RUN).to_numpy(dtype=np.int8), dtype=np.int8)
 
 
-def human_codes(consensus: npt.ArrayLike | Sequence[Any]) -> npt.NDArray[np.int8]:
+def human_codes(consensus: PerRow) -> npt.NDArray[np.int8]:
     """Human consensus codes: 0 a, 1 b, 2 tie, -1 unsure (no decided vote).
 
     Examples:
@@ -157,12 +158,9 @@ class PairwiseRunCounts:
 
     @classmethod
     def from_rows(
-        cls,
-        outcome: npt.ArrayLike,
-        *,
-        flipped: npt.ArrayLike | None = None,
-        one_order: npt.ArrayLike | None = None,
-        pair: npt.ArrayLike | Sequence[Any] | None = None,
+        cls, outcome: npt.ArrayLike,
+        *, flipped: npt.ArrayLike | None = None, one_order: npt.ArrayLike | None = None,
+        pair: PerRow | None = None,
     ) -> PairwiseRunCounts:
         """Count per-row outcomes (:func:`pairwise_outcomes`), flip and one-order flags, pairs."""
         o = np.asarray(outcome, dtype=np.int64)
