@@ -57,16 +57,9 @@ def _result(
 ) -> PassRateEstimate:
     """A result with what every estimator fills the same way (target size, assumption)."""
     return PassRateEstimate(
-        estimate=estimate,
-        low=low,
-        high=high,
-        method=method,
-        confidence=conf,
-        n_labelled=n_labelled,
-        n_target=counts.n_target,
-        assumption=ASSUMPTIONS[method],
-        warnings=tuple(warnings),
-        **extra,
+        estimate=estimate, low=low, high=high, method=method, confidence=conf,
+        n_labelled=n_labelled, n_target=counts.n_target, assumption=ASSUMPTIONS[method],
+        warnings=tuple(warnings), **extra,
     )
 
 

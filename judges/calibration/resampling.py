@@ -207,13 +207,8 @@ def cluster_bootstrap(
         offsets = np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens)
         reps[b] = _stat(order[np.repeat(starts[drawn], lens) + offsets])
     return percentile_interval(
-        reps,
-        estimate=estimate,
-        n=n_groups,
-        method=method,
-        confidence=confidence,
-        lower_limit=lower_limit,
-        upper_limit=upper_limit,
+        reps, estimate=estimate, n=n_groups, method=method, confidence=confidence,
+        lower_limit=lower_limit, upper_limit=upper_limit,
     )
 
 

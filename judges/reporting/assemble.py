@@ -399,21 +399,11 @@ def calibration_report(
     all_labelled = target_name == dataset and len(human.items) >= store.count_items(dataset)
     plan = plan_labels(answer, target_half_width=target_half_width, all_labelled=all_labelled)
     return JudgeReport(
-        dataset=dataset,
-        target=target_name,
-        criterion=crit,
-        judge=ref,
-        rule=rule_name,
-        answer=answer,
-        evidence=evidence,
+        dataset=dataset, target=target_name, criterion=crit, judge=ref, rule=rule_name,
+        answer=answer, evidence=evidence,
         options={"design": design, "confidence": confidence, "seed": seed, "n_boot": n_boot},
-        human=human,
-        judge_items=judged,
-        target_items=target_items,
-        rows=rows,
-        not_judged=not_judged,
-        plan=plan,
-        warnings=tuple(dict.fromkeys(warnings)),
+        human=human, judge_items=judged, target_items=target_items, rows=rows,
+        not_judged=not_judged, plan=plan, warnings=tuple(dict.fromkeys(warnings)),
         stand_in=tuple(stand_in),
     )
 

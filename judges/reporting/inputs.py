@@ -249,13 +249,8 @@ def load_human_labels(
             )
     stamps = pd.to_datetime(labels["labelled_at"], utc=True)
     return HumanLabels(
-        dataset=dataset,
-        criterion=criterion,
-        items=items,
-        labels=labels,
-        annotators=annotators,
-        agreement=agreement,
-        n_overlap=n_overlap,
+        dataset=dataset, criterion=criterion, items=items, labels=labels, annotators=annotators,
+        agreement=agreement, n_overlap=n_overlap,
         first_labelled_at=stamps.min().to_pydatetime(),
         last_labelled_at=stamps.max().to_pydatetime(),
     )
