@@ -54,6 +54,7 @@ from judges.card_model import (
     _policy,
     _stress,
     anchor_hash,
+    card_identity,
     judge_identity,
     package_versions,
 )
@@ -124,10 +125,8 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
         CardRefusedError: :func:`card_problems` found a reason and ``force`` is false.
     """
     problems = card_problems(store, report)
-    if problems and not force:
-        raise CardRefusedError(problems)
     ref = report.judge
-    provider, model, params, config_data = judge_identity(store, ref)
+    provider, model, params, config_data = card_identity(store, ref, problems, force=force)
     data = report.to_json()
     human = report.human
     agreement = data["human_agreement"]

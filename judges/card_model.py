@@ -373,6 +373,19 @@ def _stress(store: LabelStore, config_id: str) -> list[CardStress]:
     ]
 
 
+def card_identity(
+    store: LabelStore, ref: JudgeRef, problems: list[str], *, force: bool
+) -> tuple[str, str, dict[str, Any], dict[str, Any] | None]:
+    """:func:`judge_identity` for a card that ``problems`` stand against.
+
+    Raises:
+        CardRefusedError: There are problems and ``force`` is false.
+    """
+    if problems and not force:
+        raise CardRefusedError(problems)
+    return judge_identity(store, ref)
+
+
 def judge_identity(
     store: LabelStore, ref: JudgeRef
 ) -> tuple[str, str, dict[str, Any], dict[str, Any] | None]:
