@@ -444,8 +444,11 @@ def test_an_idle_tab_does_not_keep_a_replaced_plan_alive(
 def test_an_edited_label_keeps_the_provenance_its_row_was_first_served_with(
     seeded: LabelStore, plans: ActivePlans
 ) -> None:
-    """The row was sampled when it was first served: revising its verdict later, under
-    whatever plan is current then, must not give it that plan's stratum or probability."""
+    """A revised label keeps the sample its row was drawn in.
+
+    The row was sampled when it was first served: revising its verdict later, under whatever
+    plan is current then, must not give it that plan's stratum or probability.
+    """
     at = app(dataset="demo")
     first = question(at)
     press(at, "verdict_pass")
