@@ -45,8 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
+# The project root; this folder (the sibling coverage_* modules) is on sys.path as the script's.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from coverage_pairwise import _stratified, evidence
 from coverage_stat import run_cells
