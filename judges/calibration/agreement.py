@@ -244,9 +244,7 @@ def _krippendorff_from_counts(
     if not np.isfinite(alpha):
         return Estimate.refusal(
             "alpha undefined: every rating is the same category (no expected disagreement)",
-            n=n_items,
-            method=method,
-            confidence=conf,
+            n=n_items, method=method, confidence=conf,
         )
     if rng is None:
         return _without_bootstrap(alpha, n_items, method, conf)
@@ -339,10 +337,7 @@ def _fleiss(
     if not np.isfinite(est):
         return Estimate.refusal(
             "kappa undefined: every rating is the same category",
-            n=n_items,
-            method=method,
-            confidence=conf,
-            warnings=warnings,
+            n=n_items, method=method, confidence=conf, warnings=warnings,
         )
     if rng is None:
         return _without_bootstrap(est, n_items, method, conf, warnings)
