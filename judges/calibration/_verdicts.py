@@ -40,6 +40,9 @@ __all__ = [
     "UNSURE",
     "A",
     "B",
+    "Codes",
+    "Flags",
+    "Indices",
     "PerRow",
     "VerdictKind",
     "normalize_verdicts",
@@ -59,6 +62,14 @@ VerdictKind = Literal["binary", "pairwise"]
 PerRow = npt.ArrayLike | Sequence[Any]
 """One value per row (a verdict, a segment, an id), as a caller may give them: a NumPy array, or
 any sequence (strings, 1/0, bools; see :func:`normalize_verdicts`)."""
+
+# The per-row columns of normalised evidence, by what they hold.
+Codes = npt.NDArray[np.int8]
+"""Small codes per row: verdicts, outcomes, selections."""
+Flags = npt.NDArray[np.bool_]
+"""A yes/no per row."""
+Indices = npt.NDArray[np.int64]
+"""An index per row into a list of names (segments, pairs, documents)."""
 
 _BINARY: dict[str, int] = {"pass": PASS, "fail": FAIL, "unsure": UNSURE, "unscored": UNSCORED}
 _PAIRWISE: dict[str, int] = {"a": A, "b": B, "tie": TIE, "unsure": UNSURE, "unscored": UNSCORED}

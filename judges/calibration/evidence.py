@@ -28,7 +28,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from ._results import CalibrationInputError, _ToDict
-from ._verdicts import PerRow
+from ._verdicts import Codes, Flags, Indices, PerRow
 from .vocabulary import NOT_RUN, SELECTIONS, UNSCORED, UNSURE
 
 __all__ = [
@@ -339,14 +339,14 @@ class LabelledRows:
             abstained on it), whatever order drew it; ``None`` without an escalation.
     """
 
-    human: npt.NDArray[np.int8]
-    outcome: npt.NDArray[np.int8]
-    flipped: npt.NDArray[np.bool_]
-    segment: npt.NDArray[np.int64]
-    document: npt.NDArray[np.int64]
-    selection: npt.NDArray[np.int8]
+    human: Codes
+    outcome: Codes
+    flipped: Flags
+    segment: Indices
+    document: Indices
+    selection: Codes
     share: npt.NDArray[np.float64]
-    escalated: npt.NDArray[np.bool_] | None = None
+    escalated: Flags | None = None
 
     def __post_init__(self) -> None:
         """Check that every array has one entry per row."""

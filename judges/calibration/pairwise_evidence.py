@@ -33,7 +33,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from ._results import CalibrationInputError
-from ._verdicts import PerRow
+from ._verdicts import Codes, Flags, Indices, PerRow
 from .evidence import NO_SEGMENT, OrderTrend, group_codes, grouped_rows
 from .vocabulary import SELECTIONS
 
@@ -246,13 +246,13 @@ class PairwiseLabelledRows:
         share: The row's share of the active order's selection weight (``NaN`` otherwise).
     """
 
-    human: npt.NDArray[np.int8]
-    outcome: npt.NDArray[np.int8]
-    flipped: npt.NDArray[np.bool_]
-    one_order: npt.NDArray[np.bool_]
-    pair: npt.NDArray[np.int64]
-    document: npt.NDArray[np.int64]
-    selection: npt.NDArray[np.int8]
+    human: Codes
+    outcome: Codes
+    flipped: Flags
+    one_order: Flags
+    pair: Indices
+    document: Indices
+    selection: Codes
     share: npt.NDArray[np.float64]
 
     def __post_init__(self) -> None:
