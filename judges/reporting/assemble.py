@@ -45,6 +45,7 @@ from judges.reporting.evidence import (
 )
 from judges.reporting.inputs import (
     DEFAULT_SEED,
+    AnswerDesign,
     HumanLabels,
     JudgeItems,
     JudgeRef,
@@ -69,7 +70,7 @@ NO_SEGMENT = "(none)"
 
 
 @dataclass(frozen=True)
-class JudgeReport:
+class JudgeReport(AnswerDesign):
     """Everything the Calibration page and ``calibrate report`` show for one judge.
 
     Attributes:
@@ -111,16 +112,6 @@ class JudgeReport:
     plan: Plan
     warnings: tuple[str, ...]
     stand_in: tuple[str, ...] = ()
-
-    @property
-    def design(self) -> str | None:
-        """The design the labels' provenance supports (``None`` when it was refused)."""
-        return self.answer.decision.design
-
-    @property
-    def design_reason(self) -> str:
-        """Why that design."""
-        return self.answer.decision.reason
 
     # -- derived views ----------------------------------------------------------------------
 
@@ -277,17 +268,10 @@ def _rows_of(few: npt.NDArray[Any], ids: npt.NDArray[Any]) -> npt.NDArray[np.int
 
 
 def calibration_report(
-    store: LabelStore,
-    dataset: str,
-    judge: str | JudgeRef,
-    *,
-    criterion: str | None = None,
-    target: str | None = None,
-    design: str | None = None,
-    rule: str | None = None,
-    confidence: float = 0.95,
-    target_half_width: float = DEFAULT_HALF_WIDTH,
-    seed: int = DEFAULT_SEED,
+    store: LabelStore, dataset: str, judge: str | JudgeRef,
+    *, criterion: str | None = None, target: str | None = None, design: str | None = None,
+    rule: str | None = None, confidence: float = 0.95,
+    target_half_width: float = DEFAULT_HALF_WIDTH, seed: int = DEFAULT_SEED,
     n_boot: int = DEFAULT_N_BOOT,
 ) -> JudgeReport:
     """Calibrate one judge against the human labels of ``dataset``.
