@@ -59,6 +59,7 @@ from .design_check import (
     CHECKED_BY_DESIGN,
     DesignDecision,
     SelectionCheck,
+    labels_alone,
     resolve_design,
     selection_check_from_counts,
 )
@@ -309,13 +310,8 @@ def _target_outcomes(target: RunCounts) -> tuple[int, int, int]:
 
 
 def answer_pass_rate(
-    evidence: CalibrationEvidence,
-    target: TargetRun,
-    *,
-    design: str | None = None,
-    confidence: float = 0.95,
-    seed: int = 0,
-    n_boot: int = 2000,
+    evidence: CalibrationEvidence, target: TargetRun,
+    *, design: str | None = None, confidence: float = 0.95, seed: int = 0, n_boot: int = 2000,
     segments: bool = True,
 ) -> PassRateAnswer:
     """The true pass rate of ``target``, by the estimator the labels' provenance supports.
@@ -353,13 +349,9 @@ def answer_pass_rate(
     clustered = float((result.params or {}).get("design_effect", 1.0)) > DESIGN_EFFECT_THRESHOLD
     # Wilson treats the rows as independent: with rows that cluster by document it is too
     # narrow, so the labels alone are then not a valid headline.
-    random_sample = same and present <= {"random", "all"} and not clustered and (
-        check is None or check.consistent_with_random)
-    labels_only = replace(labels_only, assumption=(
-        "the labelled rows are a random sample of the target run" if random_sample else
-        "the human pass rate of the labelled rows themselves; not an estimate of the target "
-        + ("(the rows cluster by document)" if clustered else
-           "(the labels are not a random sample of it)" if same else "(another run)")))
+    random_sample, assumption = labels_alone("pass rate", same_run=same, present=present,
+                                             clustered=clustered, check=check)
+    labels_only = replace(labels_only, assumption=assumption)
     warnings: list[str] = []
     worse = _worse_than_chance(rates)
     if worse:
@@ -468,14 +460,9 @@ def _decide(evidence: CalibrationEvidence, *, same_run: bool,
 
 
 def _estimate(
-    evidence: CalibrationEvidence,
-    target: TargetRun,
-    decision: DesignDecision,
+    evidence: CalibrationEvidence, target: TargetRun, decision: DesignDecision,
     strata: EvidenceStrata,
-    *,
-    conf: float,
-    seed: int,
-    n_boot: int,
+    *, conf: float, seed: int, n_boot: int,
 ) -> PassRateEstimate:
     """The design's estimator on the strata (a refusal when the decision is refused)."""
     lab = evidence.labelled
@@ -645,13 +632,8 @@ def _transfer(
 
 
 def _segment_answers(
-    evidence: CalibrationEvidence,
-    target: TargetRun,
-    decision: DesignDecision,
-    *,
-    conf: float,
-    seed: int,
-    n_boot: int,
+    evidence: CalibrationEvidence, target: TargetRun, decision: DesignDecision,
+    *, conf: float, seed: int, n_boot: int,
 ) -> tuple[SegmentAnswer, ...]:
     names = sorted(set(evidence.segments) | set(target.counts.segments))
     out = []

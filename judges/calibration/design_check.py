@@ -24,7 +24,7 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -334,3 +334,26 @@ def resolve_design(
         if check_says_not_random and check is not None:
             return refuse(f"--design same_run_random refused: {check.message}")
     return _decision(requested, "chosen explicitly", warnings)
+
+
+def labels_alone(quantity: str, *, same_run: bool, present: Collection[str], clustered: bool,
+                 check: SelectionCheck | None) -> tuple[bool, str]:
+    """Whether the labels alone estimate the target, and the assumption that says so or not.
+
+    They do when they are a random sample of the target run itself (drawn at random, or all of
+    it, and not clustered by document); otherwise they describe only the labelled rows.
+
+    Args:
+        quantity: What the labels estimate, in words ("pass rate", "shares").
+        same_run: Whether the labelled rows are rows of the target run.
+        present: The selections the labelled rows were drawn by.
+        clustered: Whether the rows cluster by document.
+        check: The judge-verdict mix check of the labelled rows, when one was made.
+    """
+    valid = same_run and set(present) <= {"random", "all"} and not clustered and (
+        check is None or check.consistent_with_random)
+    return valid, (
+        "the labelled rows are a random sample of the target run" if valid else
+        f"the human {quantity} of the labelled rows themselves; not an estimate of the target "
+        + ("(the rows cluster by document)" if clustered else
+           "(the labels are not a random sample of it)" if same_run else "(another run)"))

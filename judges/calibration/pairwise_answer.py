@@ -59,6 +59,7 @@ from .design_check import (
     CHECKED_BY_DESIGN,
     DesignDecision,
     SelectionCheck,
+    labels_alone,
     resolve_design,
     selection_check_from_counts,
 )
@@ -258,13 +259,8 @@ def _json_bounds(value: Any) -> Any:
 
 
 def answer_win_rate(
-    evidence: PairwiseEvidence,
-    target: PairwiseTarget,
-    *,
-    design: str | None = None,
-    confidence: float = 0.95,
-    seed: int = 0,
-    n_boot: int = 2000,
+    evidence: PairwiseEvidence, target: PairwiseTarget,
+    *, design: str | None = None, confidence: float = 0.95, seed: int = 0, n_boot: int = 2000,
     pairs: bool = True,
 ) -> PairwiseAnswer:
     """The true a / b / tie shares of ``target``, by the estimator the labels' provenance supports.
@@ -280,8 +276,8 @@ def answer_win_rate(
         pairs: Compute the per-model-pair answers.
 
     Returns:
-        A :class:`PairwiseAnswer`; an explicit ``design`` the evidence contradicts gives a
-        refused headline whose reason says why (``decision.refused``).
+        The :class:`PairwiseAnswer`; its headline is refused, with the reason, when an explicit
+        ``design`` contradicts the evidence (``decision.refused``).
     """
     conf = check_confidence(confidence)
     lab = evidence.labelled
@@ -310,13 +306,9 @@ def answer_win_rate(
                           n_boot=n_boot)
     labels_only = _labels_only(lab.human, conf)
     clustered = bool(corrected.params.get("clustered", False))
-    random_sample = same and present <= {"random", "all"} and not clustered and (
-        check is None or check.consistent_with_random)
-    labels_only = replace(labels_only, assumption=(
-        "the labelled rows are a random sample of the target run" if random_sample else
-        "the human shares of the labelled rows themselves; not an estimate of the target "
-        + ("(the rows cluster by document)" if clustered else
-           "(the labels are not a random sample of it)" if same else "(another run)")))
+    random_sample, assumption = labels_alone("shares", same_run=same, present=present,
+                                             clustered=clustered, check=check)
+    labels_only = replace(labels_only, assumption=assumption)
     transport_strata = strata if not same else _strata(evidence, same_run=False,
                                                        split_flips=split)
     joint = _joint(transport_strata, evidence)
@@ -378,15 +370,9 @@ def answer_win_rate(
 
 
 def _estimate(
-    evidence: PairwiseEvidence,
-    strata: _Strata,
-    decision: DesignDecision,
+    evidence: PairwiseEvidence, strata: _Strata, decision: DesignDecision,
     decided: npt.NDArray[np.int64],
-    *,
-    conf: float,
-    seed: int,
-    n_boot: int,
-    n_draws: int | None = None,
+    *, conf: float, seed: int, n_boot: int, n_draws: int | None = None,
 ) -> WinShares:
     """The design's estimator (a refusal when the decision is refused).
 
@@ -496,15 +482,9 @@ def _population(run: PairwiseRunCounts, rule: str, same: bool) -> str:
 
 
 def _pair_answers(
-    evidence: PairwiseEvidence,
-    target: PairwiseRunCounts,
-    decision: DesignDecision,
+    evidence: PairwiseEvidence, target: PairwiseRunCounts, decision: DesignDecision,
     transport_strata: _Strata,
-    *,
-    same: bool,
-    conf: float,
-    seed: int,
-    n_boot: int,
+    *, same: bool, conf: float, seed: int, n_boot: int,
 ) -> tuple[PairAnswer, ...]:
     """Per model pair: the same-run estimator on the pair's rows, or the run's matrix."""
     out = []
