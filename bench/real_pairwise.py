@@ -45,8 +45,10 @@ from pathlib import Path
 
 import numpy as np
 
-# The project root; this folder (the sibling coverage_* modules) is on sys.path as the script's.
+# The project root, and this folder for the sibling coverage_* modules: a test loads this file
+# by its path, where the script's own folder is not on sys.path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from coverage_pairwise import _stratified, evidence
 from coverage_stat import run_cells
