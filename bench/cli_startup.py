@@ -25,7 +25,8 @@ from pathlib import Path
 
 # The libraries the commands use, imported at once: the cost the lazy imports avoid.
 _EVERYTHING = (
-    "import calibrate_app.cli, judges.reporting, judges.card, judges.gate, judges.compare, "
+    "import calibrate_app.cli, judges.reporting, judges.outputs.card, judges.outputs.gate, "
+    "judges.outputs.compare, "
     "judges.runner, judges.verdicts, labels.importing, labels.exporting"
 )
 _BARE_CLICK = (

@@ -35,7 +35,7 @@ import duckdb
 from labels import import_rows, open_store
 from labels.importing import normalise
 from labels.reading import read_table
-from labels.store_items import with_hashes
+from labels.stores.item_store import with_hashes
 
 
 def write_csv(path: Path, rows: int, seed: int = 7, *, multiline: bool = False) -> None:

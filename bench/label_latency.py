@@ -151,11 +151,11 @@ WRAPPER = textwrap.dedent(f"""
         script_runner.ScriptRunner._enqueue_forward_msg = counted
 
         # The DuckDB statements a run executes (wall ms, by the statement's first 70
-        # characters): labels.db.Database.cursor hands out a timing proxy of each cursor.
+        # characters): labels.stores.db.Database.cursor hands out a timing proxy of each cursor.
         import contextlib
         import threading
 
-        from labels import db as labels_db
+        from labels.stores import db as labels_db
 
         statements = threading.local()
         open_cursor = labels_db.Database.cursor

@@ -31,7 +31,7 @@ from synthetic_items import seed_items
 
 from judges.config import load_builtin
 from judges.run_plan import plan_run
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from labels import open_store
 
 DATASET = "bench"

@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 from judges.config import load_builtin
-from judges.plan_store import PlanStore, content_hashes
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
+from judges.stores.plan_store import PlanStore, content_hashes
 from labels import open_store
-from labels.store_items import fill_item_hashes
+from labels.stores.item_store import fill_item_hashes
 
 DATASET = "bench"
 CONFIG = "faithfulness-oneshot"

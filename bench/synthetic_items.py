@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from labels import open_store
-from labels.store_items import fill_item_hashes
+from labels.stores.item_store import fill_item_hashes
 
 
 def seed_items(db_path: Path, dataset: str, n_items: int) -> float:

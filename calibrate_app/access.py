@@ -8,7 +8,8 @@ provider through Streamlit's own ``st.login`` (provider settings under ``[auth]`
 ``.streamlit/secrets.toml``). Nothing is shown before sign-in. The signed-in address must have a
 role (``calibrate users add``); its first sign-in binds the provider's account (issuer and
 subject) to it, and the annotator of every label is that address. Each role is offered only
-its pages (:data:`labels.team_store.ROLE_PAGES`), and every page checks the role again when it
+its pages (:data:`labels.stores.team_store.ROLE_PAGES`), and every page checks the role again when
+it
 runs (:func:`require_page`), so a URL, a query parameter or a page switch reaches nothing else.
 """
 
@@ -24,7 +25,7 @@ import streamlit as st
 from calibrate_app import resources, state, widgets
 from labels.distribution import DISTRIBUTION
 from labels.errors import CalibrateError
-from labels.team_store import ROLE_PAGES, Role, TeamStore
+from labels.stores.team_store import ROLE_PAGES, Role, TeamStore
 
 Page = Literal["data", "label", "judges", "calibration", "export"]
 

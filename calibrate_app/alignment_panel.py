@@ -20,12 +20,12 @@ from calibrate_app import resources, widgets
 from judges.alignment.dev import dev_disagreements
 from judges.alignment.evaluate import AlignmentResult, evaluate_revisions
 from judges.alignment.propose import Proposal, propose_revision
-from judges.alignment_store import AlignStore, optimism_warning
 from judges.config import JudgeConfig
 from judges.providers import ProviderConfigError, get_provider
+from judges.stores.alignment_store import AlignStore, optimism_warning
 from labels import LabelStore
 from labels.errors import CalibrateError
-from labels.store_splits import SplitStore
+from labels.stores.split_store import SplitStore
 
 JOB_PREFIX = "align:"
 DEFAULT_PROPOSER = "scripted/proposer"

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from calibrate_app.judge_info import build_queue_plan
 from labels import LabelStore
 from labels.assignments import deal_rows, free_rows
-from labels.team_store import TeamStore
+from labels.stores.team_store import TeamStore
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,7 @@ def assign_batch(store: LabelStore, dataset: str, criterion: str, annotators: Se
     Raises:
         ValueError: a bad batch or overlap (see :func:`labels.assignments.deal_rows`).
         labels.errors.NotFoundError: no such dataset or criterion.
-        labels.team_store.TeamError: someone in ``annotators`` does not label.
+        labels.stores.team_store.TeamError: someone in ``annotators`` does not label.
         labels.errors.CalibrateError: no free rows are left.
     """
     from labels.errors import CalibrateError

@@ -3,7 +3,8 @@
 DuckDB lets one process open a file. While experts label in the app, the app's server process
 owns the database, so a CLI command in another process cannot even read it. Instead of failing,
 the CLI hands its command line to the app over the private local channel of
-:mod:`calibrate_app.channel`: a :class:`CommandServer` thread in the app accepts the connection,
+:mod:`calibrate_app.channel.wire`: a :class:`CommandServer` thread in the app accepts the
+connection,
 checks the peer's uid and the token, checks the command against :data:`ALLOWED_COMMANDS`, runs
 the very same click command in the app process (sharing the app's open database) and streams
 its output and exit code back. Closing the connection cancels the command (long commands, i.e.
@@ -36,7 +37,7 @@ import click
 
 from calibrate_app.cancel import cancellable
 from calibrate_app.cancel import current_cancel_event as current_cancel_event
-from calibrate_app.channel import (
+from calibrate_app.channel.wire import (
     HEARTBEAT_SECONDS,
     MAX_REQUEST_BYTES,
     PROTOCOL_VERSION,

@@ -5,7 +5,8 @@ questions answered before and after a change, rows matched by id), both judged b
 judge: the view shows each corrected pass rate, their paired difference with its interval, the
 exact McNemar p-value, how many rows pair up and how many are in one dataset only, the
 per-segment table and the warnings. Every number comes from
-:func:`judges.compare.compare_datasets`, the function behind ``calibrate compare`` (through the
+:func:`judges.outputs.compare.compare_datasets`, the function behind ``calibrate compare`` (through
+the
 same card and verdicts parser), so the page and the CLI agree. Dataset names and warnings are
 data: they go through ``st.text``, data frames or escaped markdown only.
 """
@@ -19,7 +20,7 @@ import streamlit as st
 
 from calibrate_app import widgets
 from judges.calibration import collapsed, describe_interval, format_point
-from judges.compare import compare_datasets
+from judges.outputs.compare import compare_datasets
 from judges.reporting import JudgeReport, judges_on
 from labels import LabelStore
 

@@ -1,6 +1,7 @@
 """Read-only facts about judge runs, for the Data page counts and the labelling queue orders.
 
-Everything comes from :class:`judges.store.JudgeStore` (the ``judges`` tables are created on
+Everything comes from :class:`judges.stores.judge_store.JudgeStore` (the ``judges`` tables are
+created on
 first use, so a database no judge has touched gives "nothing"). The queue orders use one judge
 config: the one run (or imported) most recently on the dataset, with its verdicts combined by
 that config's aggregation rule, exactly as its calibration report combines them. Nothing here is
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from judges.aggregation import aggregate_calls, rule_for
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import judge_verdicts
 from labels import LabelStore
 from labels.sampling import QueueOrder, QueuePlan, plan_queue

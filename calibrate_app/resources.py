@@ -24,11 +24,12 @@ from typing import Literal
 import streamlit as st
 
 from calibrate_app import judge_info
-from calibrate_app.channel import ChannelError
+from calibrate_app.channel.wire import ChannelError
 from calibrate_app.command_server import CommandServer
 from calibrate_app.settings import AppSettings, check_streamlit_files
 from calibrate_app.uploads import UploadFolder
-from labels import LabelStore, open_store
+from judges.workspace import Workspace
+from labels import LabelStore
 from labels.queue_counts import LabelTally
 from labels.sampling import Holds, QueuePlan, QueueSettings
 
@@ -67,14 +68,16 @@ def _check_served_files(cwd: str, home: str) -> None:
     check_streamlit_files(cwd)
 
 
-def _close_store(store: LabelStore) -> None:
-    store.db.close()
+def _close_workspace(workspace: Workspace) -> None:
+    workspace.close()
 
 
-@st.cache_resource(show_spinner=False, on_release=_close_store)
-def _open_store(path: str, lock_timeout: float) -> LabelStore:
+@st.cache_resource(show_spinner=False, on_release=_close_workspace)
+def _open_workspace(path: str, lock_timeout: float) -> Workspace:
     # A DatabaseLockedError raised here is not cached, so a retry opens the file again.
-    return open_store(path, lock_timeout=lock_timeout)
+    workspace = Workspace.open(path, lock_timeout=lock_timeout)
+    workspace.labels  # noqa: B018 -- the label tables exist in every file the app opens
+    return workspace
 
 
 def _stop_command_server(server: CommandServer | None) -> None:
@@ -97,8 +100,8 @@ def _command_server(path: str) -> CommandServer | None:
         return None
 
 
-def get_store(settings: AppSettings | None = None) -> LabelStore:
-    """The label store on the settings' database file: one per server process per path.
+def get_workspace(settings: AppSettings | None = None) -> Workspace:
+    """The workspace on the settings' database file: one per server process per path.
 
     Opening it also starts serving CLI commands for that file
     (:mod:`calibrate_app.command_server`).
@@ -108,16 +111,21 @@ def get_store(settings: AppSettings | None = None) -> LabelStore:
     """
     settings = settings or get_settings()
     path = str(settings.db_path)
-    store = _open_store(path, settings.lock_timeout)
+    workspace = _open_workspace(path, settings.lock_timeout)
     if path != ":memory:":
         _command_server(path)
-    return store
+    return workspace
+
+
+def get_store(settings: AppSettings | None = None) -> LabelStore:
+    """The label store of :func:`get_workspace`."""
+    return get_workspace(settings).labels
 
 
 def release_store() -> None:
     """Close every store this process opened and stop serving CLI commands (tests)."""
     _command_server.clear()
-    _open_store.clear()
+    _open_workspace.clear()
 
 
 # -- background jobs ------------------------------------------------------------------------

@@ -7,7 +7,7 @@ it settles, with the guarantee. One button sends the rest to the Label queue's e
 and a link opens the Label page on them.
 
 Drift: a judge card (this judge's calibration, built now, or a card file) tested by
-:func:`judges.drift.drift_check`, the function behind ``calibrate drift``, on the judge's
+:func:`judges.outputs.drift.drift_check`, the function behind ``calibrate drift``, on the judge's
 stored verdicts of a dataset, with the card's anchor rows as re-scored in the database and the
 dataset's expert labels. Names, reasons and sentences are data: escaped or plain text only.
 """
@@ -21,9 +21,9 @@ import streamlit as st
 
 from calibrate_app import access, resources, state, widgets
 from calibrate_app.uploads import check_upload_size
-from judges.card import JudgeCard, card_from_report, loads_card
-from judges.compare import stored_verdicts
-from judges.drift import drift_check
+from judges.outputs.card import JudgeCard, card_from_report, loads_card
+from judges.outputs.compare import stored_verdicts
+from judges.outputs.drift import drift_check
 from judges.reporting import JudgeReport, judges_on
 from judges.selective import CascadeReport, escalate, select_rule
 from labels import LabelStore

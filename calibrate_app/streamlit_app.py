@@ -17,7 +17,7 @@ from labels.errors import CalibrateError, DatabaseAccessError, DatabaseLockedErr
 PAGES = Path(__file__).resolve().parent / "app_pages"
 # Served by the app itself: a Material icon name would make the browser fetch it from a CDN.
 FAVICON = Path(__file__).resolve().parent / "static" / "favicon.svg"
-# In data-flow order; each role is offered only its own (labels.team_store.ROLE_PAGES).
+# In data-flow order; each role is offered only its own (labels.stores.team_store.ROLE_PAGES).
 PAGE_LIST = (
     ("data", "Data", ":material/upload_file:"),
     ("label", "Label", ":material/task_alt:"),

@@ -42,7 +42,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "judges.run_plan": ("plan_run", "RunPlan", "CostEstimate"),
     "judges.calls": ("CallPolicy",),
     "judges.pricing": ("Price", "DEFAULT_PRICES", "load_prices"),
-    "judges.store": ("JudgeStore", "item_hash"),
+    "judges.stores.judge_store": ("JudgeStore", "item_hash"),
     "judges.aggregation": ("aggregate_calls", "AGGREGATION_RULES"),
     "judges.verdicts": (
         "judge_verdicts",
@@ -60,8 +60,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "JudgeReport",
         "Leaderboard",
     ),
-    "judges.card": ("JudgeCard", "card_from_report", "export_card", "load_card", "write_card"),
-    "judges.gate": (
+    "judges.outputs.card": (
+        "JudgeCard", "card_from_report", "export_card", "load_card", "write_card"),
+    "judges.outputs.gate": (
         "read_verdicts_file",
         "score_verdicts",
         "score_file",

@@ -12,7 +12,8 @@ it (:func:`rule_for`); imported verdicts, which have no config, use ``all_agree`
 itself is :func:`judges.calibration.self_consistency`; :func:`aggregate_calls` applies it to the
 per-call rows of :func:`judges.verdicts.judge_verdicts` (or of a verdicts file, for the gate).
 :func:`aggregate_stored_calls` gives the same result for calls in the database without
-loading them: one SQL pass (:meth:`judges.store.JudgeStore.item_aggregates`) per report, so a
+loading them: one SQL pass (:meth:`judges.stores.judge_store.JudgeStore.item_aggregates`) per
+report, so a
 report on 10 M calls never holds a per-call frame.
 """
 
@@ -29,10 +30,10 @@ import pyarrow.compute as pc
 from judges.calibration import ConsistencyResult, consistency_from_flags, self_consistency
 from judges.calibration.vocabulary import AGGREGATION_RULES, AggregationRule
 from judges.config import JudgeConfig
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import dataset_keys
 from labels.errors import CalibrateError
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 DEFAULT_RULE: AggregationRule = "all_agree"
 """The rule of judges without a config (imported verdicts)."""

@@ -22,7 +22,7 @@ from judges.pricing import Price
 from judges.providers import Provider
 from judges.providers.base import Completion, CompletionRequest, ProviderError
 from judges.run_plan import PlannedCall
-from judges.store import CallRecord
+from judges.stores.judge_store import CallRecord
 
 
 class StopFlag(Protocol):

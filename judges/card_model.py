@@ -1,7 +1,7 @@
 """The judge card's records: what a card file holds, read and checked by pydantic.
 
-:mod:`judges.card` builds, writes and loads cards from these; :mod:`judges.gate`,
-:mod:`judges.pairwise_card` and :mod:`judges.selective` read them. They live apart from the
+:mod:`judges.outputs.card` builds, writes and loads cards from these; :mod:`judges.outputs.gate`,
+:mod:`judges.outputs.pairwise_card` and :mod:`judges.selective` read them. They live apart from the
 builder so that the builder may call those modules (a pairwise card, an acceptance rule)
 without the modules importing the builder back.
 """
@@ -16,15 +16,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from judges.alignment_store import AlignStore
 from judges.calibration import HumanMargins, format_interval
 from judges.config import JudgeConfig, parse_config
 from judges.reporting import JudgeRef, JudgeReport, PairwiseReport
-from judges.store import JudgeStore, external_config_id
+from judges.stores.alignment_store import AlignStore
+from judges.stores.judge_store import JudgeStore, external_config_id
 from judges.verdicts import dataset_keys
 from labels.distribution import installed_version
 from labels.errors import CalibrateError, ImportFileError
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 CARD_SCHEMA_VERSION: Literal[2] = 2
 CARD_KIND: Literal["calibrate.judge_card"] = "calibrate.judge_card"

@@ -29,7 +29,7 @@ from judges.parsing import Claim, Unscored, Verdict
 from judges.prompts import Neutraliser, render_check
 from judges.providers.base import Completion, CompletionRequest
 from judges.run_plan import PlannedCall
-from judges.store import CallRecord
+from judges.stores.judge_store import CallRecord
 
 _LIST_MARKER = re.compile(
     r"^\s*(?:[-*•·]+|\(?\d{1,2}[.):]|\(?[a-z][.)]|claim\s*\d*\s*[:.)-])\s*", re.IGNORECASE

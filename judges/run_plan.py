@@ -15,13 +15,13 @@ import numpy as np
 import pyarrow as pa
 
 from judges.config import JudgeConfig, template_variables
-from judges.plan_store import PlanStore, content_hashes, text_lengths
 from judges.pricing import Price, price_for
 from judges.prompts import ORDERS, Neutraliser, Order, RenderedPrompt, render, render_check
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
+from judges.stores.plan_store import PlanStore, content_hashes, text_lengths
 from labels.errors import CalibrateError, NotFoundError
 from labels.models import Item
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 TYPICAL_OUTPUT_TOKENS = {
     "marker": 150, "json": 250, "label": 3, "claims": 450, "claim_split": 60,
@@ -116,7 +116,7 @@ class PlannedCalls(Sequence[PlannedCall]):
         config: the judge (prompts are rendered with it).
         dataset: the dataset the items belong to.
         item_ids: the run's items in file order; ``item_index`` points into it.
-        item_hashes: each item's cache identity (:func:`judges.store.item_hash`).
+        item_hashes: each item's cache identity (:func:`judges.stores.judge_store.item_hash`).
         item_index / repeats / order_index: one entry per call to make, in run order;
             ``order_index`` points into ``orders``.
         orders: the run's orders.

@@ -9,7 +9,7 @@ paid for again, so re-running an interrupted run resumes it.
 
 Threading: :func:`run_judge` runs its own event loop (``asyncio.run``), so it can be called
 from a plain background thread (the Streamlit app does this). Rows are written by a dedicated
-writer thread in small transactions through :class:`~labels.db.Database` cursors, never a
+writer thread in small transactions through :class:`~labels.stores.db.Database` cursors, never a
 shared cursor. ``should_stop`` (a :class:`threading.Event`) stops dispatching new calls; calls
 in flight finish and are stored. ``on_progress(done, total, summary)`` is called after each
 call, from the thread running the loop.
@@ -36,9 +36,9 @@ from judges.pricing import Price
 from judges.providers import STAND_IN_NOTE, Provider, get_provider, is_stand_in
 from judges.run_plan import CostEstimate, PlannedCall, RunPlan, plan_run
 from judges.settings import Settings
-from judges.store import CallRecord, JudgeStore
+from judges.stores.judge_store import CallRecord, JudgeStore
 from labels.errors import CalibrateError
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 
 @dataclass

@@ -54,12 +54,12 @@ from judges.reporting import JudgeReport, calibration_report, find_judge, load_j
 from judges.reporting.assemble import escalated_rows
 from judges.reporting.evidence import judged_rows, per_row
 from judges.signals import available_signals, call_signals, scores_of
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import dataset_keys
 from labels.errors import CalibrateError
 from labels.exporting import write_table
 from labels.sampling import QueueSettings
-from labels.store import Escalation, LabelStore
+from labels.stores.label_store import Escalation, LabelStore
 
 DEFAULT_DELTA = 0.1
 

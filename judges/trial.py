@@ -22,9 +22,9 @@ from judges.providers import Provider, is_stand_in
 from judges.reporting.inputs import load_human_labels
 from judges.run_plan import plan_run
 from judges.runner import judge_in_memory
-from judges.store import item_hash
+from judges.stores.judge_store import item_hash
 from labels.errors import CalibrateError
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 DECIDED = {"pointwise": ("pass", "fail"), "pairwise": ("a", "b", "tie")}
 """The verdicts a trial compares, per judge kind (``unsure`` is no verdict to agree with)."""

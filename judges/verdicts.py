@@ -46,9 +46,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from judges.config import JudgeConfig
-from judges.plan_store import PlanStore, content_hashes
 from judges.score_rules import ScoreRule, parse_score_rule, verdict_of
-from judges.store import (
+from judges.stores.judge_store import (
     CallRecord,
     JudgeStore,
     bound_key,
@@ -56,6 +55,7 @@ from judges.store import (
     item_hash,
     new_run_id,
 )
+from judges.stores.plan_store import PlanStore, content_hashes
 from labels.cells import text_cell
 from labels.errors import (
     CalibrateError,
@@ -69,7 +69,7 @@ from labels.importing import row_ids
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import FileImportSummary, Table, read_table
 from labels.record_paths import parse_pairs
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_optional_verdict
@@ -115,7 +115,7 @@ def dataset_keys(store: LabelStore, dataset: str, config_id: str | None = None) 
     Arrow (1 M ids never become Python strings); a dataset with rows written without one (by
     another tool) is hashed page by page instead. With ``config_id``, a row that has verdicts
     of its own under that config (imported ones) is keyed by them instead
-    (:meth:`judges.store.JudgeStore.keys_for`).
+    (:meth:`judges.stores.judge_store.JudgeStore.keys_for`).
     """
     plans = PlanStore(store.db)
     keys = plans.stored_hashes(dataset)

@@ -6,8 +6,8 @@ its own tables (``tests/test_store_tables.py`` reads their SQL to hold that):
 
 ========================  ===============================================================
 ``workspace.labels``      datasets, items, annotators, criteria, labels and their provenance,
-                          skips, queue settings (:class:`labels.store.LabelStore`)
-``workspace.splits``      the dev/test splits of a dataset (:class:`labels.store_splits.SplitStore`)
+                          skips, queue settings (:class:`labels.stores.label_store.LabelStore`)
+``workspace.splits``      the dev/test splits of a dataset (:mod:`labels.stores.split_store`)
 ``workspace.team``        members, roles, assignments, sessions, the audit trail
 ``workspace.judges``      judge configs, runs and their logged calls
 ``workspace.plans``       what a run still has to judge (reads through the other stores)
@@ -23,21 +23,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from judges.alignment_store import AlignStore
-    from judges.batch.store import BatchStore
-    from judges.plan_store import PlanStore
-    from judges.store import JudgeStore
-    from labels.db import Database
-    from labels.store import LabelStore
-    from labels.store_splits import SplitStore
-    from labels.team_store import TeamStore
+    from judges.stores.alignment_store import AlignStore
+    from judges.stores.batch_store import BatchStore
+    from judges.stores.judge_store import JudgeStore
+    from judges.stores.plan_store import PlanStore
+    from labels.stores.db import Database
+    from labels.stores.label_store import LabelStore
+    from labels.stores.split_store import SplitStore
+    from labels.stores.team_store import TeamStore
 
 
 class Workspace:
     """The stores of one open database, each made on first use and kept.
 
     Args:
-        db: an open :class:`~labels.db.Database`. Each store applies its own migrations the
+        db: an open :class:`~labels.stores.db.Database`. Each store applies its own migrations the
             first time it is handed out.
     """
 
@@ -50,9 +50,10 @@ class Workspace:
              lock_timeout: float = 0.0) -> Workspace:
         """Open (creating and migrating if needed) the DuckDB file ``path``.
 
-        ``read_only`` opens it without the right to change it (see :class:`labels.db.Database`).
+        ``read_only`` opens it without the right to change it (see
+        :class:`labels.stores.db.Database`).
         """
-        from labels.db import Database
+        from labels.stores.db import Database
 
         return cls(Database(str(path), lock_timeout=lock_timeout, read_only=read_only))
 
@@ -66,49 +67,49 @@ class Workspace:
     @cached_property
     def labels(self) -> LabelStore:
         """Datasets, items, annotators, criteria and human labels."""
-        from labels.store import LabelStore
+        from labels.stores.label_store import LabelStore
 
         return LabelStore(self.db)
 
     @cached_property
     def splits(self) -> SplitStore:
         """The dev/test splits of each dataset and criterion."""
-        from labels.store_splits import SplitStore
+        from labels.stores.split_store import SplitStore
 
         return SplitStore(self.db)
 
     @cached_property
     def team(self) -> TeamStore:
         """Members, roles, assignments, sessions and the audit trail."""
-        from labels.team_store import TeamStore
+        from labels.stores.team_store import TeamStore
 
         return TeamStore(self.db)
 
     @cached_property
     def judges(self) -> JudgeStore:
         """Judge configs, runs and every logged call."""
-        from judges.store import JudgeStore
+        from judges.stores.judge_store import JudgeStore
 
         return JudgeStore(self.db)
 
     @cached_property
     def plans(self) -> PlanStore:
         """What a judge run still has to judge."""
-        from judges.plan_store import PlanStore
+        from judges.stores.plan_store import PlanStore
 
         return PlanStore(self.db)
 
     @cached_property
     def alignment(self) -> AlignStore:
         """Alignment proposals, test-split use, adoptions and stress results."""
-        from judges.alignment_store import AlignStore
+        from judges.stores.alignment_store import AlignStore
 
         return AlignStore(self.db)
 
     @cached_property
     def batches(self) -> BatchStore:
         """Provider batch jobs."""
-        from judges.batch.store import BatchStore
+        from judges.stores.batch_store import BatchStore
 
         return BatchStore(self.db)
 

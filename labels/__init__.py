@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from labels.lazy import load
 
 if TYPE_CHECKING:
-    from labels.db import Database
     from labels.errors import (
         CalibrateError,
         ConflictError,
@@ -27,10 +26,11 @@ if TYPE_CHECKING:
     from labels.label_import import LabelImportSummary, import_labels
     from labels.models import Criterion, Dataset, Item, Label, Source, content_id
     from labels.provenance import Provenance
-    from labels.store import LabelStore, NewLabel
+    from labels.stores.db import Database
+    from labels.stores.label_store import LabelStore, NewLabel
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "labels.db": ("Database",),
+    "labels.stores.db": ("Database",),
     "labels.errors": (
         "CalibrateError",
         "ConflictError",
@@ -45,7 +45,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "labels.label_import": ("LabelImportSummary", "import_labels"),
     "labels.models": ("Criterion", "Dataset", "Item", "Label", "Source", "content_id"),
     "labels.provenance": ("Provenance",),
-    "labels.store": ("LabelStore", "NewLabel"),
+    "labels.stores.label_store": ("LabelStore", "NewLabel"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
@@ -61,8 +61,8 @@ def open_store(path: str, *, lock_timeout: float = 0.0, read_only: bool = False)
 
     ``read_only`` opens it without the right to change it (see :class:`Database`).
     """
-    from labels.db import Database
-    from labels.store import LabelStore
+    from labels.stores.db import Database
+    from labels.stores.label_store import LabelStore
 
     return LabelStore(Database(path, lock_timeout=lock_timeout, read_only=read_only))
 

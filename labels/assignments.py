@@ -10,7 +10,7 @@ would have served anyway, so each label keeps the provenance the queue gives it 
 its inclusion probability at its rank) and the report's correction stays valid. Assigning
 reorders who labels a row, never which rows get labelled.
 
-Pure functions; :class:`labels.team_store.TeamStore` keeps the assignments.
+Pure functions; :class:`labels.stores.team_store.TeamStore` keeps the assignments.
 """
 
 from __future__ import annotations

@@ -37,9 +37,11 @@ from labels.models import Kind
 from labels.names import ROW_FORMATS as ROW_FORMATS  # re-exported: callers name it from here
 from labels.reading import FileImportSummary, Table, read_table
 from labels.record_paths import is_path, parse_pairs, split_column
-from labels.store import LabelStore
-from labels.store_items import OnChanged as OnChanged  # re-exported: callers name it from here
-from labels.store_items import generated_id, write_items
+from labels.stores.item_store import (
+    OnChanged as OnChanged,  # re-exported: callers name it from here
+)
+from labels.stores.item_store import generated_id, write_items
+from labels.stores.label_store import LabelStore
 from labels.strict_json import JsonValueError, strict_json_loads
 from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import (
@@ -305,7 +307,8 @@ def normalise(
         for name, values in out.items()
     }
     rows = pa.Table.from_arrays(list(arrays.values()), names=list(arrays))
-    # No hashes here: :func:`labels.store_items.write_items` adds them while DuckDB writes, and
+    # No hashes here: :func:`labels.stores.item_store.write_items` adds them while DuckDB writes,
+    # and
     # the Data page's preview shows exactly these columns.
     numbers = table.numbers if table.numbers is not None else range(1, n + 1)
     rows = rows.append_column("row", pa.array(numbers, type=pa.int64()))
@@ -326,7 +329,7 @@ def row_ids(table: Table, mapping: Mapping[str, str] | None = None) -> list[str]
     """The item id each record of ``table`` is stored under by :func:`import_rows`.
 
     Its id when it has one, else the id its content gives it
-    (:func:`labels.store_items.generated_id`): how a file of scores about rows that had no
+    (:func:`labels.stores.item_store.generated_id`): how a file of scores about rows that had no
     id (a ragas results CSV) finds its items.
 
     Raises:

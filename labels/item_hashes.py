@@ -2,14 +2,16 @@
 
 The judge cache keys a reply on a hash of what a judge sees of an item (question, answers,
 reference, passages; not its id or metadata): ``"i"`` + blake2b-96 of the item's canonical JSON,
-as :func:`judges.store.item_hash` computes it from an :class:`~labels.models.Item`. Reports and
+as :func:`judges.stores.judge_store.item_hash` computes it from an :class:`~labels.models.Item`.
+Reports and
 run planning read the stored column instead of hashing every item again; this module writes the
 same digest from the stored columns, without building an ``Item``:
 
 * :func:`judged_hashes` for stored rows of text that lack one (an older file, or a tool that
-  wrote ``items`` directly): :func:`labels.store_items.fill_item_hashes` page by page, and
+  wrote ``items`` directly): :func:`labels.stores.item_store.fill_item_hashes` page by page, and
   run planning; their sources JSON is parsed and written canonically first;
-* the importer writes the same JSON by whole columns (:func:`labels.store_items.hash_columns`).
+* the importer writes the same JSON by whole columns
+(:func:`labels.stores.item_store.hash_columns`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def canonical_sources(stored: str) -> str:
     Always parsed and written again: these are rows stored without a hash, by an older
     version or another tool, whose JSON may start like the importer's canonical text and still
     differ (``", "`` separators, ``\u00e9`` escapes). The importer hashes its own canonical
-    text by whole columns (:func:`labels.store_items.hash_columns`).
+    text by whole columns (:func:`labels.stores.item_store.hash_columns`).
     """
     if stored == "[]":
         return stored
@@ -58,7 +60,8 @@ def judged_text(
 def judged_hashes(columns: Sequence[Sequence[Any]]) -> list[str]:
     """The cache hash of each row, given the :data:`JUDGED_FIELDS` columns in that order.
 
-    Equal to :func:`judges.store.item_hash` of the stored item (tests check it on tricky text).
+    Equal to :func:`judges.stores.judge_store.item_hash` of the stored item (tests check it on
+    tricky text).
     """
     blake = hashlib.blake2b
     return ["i" + blake(judged_text(*values).encode(), digest_size=12).hexdigest()

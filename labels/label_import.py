@@ -23,7 +23,7 @@ from labels.models import (
 )
 from labels.provenance import Provenance
 from labels.reading import FileImportSummary, Table, read_table
-from labels.store import LabelStore, NewLabel
+from labels.stores.label_store import LabelStore, NewLabel
 from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_verdict, spellings

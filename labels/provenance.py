@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from labels.errors import CalibrateError
-from labels.schema import SELECTIONS
+from labels.names import SELECTIONS
 
 
 @dataclass(frozen=True)

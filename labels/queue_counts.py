@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import NamedTuple
 
 from labels.sampling import Progress
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 
 @dataclass(frozen=True)

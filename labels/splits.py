@@ -11,9 +11,10 @@ tuning: disagreement lists, proposals) and **test** (evaluated, never shown row 
   ``test_share`` whatever order the rows arrive in.
 * Made once: a row keeps its split forever, even when its label changes later. Rows labelled
   after the split was made are assigned when they are first read (every reader calls
-  :meth:`labels.store_splits.SplitStore.ensure`), continuing each stratum's balance.
+  :meth:`labels.stores.split_store.SplitStore.ensure`), continuing each stratum's balance.
 
-The tables (:mod:`labels.store_splits`, migration set ``splits``) live in the same DuckDB file,
+The tables (:mod:`labels.stores.split_store`, migration set ``splits``) live in the same DuckDB
+file,
 beside the link table of derived items (perturbed copies made by ``calibrate judge stress``;
 they live in a dataset of their own, get no labels and never enter a split or a calibration).
 This module is pure: the assignment rule and the records.

@@ -48,15 +48,16 @@ def test_labels_imports_nothing_from_judges() -> None:
     assert offending == []
 
 
-# The store modules, the only ones that hold SQL or talk to a DuckDB cursor: the connection,
-# the migration runner and the label schema, and every ``store.py`` / ``*_store.py`` /
-# ``store_*.py`` (the label, split, judge, batch, alignment and plan stores).
-STORES = {"labels/db.py", "labels/migrations.py", "labels/schema.py"}
+# The store modules, the only ones that hold SQL or talk to a DuckDB cursor: the two folders
+# of stores (labels/stores: the connection, the migration runner, the label schema and the label,
+# split and team stores; judges/stores: the judge, plan, alignment and batch stores).
+STORE_FOLDERS = ("labels/stores/", "judges/stores/")
 
 
 def _is_store(relative: str) -> bool:
-    name = relative.rsplit("/", 1)[-1]
-    return relative in STORES or name.endswith("store.py") or name.startswith("store_")
+    return relative.startswith(STORE_FOLDERS)
+
+
 _SQL_TEXT = re.compile(
     r"^\s*(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE (TEMP )?(TABLE|VIEW|INDEX|SEQUENCE)"
     r"|DROP TABLE|ALTER TABLE)\b"

@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import get_args
 
 from judges.calibration import vocabulary
-from labels import label_import, sampling, schema
+from labels import label_import, names, sampling
 
 
 def test_the_store_records_the_selections_the_statistics_know_in_the_same_order() -> None:
     # Same order too: the statistics encode a selection as its index (an int8 column).
-    assert schema.SELECTIONS == vocabulary.SELECTIONS
+    assert names.SELECTIONS == vocabulary.SELECTIONS
 
 
 def test_every_queue_order_records_a_known_selection() -> None:

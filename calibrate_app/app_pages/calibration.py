@@ -444,7 +444,7 @@ def _open_row(store: LabelStore, report: JudgeReport, row: pd.Series) -> None:
 def _annotators(store: LabelStore, report: JudgeReport, data: dict[str, Any]) -> None:
     """Owners: each annotator's progress and the annotator x annotator agreement matrix."""
     from judges.reporting.annotators import agreement_matrix, annotator_progress
-    from labels.team_store import TeamStore
+    from labels.stores.team_store import TeamStore
 
     assignments = TeamStore(store.db).assignments(report.dataset, report.criterion) \
         if access.visitor().team else None

@@ -1,8 +1,10 @@
 """Export page: the judge card for CI, and the labels and verdicts as files.
 
-The card is :func:`judges.card.card_from_report` over the same report the Calibration page shows
+The card is :func:`judges.outputs.card.card_from_report` over the same report the Calibration page
+shows
 (``calibrate card export`` on the command line), previewed before download; a card the rules
-refuse (:func:`judges.card.card_problems`) downloads only after "Export anyway", and then says
+refuse (:func:`judges.outputs.card.card_problems`) downloads only after "Export anyway", and then
+says
 so inside. Files go through
 :func:`labels.exporting.write_table`, which neutralises spreadsheet formulas in CSV cells.
 """
@@ -16,7 +18,7 @@ import streamlit as st
 
 from calibrate_app import access, resources, widgets
 from judges.calibration import format_point
-from judges.card import card_counts, card_from_report, dumps_card
+from judges.outputs.card import card_counts, card_from_report, dumps_card
 from judges.reporting import calibration_report, judges_on
 from judges.verdicts import judge_verdicts
 from labels import LabelStore

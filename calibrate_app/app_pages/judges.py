@@ -40,7 +40,7 @@ from judges.providers import STAND_IN_NOTE, ProviderConfigError, get_provider, i
 from judges.providers.choices import model_choices
 from judges.run_plan import NoLabelledRowsError, plan_run
 from judges.runner import RunSummary, run_judge
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.trial import MAX_TRIAL_ROWS, Trial, trial_rows, try_judge
 from judges.verdicts import calls_for_dataset, judge_verdicts, swap_flips
 from labels import LabelStore

@@ -29,7 +29,7 @@ from labels.sampling import (
     progress,
     settled_prefix,
 )
-from labels.team_store import TeamStore
+from labels.stores.team_store import TeamStore
 
 NAME_PATTERN = re.compile(r"^[\w][\w .@-]{0,63}$")
 

@@ -168,11 +168,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``calibrate`` console script.
 
     When the app holds the database file, the command runs inside the app process instead
-    (see :mod:`calibrate_app.cli._delegate` and :mod:`calibrate_app.command_server`).
+    (see :mod:`calibrate_app.channel.client` and :mod:`calibrate_app.command_server`).
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if args and not HELP_OPTIONS & set(args):  # help runs here, and reads no settings
-        from calibrate_app.cli._delegate import delegate_if_app_serves, env_file_option
+        from calibrate_app.channel.client import delegate_if_app_serves, env_file_option
         from calibrate_app.settings import AppSettings
 
         try:

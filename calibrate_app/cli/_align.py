@@ -33,8 +33,8 @@ def _with_model(config: JudgeConfig, model: str | None, name: str) -> JudgeConfi
 
 def _current(app: AppContext, config: JudgeConfig, dataset: str) -> JudgeConfig:
     """The revision adopted last for this judge name on ``dataset``, else ``config``."""
-    from judges.alignment_store import AlignStore
-    from judges.store import JudgeStore
+    from judges.stores.alignment_store import AlignStore
+    from judges.stores.judge_store import JudgeStore
 
     adopted = AlignStore(app.store.db).adopted(dataset, config.criterion, config.name)
     if adopted is None:
@@ -63,8 +63,8 @@ def judge_split(app: AppContext, dataset: str, criterion: str, seed: int | None,
     assigned as they are read. Tuning views show dev rows only.
     """
     from calibrate_app.cli._context import echo_json
-    from judges.alignment_store import AlignStore, optimism_warning
-    from labels.store_splits import SplitStore
+    from judges.stores.alignment_store import AlignStore, optimism_warning
+    from labels.stores.split_store import SplitStore
 
     app.store.dataset(dataset)
     split = SplitStore(app.store.db).ensure(dataset, criterion, seed=seed, test_share=test_share)
@@ -112,7 +112,7 @@ def judge_align(
     from judges.calibration.trust import CertificationRule
     from judges.providers import get_provider
     from judges.runner import run_judge
-    from labels.store_splits import SplitStore
+    from labels.stores.split_store import SplitStore
 
     app.store.dataset(dataset)
     base = _current(app, _with_model(_find_config(app, config_name), model, config_name),
@@ -153,8 +153,8 @@ def judge_align(
 @pass_app
 def judge_adopt(app: AppContext, proposal_id: str) -> None:
     """Adopt a proposed revision (explicitly): later `judge align` runs start from it."""
-    from judges.alignment_store import AlignStore
-    from judges.store import JudgeStore
+    from judges.stores.alignment_store import AlignStore
+    from judges.stores.judge_store import JudgeStore
 
     align_store = AlignStore(app.store.db)
     proposal = align_store.proposal(proposal_id)

@@ -54,7 +54,7 @@ def list_batches(app: AppContext, *, open_only: bool, as_json: bool) -> None:
 
     from calibrate_app.cli._context import echo_json
     from judges.batch import BatchStore
-    from judges.batch.store import OPEN_STATES
+    from judges.stores.batch_store import OPEN_STATES
 
     batches = BatchStore(app.reader.db).batches(states=OPEN_STATES if open_only else None)
     if as_json:

@@ -17,11 +17,12 @@ import click
 
 if TYPE_CHECKING:
     from calibrate_app.settings import AppSettings
+    from judges.workspace import Workspace
     from labels import LabelStore
 
 
 class AppContext:
-    """The settings, read once on first use, and the label store opened lazily.
+    """The settings, read once on first use, and the workspace (the database) opened lazily.
 
     Args:
         settings: Settings already read; by default they are read from the environment and
@@ -32,7 +33,7 @@ class AppContext:
     def __init__(self, settings: AppSettings | None = None, *, db_path: str | None = None) -> None:
         self._settings = settings
         self._db_path = db_path
-        self._store: LabelStore | None = None
+        self._workspace: Workspace | None = None
         self._read_only = False
 
     @property
@@ -47,43 +48,47 @@ class AppContext:
             self._settings = settings
         return self._settings
 
+    def _open(self, *, read_only: bool) -> Workspace:
+        from judges.workspace import Workspace
+
+        workspace = Workspace.open(self.settings.db_path, read_only=read_only,
+                                   lock_timeout=self.settings.lock_timeout)
+        workspace.labels  # noqa: B018 -- the label tables exist in every file a command opens
+        self._workspace, self._read_only = workspace, read_only
+        return workspace
+
     @property
-    def store(self) -> LabelStore:
-        """The label store on ``settings.db_path``, read-write (opened, migrated on first use)."""
-        if self._store is not None and self._read_only and self._store.db.read_only:
+    def workspace(self) -> Workspace:
+        """The database on ``settings.db_path``, read-write (opened, migrated on first use)."""
+        if self._workspace is not None and self._read_only and self._workspace.db.read_only:
             self.close()  # a command that reads, then writes: reopen with the right to write
-        if self._store is None:
-            from labels import open_store
-
-            self._store = open_store(
-                str(self.settings.db_path), lock_timeout=self.settings.lock_timeout
-            )
-            self._read_only = False
-        return self._store
+        return self._workspace or self._open(read_only=False)
 
     @property
-    def reader(self) -> LabelStore:
-        """The label store opened read-only, for commands that only read.
+    def read_workspace(self) -> Workspace:
+        """The database opened read-only, for commands that only read.
 
         Nothing such a command does can change the file, a read-only file or mount works,
         and a missing file reads as an empty database (none is created). In the app process
         (a command handed over by the CLI) the app's open database is shared.
         """
-        if self._store is None:
-            from labels import open_store
+        return self._workspace or self._open(read_only=True)
 
-            self._store = open_store(
-                str(self.settings.db_path), lock_timeout=self.settings.lock_timeout,
-                read_only=True,
-            )
-            self._read_only = True
-        return self._store
+    @property
+    def store(self) -> LabelStore:
+        """The label store of :attr:`workspace` (read-write)."""
+        return self.workspace.labels
+
+    @property
+    def reader(self) -> LabelStore:
+        """The label store of :attr:`read_workspace` (read-only)."""
+        return self.read_workspace.labels
 
     def close(self) -> None:
         """Release the database file."""
-        if self._store is not None:
-            self._store.db.close()
-            self._store = None
+        if self._workspace is not None:
+            self._workspace.close()
+            self._workspace = None
 
 
 pass_app = click.make_pass_decorator(AppContext)

@@ -1,6 +1,7 @@
 """Commands that use a judge card in CI: ``score``, ``gate`` and ``compare``.
 
-Thin layers over :mod:`judges.gate` and :mod:`judges.compare`; ``--json`` output is stable
+Thin layers over :mod:`judges.outputs.gate` and :mod:`judges.outputs.compare`; ``--json`` output is
+stable
 and documented in ``docs/report-json.md``.
 
 ``gate`` exit codes: 0 every bar is met; 1 one is not (the reason is printed); 2 bad input (an
@@ -174,13 +175,13 @@ def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
     With a card that has an acceptance rule (card export --alpha), also the share of the
     verdicts it accepts and the error bound on them.
     """
-    from judges.card import load_card
-    from judges.gate import score_file
+    from judges.outputs.card import load_card
+    from judges.outputs.gate import score_file
     from labels.exporting import write_table
 
     card = load_card(card_file)
     if card.judge.kind == "pairwise":
-        from judges.pairwise_card import score_pairwise_file
+        from judges.outputs.pairwise_card import score_pairwise_file
 
         if otlp_file is not None:
             raise click.UsageError("--otlp exports pass/fail results; a pairwise card's "
@@ -212,9 +213,9 @@ def compare_command(card_file: str, baseline_file: str, candidate_file: str,
     BASELINE_FILE and CANDIDATE_FILE are verdicts of the card's judge config, matched by id;
     items in one file only are counted and left out.
     """
-    from judges.card import load_card
-    from judges.compare import compare_verdicts
-    from judges.gate import read_verdicts_file
+    from judges.outputs.card import load_card
+    from judges.outputs.compare import compare_verdicts
+    from judges.outputs.gate import read_verdicts_file
 
     card = load_card(card_file)
     comparison = compare_verdicts(card, read_verdicts_file(baseline_file),
@@ -264,9 +265,9 @@ def gate_command(
     correct a pass rate, or no bar.
     """
     from calibrate_app.cli._context import echo_json
-    from judges.card import CardError, load_card
-    from judges.compare import baseline_bar, compare_verdicts, drop_gate
-    from judges.gate import accepted_share_gate, gate, read_verdicts_file, score_file
+    from judges.outputs.card import CardError, load_card
+    from judges.outputs.compare import baseline_bar, compare_verdicts, drop_gate
+    from judges.outputs.gate import accepted_share_gate, gate, read_verdicts_file, score_file
 
     if min_pass_rate is None and max_drop is None and min_accepted_share is None:
         raise click.UsageError("give a bar: --min-pass-rate, --min-accepted-share and/or "
@@ -338,8 +339,8 @@ def _gate_pairwise(
 ) -> None:
     """``gate`` with a pairwise card: the corrected share of ``side``'s wins against the bar."""
     from calibrate_app.cli._context import echo_json
-    from judges.card import CardError
-    from judges.pairwise_card import gate_pairwise, score_pairwise_file
+    from judges.outputs.card import CardError
+    from judges.outputs.pairwise_card import gate_pairwise, score_pairwise_file
 
     if baseline_file is not None or not isinstance(min_pass_rate, float):
         raise click.UsageError("a pairwise card gates on --min-pass-rate RATE (the corrected "

@@ -22,7 +22,7 @@ from labels.errors import NotFoundError, did_you_mean
 if TYPE_CHECKING:
     from judges.config import JudgeConfig
     from judges.runner import RunSummary
-    from judges.store import JudgeStore
+    from judges.stores.judge_store import JudgeStore
 
 EXIT_FAILED_CALLS = 1
 EXIT_CANCELLED = 130
@@ -36,7 +36,7 @@ def _row_formats() -> tuple[str, ...]:
 
 def _stored_configs(app: AppContext) -> JudgeStore | None:
     """The judge store, when the database file already exists (listing never creates one)."""
-    from judges.store import JudgeStore
+    from judges.stores.judge_store import JudgeStore
 
     if not Path(app.settings.db_path).exists():
         return None
@@ -309,7 +309,7 @@ def judge_batches(app: AppContext, open_only: bool, as_json: bool) -> None:
 def judge_runs(app: AppContext, dataset: str | None, judge: str | None, as_json: bool) -> None:
     """List judge runs, newest first (a run that died reads 'interrupted')."""
     from calibrate_app.cli._context import echo_json
-    from judges.store import JudgeStore
+    from judges.stores.judge_store import JudgeStore
 
     judge_store = JudgeStore(app.reader.db)
     runs = judge_store.runs(dataset=dataset, name=judge)

@@ -1,6 +1,7 @@
 """Commands over the calibration: ``report`` and ``card export``/``show``.
 
-Each is a thin layer over :mod:`judges.reporting` and :mod:`judges.card`. ``--json`` output is
+Each is a thin layer over :mod:`judges.reporting` and :mod:`judges.outputs.card`. ``--json`` output
+is
 stable and documented in ``docs/report-json.md``. The commands that use a card in CI
 (``score``, ``gate``, ``compare``) are in :mod:`calibrate_app.cli._gate`.
 """
@@ -333,7 +334,7 @@ def card_export(
     A card from a stand-in (scripted) provider, a cancelled, failed or partial run, or fewer
     than 30 labelled rows of a human class is refused unless --force is given.
     """
-    from judges.card import build_card, card_counts, dumps_card, export_card
+    from judges.outputs.card import build_card, card_counts, dumps_card, export_card
 
     if output is None and not preview:
         raise click.UsageError("give -o/--output FILE, or --preview to see the card first")
@@ -385,7 +386,7 @@ def card_export(
 def card_show(card_file: str, as_json: bool) -> None:
     """Check a card (schema, config hash) and print what it says."""
     from calibrate_app.cli._context import echo_json
-    from judges.card import card_counts, load_card
+    from judges.outputs.card import card_counts, load_card
 
     card = load_card(card_file)
     if as_json:

@@ -2,7 +2,7 @@
 
 ``calibrate judge select`` and ``calibrate judge cascade`` (thin over :mod:`judges.selective`)
 certify acceptance rules, write the accepted rows and send the rest to the Label queue's
-escalated order; ``calibrate drift`` (thin over :mod:`judges.drift`) tests a card for judge
+escalated order; ``calibrate drift`` (thin over :mod:`judges.outputs.drift`) tests a card for judge
 and system drift. Exit codes of ``drift``: 0 the card holds, 1 drift, 2 bad input.
 """
 
@@ -268,9 +268,9 @@ def drift_command(ctx: click.Context, card_file: str, new_verdicts: str | None,
     e-processes: checking after every batch keeps the false-alarm rate at --alpha.
     """
     from calibrate_app.cli._context import echo_json
-    from judges.card import load_card
-    from judges.drift import drift_check, read_labels_file
-    from judges.gate import read_verdicts_file
+    from judges.outputs.card import load_card
+    from judges.outputs.drift import drift_check, read_labels_file
+    from judges.outputs.gate import read_verdicts_file
 
     if new_verdicts is None and anchor_file is None:
         raise click.UsageError("give NEW_VERDICTS and/or --anchor ANCHOR_VERDICTS")

@@ -14,9 +14,10 @@ import click
 from calibrate_app.cli._context import AppContext, echo_json, pass_app, pass_app_and_json
 
 if TYPE_CHECKING:
-    from labels.team_store import TeamStore
+    from labels.stores.team_store import TeamStore
 
-ROLE_CHOICES = ("owner", "annotator", "viewer")  # labels.team_store.ROLES, without importing it
+# labels.stores.team_store.ROLES, without importing it
+ROLE_CHOICES = ("owner", "annotator", "viewer")
 
 
 def cli_actor() -> str:
@@ -30,7 +31,7 @@ def cli_actor() -> str:
 
 
 def _team(app: AppContext) -> TeamStore:
-    from labels.team_store import TeamStore
+    from labels.stores.team_store import TeamStore
 
     return TeamStore(app.store.db)
 
@@ -54,7 +55,7 @@ def users_add(app: AppContext, email: str, role: str) -> None:
     """Give EMAIL a role (or change the one it has)."""
     from typing import cast
 
-    from labels.team_store import Role
+    from labels.stores.team_store import Role
 
     before = _team(app).set_role(email, cast(Role, role), actor=cli_actor())
     address = email.strip().lower()
@@ -96,7 +97,7 @@ def users_release(app: AppContext, email: str) -> None:
 @pass_app_and_json("everyone with a role")
 def users_list(app: AppContext, as_json: bool) -> None:
     """Everyone with a role, owners first."""
-    from labels.team_store import TeamStore
+    from labels.stores.team_store import TeamStore
 
     members = TeamStore(app.reader.db).members() if _has_team(app) else []
     if as_json:
@@ -126,7 +127,7 @@ def audit_command(app: AppContext, limit: int | None, as_json: bool) -> None:
 
     Oldest first. Nothing in it is ever updated or deleted.
     """
-    from labels.team_store import TeamStore
+    from labels.stores.team_store import TeamStore
 
     entries = TeamStore(app.store.db).audit(limit=limit)
     if as_json:
@@ -219,7 +220,7 @@ def assignments_list(app: AppContext, dataset: str, criterion: str, as_json: boo
 
 
 def _assignment_rows(app: AppContext, dataset: str, criterion: str) -> list[dict[str, object]]:
-    from labels.team_store import TeamStore
+    from labels.stores.team_store import TeamStore
 
     store = app.reader
     store.dataset(dataset)

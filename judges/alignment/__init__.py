@@ -6,7 +6,8 @@
 * :mod:`judges.alignment.evaluate` — current vs proposed revision on the same test rows (rates,
   kappa, exact McNemar, certification), with the test-set use counted.
 * :mod:`judges.alignment.stress` — perturbation tests with a known right answer.
-* :mod:`judges.alignment_store` (beside this package, not in it) — their tables (migration set
+* :mod:`judges.stores.alignment_store` (beside this package, not in it) — their tables (migration
+set
   ``alignment``): the calibration report reads the test-set use from it too, and the report
   sits below this package.
 """

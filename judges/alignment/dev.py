@@ -17,8 +17,8 @@ from judges.config import JudgeConfig
 from judges.reporting.inputs import load_human_labels, load_judge_items
 from labels.errors import NotFoundError
 from labels.splits import SplitSummary
-from labels.store import LabelStore
-from labels.store_splits import SplitStore
+from labels.stores.label_store import LabelStore
+from labels.stores.split_store import SplitStore
 
 DECIDED = ("pass", "fail")
 

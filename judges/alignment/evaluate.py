@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judges.alignment.dev import human_verdicts, judge_item_verdicts
-from judges.alignment_store import TEST_REUSE_LIMIT, AlignStore, optimism_warning
 from judges.calibration import (
     Estimate,
     JudgeRates,
@@ -33,9 +32,10 @@ from judges.calls import CallPolicy
 from judges.config import JudgeConfig
 from judges.providers import Provider
 from judges.runner import RunSummary, run_judge
+from judges.stores.alignment_store import TEST_REUSE_LIMIT, AlignStore, optimism_warning
 from labels.errors import CalibrateError
-from labels.store import LabelStore
-from labels.store_splits import SplitStore
+from labels.stores.label_store import LabelStore
+from labels.stores.split_store import SplitStore
 
 ProviderFactory = Callable[[JudgeConfig], Provider]
 

@@ -27,16 +27,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from judges.alignment.dev import DevView, Disagreement, dev_disagreements
-from judges.alignment_store import AlignStore
 from judges.config import FewShot, JudgeConfig, parse_config
 from judges.prompts import render
 from judges.providers import Provider
 from judges.providers.base import CompletionRequest, Message, ProviderError
 from judges.providers.scripted import PROPOSER_OPENING
-from judges.store import JudgeStore
+from judges.stores.alignment_store import AlignStore
+from judges.stores.judge_store import JudgeStore
 from labels.errors import CalibrateError
 from labels.models import Item
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 CRITERIA_HEADING = "Criteria revised from expert disagreements:"
 MAX_ROWS = 20

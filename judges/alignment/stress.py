@@ -45,19 +45,19 @@ from pathlib import Path
 from typing import Any
 
 from judges.alignment.dev import judge_item_verdicts
-from judges.alignment_store import AlignStore, StressCounts
 from judges.calibration import Estimate, wilson_interval
 from judges.calls import CallPolicy
 from judges.config import JudgeConfig
 from judges.providers import Provider
 from judges.runner import run_judge
-from judges.store import item_hash
+from judges.stores.alignment_store import AlignStore, StressCounts
+from judges.stores.judge_store import item_hash
 from labels.errors import CalibrateError
 from labels.importing import import_rows
 from labels.models import Item, Source
 from labels.splits import DERIVED_SUFFIX, DerivedItem
-from labels.store import LabelStore
-from labels.store_splits import SplitStore
+from labels.stores.label_store import LabelStore
+from labels.stores.split_store import SplitStore
 
 NOTHING_FOUND = "No passage was retrieved for this question."
 TESTS: dict[str, str] = {

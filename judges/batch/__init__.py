@@ -2,7 +2,8 @@
 
 ``calibrate judge run --batch`` calls :func:`run_judge_batch`: the run's uncached calls go to
 Anthropic's Message Batches API or OpenAI's Batch API in provider-sized batches, each recorded
-before it is sent (:mod:`judges.batch.store`), polled with backoff, and collected into the same
+before it is sent (:mod:`judges.stores.batch_store`), polled with backoff, and collected into the
+same
 ``judge_calls`` rows an online run writes (:mod:`judges.batch.runner`). The provider adapters are
 :mod:`judges.batch.anthropic` and :mod:`judges.batch.openai` behind :mod:`judges.batch.api`.
 """
@@ -17,7 +18,7 @@ from judges.batch.runner import (
     run_judge_batch_async,
 )
 from judges.batch.services import batch_api
-from judges.batch.store import BatchStore
+from judges.stores.batch_store import BatchStore
 
 __all__ = [
     "BATCH_DISCOUNT", "BatchPolling", "BatchRunSummary", "BatchStore", "BatchUnsupportedError",

@@ -8,7 +8,7 @@ stored replies are cached), then:
    or abandoned when it never arrived; ``submitted`` ones are polled and collected below.
 2. **Submits** every planned call that is neither stored nor in an open batch, in
    provider-sized batches. Each submission and the calls it carries are stored *before* its
-   request is sent, and its batch id right after (:class:`~judges.batch.store.BatchStore`):
+   request is sent, and its batch id right after (:class:`~judges.stores.batch_store.BatchStore`):
    no call is ever submitted twice.
 3. **Polls** the open batches with backoff (``poll_interval`` doubling up to
    ``max_poll_interval``, back to the start when anything moves), reporting each status.
@@ -44,7 +44,6 @@ from judges.batch.api import (
     ItemResult,
 )
 from judges.batch.services import batch_api
-from judges.batch.store import BatchCall, BatchStore, StoredBatch, new_batch_key
 from judges.calls import CallContext, CallPolicy, StopFlag, record_reply, request_for, stopped
 from judges.config import JudgeConfig
 from judges.pricing import Price
@@ -53,9 +52,10 @@ from judges.providers.base import CompletionRequest, Message, ProviderError
 from judges.run_plan import PRICES_HINT, CostEstimate, PlannedCall, plan_run
 from judges.runner import ProgressCallback, RunSummary
 from judges.settings import Settings
-from judges.store import CallRecord, JudgeStore
+from judges.stores.batch_store import BatchCall, BatchStore, StoredBatch, new_batch_key
+from judges.stores.judge_store import CallRecord, JudgeStore
 from labels.errors import CalibrateError
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 T = TypeVar("T")
 StatusCallback = Callable[[str], None]

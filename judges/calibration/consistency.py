@@ -267,7 +267,8 @@ def consistency_from_flags(
     """A :class:`ConsistencyResult` from per-item flags already counted elsewhere.
 
     :func:`self_consistency` counts the flags from the calls in numpy; a store can count the
-    same flags in SQL (one GROUP BY, :meth:`judges.store.JudgeStore.item_aggregates`) and
+    same flags in SQL (one GROUP BY, :meth:`judges.stores.judge_store.JudgeStore.item_aggregates`)
+    and
     finish here, so both paths share the flip rates and their Wilson intervals.
 
     Args:

@@ -146,7 +146,7 @@ def describe_used(*, used: int, m1: int, m0: int, labelled: dict[str, int]) -> s
 # does not know.
 
 #: How a label's row was chosen (recorded with every label; ``unknown`` for old labels). The
-#: label store keeps the same tuple as ``labels.schema.SELECTIONS`` (the store may not import
+#: label store keeps the same tuple as ``labels.names.SELECTIONS`` (the store may not import
 #: the engine); ``tests/test_vocabulary.py`` holds the two, and the queue orders, together.
 SELECTIONS: tuple[str, ...] = (
     "random",

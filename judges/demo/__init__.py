@@ -34,11 +34,11 @@ from judges.demo.layout import (
 )
 from judges.verdicts import import_verdicts
 from labels import open_store
-from labels.db import Database
 from labels.errors import CalibrateError, ConflictError, DatabaseOpenError
 from labels.importing import OnChanged, import_labels, import_rows
 from labels.splits import DERIVED_SUFFIX
-from labels.store import LabelStore, stored_dataset_names
+from labels.stores.db import Database
+from labels.stores.label_store import LabelStore, stored_dataset_names
 
 BRAMBLEPOST_DATASETS = (LABELLED_DATASET, PRODUCTION_DATASET, AFTER_FIX_DATASET)
 """The first story's datasets (the fictional help centre); the second story is MT-Bench."""

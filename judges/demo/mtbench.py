@@ -39,7 +39,7 @@ from typing import Any
 from judges.verdicts import import_verdicts
 from labels.errors import ImportFileError
 from labels.importing import OnChanged, import_labels, import_rows
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 MTBENCH_JUDGE = "gpt-4-mtbench"
 """The name GPT-4's imported MT-Bench verdicts get."""

@@ -6,12 +6,12 @@ tool needs from it is two calls::
 
     from judges.integrations import gate, score
 
-    result = score("card.json", "verdicts.csv")          # a judges.gate.Score
+    result = score("card.json", "verdicts.csv")          # a judges.outputs.gate.Score
     print(result.corrected.format(), result.n)           # 0.673 [0.640, 0.685] 91
     decision = gate("card.json", "verdicts.csv", min_pass_rate=0.6)
     assert decision.passed, decision.reason
 
-Both go through :func:`judges.gate.score_verdicts`, hence the one estimation path
+Both go through :func:`judges.outputs.gate.score_verdicts`, hence the one estimation path
 (:func:`judges.calibration.answer_pass_rate`) that ``calibrate report``, ``score``, ``gate``
 and the Calibration page use: one question, one answer. The integrations built on it are the
 pytest plugin (:mod:`judges.integrations.pytest_plugin`), the inspect_ai scorer wrapper
@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from judges.card_model import JudgeCard
-    from judges.gate import GateOn, GateResult, Score, VerdictsFile
+    from judges.outputs.gate import GateOn, GateResult, Score, VerdictsFile
 
 RECORDS = "<verdict records>"
 
 
 def _card(card: JudgeCard | str | Path) -> JudgeCard:
-    from judges.card import load_card
+    from judges.outputs.card import load_card
 
     if isinstance(card, str | Path):
         return load_card(card)
@@ -53,14 +53,14 @@ def verdicts_from_records(records: Iterable[Mapping[str, Any]], *,
                           source: str = RECORDS) -> VerdictsFile:
     """Verdicts given as records (``{"id", "verdict"}`` plus optional columns), not a file.
 
-    The keys are the columns of a verdicts file (:func:`judges.gate.read_verdicts_file`):
+    The keys are the columns of a verdicts file (:func:`judges.outputs.gate.read_verdicts_file`):
     ``id``, ``verdict``, and optionally ``repeat``, ``order``, ``config_id``, ``segment``,
     ``document_id``, ``reasoning``. Errors name ``source`` and the record's 1-based row.
 
     Raises:
-        judges.gate.VerdictsFileError: a missing key, an unknown verdict, a duplicated row.
+        judges.outputs.gate.VerdictsFileError: a missing key, an unknown verdict, a duplicated row.
     """
-    from judges.gate import verdicts_from_table
+    from judges.outputs.gate import verdicts_from_table
     from labels.reading import Table
 
     rows = [dict(r) for r in records]
@@ -69,7 +69,7 @@ def verdicts_from_records(records: Iterable[Mapping[str, Any]], *,
 
 def _verdicts(card: JudgeCard,
               verdicts: str | Path | VerdictsFile | Iterable[Mapping[str, Any]]) -> VerdictsFile:
-    from judges.gate import VerdictsFile, read_verdicts_file
+    from judges.outputs.gate import VerdictsFile, read_verdicts_file
 
     if isinstance(verdicts, VerdictsFile):
         return verdicts
@@ -91,23 +91,24 @@ def score(
         card: A loaded card, or the path of a card file (JSON or YAML; loading checks that
             its config hashes to its ``config_id``).
         verdicts: A verdicts file (CSV, JSONL, JSON, Parquet: what ``calibrate verdicts
-            export`` writes), a :class:`judges.gate.VerdictsFile`, or records
+            export`` writes), a :class:`judges.outputs.gate.VerdictsFile`, or records
             (:func:`verdicts_from_records`).
         allow_unverified: Accept verdicts without a ``config_id``; the score's warnings then
             say ``UNVERIFIED``.
 
     Returns:
-        A :class:`judges.gate.Score`: ``corrected`` (the headline interval, ``method``,
+        A :class:`judges.outputs.gate.Score`: ``corrected`` (the headline interval, ``method``,
         ``reason``), ``observed`` (the judge's raw pass rate), ``n`` (items with a pass/fail
         verdict), ``warnings``; ``to_json()`` is the stable ``calibrate score --json``.
 
     Raises:
         judges.card_model.CardError: an unreadable, edited or pairwise card.
-        judges.gate.VerdictsFileError: unreadable verdicts, verdicts of another judge config,
+        judges.outputs.gate.VerdictsFileError: unreadable verdicts, verdicts of another judge
+            config,
             none with pass/fail (the message names file, row and column).
     """
     from judges.card_model import CardError
-    from judges.gate import score_verdicts
+    from judges.outputs.gate import score_verdicts
 
     loaded = _card(card)
     if loaded.judge.kind == "pairwise":
@@ -121,8 +122,9 @@ class CardGate:
     """A gate decision with the score it was made on.
 
     Attributes:
-        score: The :class:`judges.gate.Score` of the verdicts.
-        decision: The :class:`judges.gate.GateResult` (``passed``, ``on``, ``min_pass_rate``,
+        score: The :class:`judges.outputs.gate.Score` of the verdicts.
+        decision: The :class:`judges.outputs.gate.GateResult` (``passed``, ``on``,
+            ``min_pass_rate``,
             ``value``, ``reason``).
     """
 
@@ -190,7 +192,7 @@ def gate(
 
     Args:
         card: A card or the path of a card file.
-        verdicts: As :func:`score`, or a :class:`judges.gate.Score` already made.
+        verdicts: As :func:`score`, or a :class:`judges.outputs.gate.Score` already made.
         min_pass_rate: The bar, in [0, 1].
         on: ``lower`` (safe, the default) or ``estimate``.
         allow_unverified: As :func:`score`.
@@ -202,11 +204,11 @@ def gate(
         ValueError: ``min_pass_rate`` outside [0, 1] or an unknown ``on``.
         judges.card_model.CardError: as :func:`score`, and a card that cannot correct a pass
             rate for these verdicts (exit 2 of ``calibrate gate``), with the reason.
-        judges.gate.VerdictsFileError: as :func:`score`.
+        judges.outputs.gate.VerdictsFileError: as :func:`score`.
     """
     from judges.card_model import CardError
-    from judges.gate import Score
-    from judges.gate import gate as decide
+    from judges.outputs.gate import Score
+    from judges.outputs.gate import gate as decide
 
     if not 0.0 <= min_pass_rate <= 1.0:  # checked before any file is read
         raise ValueError(f"min_pass_rate must be in [0, 1], got {min_pass_rate}")

@@ -40,9 +40,9 @@ from inspect_ai.solver import TaskState
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog
 
-    from judges.gate import GateOn
-    from judges.gate import Score as CardScore
     from judges.integrations import CardGate
+    from judges.outputs.gate import GateOn
+    from judges.outputs.gate import Score as CardScore
 
 _PASS = ("C", "pass", "PASS", True, 1, 1.0)
 _FAIL = ("I", "fail", "FAIL", False, 0, 0.0)
@@ -174,8 +174,8 @@ def calibrated(wrapped: Scorer, card: str | Path, *, config_id: str | None = Non
         ValueError: no ``config_id`` (without ``allow_unverified``) or another config than the
             card's, ``min_pass_rate`` outside [0, 1], or ``on`` not lower/estimate.
     """
-    from judges.card import load_card
-    from judges.gate import JUDGE_CHANGED
+    from judges.outputs.card import load_card
+    from judges.outputs.gate import JUDGE_CHANGED
 
     # Every check that can fail runs here, before any sample: an eval is not run for nothing.
     loaded = load_card(card)
@@ -214,7 +214,7 @@ def gate_log(log: EvalLog, card: str | Path, *, min_pass_rate: float, on: str = 
 
     Raises:
         ValueError: the log has no samples, or none scored by ``scorer_name``.
-        judges.card_model.CardError / judges.gate.VerdictsFileError: as
+        judges.card_model.CardError / judges.outputs.gate.VerdictsFileError: as
             :func:`judges.integrations.gate`.
     """
     from judges.integrations import gate

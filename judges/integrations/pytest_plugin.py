@@ -27,8 +27,8 @@ import pytest
 
 if TYPE_CHECKING:
     from judges.card_model import JudgeCard
-    from judges.gate import Score
     from judges.integrations import CardGate
+    from judges.outputs.gate import Score
 
 RecordVerdict = Callable[..., None]
 
@@ -93,7 +93,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError("--calibrate-verdicts and --calibrate-min-pass-rate need "
                                     "--calibrate-card CARD")
         return
-    from judges.card import load_card
+    from judges.outputs.card import load_card
     from labels.errors import CalibrateError
 
     try:

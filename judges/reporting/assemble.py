@@ -22,7 +22,6 @@ import numpy.typing as npt
 import pandas as pd
 
 from judges.aggregation import rule_for
-from judges.alignment_store import AlignStore
 from judges.calibration import (
     VOCABULARY,
     CalibrationEvidence,
@@ -55,9 +54,10 @@ from judges.reporting.inputs import (
     stand_in_specs,
 )
 from judges.reporting.transfer import transfer_json
+from judges.stores.alignment_store import AlignStore
 from labels.errors import CalibrateError, NotFoundError
 from labels.models import DEFAULT_CRITERION
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 SCHEMA_VERSION = 3
 """Version of the JSON shape of :meth:`JudgeReport.to_json` (see ``docs/report-json.md``)."""

@@ -34,9 +34,9 @@ from judges.calibration import (
 )
 from judges.config import JudgeConfig
 from judges.providers import is_stand_in
-from judges.store import JudgeStore, StoredConfig
+from judges.stores.judge_store import JudgeStore, StoredConfig
 from judges.verdicts import judge_verdicts, resolve_judge
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 DEFAULT_SEED = 0
 

@@ -23,7 +23,7 @@ from judges.reporting.inputs import (
 )
 from labels.errors import CalibrateError, NotFoundError
 from labels.models import DEFAULT_CRITERION
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 # -- several judges -------------------------------------------------------------------------
 

@@ -64,7 +64,7 @@ from judges.reporting.pairwise_evidence import (
     pairwise_run_counts,
 )
 from labels.errors import CalibrateError, NotFoundError
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 PAIRWISE_SCHEMA_VERSION = 2
 """Version of the JSON shape of :meth:`PairwiseReport.to_json`."""

@@ -22,7 +22,7 @@ from judge_helpers import faithfulness_rows, pairwise_rows
 
 from judges.aggregation import aggregate_calls, aggregate_stored_calls
 from judges.config import JudgeConfig
-from judges.store import CallRecord, JudgeStore
+from judges.stores.judge_store import CallRecord, JudgeStore
 from judges.verdicts import dataset_hashes, judge_verdicts
 from labels import LabelStore
 

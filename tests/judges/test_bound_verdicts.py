@@ -13,7 +13,7 @@ from judges.aggregation import aggregate_stored_calls
 from judges.config import JudgeConfig
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
-from judges.store import JUDGE_MIGRATIONS, JudgeStore, bound_key, item_hash
+from judges.stores.judge_store import JUDGE_MIGRATIONS, JudgeStore, bound_key, item_hash
 from judges.verdicts import import_verdicts, judge_verdicts
 from labels import LabelStore, open_store
 from labels.errors import ImportFileError

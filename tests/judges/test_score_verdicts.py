@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from calibrate_app.cli import cli
 from judges.score_rules import ScoreRuleError, parse_score_rule, verdict_of
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import import_verdicts, judge_verdicts
 from labels import LabelStore
 from labels.errors import CalibrateError, ImportFileError
@@ -158,7 +158,7 @@ def test_cli_verdicts_import_with_scores(tmp_path: Path) -> None:
 
 
 def test_the_card_shows_the_rule_and_verifies(ragas_store: LabelStore, tmp_path: Path) -> None:
-    from judges.card import build_card
+    from judges.outputs.card import build_card
 
     ids = ragas_store.item_ids("r")
     labels = tmp_path / "labels.csv"

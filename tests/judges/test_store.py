@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from judges.config import load_builtin
-from judges.store import EXPECTED_TABLES, CallRecord, JudgeStore, item_hash
+from judges.stores.judge_store import EXPECTED_TABLES, CallRecord, JudgeStore, item_hash
 from labels import open_store
 from labels.models import Item, Source
 

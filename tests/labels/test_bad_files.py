@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from repo_paths import BAD_FILES
 
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import import_verdicts
 from labels import CalibrateError, ImportFileError, LabelStore, import_labels, import_rows
 

@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 from repo_paths import TESTS
 
-from judges.plan_store import PlanStore, content_hashes
-from judges.store import item_hash
+from judges.stores.judge_store import item_hash
+from judges.stores.plan_store import PlanStore, content_hashes
 from judges.verdicts import dataset_hashes
-from labels import import_rows, open_store, store_items
+from labels import import_rows, open_store
 from labels.errors import ImportFileError
-from labels.store import LabelStore
-from labels.store_items import _HASH_SQL, fill_item_hashes
+from labels.stores import item_store
+from labels.stores.item_store import _HASH_SQL, fill_item_hashes
+from labels.stores.label_store import LabelStore
 
 # Text that JSON writers disagree on: control characters (Python writes \u000b, lower case),
 # quotes, backslashes, slashes, escapes written as text, non-ASCII, astral characters, line
@@ -86,7 +87,7 @@ def test_an_import_in_slices_stores_the_same_hashes_and_refuses_a_key_across_sli
     path = tmp_path / "sliced.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     import_rows(store, path, "whole")
-    monkeypatch.setattr(store_items, "_SLICE_ROWS", 5)
+    monkeypatch.setattr(item_store, "_SLICE_ROWS", 5)
     import_rows(store, path, "sliced")
     assert _stored(store, "sliced") == _stored(store, "whole") == _expected(store, "sliced")
     _assert_content_hashes(store, "sliced")
@@ -97,7 +98,7 @@ def test_an_import_in_slices_stores_the_same_hashes_and_refuses_a_key_across_sli
         import_rows(store, path, "dup")
     rows[17]["id"] = "r17"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    real_hashes, calls = store_items.hash_columns, []
+    real_hashes, calls = item_store.hash_columns, []
 
     def failing(part: Any) -> Any:
         calls.append(part.num_rows)
@@ -105,7 +106,7 @@ def test_an_import_in_slices_stores_the_same_hashes_and_refuses_a_key_across_sli
             raise RuntimeError("hashing failed")
         return real_hashes(part)
 
-    monkeypatch.setattr(store_items, "hash_columns", failing)
+    monkeypatch.setattr(item_store, "hash_columns", failing)
     with pytest.raises(RuntimeError, match="hashing failed"):
         import_rows(store, path, "broken")
     assert store.db.fetchall("SELECT count(*) FROM items WHERE dataset IN ('dup', 'broken')") \
@@ -181,7 +182,7 @@ def test_hash_columns_writes_the_json_escapes_as_json_dumps_does() -> None:
     import pyarrow as pa
 
     column = pa.chunked_array([pa.array(CONTROL[:16]), pa.array([*CONTROL[16:], None])])
-    escaped = store_items._json_string(column).to_pylist()
+    escaped = item_store._json_string(column).to_pylist()
     assert escaped[:-1] == [json.dumps(text, ensure_ascii=False)[1:-1] for text in CONTROL]
     assert escaped[-1] is None
 

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from labels import LabelStore, NewLabel
-from labels.db import Database
 from labels.errors import CalibrateError, ConflictError
 from labels.splits import DerivedItem, assign_splits, stratum_of
-from labels.store_splits import EXPECTED_TABLES, SplitStore
+from labels.stores.db import Database
+from labels.stores.split_store import EXPECTED_TABLES, SplitStore
 
 
 def _rows(n: int) -> list[dict[str, Any]]:

@@ -27,9 +27,9 @@ from labels import (
     import_rows,
     open_store,
 )
-from labels.migrations import Migration, applied_migrations, migrate
 from labels.models import sources_json
-from labels.schema import EXPECTED_TABLES
+from labels.stores.migrations import Migration, applied_migrations, migrate
+from labels.stores.schema import EXPECTED_TABLES
 
 EXPECTED_COLUMNS = {
     "items": [
@@ -420,7 +420,7 @@ def test_a_label_for_a_row_just_read_checks_nothing_again(
     """
     import contextlib
 
-    import labels.store as store_module
+    import labels.stores.label_store as store_module
 
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps({"id": str(i), "question": "q", "answer": "a"}) + "\n"

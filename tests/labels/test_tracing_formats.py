@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from calibrate_app.cli import cli
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import import_verdicts, judge_verdicts
 from labels import LabelStore
 from labels.errors import ImportFileError

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from judges.config import ConfigError, load_builtin, parse_config
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import import_verdicts, judge_verdicts
 from labels import (
     CalibrateError,
@@ -344,7 +344,7 @@ def test_messages_name_the_upload_not_the_server_path(store: LabelStore, tmp_pat
 def test_a_verdict_import_failing_while_writing_leaves_no_judge_and_no_run(
     store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import judges.store
+    import judges.stores.judge_store
 
     import_rows(store, _rows(tmp_path, ["1"]), "d")
     before = _counts(store)
@@ -352,7 +352,7 @@ def test_a_verdict_import_failing_while_writing_leaves_no_judge_and_no_run(
     def broken(cur: object, calls: object) -> None:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(judges.store, "insert_calls", broken)
+    monkeypatch.setattr(judges.stores.judge_store, "insert_calls", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         import_verdicts(store, _verdict_file(tmp_path, "1"), dataset="d", judge="ext")
     assert _counts(store) == before  # no judge config, no failed run, no call

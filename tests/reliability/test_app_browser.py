@@ -21,7 +21,7 @@ from app_browser import question, question_is, ready, shows, start_server
 from fake_server_process import start_fake_server
 from judge_helpers import DUMMY_KEY
 
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from labels import LabelStore, import_rows, open_store
 
 

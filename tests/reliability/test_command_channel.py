@@ -29,7 +29,7 @@ import pytest
 from fake_server_process import start_fake_server
 from judge_helpers import DUMMY_KEY, faithfulness_rows
 
-from calibrate_app.channel import (
+from calibrate_app.channel.wire import (
     PROTOCOL_VERSION,
     channel_paths,
     encode_frame,
@@ -44,7 +44,7 @@ NOBODY = 65534
 APP_STANDIN = """
 import sys, time
 from labels import open_store
-from calibrate_app.channel import ChannelError
+from calibrate_app.channel.wire import ChannelError
 from calibrate_app.command_server import CommandServer
 store = open_store(sys.argv[1])
 try:
@@ -277,7 +277,7 @@ def _nobody_can_run_python() -> str | None:
         return "changing uid needs root (CI runs as root)"
     done = subprocess.run(
         ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-         sys.executable, "-c", "import calibrate_app.channel"],
+         sys.executable, "-c", "import calibrate_app.channel.wire"],
         capture_output=True, text=True, timeout=60, cwd="/",
     )
     return None if done.returncode == 0 else f"uid {NOBODY} cannot run {sys.executable}"
@@ -286,7 +286,7 @@ def _nobody_can_run_python() -> str | None:
 NO_OTHER_UID = _nobody_can_run_python()
 IMPOSTOR = """
 import json, socket, sys
-from calibrate_app.channel import PROTOCOL_VERSION, encode_frame, recv_frame
+from calibrate_app.channel.wire import PROTOCOL_VERSION, encode_frame, recv_frame
 sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 sock.settimeout(30)
 sock.connect(sys.argv[1])

@@ -16,7 +16,7 @@ from judges.calls import MAX_REASONING_CHARS, MAX_REPLY_CHARS, CallPolicy
 from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from labels import LabelStore
 
 HUGE = "x" * 40_000_000  # 40 MB: past the 8 MB a call may take

@@ -13,7 +13,7 @@ from pathlib import Path
 from cli_judge_run import CliJudgeRunFactory
 from fake_llm_server import read_log
 
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from labels import open_store
 
 REPEATS = 3

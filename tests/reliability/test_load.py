@@ -23,7 +23,7 @@ from fake_server_process import start_fake_server
 from judge_helpers import DUMMY_KEY, faithfulness_rows
 
 from calibrate_app.command_server import CommandServer
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from labels import import_rows, open_store
 
 ANNOTATORS = 8

@@ -22,8 +22,8 @@ from click.testing import CliRunner
 
 from calibrate_app.cli import cli
 from labels import open_store
-from labels.db import Database, wal_path
 from labels.errors import UnsafeFileError
+from labels.stores.db import Database, wal_path
 
 OTHER = 12345
 AS_ROOT = os.geteuid() == 0
@@ -364,7 +364,7 @@ def test_a_planted_streamlit_file_stops_the_app_before_streamlit_reads_it(
 
 
 def test_env_file_is_a_choice_of_the_cli_never_sent_to_the_app() -> None:
-    from calibrate_app.cli._delegate import env_file_option, split_invocation
+    from calibrate_app.channel.client import env_file_option, split_invocation
     from calibrate_app.command_server import RequestRefused, check_command
 
     argv = ["--db", "c.duckdb", "--env-file", "my.env", "datasets", "--json"]

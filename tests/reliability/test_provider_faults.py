@@ -15,7 +15,7 @@ from judges.config import load_builtin
 from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from labels import LabelStore, import_rows
 
 FAULT_MIX = {

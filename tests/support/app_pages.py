@@ -10,8 +10,8 @@ import time
 from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
-from judges.store import JudgeStore, RunRecord
-from labels.db import Database
+from judges.stores.judge_store import JudgeStore, RunRecord
+from labels.stores.db import Database
 
 
 def app_page(page: str, *, timeout: float = 30) -> AppTest:

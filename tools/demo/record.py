@@ -60,11 +60,11 @@ from judges.providers import get_provider
 from judges.reporting import calibration_report
 from judges.runner import RunSummary, run_judge
 from judges.settings import Settings
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import calls_for_dataset, judge_verdicts
 from labels import open_store
 from labels.errors import CalibrateError
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 JUDGES_DIR = DATA_DIR / "judges"
 ONESHOT = "qwen1.5b-oneshot"

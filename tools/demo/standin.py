@@ -46,7 +46,7 @@ from judges.runner import run_judge
 from judges.verdicts import judge_verdicts
 from labels import open_store
 from labels.importing import import_rows
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 from tools.demo.content import STANDIN
 
 DATASETS = ((LABELLED_DATASET, LABELLED_FILE), (PRODUCTION_DATASET, PRODUCTION_FILE),

@@ -227,7 +227,7 @@ def test_no_metrics_without_the_code_and_sigterm_leaves_no_socket(
     import tempfile
     import urllib.request
 
-    from calibrate_app.channel import channel_paths, runtime_dir
+    from calibrate_app.channel.wire import channel_paths, runtime_dir
 
     # A short private runtime folder (pytest's paths are too long for a socket's name).
     runtime = tempfile.mkdtemp(prefix="cal-", dir="/tmp")

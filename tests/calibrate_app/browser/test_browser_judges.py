@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from app_browser import ARTIFACTS, open_page, shows
 
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from labels import LabelStore
 
 pytestmark = pytest.mark.browser

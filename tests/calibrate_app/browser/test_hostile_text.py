@@ -27,7 +27,7 @@ from app_browser import shows
 from judges.config import builtin_names, load_builtin
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
-from judges.store import bound_key
+from judges.stores.judge_store import bound_key
 from judges.verdicts import import_verdicts
 from labels import LabelStore, import_rows
 from labels.models import Criterion
@@ -141,7 +141,8 @@ def _seed(store: LabelStore, tmp_path: Path, hostile: Any) -> dict[str, str]:
     for k in range(ROWS):
         _rename(store, [("items", "item_id"), ("labels", "item_id"), ("judge_calls", "item_id")],
                 f"r{k}", hostile(f"id{k}"))
-    # Imported verdicts are keyed by their row's id (judges.store.bound_key): a renamed id
+    # Imported verdicts are keyed by their row's id (judges.stores.judge_store.bound_key): a renamed
+    # id
     # takes its key along, as an import of the hostile ids would have made it.
     with store.db.transaction() as cur:
         rows = cur.execute("SELECT item_id, item_hash FROM items").fetchall()

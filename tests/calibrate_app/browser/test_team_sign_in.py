@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 from app_browser import ARTIFACTS, free_port, open_page, question, shows, start_server
 
-from labels.db import Database
 from labels.importing import import_rows
-from labels.store import LabelStore
-from labels.team_store import TeamStore
+from labels.stores.db import Database
+from labels.stores.label_store import LabelStore
+from labels.stores.team_store import TeamStore
 
 OIDC = Path(__file__).resolve().parents[2] / "support" / "oidc"
 CLIENT_ID, CLIENT_SECRET = "calibrate-test", "a-client-secret-only-for-this-test"

@@ -123,7 +123,7 @@ def test_card_records_the_rule_and_score_and_gate_apply_it(db_copy: Path, tmp_pa
     assert sel["signals"] == ["agreement"] and "at most 0.1" in sel["guarantee"]
     assert len(data["anchor"]["rows"]) == 120 and data["anchor"]["reference"]["judged"] == 120
     assert "s000" not in card.read_text()  # ids only as hashes
-    from judges.card import load_card
+    from judges.outputs.card import load_card
 
     loaded = load_card(card)
     assert loaded.selection is not None and loaded.selection.rule_id == sel["rule_id"]

@@ -12,9 +12,9 @@ from pathlib import Path
 from cli_runner import run
 
 from labels import LabelStore
-from labels.db import Database
 from labels.importing import import_rows
-from labels.team_store import TeamStore
+from labels.stores.db import Database
+from labels.stores.team_store import TeamStore
 
 
 def test_roles_from_the_cli_with_their_history_in_the_audit_trail(db_path: Path,

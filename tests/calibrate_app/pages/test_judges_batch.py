@@ -11,7 +11,7 @@ from fake_llm_server import FakeLLMServer
 from judge_helpers import DUMMY_KEY, faithfulness_rows
 
 from judges.batch import BatchStore
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from labels import LabelStore
 
 

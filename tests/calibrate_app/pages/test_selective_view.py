@@ -16,7 +16,7 @@ from app_pages import app_page
 from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
-from judges.store import external_config_id
+from judges.stores.judge_store import external_config_id
 from labels import LabelStore
 
 

@@ -20,9 +20,9 @@ from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
 from labels import LabelStore
-from labels.db import Database
 from labels.importing import import_rows
-from labels.team_store import TeamStore
+from labels.stores.db import Database
+from labels.stores.team_store import TeamStore
 
 ISSUER = "http://127.0.0.1:9/idp"
 AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x" * 32,

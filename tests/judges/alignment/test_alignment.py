@@ -28,14 +28,14 @@ from judges.alignment.propose import (
     check_no_test_text,
     propose_revision,
 )
-from judges.alignment_store import AlignStore
 from judges.config import JudgeConfig
 from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
-from judges.store import JudgeStore
+from judges.stores.alignment_store import AlignStore
+from judges.stores.judge_store import JudgeStore
 from labels import LabelStore, NewLabel
 from labels.models import Item
-from labels.store_splits import SplitStore
+from labels.stores.split_store import SplitStore
 
 
 @pytest.fixture

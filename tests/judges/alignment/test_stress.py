@@ -25,16 +25,16 @@ from judges.alignment.stress import (
     model_family,
     run_stress,
 )
-from judges.alignment_store import AlignStore
-from judges.card import card_from_report, dumps_card, loads_card
 from judges.config import JudgeConfig
+from judges.outputs.card import card_from_report, dumps_card, loads_card
 from judges.providers.openai import OpenAIProvider
 from judges.reporting import calibration_report
 from judges.runner import run_judge
+from judges.stores.alignment_store import AlignStore
 from labels import LabelStore, NewLabel
 from labels.errors import CalibrateError
 from labels.models import Item, Source
-from labels.store_splits import SplitStore
+from labels.stores.split_store import SplitStore
 
 N = 30
 _NUMBER = re.compile(r"\d+")

@@ -18,7 +18,7 @@ from judges.providers.anthropic import AnthropicProvider
 from judges.providers.base import Provider
 from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from labels import LabelStore
 
 FAST = BatchPolling(interval=0.02, max_interval=0.1)
@@ -207,8 +207,8 @@ def test_providers_and_judges_a_batch_cannot_carry(
 
 def test_a_batch_is_collected_once(store: LabelStore) -> None:
     """Two runs polling one batch: the second collection writes nothing."""
-    from judges.batch.store import BatchCall
-    from judges.store import CallRecord
+    from judges.stores.batch_store import BatchCall
+    from judges.stores.judge_store import CallRecord
 
     batches = BatchStore(store.db)
     call = BatchCall("k1_0", "row-000", "ihash", 0, "original", {"model": "m"})

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from stores import opened_store
 
-from judges.compare import compare_datasets
 from judges.demo import AFTER_FIX_DATASET, LABELLED_DATASET, PRODUCTION_DATASET, DemoSummary
 from judges.demo.layout import (
     AFTER_FIX_FILE,
@@ -27,6 +26,7 @@ from judges.demo.layout import (
     README_FILE,
     VERDICTS_DIR,
 )
+from judges.outputs.compare import compare_datasets
 from judges.reporting import calibration_report, find_judge
 from labels import LabelStore, open_store
 from tools.demo import standin

@@ -15,8 +15,8 @@ import pytest
 from demo_card import DemoCard
 from stores import opened_store
 
-from judges.card import export_card
 from judges.demo import DemoSummary
+from judges.outputs.card import export_card
 from judges.verdicts import export_verdicts
 
 JUDGE = "qwen1.5b-claimsplit"

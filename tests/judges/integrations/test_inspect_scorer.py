@@ -26,8 +26,8 @@ import pytest
 from demo_card import DemoCard
 from repo_paths import REPO
 
-from judges.card import load_card
 from judges.integrations import score
+from judges.outputs.card import load_card
 
 if importlib.util.find_spec("inspect_ai") is None and not os.environ.get(
         "CALIBRATE_REQUIRE_INSPECT"):
@@ -145,7 +145,7 @@ def test_an_inspect_eval_reports_and_gates_on_the_corrected_pass_rate(
 
 def test_grades_of_an_undeclared_judge_are_refused(log: EvalLog, demo_card: DemoCard) -> None:
     """Without config_id the grades cannot be checked against the card's judge config."""
-    from judges.gate import VerdictsFileError
+    from judges.outputs.gate import VerdictsFileError
 
     with pytest.raises(VerdictsFileError, match=r"column 'config_id': the file has no "
                        r"config_id, so these verdicts cannot be checked"):

@@ -29,7 +29,7 @@ from judges.providers import ProviderConfigError, get_provider
 from judges.providers.local import IDLE_TIMEOUT, LocalProvider, shutdown_local_servers
 from judges.runner import run_judge
 from judges.settings import Settings
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import judge_verdicts
 from labels import LabelStore
 

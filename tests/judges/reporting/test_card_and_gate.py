@@ -23,7 +23,7 @@ from judges.calibration import (
     interval_json,
     transported_pass_rate_from_counts,
 )
-from judges.card import (
+from judges.outputs.card import (
     CardError,
     card_from_report,
     dumps_card,
@@ -31,7 +31,7 @@ from judges.card import (
     loads_card,
     write_card,
 )
-from judges.gate import (
+from judges.outputs.gate import (
     VerdictsFileError,
     gate,
     read_verdicts_file,
@@ -39,7 +39,7 @@ from judges.gate import (
     score_verdicts,
 )
 from judges.reporting import calibration_report
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import dataset_keys, judge_verdicts
 from labels import LabelStore
 

@@ -16,10 +16,10 @@ import pytest
 from click.testing import CliRunner
 
 from calibrate_app.cli import cli
-from judges.card import CardRefusedError, build_card, card_counts, card_problems, load_card
 from judges.config import load_builtin, load_config
 from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET, DemoSummary
 from judges.demo.layout import DATA_DIR, JUDGES_DIR, PRODUCTION_FILE, VERDICTS_DIR
+from judges.outputs.card import CardRefusedError, build_card, card_counts, card_problems, load_card
 from judges.providers.scripted import ScriptedProvider
 from judges.reporting import calibration_report, find_judge
 from judges.runner import run_judge

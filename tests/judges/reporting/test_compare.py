@@ -29,7 +29,7 @@ from judges.calibration import (
     answer_pass_rate,
     transferred_error_rates,
 )
-from judges.card import JudgeCard, card_from_report, write_card
+from judges.outputs.card import JudgeCard, card_from_report, write_card
 from judges.reporting import calibration_report
 from judges.verdicts import export_verdicts
 from labels import LabelStore, open_store

@@ -19,14 +19,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judges.card import card_from_report, dumps_card, loads_card
-from judges.compare import compare_verdicts, stored_verdicts
-from judges.gate import gate, score_verdicts
+from judges.outputs.card import card_from_report, dumps_card, loads_card
+from judges.outputs.compare import compare_verdicts, stored_verdicts
+from judges.outputs.gate import gate, score_verdicts
 from judges.reporting import calibration_report
 from judges.verdicts import import_verdicts
 from labels import CalibrateError, LabelStore, import_rows
 from labels.provenance import Provenance
-from labels.store import NewLabel
+from labels.stores.label_store import NewLabel
 
 _names = count()
 SELECTIONS = ("random", "by_verdict", "flips_first", "file", "imported", "unknown")

@@ -18,8 +18,12 @@ from click.testing import CliRunner
 from stores import opened_store
 
 from calibrate_app.cli import cli
-from judges.card import CardError, loads_card, write_card
-from judges.pairwise_card import card_from_pairwise_report, gate_pairwise, score_pairwise_file
+from judges.outputs.card import CardError, loads_card, write_card
+from judges.outputs.pairwise_card import (
+    card_from_pairwise_report,
+    gate_pairwise,
+    score_pairwise_file,
+)
 from judges.reporting import pairwise_report
 from judges.verdicts import export_verdicts, import_verdicts
 from labels import LabelStore, import_labels, import_rows

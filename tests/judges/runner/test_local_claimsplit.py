@@ -27,7 +27,7 @@ from judges.providers.base import Completion
 from judges.providers.openai import OpenAIProvider
 from judges.run_plan import plan_run
 from judges.runner import run_judge
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import judge_verdicts
 from labels import LabelStore
 from labels.models import Item, Source

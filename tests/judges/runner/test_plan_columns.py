@@ -8,10 +8,10 @@ import pytest
 
 import judges.run_plan as run_plan
 from judges.config import JudgeConfig
-from judges.plan_store import PlanStore, content_hashes
 from judges.prompts import RenderError, render
-from judges.store import CallRecord, JudgeStore, item_hash
-from labels.store import LabelStore
+from judges.stores.judge_store import CallRecord, JudgeStore, item_hash
+from judges.stores.plan_store import PlanStore, content_hashes
+from labels.stores.label_store import LabelStore
 
 # Text JSON writers disagree on: control characters, quotes, backslashes, slashes, non-ASCII,
 # astral characters, line separators.

@@ -18,7 +18,7 @@ from judges.providers.anthropic import AnthropicProvider
 from judges.providers.base import token_count
 from judges.providers.openai import OpenAIProvider
 from judges.runner import WRITE_INTERVAL, _CallWriter, run_judge
-from judges.store import CallRecord, JudgeStore
+from judges.stores.judge_store import CallRecord, JudgeStore
 from judges.verdicts import export_verdicts
 from labels import LabelStore
 

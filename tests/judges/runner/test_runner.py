@@ -22,7 +22,7 @@ from judges.providers.openai import OpenAIProvider
 from judges.providers.scripted import ScriptedProvider
 from judges.run_plan import plan_run
 from judges.runner import RunSummary, run_judge
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.verdicts import judge_verdicts
 from labels import LabelStore
 from labels.errors import CalibrateError

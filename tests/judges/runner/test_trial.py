@@ -18,7 +18,7 @@ from judges.providers.openai import OpenAIProvider
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
 from judges.settings import Settings
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from judges.trial import trial_rows, try_judge
 from labels import LabelStore
 from labels.errors import CalibrateError

@@ -1,6 +1,7 @@
 """Per-item aggregates of a judge's stored calls, counted in DuckDB (the SQL of a report).
 
-:func:`item_aggregates` is what :meth:`judges.store.JudgeStore.item_aggregates` runs: the SQL
+:func:`item_aggregates` is what :meth:`judges.stores.judge_store.JudgeStore.item_aggregates` runs:
+the SQL
 twin of :func:`judges.calibration.self_consistency`, so a report on 10 M calls never loads them.
 It has two paths that give the same counts:
 
@@ -25,7 +26,7 @@ from collections.abc import Collection, Sequence
 import pandas as pd
 import pyarrow as pa
 
-from labels.db import Database
+from labels.stores.db import Database
 
 _BITS = 64
 

@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from labels.db import Database
 from labels.errors import CalibrateError, InvalidNameError, NotFoundError
-from labels.migrations import Migration
-from labels.store import LabelStore
+from labels.stores.db import Database
+from labels.stores.label_store import LabelStore
+from labels.stores.migrations import Migration
 from labels.validation import check_name, shown
 
 Role = Literal["owner", "annotator", "viewer"]
@@ -192,7 +192,7 @@ class TeamStore:
     """Roles, bound identities and the audit trail in the label store's file.
 
     Args:
-        db: an open :class:`~labels.db.Database`; the ``team`` migrations are applied to it.
+        db: an open :class:`~labels.stores.db.Database`; the ``team`` migrations are applied to it.
     """
 
     def __init__(self, db: Database) -> None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from labels.migrations import Migration
-from labels.store_items import fill_item_hashes
+from labels.stores.item_store import fill_item_hashes
+from labels.stores.migrations import Migration
 
 M001_CORE = """
 CREATE TABLE datasets (
@@ -142,12 +142,6 @@ LABEL_MIGRATIONS = [
     Migration("m003_item_hash", m003_item_hash),
     Migration("m004_escalated_selection", M004_ESCALATED_SELECTION),
 ]
-
-SELECTIONS = ("random", "by_verdict", "flips_first", "active", "file", "imported", "all", "unknown",
-              "escalated")
-"""How a label's row was chosen (the ``selection`` of ``label_provenance``; ``escalated``: a row
-an acceptance rule abstained on, drawn from the escalated queue, :data:`M004_ESCALATED_SELECTION`).
-"""
 
 EXPECTED_TABLES = ("annotators", "criteria", "datasets", "items", "label_provenance", "labels")
 QUEUE_TABLES = ("queue_escalations", "queue_settings", "queue_skips")

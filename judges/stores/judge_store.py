@@ -1,4 +1,4 @@
-"""JudgeStore: the only SQL on judge configs, runs and calls (tables: :mod:`judges.store_schema`).
+"""JudgeStore: the only SQL on judge configs, runs and calls (tables: :mod:`.judge_schema`).
 
 Every call a judge makes is one row of ``judge_calls``, written as soon as the reply (or the
 final error) is in: the rendered request without keys or headers, the raw reply and the full raw
@@ -39,12 +39,13 @@ import pandas as pd
 import pyarrow as pa
 
 from judges.config import JudgeConfig, canonical_json, parse_config
-from judges.store_aggregates import item_aggregates
-from judges.store_schema import _BOUND_KEY_SQL, CALL_COLUMNS, EXPECTED_TABLES, JUDGE_MIGRATIONS
-from labels.db import Database, equal_conditions
+from judges.stores.judge_aggregates import item_aggregates
 from labels.errors import NotFoundError
 from labels.models import Item
+from labels.stores.db import Database, equal_conditions
 from labels.validation import check_name
+
+from .judge_schema import _BOUND_KEY_SQL, CALL_COLUMNS, EXPECTED_TABLES, JUDGE_MIGRATIONS
 
 _SMALL_BATCH = 3
 
@@ -253,7 +254,7 @@ class JudgeStore:
     thread, Streamlit sessions).
 
     Args:
-        db: the open :class:`~labels.db.Database`; the ``judges`` migrations are applied.
+        db: the open :class:`~labels.stores.db.Database`; the ``judges`` migrations are applied.
     """
 
     def __init__(self, db: Database) -> None:
@@ -597,7 +598,7 @@ class JudgeStore:
         """Per item: the calls of :meth:`latest_calls` combined in SQL.
 
         The SQL twin of :func:`judges.calibration.self_consistency`; see
-        :func:`judges.store_aggregates.item_aggregates` for the arguments and the columns.
+        :func:`judges.stores.judge_aggregates.item_aggregates` for the arguments and the columns.
         """
         return item_aggregates(self.db, config_id, items, categories=categories,
                                inconsistent=inconsistent, rule=rule, texts_for=texts_for)

@@ -16,16 +16,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from judges.store import JudgeStore
-from labels.db import Database
+from judges.stores.judge_store import JudgeStore
 from labels.item_hashes import JUDGED_FIELDS, table_hashes
+from labels.stores.db import Database
 
 JUDGED_COLUMNS = ("item_id", *JUDGED_FIELDS)
 """The item columns a judge sees (``sources`` as stored JSON)."""
 
 
 def content_hashes(batch: pa.RecordBatch) -> list[str]:
-    """:func:`judges.store.item_hash` of each row of a :meth:`PlanStore.content_batches` batch.
+    """:func:`.judge_store.item_hash` of each row of a :meth:`PlanStore.content_batches` batch.
 
     The digest stored with each item at import (``items.item_hash``); a row stored without one
     (written by another tool) is hashed from its text, without building an
@@ -59,7 +59,7 @@ class PlanStore:
     """
 
     def __init__(self, db: Database) -> None:
-        """Use ``db`` (through a :class:`~judges.store.JudgeStore`, which migrates it)."""
+        """Use ``db`` (through a :class:`~.judge_store.JudgeStore`, which migrates it)."""
         self.db = JudgeStore(db).db
 
     def content_batches(

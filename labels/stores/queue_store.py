@@ -5,8 +5,8 @@ still waiting per (dataset, criterion): :func:`open_work`), and the tables of mi
 ``queue``: what an annotator skipped (``queue_skips``), the order, seed and overlap the eval
 owner set for a (dataset, criterion) (``queue_settings``), and the rows an acceptance rule
 escalated to experts (``queue_escalations``); a function on those tables applies the ``queue``
-migrations first. :class:`labels.store.LabelStore` answers for all of these through the
-functions here, as it does for "My labels" through :mod:`labels.store_history`. Which row a
+migrations first. :class:`labels.stores.label_store.LabelStore` answers for all of these through the
+functions here, as it does for "My labels" through :mod:`labels.stores.history_store`. Which row a
 queue serves next is decided in :mod:`labels.sampling`, not here.
 """
 
@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from labels.db import Database
 from labels.models import DEFAULT_CRITERION, Criterion, Kind
 from labels.sampling import QueueSettings, progress
-from labels.schema import QUEUE_MIGRATIONS
+from labels.stores.db import Database
+from labels.stores.schema import QUEUE_MIGRATIONS
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ def save_escalation(
     """Replace rule ``rule``'s escalated rows with ``ids``, in one transaction.
 
     The caller has checked that the dataset, the criterion and every id exist
-    (:meth:`labels.store.LabelStore.save_escalation`); other rules' rows are kept.
+    (:meth:`labels.stores.label_store.LabelStore.save_escalation`); other rules' rows are kept.
     """
     db.ensure_migrated("queue", QUEUE_MIGRATIONS)
     now = datetime.now(UTC)

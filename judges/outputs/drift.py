@@ -5,7 +5,7 @@ rows re-scored by the same judge (judge config) and expert labels on new rows, a
 anytime-valid tests of :func:`judges.calibration.drift.drift_test`:
 
 * the **anchor rows** (the card's labelled calibration rows, recorded in the card as id hashes
-  with the judge's verdict, :class:`judges.card.CardAnchor`): re-scored differently beyond
+  with the judge's verdict, :class:`judges.outputs.card.CardAnchor`): re-scored differently beyond
   the judge's own noise means the judge changed;
 * the judge's **pass rate on the new rows** against the card's calibration rows (or a
   ``baseline`` run): moved, with the anchor rows holding, means the answers changed;
@@ -30,8 +30,8 @@ import pandas as pd
 from judges.aggregation import aggregate_calls
 from judges.calibration import CalibrationEvidence, transferred_error_rates
 from judges.calibration.drift import DriftResult, drift_test
-from judges.card import CardError, JudgeCard, anchor_hash
-from judges.gate import VerdictsFile, VerdictsFileError, card_reference, check_config
+from judges.outputs.card import CardError, JudgeCard, anchor_hash
+from judges.outputs.gate import VerdictsFile, VerdictsFileError, card_reference, check_config
 from labels.errors import ImportFileError
 from labels.models import POINTWISE_VERDICTS
 from labels.reading import read_table
@@ -153,7 +153,7 @@ def drift_check(
             (default: the card's, from the judge's own flips at calibration).
         in_file_order: Test rows in file order (a file in time order) instead of id-hash order.
         allow_unverified: Accept verdicts without a ``config_id`` (see
-            :func:`judges.gate.check_config`).
+            :func:`judges.outputs.gate.check_config`).
 
     Returns:
         The :class:`DriftReport`.

@@ -27,8 +27,8 @@ from labels.errors import (
     StorageFullError,
     UnsafeFileError,
 )
-from labels.migrations import Migration, migrate, pending_migrations
 from labels.private_files import check_folder, file_problem, private_umask
+from labels.stores.migrations import Migration, migrate, pending_migrations
 
 if TYPE_CHECKING:
     import pandas as pd  # only for a type: opening a database loads no pandas

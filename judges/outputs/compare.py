@@ -3,7 +3,8 @@
 ``calibrate compare --card CARD BASELINE CANDIDATE`` reads two verdict files of the card's judge
 config on the same rows (matched by ``id``), combines each item's calls with the card's
 aggregation rule, and reports the corrected pass rate of each version on the paired rows (the
-card's answer, :func:`judges.gate.card_answer`, the same path as ``calibrate score``) and their
+card's answer, :func:`judges.outputs.gate.card_answer`, the same path as ``calibrate score``) and
+their
 paired difference (:func:`judges.calibration.paired_difference`: Fieller interval over the
 paired change in the judge's pass indicator and the card's verdict-reweighted error rates, valid
 however the calibration labels were drawn; exact McNemar test, per segment, document-clustered
@@ -31,8 +32,8 @@ from judges.calibration import (
     align_pairs,
     answer_difference,
 )
-from judges.card import CardError, JudgeCard, card_from_report
-from judges.gate import (
+from judges.outputs.card import CardError, JudgeCard, card_from_report
+from judges.outputs.gate import (
     GateDecision,
     Score,
     VerdictsFile,
@@ -44,7 +45,7 @@ from judges.gate import (
 from judges.reporting import JudgeReport
 from judges.verdicts import export_frame
 from labels.reading import Table
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 COMPARE_SCHEMA_VERSION = 1
 
@@ -231,7 +232,8 @@ def compare_datasets(
     """Compare two target datasets judged by ``report``'s judge, calibrated by ``report``.
 
     ``report`` is the judge's calibration (:func:`judges.reporting.calibration_report` on the
-    labelled dataset); its card (:func:`judges.card.card_from_report`) corrects both datasets'
+    labelled dataset); its card (:func:`judges.outputs.card.card_from_report`) corrects both
+    datasets'
     pass rates exactly as ``calibrate compare --card`` does with the exported card and verdicts.
     Rows are matched by id.
 

@@ -10,7 +10,7 @@ keys live only in :class:`judges.settings.Settings`, which a card never reads.
 A card also carries the calibration *evidence* (:class:`judges.calibration.CalibrationEvidence`:
 the labelled rows' human verdicts, judge outcomes, flips, segments, documents and recorded
 selection, and the judge's outcomes on every calibration row, as counts; no text, no ids) and
-the estimation options. ``calibrate score`` / ``calibrate gate`` (:mod:`judges.gate`) answer
+the estimation options. ``calibrate score`` / ``calibrate gate`` (:mod:`judges.outputs.gate`) answer
 from them through the one estimation path (:func:`judges.calibration.answer_pass_rate`), so a
 card scored on the verdicts of a report's target gives that report's number.
 
@@ -61,9 +61,9 @@ from judges.card_model import (
 from judges.providers import STAND_IN_NOTE
 from judges.reporting import JudgeReport, calibration_report
 from judges.reporting.evidence import verdicts_fingerprint
-from judges.store import JudgeStore
+from judges.stores.judge_store import JudgeStore
 from labels.private_files import write_text_atomic
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 
 def card_problems(store: LabelStore, report: JudgeReport) -> list[str]:
@@ -262,10 +262,10 @@ def build_card(
         CardRefusedError: the card would mislead and ``force`` is false.
     """
     if store.dataset(dataset).kind == "pairwise":
-        from judges.pairwise_card import card_from_pairwise_report
+        from judges.outputs.pairwise_card import card_from_pairwise_report
         from judges.reporting import pairwise_report
 
-        # Pairwise cards carry their own metrics and rules (judges.pairwise_card).
+        # Pairwise cards carry their own metrics and rules (judges.outputs.pairwise_card).
         return card_from_pairwise_report(store, pairwise_report(
             store, dataset, judge, criterion=choices.get("criterion"),
             design=choices.get("design"), rule=choices.get("rule")), force=force)

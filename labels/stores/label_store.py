@@ -1,9 +1,8 @@
 """LabelStore: the SQL on datasets, items, annotators, criteria and labels.
 
-The import of a file of rows writes through :mod:`labels.store_items`; the labelling queue's
-own tables (skips, settings, escalations) are read and written by :mod:`labels.store_queue`, an
-annotator's "My labels" list by :mod:`labels.store_history`; the schema is in
-:mod:`labels.schema`.
+The import of a file of rows writes through :mod:`.item_store`; the labelling queue's own
+tables (skips, settings, escalations) are read and written by :mod:`.queue_store`, an
+annotator's "My labels" list by :mod:`.history_store`; the schema is in :mod:`.schema`.
 """
 
 from __future__ import annotations
@@ -16,8 +15,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from labels import store_queue
-from labels.db import Database, equal_conditions
 from labels.errors import CalibrateError, NotFoundError, did_you_mean
 from labels.models import (
     DEFAULT_CRITERION,
@@ -32,9 +29,13 @@ from labels.models import (
 )
 from labels.provenance import Provenance
 from labels.sampling import QueueSettings
-from labels.schema import LABEL_MIGRATIONS, QUEUE_MIGRATIONS
-from labels.store_history import OwnHistory, own_history
-from labels.store_queue import Escalation as Escalation  # re-exported: callers name it from here
+from labels.stores import queue_store
+from labels.stores.db import Database, equal_conditions
+from labels.stores.history_store import OwnHistory, own_history
+from labels.stores.queue_store import (
+    Escalation as Escalation,  # re-exported: callers name it from here
+)
+from labels.stores.schema import LABEL_MIGRATIONS, QUEUE_MIGRATIONS
 from labels.validation import check_name, normalise_id
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ class LabelStore:
     (item, annotator, criterion).
 
     Args:
-        db: an open :class:`~labels.db.Database`; the ``labels`` migrations are applied to it.
+        db: an open :class:`~.db.Database`; the ``labels`` migrations are applied to it.
     """
 
     def __init__(self, db: Database) -> None:
@@ -614,27 +615,27 @@ class LabelStore:
         Editing a label adds a newer version but does not move the item in this list, so an
         annotator stepping back through their work sees a stable sequence.
         """
-        return store_queue.labelled_in_order(self.db, dataset, annotator, criterion)
+        return queue_store.labelled_in_order(self.db, dataset, annotator, criterion)
 
     def queue_snapshot(
         self, dataset: str, annotator: str, criterion: str
     ) -> tuple[int, set[str], dict[str, int]]:
         """(items, items ``annotator`` labelled, item id → annotators with a label), one query.
 
-        See :func:`labels.store_queue.queue_snapshot`.
+        See :func:`labels.stores.queue_store.queue_snapshot`.
         """
-        return store_queue.queue_snapshot(self.db, dataset, annotator, criterion)
+        return queue_store.queue_snapshot(self.db, dataset, annotator, criterion)
 
     def skip(self, dataset: str, criterion: str, annotator: str, item_id: str) -> None:
         """Record that ``annotator`` skipped ``item_id``: it moves to the end of their queue.
 
         Skipping the same row again moves it to the end again.
         """
-        store_queue.skip(self.db, dataset, criterion, annotator, item_id)
+        queue_store.skip(self.db, dataset, criterion, annotator, item_id)
 
     def skipped(self, dataset: str, criterion: str, annotator: str) -> list[str]:
         """Items ``annotator`` skipped for (dataset, criterion), oldest skip first."""
-        return store_queue.skipped(self.db, dataset, criterion, annotator)
+        return queue_store.skipped(self.db, dataset, criterion, annotator)
 
     def own_history(self, dataset: str, criterion: str, annotator: str, *, search: str = "",
                     verdict: str | None = None, limit: int = 10, offset: int = 0
@@ -642,7 +643,7 @@ class LabelStore:
         """``annotator``'s own labelled and skipped rows, newest first (the "My labels" list).
 
         Only that annotator's labels and notes are read, whatever the caller asks: see
-        :func:`labels.store_history.own_history` for the search and the filter.
+        :func:`labels.stores.history_store.own_history` for the search and the filter.
         """
         self.db.ensure_migrated("queue", QUEUE_MIGRATIONS)
         return own_history(self.db, dataset, criterion, annotator, search=search,
@@ -651,13 +652,13 @@ class LabelStore:
     def open_work(self, annotator: str) -> list[tuple[str, str, int]]:
         """(dataset, criterion, rows still waiting for ``annotator``) wherever that is above 0.
 
-        Every dataset against every criterion of its kind (:func:`.store_queue.open_work`).
+        Every dataset against every criterion of its kind (:func:`.queue_store.open_work`).
         """
-        return store_queue.open_work(self.db, annotator, self.criteria(), self.dataset_kinds())
+        return queue_store.open_work(self.db, annotator, self.criteria(), self.dataset_kinds())
 
     def queue_settings(self, dataset: str, criterion: str) -> QueueSettings:
         """The eval owner's queue settings for (dataset, criterion); defaults when never set."""
-        return store_queue.queue_settings(self.db, dataset, criterion)
+        return queue_store.queue_settings(self.db, dataset, criterion)
 
     def save_escalation(
         self, dataset: str, criterion: str, rule: str, item_ids: Iterable[str], *,
@@ -678,7 +679,7 @@ class LabelStore:
         if missing:
             raise NotFoundError(f"{len(missing)} escalated ids are not rows of {dataset!r}: "
                                 f"{sorted(missing)[:3]}")
-        return store_queue.save_escalation(self.db, dataset, criterion, rule, ids, judge=judge)
+        return queue_store.save_escalation(self.db, dataset, criterion, rule, ids, judge=judge)
 
     def escalation(self, dataset: str, criterion: str, *,
                    rule: str | None = None) -> Escalation | None:
@@ -686,12 +687,12 @@ class LabelStore:
 
         ``item_ids`` are in file order.
         """
-        return store_queue.escalation(self.db, dataset, criterion, rule=rule)
+        return queue_store.escalation(self.db, dataset, criterion, rule=rule)
 
     def escalation_stamp(self, dataset: str, criterion: str) -> tuple[str, datetime] | None:
         """``(rule, escalated_at)`` of the newest escalation (one cheap query), or None."""
-        return store_queue.escalation_stamp(self.db, dataset, criterion)
+        return queue_store.escalation_stamp(self.db, dataset, criterion)
 
     def save_queue_settings(self, dataset: str, criterion: str, settings: QueueSettings) -> None:
         """Store the queue settings every annotator of (dataset, criterion) will get."""
-        store_queue.save_queue_settings(self.db, dataset, criterion, settings)
+        queue_store.save_queue_settings(self.db, dataset, criterion, settings)

@@ -44,7 +44,7 @@ from judges.card_model import (
     card_identity,
     package_versions,
 )
-from judges.gate import (
+from judges.outputs.gate import (
     SCORE_SCHEMA_VERSION,
     GateOn,
     GateResult,
@@ -57,7 +57,7 @@ from judges.gate import (
 from judges.providers import STAND_IN_NOTE
 from judges.reporting import PairwiseReport, stand_in_specs
 from judges.reporting.pairwise_evidence import pairwise_counts_of_items, pairwise_fingerprint
-from labels.store import LabelStore
+from labels.stores.label_store import LabelStore
 
 SIDES = ("a", "b", "tie")
 _NOT_PASS_FAIL = CardInterval(estimate=None, low=None, high=None, n=0,
@@ -67,7 +67,7 @@ _NOT_PASS_FAIL = CardInterval(estimate=None, low=None, high=None, n=0,
 def pairwise_card_problems(store: LabelStore, report: PairwiseReport) -> list[str]:
     """Why a card of this pairwise report would mislead; empty when it may be exported.
 
-    As for pass/fail cards (:func:`judges.card.card_problems`): verdicts from a stand-in
+    As for pass/fail cards (:func:`judges.outputs.card.card_problems`): verdicts from a stand-in
     provider, and a judge no better than chance (its verdict-reweighted kappa with the experts
     at most 0).
     """

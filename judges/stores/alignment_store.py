@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from labels.db import Database
 from labels.errors import NotFoundError
-from labels.migrations import Migration
+from labels.stores.db import Database
+from labels.stores.migrations import Migration
 
 M001_ALIGNMENT = """
 CREATE SEQUENCE test_evaluation_ids START 1;

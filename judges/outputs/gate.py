@@ -1,6 +1,7 @@
 """Score new judge verdicts with a judge card, and gate CI on the corrected pass rate.
 
-A card (:mod:`judges.card`) carries the calibration evidence of its judge. New verdicts of the
+A card (:mod:`judges.outputs.card`) carries the calibration evidence of its judge. New verdicts of
+the
 *same* judge config give the judge's outcomes on the new rows, and :func:`card_answer` asks the
 one estimation path (:func:`judges.calibration.answer_pass_rate`) for their true pass rate, as
 ``calibrate report --target`` does: the judge's verdict-reweighted error rates transferred to the

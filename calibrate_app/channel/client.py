@@ -2,7 +2,7 @@
 
 When the app serves the database named by ``--db`` (see :mod:`calibrate_app.command_server`),
 the CLI connects to the app's socket in the private runtime folder, after checking that folder,
-the socket's owner and the server's uid (:mod:`calibrate_app.channel`), sends its argv
+the socket's owner and the server's uid (:mod:`calibrate_app.channel.wire`), sends its argv
 unchanged with its working directory and the app's token, and prints the output as it streams
 back. Ctrl+C once closes the CLI's side of the connection, which cancels the command inside the
 app (a judge run stores the calls in flight and stops); Ctrl+C again stops waiting.
@@ -20,7 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from calibrate_app.channel import (
+from calibrate_app.channel.wire import (
     CLIENT_READ_TIMEOUT,
     PROTOCOL_VERSION,
     ChannelError,
@@ -37,7 +37,7 @@ from calibrate_app.channel import (
     runtime_dir,
     send_frame,
 )
-from labels.db import held_by_another_process
+from labels.stores.db import held_by_another_process
 
 LOCAL_ONLY = {"app", "demo"}  # they start a server of their own; never handed over
 EXIT_INTERRUPTED = 130

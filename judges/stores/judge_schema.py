@@ -1,16 +1,17 @@
-"""The tables of :class:`judges.store.JudgeStore`: migration set ``judges`` and its call columns.
+"""The tables of :class:`.judge_store.JudgeStore`: migration set ``judges`` and its call columns.
 
 ``judge_configs`` (every config, by content hash), ``judge_runs`` and ``judge_calls`` (one row
 per call, its key ``(config_id, item_hash, repeat, ordering)``), and the migrations that made
-them what they are; :mod:`judges.store` holds the queries over them, as :mod:`labels.schema`
-does for :mod:`labels.store`.
+them what they are; :mod:`judges.stores.judge_store` holds the queries over them, as
+:mod:`labels.stores.schema`
+does for :mod:`labels.stores.label_store`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from labels.migrations import Migration
+from labels.stores.migrations import Migration
 
 __all__ = ["CALL_COLUMNS", "EXPECTED_TABLES", "JUDGE_MIGRATIONS", "M001_CORE"]
 

@@ -24,9 +24,9 @@ from typing import Any
 
 import pandas as pd
 
-from judges.store import JUDGE_MIGRATIONS, CallRecord, insert_calls
-from labels.db import Database
-from labels.migrations import Migration
+from judges.stores.judge_store import JUDGE_MIGRATIONS, CallRecord, insert_calls
+from labels.stores.db import Database
+from labels.stores.migrations import Migration
 
 M001_BATCHES = """
 CREATE TABLE judge_batches (
@@ -118,7 +118,8 @@ class BatchStore:
     """Provider batches in the label store's DuckDB file (a cursor per method, thread-safe).
 
     Args:
-        db: the open :class:`~labels.db.Database`; the ``judge_batches`` migrations are applied.
+        db: the open :class:`~labels.stores.db.Database`; the ``judge_batches`` migrations are
+        applied.
     """
 
     def __init__(self, db: Database) -> None:

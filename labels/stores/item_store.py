@@ -27,13 +27,13 @@ from labels.validation import PLAIN_ID_PATTERN, lookalike_key, shown, shown_id
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from labels.db import Database
+    from labels.stores.db import Database
 
 OnChanged = Literal["error", "skip"]
 
 
 class HasDatabase(Protocol):
-    """What writing items needs of a store: its database (a :class:`~labels.store.LabelStore`).
+    """What writing items needs of a store: its database (a :class:`~.label_store.LabelStore`).
 
     Named by what it is used for rather than by the store's class, so this module, which the
     schema's migrations use, does not import the store that applies them.
@@ -464,7 +464,7 @@ def _merge_constants(pieces: list[Any]) -> list[Any]:
 
 def _digests(column: pa.ChunkedArray[Any], new: Callable[[memoryview], Any]) -> list[bytes]:
     """The digest (hash object ``new``) of each row's UTF-8 bytes, read from the Arrow buffers."""
-    from labels.text_columns import utf8_bytes  # NumPy: not at CLI start-up (labels.schema)
+    from labels.text_columns import utf8_bytes  # NumPy: not at CLI start-up (labels.stores.schema)
 
     out: list[bytes] = []
     for chunk in column.chunks:

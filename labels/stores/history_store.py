@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from labels.db import Database
+from labels.stores.db import Database
 
 Status = Literal["labelled", "skipped"]
 SKIPPED: Literal["skipped"] = "skipped"

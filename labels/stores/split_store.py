@@ -10,9 +10,7 @@ import math
 import threading
 from collections.abc import Sequence
 
-from labels.db import Database
 from labels.errors import CalibrateError, ConflictError
-from labels.migrations import Migration
 from labels.splits import (
     DEFAULT_SEED,
     DEFAULT_TEST_SHARE,
@@ -23,6 +21,8 @@ from labels.splits import (
     consensus,
     stratum_of,
 )
+from labels.stores.db import Database
+from labels.stores.migrations import Migration
 
 M001_SPLITS = """
 CREATE TABLE split_settings (
