@@ -56,12 +56,10 @@ from .answer_strata import EvidenceStrata, _strata, evidence_strata
 from .clustered import document_counts
 from .counts import CalibrationCounts
 from .design_check import (
-    CHECKED_BY_DESIGN,
     DesignDecision,
     SelectionCheck,
+    decide_design,
     labels_alone,
-    resolve_design,
-    selection_check_from_counts,
 )
 from .estimators import estimate_pass_rate
 from .evidence import (
@@ -89,7 +87,6 @@ from .transport import (
     _population_rates,
     transported_pass_rate_from_counts,
 )
-from .vocabulary import SELECTIONS
 
 __all__ = [
     "AnswerKind",
@@ -104,7 +101,6 @@ __all__ = [
 ]
 
 AnswerKind = Literal["corrected", "labels_only", "segment_aware", "bounds", "refused"]
-_SELECTION_INDEX = {name: i for i, name in enumerate(SELECTIONS)}
 
 
 @dataclass(frozen=True)
@@ -441,22 +437,18 @@ def design_decision(evidence: CalibrationEvidence, *, same_run: bool,
 def _decide(evidence: CalibrationEvidence, *, same_run: bool,
             design: str | None) -> tuple[DesignDecision, SelectionCheck | None]:
     lab = evidence.labelled
-    selections = lab.selections()
-    present = {k for k, v in selections.items() if v}
-    check = None
-    if present - CHECKED_BY_DESIGN:
+
+    def base_counts() -> tuple[npt.ArrayLike, npt.ArrayLike]:
         base = _strata(evidence, same_run=same_run, split_flips=False)
         labelled = np.bincount(base.of_labelled[base.of_labelled >= 0], minlength=3)[:3]
-        check = selection_check_from_counts(labelled, base.counts.population)
-    active = lab.selection == _SELECTION_INDEX["active"]
-    has_probabilities = bool(active.any() and np.isfinite(lab.share[active]).all())
-    decision = resolve_design(
-        design, labelled_in_target=same_run, selections=selections,
-        has_probabilities=has_probabilities, check=check,
+        return labelled, base.counts.population
+
+    return decide_design(
+        design, selections=lab.selections(), selection=lab.selection, share=lab.share,
+        same_run=same_run, base_counts=base_counts,
         order_trend_p=None if evidence.order_trend is None else evidence.order_trend.p_value,
         escalation_recorded=evidence.escalated is not None,
-    )  # fmt: skip
-    return decision, check
+    )
 
 
 def _estimate(

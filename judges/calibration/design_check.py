@@ -24,7 +24,7 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,7 +32,7 @@ import numpy.typing as npt
 from scipy.stats import chisquare
 
 from ._results import CalibrationInputError, _ToDict
-from ._verdicts import PerRow
+from ._verdicts import Codes, PerRow
 from .strata import verdict_strata
 from .vocabulary import DESIGN_ESTIMATORS, SELECTIONS, STRATA
 
@@ -357,3 +357,43 @@ def labels_alone(quantity: str, *, same_run: bool, present: Collection[str], clu
         f"the human {quantity} of the labelled rows themselves; not an estimate of the target "
         + ("(the rows cluster by document)" if clustered else
            "(the labels are not a random sample of it)" if same_run else "(another run)"))
+
+
+def decide_design(
+    requested: str | None, *, selections: Mapping[str, int], selection: Codes,
+    share: npt.NDArray[np.float64], same_run: bool, order_trend_p: float | None,
+    base_counts: Callable[[], tuple[npt.ArrayLike, npt.ArrayLike] | None],
+    names: Sequence[str] = STRATA, quantity: str = "pass rate", escalation_recorded: bool = True,
+) -> tuple[DesignDecision, SelectionCheck | None]:
+    """:func:`resolve_design` for a calibration's labelled rows, with the check it rests on.
+
+    Args:
+        requested: As in :func:`resolve_design`.
+        selections: Labelled rows per recorded selection.
+        selection: Each labelled row's selection code (index into :data:`SELECTIONS`).
+        share: Each labelled row's share of the active order's selection weight.
+        same_run: Whether the labelled rows are rows of the target run.
+        order_trend_p: The p-value of the judge's verdicts' trend along the file, if measured.
+        base_counts: Labelled and dataset rows per judge-verdict stratum (``names``), asked for
+            only when a selection is not random within strata by construction; ``None`` when
+            there is nothing to check.
+        names: The strata's names.
+        quantity: As in :func:`resolve_design`.
+        escalation_recorded: As in :func:`resolve_design`.
+
+    Returns:
+        The decision, and the selection check when one was made.
+    """
+    check = None
+    if {k for k, v in selections.items() if v} - CHECKED_BY_DESIGN:
+        counts = base_counts()
+        if counts is not None:
+            check = selection_check_from_counts(*counts, names=names)
+    active = selection == SELECTIONS.index("active")
+    has_probabilities = bool(active.any() and np.isfinite(share[active]).all())
+    decision = resolve_design(
+        requested, labelled_in_target=same_run, selections=selections,
+        has_probabilities=has_probabilities, check=check, order_trend_p=order_trend_p,
+        quantity=quantity, escalation_recorded=escalation_recorded,
+    )
+    return decision, check

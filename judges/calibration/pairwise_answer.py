@@ -56,12 +56,10 @@ import numpy.typing as npt
 
 from ._results import Estimate, _ToDict, interval_json
 from .design_check import (
-    CHECKED_BY_DESIGN,
     DesignDecision,
     SelectionCheck,
+    decide_design,
     labels_alone,
-    resolve_design,
-    selection_check_from_counts,
 )
 from .pairwise import CLASSES
 from .pairwise_evidence import (
@@ -75,7 +73,6 @@ from .pairwise_evidence import (
 from .pairwise_shares import (
     _BASE_NAMES,
     _K,
-    _SELECTION_INDEX,
     PairwiseStratum,
     WinShares,
     _base_counts,
@@ -99,22 +96,6 @@ __all__ = [
 ]
 
 PairwiseKind = Literal["corrected", "labels_only", "bounds", "refused"]
-
-
-@dataclass(frozen=True)
-class PairwiseTarget:
-    """The judge's outcomes on the rows whose a / b / tie shares are wanted.
-
-    Attributes:
-        counts: Rows per (outcome, flipped, one order, model pair).
-        same_run: The target *is* the calibration dataset (its labels are rows of it); then
-            ``counts`` must be the evidence's population.
-    """
-
-    counts: PairwiseRunCounts
-    same_run: bool = False
-
-
 
 
 @dataclass(frozen=True)
@@ -248,6 +229,18 @@ class PairwiseAnswer(_ToDict):
         }
 
 
+@dataclass(frozen=True)
+class PairwiseTarget:
+    """The pairwise :class:`~judges.calibration.TargetRun`: the rows whose shares are wanted.
+
+    ``counts`` holds the judge's outcomes on them per (outcome, flipped, one order, model pair);
+    with ``same_run`` they are the calibration dataset itself (``counts`` is its population).
+    """
+
+    counts: PairwiseRunCounts
+    same_run: bool = False
+
+
 def _json_bounds(value: Any) -> Any:
     if value is None:
         return None
@@ -266,7 +259,7 @@ def answer_win_rate(
     """The true a / b / tie shares of ``target``, by the estimator the labels' provenance supports.
 
     Args:
-        evidence: The calibration dataset's labelled rows and the judge's outcomes on it.
+        evidence: The :class:`PairwiseEvidence` of the calibration dataset.
         target: The run whose shares are wanted (``same_run`` for the calibration dataset).
         design: An explicit design (:data:`~judges.calibration.DESIGN_ESTIMATORS`), checked
             against the evidence; ``None`` chooses it.
@@ -285,19 +278,17 @@ def answer_win_rate(
     rule = evidence.rule
     selections = lab.selections()
     present = {k for k, v in selections.items() if v}
-    check = None
-    if present - CHECKED_BY_DESIGN:
+
+    def base_counts() -> tuple[npt.ArrayLike, npt.ArrayLike] | None:
         labelled, population = _base_counts(evidence, same)
-        if labelled.sum() and population.sum():
-            check = selection_check_from_counts(labelled, population, names=_BASE_NAMES)
-    active = lab.selection == _SELECTION_INDEX["active"]
-    has_probabilities = bool(active.any() and np.isfinite(lab.share[active]).all())
-    decision = resolve_design(
-        design, labelled_in_target=same, selections=selections,
-        has_probabilities=has_probabilities, check=check,
+        return (labelled, population) if labelled.sum() and population.sum() else None
+
+    decision, check = decide_design(
+        design, selections=selections, selection=lab.selection, share=lab.share,
+        same_run=same, base_counts=base_counts, names=_BASE_NAMES,
         order_trend_p=None if evidence.order_trend is None else evidence.order_trend.p_value,
         quantity="win and tie shares",
-    )  # fmt: skip
+    )
     split = "flips_first" in present
     strata = _strata(evidence, same_run=same, split_flips=split)
     target_counts = evidence.population if same else target.counts
