@@ -114,11 +114,9 @@ def render(store: LabelStore, dataset: str, judge: JudgeRef, *, rule: str | None
     if report is None:
         return
     data = report.to_json()
-    st.caption(widgets.escape_markdown(
-        f"Pairwise judge {report.judge.name} r{report.judge.revision} "
-        f"({report.judge.config_id}) vs {data['n_votes']} human votes on {data['n_rows']} rows, "
-        f"criterion {report.criterion!r}, aggregation {report.rule}."
-    ))
+    widgets.judge_caption(report.judge, f"{data['n_votes']} human votes on {data['n_rows']} "
+                          f"rows, criterion {report.criterion!r}, aggregation {report.rule}.",
+                          kind="Pairwise judge ")
     _headline(data)
     left, right = st.columns(2)
     left.altair_chart(_confusion_chart(data), key="cal_pairwise_confusion")

@@ -590,11 +590,9 @@ def _page() -> None:
     if report is None:
         return
     data = report.to_json()
-    st.caption(widgets.escape_markdown(
-        f"{report.judge.name} r{report.judge.revision} ({report.judge.config_id}) vs "
-        f"{len(report.human.annotators)} annotator(s), criterion {report.criterion!r}, "
-        f"{int(data['confidence'] * 100)}% intervals."
-    ))
+    widgets.judge_caption(report.judge, f"{len(report.human.annotators)} annotator(s), "
+                          f"criterion {report.criterion!r}, "
+                          f"{int(data['confidence'] * 100)}% intervals.")
     if report.stand_in:
         widgets.message(
             "warning", f"Stand-in judge ({', '.join(report.stand_in)}): the scripted provider "

@@ -27,7 +27,7 @@ def _designs() -> list[str]:
 
 
 def _rules() -> list[str]:
-    from judges.vocabulary import AGGREGATION_RULES
+    from judges.calibration.vocabulary import AGGREGATION_RULES
 
     return list(AGGREGATION_RULES)
 

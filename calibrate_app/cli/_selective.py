@@ -18,13 +18,13 @@ from calibrate_app.cli._paths import ClientPath
 
 
 def _rules() -> list[str]:
-    from judges.vocabulary import AGGREGATION_RULES
+    from judges.calibration.vocabulary import AGGREGATION_RULES
 
     return list(AGGREGATION_RULES)
 
 
 def _signals() -> list[str]:
-    from judges.vocabulary import SIGNALS
+    from judges.calibration.vocabulary import SIGNALS
 
     return list(SIGNALS)
 
