@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def _designs() -> list[str]:
-    from judges.calibration.vocabulary import DESIGN_ESTIMATORS
+    from judges.vocabulary import DESIGN_ESTIMATORS
 
     return ["auto", *DESIGN_ESTIMATORS]
 
@@ -45,7 +45,7 @@ def _pct(value: dict[str, Any], *, agreement: bool = False) -> str:
 
 def render_report(report: JudgeReport) -> str:
     """A plain-text summary of a report for the terminal."""
-    from judges.calibration.vocabulary import describe_counts, describe_used
+    from judges.vocabulary import describe_counts, describe_used
 
     d = report.to_json()
     summary = report.answer.summary()

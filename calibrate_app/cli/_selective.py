@@ -31,7 +31,7 @@ def _signals() -> list[str]:
 
 
 def _p_values() -> list[str]:
-    from judges.calibration.vocabulary import P_VALUES
+    from judges.vocabulary import P_VALUES
 
     return [p.replace("_", "-") for p in P_VALUES]
 
