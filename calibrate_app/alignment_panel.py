@@ -23,7 +23,7 @@ from labels import LabelStore
 from labels.errors import CalibrateError
 
 if TYPE_CHECKING:
-    from judges.config import JudgeConfig
+    from judges.workflows.align import JudgeConfig
 
 JOB_PREFIX = "align:"
 DEFAULT_PROPOSER = "scripted/proposer"

@@ -27,10 +27,9 @@ from calibrate_app import (
 from judges.calibration import describe_interval, expected_active_saving, format_point
 from judges.vocabulary import AGGREGATION_RULES, describe_counts, describe_used
 from judges.workflows import report as reports
-from judges.workflows.report import SMALL_SAMPLE, JudgeRef, JudgeReport
+from judges.workflows.report import SMALL_SAMPLE, JudgeRef, JudgeReport, QueueOrder
 from judges.workspace import Workspace
 from labels.errors import NotFoundError
-from labels.sampling import QueueOrder
 
 AUTO = "auto"
 SAME = "(the labelled dataset)"

@@ -206,6 +206,7 @@ __all__ = [
     "STRESS_TESTS",
     "Adoption",
     "AlignOutcome",
+    "JudgeConfig",
     "Progress",
     "SplitView",
     "adopt",

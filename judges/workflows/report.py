@@ -156,6 +156,7 @@ __all__ = [
     "JudgeReport",
     "Leaderboard",
     "PairwiseReport",
+    "QueueOrder",
     "TrustVerdict",
     "annotators",
     "first_judge",
