@@ -119,7 +119,7 @@ def _live_progress(key: str) -> None:
     if job is None or not job.running:
         st.rerun()
         return
-    st.progress(min(job.done / 3, 1.0), text=widgets.escape_markdown(job.message))
+    st.progress(min(job.done / align.PROPOSE_STEPS, 1.0), text=widgets.escape_markdown(job.message))
 
 
 def render(store: LabelStore | Workspace, dataset: str, config: JudgeConfig, *,
