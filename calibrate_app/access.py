@@ -58,7 +58,7 @@ def team_mode() -> bool:
 
 
 def _team() -> TeamStore:
-    return TeamStore(resources.get_store().db)
+    return resources.get_workspace().team
 
 
 def check_team_settings() -> None:

@@ -63,7 +63,7 @@ def assign_batch(store: LabelStore, dataset: str, criterion: str, annotators: Se
 
     store.dataset(dataset)  # NotFoundError names the datasets there are
     store.criterion(criterion)
-    team = TeamStore(store.db)
+    team = TeamStore(store.db, store)
     people = team.check_labellers(annotators)
     overlap = len(people) if overlap is None else overlap
     deal_rows([], people, batch=batch, overlap=overlap)  # a bad request fails before any work

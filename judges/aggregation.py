@@ -28,10 +28,10 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from judges.calibration import ConsistencyResult, consistency_from_flags, self_consistency
+from judges.calibration.vocabulary import AGGREGATION_RULES, AggregationRule
 from judges.config import JudgeConfig
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import dataset_keys
-from judges.vocabulary import AGGREGATION_RULES, AggregationRule
 from labels.errors import CalibrateError
 from labels.stores.label_store import LabelStore
 

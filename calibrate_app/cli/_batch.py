@@ -53,10 +53,9 @@ def list_batches(app: AppContext, *, open_only: bool, as_json: bool) -> None:
     from dataclasses import asdict
 
     from calibrate_app.cli._context import echo_json
-    from judges.batch import BatchStore
     from judges.stores.batch_store import OPEN_STATES
 
-    batches = BatchStore(app.reader.db).batches(states=OPEN_STATES if open_only else None)
+    batches = app.read_workspace.batches.batches(states=OPEN_STATES if open_only else None)
     if as_json:
         echo_json([asdict(b) for b in batches])
         return

@@ -31,9 +31,7 @@ def cli_actor() -> str:
 
 
 def _team(app: AppContext) -> TeamStore:
-    from labels.stores.team_store import TeamStore
-
-    return TeamStore(app.store.db)
+    return app.workspace.team
 
 
 @click.group("users")
@@ -97,9 +95,7 @@ def users_release(app: AppContext, email: str) -> None:
 @pass_app_and_json("everyone with a role")
 def users_list(app: AppContext, as_json: bool) -> None:
     """Everyone with a role, owners first."""
-    from labels.stores.team_store import TeamStore
-
-    members = TeamStore(app.reader.db).members() if _has_team(app) else []
+    members = app.read_workspace.team.members() if _has_team(app) else []
     if as_json:
         echo_json([m.to_dict() for m in members])
         return
@@ -127,9 +123,7 @@ def audit_command(app: AppContext, limit: int | None, as_json: bool) -> None:
 
     Oldest first. Nothing in it is ever updated or deleted.
     """
-    from labels.stores.team_store import TeamStore
-
-    entries = TeamStore(app.store.db).audit(limit=limit)
+    entries = app.workspace.team.audit(limit=limit)
     if as_json:
         echo_json([e.to_dict() for e in entries])
         return
@@ -227,7 +221,7 @@ def _assignment_rows(app: AppContext, dataset: str, criterion: str) -> list[dict
     if "team_assignments" not in store.db.table_names():
         return []
     out: list[dict[str, object]] = []
-    for annotator, items in TeamStore(store.db).assignments(dataset, criterion).items():
+    for annotator, items in TeamStore(store.db, store).assignments(dataset, criterion).items():
         mine = set(store.labelled_in_order(dataset, annotator, criterion))
         out.append({"annotator": annotator, "assigned": len(items),
                     "labelled": sum(1 for i in items if i in mine)})

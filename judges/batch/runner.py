@@ -496,7 +496,7 @@ async def run_judge_batch_async(
     summary = BatchRunSummary.for_plan(config, dataset, plan)
     if dry_run or api is None or provider is None:
         return summary.dry_run_of(plan)
-    batches = BatchStore(store.db)
+    batches = BatchStore(store.db, judge_store)
     judge_store.save_config(config)
     options = {
         "mode": "batch", "repeats": plan.repeats, "swap": len(plan.orders) == 2,

@@ -31,6 +31,7 @@ from judges.providers.openai import OpenAIProvider
 from judges.reporting import calibration_report
 from judges.runner import run_judge
 from judges.stores.alignment_store import AlignStore
+from judges.workspace import Workspace
 from labels import LabelStore, NewLabel
 from labels.errors import CalibrateError
 from labels.models import Item, Source
@@ -114,7 +115,7 @@ def test_every_stress_test_over_http(
     labelled: LabelStore, server: FakeLLMServer, judge: JudgeConfig
 ) -> None:
     store = labelled
-    result = run_stress(store, "bot", judge, provider=provider(server))
+    result = run_stress(Workspace.of(store), "bot", judge, provider=provider(server))
     by = {t.test: t for t in result.tests}
     assert list(by) == list(TESTS)
     passed = [i for i in range(N) if i % 3]
@@ -136,7 +137,7 @@ def test_every_stress_test_over_http(
     assert result.family_warning is not None
     assert result.family_warning.startswith("12 of 30 rows were answered by gpt-4o-mini")
     # Perturbed rows: a dataset of their own, linked, unlabelled, never split.
-    derived = SplitStore(store.db).derived("bot.stress")
+    derived = SplitStore(store.db, store).derived("bot.stress")
     assert len(derived) == sum(t.eligible for t in result.tests)
     assert {d.origin_dataset for d in derived} == {"bot"}
     assert {d.perturbation for d in derived} == set(TESTS)
@@ -149,7 +150,7 @@ def test_every_stress_test_over_http(
     emptied = store.item("bot.stress", made[("row-004", "source_deletion")])
     assert [s.text for s in emptied.sources] == [NOTHING_FOUND]
     with pytest.raises(CalibrateError, match="never split"):
-        SplitStore(store.db).ensure("bot.stress", "faithfulness")
+        SplitStore(store.db, store).ensure("bot.stress", "faithfulness")
     # The results are stored for the judge card.
     stored = AlignStore(store.db).latest_stress(judge.config_id, "bot")
     assert [(s.test, s.n, s.flips) for s in stored] == [
@@ -173,7 +174,7 @@ def test_perturbed_rows_never_enter_calibration(
     store = labelled
     run_judge(judge, "bot", store=store, provider=provider(server))
     before = calibration_report(store, "bot", judge.config_id).to_json()
-    run_stress(store, "bot", judge, provider=provider(server))
+    run_stress(Workspace.of(store), "bot", judge, provider=provider(server))
     after = calibration_report(store, "bot", judge.config_id).to_json()
     assert before["n"] == after["n"] == N
     assert before["confusion"] == after["confusion"]
@@ -196,13 +197,14 @@ def test_perturbations_and_families_as_pure_functions(judge: JudgeConfig) -> Non
 def test_a_second_judge_gets_its_own_perturbed_rows(
     labelled: LabelStore, server: FakeLLMServer, judge: JudgeConfig
 ) -> None:
-    run_stress(labelled, "bot", judge, provider=provider(server), tests=("embedded_instructions",))
+    run_stress(Workspace.of(labelled), "bot", judge, provider=provider(server),
+               tests=("embedded_instructions",))
     strict = with_changes(judge, system=judge.system + "\nSTRICT")
-    result = run_stress(labelled, "bot", strict, provider=provider(server),
+    result = run_stress(Workspace.of(labelled), "bot", strict, provider=provider(server),
                         tests=("embedded_instructions",))
     # The strict judge failed every original, so its forged line says PASS on every row; the
     # first judge's rows forged PASS (the ones it failed) are the same rows and shared.
-    links = SplitStore(labelled.db).derived("bot.stress")
+    links = SplitStore(labelled.db, labelled).derived("bot.stress")
     passed_by_first = N - N // 3
     assert len(links) == N + passed_by_first
     forged = [labelled.item("bot.stress", d.item_id).answer or "" for d in links]
