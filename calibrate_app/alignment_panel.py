@@ -23,6 +23,7 @@ from judges.alignment.propose import Proposal, propose_revision
 from judges.config import JudgeConfig
 from judges.providers import ProviderConfigError, get_provider
 from judges.stores.alignment_store import AlignStore, optimism_warning
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.errors import CalibrateError
 from labels.stores.split_store import SplitStore
@@ -63,7 +64,8 @@ def _start(store: LabelStore, dataset: str, config: JudgeConfig, proposer: str) 
 
         split = SplitStore(store.db).ensure(dataset, config.criterion)
         job.advance(0, total=3, message="running the current revision on dev and test rows")
-        run_judge(config, dataset, store=store, provider=get_provider(config.model,
+        run_judge(config, dataset, workspace=Workspace.of(store),
+                  provider=get_provider(config.model,
                                                                        settings=settings),
                   item_ids=split.ids("dev") + split.ids("test"))
         job.advance(1, message="asking the proposer")

@@ -17,7 +17,6 @@ import streamlit as st
 from calibrate_app import (
     access,
     compare_view,
-    judge_info,
     pairwise_view,
     resources,
     selective_view,
@@ -37,6 +36,7 @@ from judges.reporting import (
     judge_leaderboard,
     judges_on,
 )
+from judges.workflows import queue as label_queue
 from labels import LabelStore
 from labels.errors import NotFoundError
 from labels.sampling import QueueOrder, QueueSettings
@@ -519,7 +519,7 @@ def _use_order(store: LabelStore, dataset: str, criterion: str, order: QueueOrde
 
 def _active_offer(store: LabelStore, report: JudgeReport, order: QueueOrder) -> None:
     """The active order with its expected saving, from the judge's flips on this dataset."""
-    scores = judge_info.uncertainty(store, report.dataset)
+    scores = label_queue.uncertainty(resources.get_workspace(), report.dataset)
     if not scores:
         return
     saving = expected_active_saving(list(scores.values()))

@@ -21,6 +21,7 @@ from judges.calibration import format_point
 from judges.outputs.card import card_counts, card_from_report, dumps_card
 from judges.reporting import calibration_report, judges_on
 from judges.verdicts import judge_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.exporting import write_table
 
@@ -107,7 +108,7 @@ def _files_section(store: LabelStore, dataset: str) -> None:
         on_click=access.record_export, args=(f"current labels of {dataset}",),
     )
     for ref in judges_on(store, dataset):
-        frame = judge_verdicts(store, dataset, ref.config_id)
+        frame = judge_verdicts(Workspace.of(store), dataset, ref.config_id)
         st.download_button(
             f"Download verdicts of {widgets.escape_markdown(ref.name)} r{ref.revision} "
             f"({len(frame)} calls)",

@@ -123,7 +123,8 @@ def judge_align(
     for note in notes:
         click.echo(note, err=True)
     click.echo(split.describe(), err=True)
-    run_judge(base, dataset, store=app.store, provider=get_provider(base.model, settings=settings),
+    run_judge(base, dataset, workspace=app.workspace,
+              provider=get_provider(base.model, settings=settings),
               item_ids=split.ids("dev") + split.ids("test"), concurrency=concurrency)
     proposal = propose_revision(app.store, dataset, base,
                                 proposer=get_provider(proposer, settings=settings))

@@ -33,6 +33,7 @@ from judges.config import JudgeConfig
 from judges.providers import Provider
 from judges.runner import RunSummary, run_judge
 from judges.stores.alignment_store import TEST_REUSE_LIMIT, AlignStore, optimism_warning
+from judges.workspace import Workspace
 from labels.errors import CalibrateError
 from labels.stores.label_store import LabelStore
 from labels.stores.split_store import SplitStore
@@ -191,7 +192,7 @@ def evaluate_revisions(
     split = SplitStore(store.db).ensure(dataset, current.criterion)
     dev, test = split.ids("dev"), split.ids("test")
     runs = tuple(
-        run_judge(config, dataset, store=store,
+        run_judge(config, dataset, workspace=Workspace.of(store),
                   provider=provider_for(config) if provider_for else None,
                   item_ids=dev + test, concurrency=concurrency, policy=policy)
         for config in (current, candidate)

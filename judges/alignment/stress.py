@@ -52,6 +52,7 @@ from judges.providers import Provider
 from judges.runner import run_judge
 from judges.stores.alignment_store import AlignStore, StressCounts
 from judges.stores.judge_store import item_hash
+from judges.workspace import Workspace
 from labels.errors import CalibrateError
 from labels.importing import import_rows
 from labels.models import Item, Source
@@ -274,7 +275,7 @@ def run_stress(
         raise CalibrateError(f"{dataset!r} already holds perturbed rows; stress its original")
     items = store.items(dataset)[:limit] if limit else store.items(dataset)
     ids = [i.item_id for i in items]
-    run_judge(config, dataset, store=store, provider=provider, item_ids=ids,
+    run_judge(config, dataset, workspace=Workspace.of(store), provider=provider, item_ids=ids,
               concurrency=concurrency, policy=policy)
     original, _ = judge_item_verdicts(store, dataset, config.config_id, set(ids))
     derived: list[tuple[Item, str, str]] = []
@@ -291,7 +292,7 @@ def run_stress(
     perturbed: dict[str, str] = {}
     if derived:
         name = _import_derived(store, dataset, derived)
-        run_judge(config, name, store=store, provider=provider,
+        run_judge(config, name, workspace=Workspace.of(store), provider=provider,
                   item_ids=[d.item_id for d, _, _ in derived], concurrency=concurrency,
                   policy=policy)
         perturbed, _ = judge_item_verdicts(store, name, config.config_id,

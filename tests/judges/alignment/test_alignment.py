@@ -33,6 +33,7 @@ from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
 from judges.stores.alignment_store import AlignStore
 from judges.stores.judge_store import JudgeStore
+from judges.workspace import Workspace
 from labels import LabelStore, NewLabel
 from labels.models import Item
 from labels.stores.split_store import SplitStore
@@ -72,7 +73,7 @@ def provider(server: FakeLLMServer) -> OpenAIProvider:
 
 def _run_on_split(store: LabelStore, config: JudgeConfig, server: FakeLLMServer) -> None:
     split = SplitStore(store.db).ensure(DATASET, "faithfulness")
-    run_judge(config, DATASET, store=store, provider=provider(server),
+    run_judge(config, DATASET, workspace=Workspace.of(store), provider=provider(server),
               item_ids=split.ids("dev") + split.ids("test"))
 
 
