@@ -28,14 +28,14 @@ import streamlit as st
 
 from calibrate_app import access, alignment_panel, resources, state, widgets
 from judges.config import ConfigError, JudgeConfig, config_from_text
-from judges.prompts import Order, RenderError, render
 from judges.providers import STAND_IN_NOTE, ProviderConfigError, get_provider, is_stand_in
-from judges.providers.choices import model_choices
 from judges.workflows import judging
 from judges.workflows.judging import (
     MAX_TRIAL_ROWS,
     CallPolicy,
     NoLabelledRowsError,
+    Order,
+    RenderError,
     RunSummary,
     Trial,
     swap_flips,
@@ -141,12 +141,12 @@ def _model_picker(editor_key: str, saved: str, config: JudgeConfig | None) -> No
     """The model picker: providers with a key, local servers, the scripted stand-in.
 
     Picking a model writes it into the YAML editor (an unsaved edit): nothing is stored.
-    Keys are never read here, only whether one is set (:func:`model_choices`).
+    Keys are never read here, only whether one is set (:func:`judges.workflows.judging.models`).
     """
     if config is None:
         st.selectbox("Model", ["(fix the config first)"], disabled=True, key="judge_model_off")
         return
-    choices = {c.spec: c for c in model_choices(resources.get_settings(), current=config.model)}
+    choices = {c.spec: c for c in judging.models(resources.get_settings(), current=config.model)}
     if state.widget_value(MODEL_KEY) != config.model:
         state.clear_widget(MODEL_KEY)  # follow a model typed into the YAML
     specs = list(choices)
@@ -277,7 +277,8 @@ def _trial_result(trial: Trial) -> None:
     } for r in trial.rows]), hide_index=True, key="judge_trial_rows")
 
 
-def _preview(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+def _preview(workspace: Workspace, dataset: str, config: JudgeConfig) -> None:
+    store = workspace.labels
     held_out = alignment_panel.held_out_ids(store, dataset, config.criterion)
     ids = [i for i in store.item_ids(dataset) if i not in held_out]  # test rows stay unseen
     if not ids:
@@ -292,7 +293,7 @@ def _preview(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     order: Order = "swapped" if chosen == "swapped" else "original"
     widgets.literal(f"id: {ids[index]}")
     try:
-        prompt = render(config, store.item(dataset, ids[index]), order)
+        prompt = judging.render_row(workspace, config, dataset, ids[index], order)
     except RenderError as error:
         st.warning("This row cannot be rendered with this template:")
         st.code(str(error), language=None, wrap_lines=True)
@@ -584,7 +585,7 @@ def main() -> None:
             return
         config, unsaved = _save_as(workspace, editor_key, base, edited)
     with preview:
-        _preview(store, dataset, config)
+        _preview(workspace, dataset, config)
     _try(workspace, dataset, config,
          alignment_panel.held_out_ids(store, dataset, config.criterion))
     st.subheader("Run")

@@ -1,7 +1,8 @@
 """Judges and their runs: find a config, list them, plan, try, run (online or batch), browse.
 
 The types these functions take and return (:class:`RunSummary`, :class:`Trial`,
-:class:`CallPolicy`, :class:`CostEstimate`, :class:`NoLabelledRowsError`) are importable from
+:class:`CallPolicy`, :class:`CostEstimate`, :class:`NoLabelledRowsError`,
+:class:`RenderedPrompt`, :class:`RenderError`, :class:`ModelChoice`) are importable from
 here, so a front end needs no other module of the run's machinery.
 
 One workflow for ``calibrate judge list|show|run|runs|batches`` and the Judges page (its config
@@ -23,6 +24,8 @@ from judges.config import (
     load_builtin,
     resolve_config,
 )
+from judges.prompts import Order, RenderedPrompt, RenderError
+from judges.providers.choices import ModelChoice, model_choices
 from judges.run_plan import CostEstimate, NoLabelledRowsError
 from judges.runner import RunSummary
 from judges.trial import MAX_TRIAL_ROWS, Trial
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
 
     from judges.providers import Provider
     from judges.run_plan import RunPlan
+    from judges.settings import Settings
     from judges.stores.batch_store import StoredBatch
     from judges.stores.judge_store import RunRecord
     from judges.workspace import Workspace
@@ -167,6 +171,27 @@ def save_config(workspace: Workspace, config: JudgeConfig) -> bool:
     return True
 
 
+def models(settings: Settings, *, current: str | None = None) -> list[ModelChoice]:
+    """The models a picker offers (providers with a key set, local servers, the stand-in).
+
+    ``current`` (the config's model) comes first; keys are never read, only whether one is set
+    (:func:`judges.providers.choices.model_choices`).
+    """
+    return model_choices(settings, current=current)
+
+
+def render_row(workspace: Workspace, config: JudgeConfig, dataset: str, item_id: str,
+               order: Order = "original") -> RenderedPrompt:
+    """The prompt ``config`` sends for one row of ``dataset``, in ``order`` (nothing is sent).
+
+    Raises:
+        RenderError: the row lacks a variable the template uses.
+    """
+    from judges.prompts import render
+
+    return render(config, workspace.labels.item(dataset, item_id), order)
+
+
 # -- plans, tries and runs -----------------------------------------------------------------
 
 
@@ -284,8 +309,9 @@ def calls(workspace: Workspace, dataset: str, judge: str) -> pd.DataFrame:
     return calls_for_dataset(workspace, dataset, judge)
 
 
-__all__ = ["MAX_TRIAL_ROWS", "CallPolicy", "CostEstimate", "NoLabelledRowsError", "RunSummary",
-           "Trial", "as_revision", "batch_cost", "batches", "calls", "config_choices",
-           "find_config", "has_batch_api", "judge_rows", "plan", "run", "run_providers",
-           "runs", "save_config", "saved_config_ids", "swap_flips", "trial_rows", "try_config",
+__all__ = ["MAX_TRIAL_ROWS", "CallPolicy", "CostEstimate", "ModelChoice", "NoLabelledRowsError",
+           "Order", "RenderError", "RenderedPrompt", "RunSummary", "Trial", "as_revision",
+           "batch_cost", "batches", "calls", "config_choices", "find_config", "has_batch_api",
+           "judge_rows", "models", "plan", "render_row", "run", "run_providers", "runs",
+           "save_config", "saved_config_ids", "swap_flips", "trial_rows", "try_config",
            "verdicts"]
