@@ -29,15 +29,14 @@ import streamlit as st
 from calibrate_app import access, alignment_panel, resources, state, widgets
 from judges.config import ConfigError, JudgeConfig, config_from_text
 from judges.providers import STAND_IN_NOTE, ProviderConfigError, get_provider, is_stand_in
+from judges.trial import MAX_TRIAL_ROWS, Trial
 from judges.workflows import judging
 from judges.workflows.judging import (
-    MAX_TRIAL_ROWS,
     CallPolicy,
     NoLabelledRowsError,
     Order,
     RenderError,
     RunSummary,
-    Trial,
     swap_flips,
 )
 from judges.workspace import Workspace

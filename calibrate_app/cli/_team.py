@@ -195,7 +195,7 @@ def assignments_add(app: AppContext, dataset: str, annotators: tuple[str, ...], 
 @pass_app_and_json("each annotator's assignment")
 def assignments_list(app: AppContext, dataset: str, criterion: str, as_json: bool) -> None:
     """Each annotator's assigned rows of DATASET and how many they have labelled."""
-    from judges.workflows.queue import assignment_progress
+    from judges.workflows.team import assignment_progress
 
     rows = assignment_progress(app.read_workspace, dataset, criterion)
     if as_json:
@@ -215,7 +215,7 @@ def assignments_list(app: AppContext, dataset: str, criterion: str, as_json: boo
 @pass_app
 def assignments_withdraw(app: AppContext, dataset: str, email: str, criterion: str) -> None:
     """Withdraw every row of DATASET assigned to EMAIL (their labels stay)."""
-    from judges.workflows.queue import withdraw
+    from judges.workflows.team import withdraw
 
     count = withdraw(app.workspace, dataset, criterion, email, actor=cli_actor())
     click.echo(f"{count:,} row(s) withdrawn from {email.strip().lower()}.")

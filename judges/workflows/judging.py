@@ -1,9 +1,10 @@
 """Judges and their runs: find a config, list them, plan, try, run (online or batch), browse.
 
-The types these functions take and return (:class:`RunSummary`, :class:`Trial`,
-:class:`CallPolicy`, :class:`CostEstimate`, :class:`NoLabelledRowsError`,
-:class:`RenderedPrompt`, :class:`RenderError`, :class:`ModelChoice`) are importable from
-here, so a front end needs no other module of the run's machinery.
+The types these functions take and return (:class:`RunSummary`, :class:`CallPolicy`,
+:class:`CostEstimate`, :class:`NoLabelledRowsError`, :class:`RenderedPrompt`,
+:class:`RenderError`, :class:`ModelChoice`) are importable from here, so a front end needs no
+other module of the run's machinery; a try's :class:`judges.trial.Trial` loads the statistics,
+so :mod:`judges.trial` is imported only by the try (``calibrate judge list`` stays light).
 
 One workflow for ``calibrate judge list|show|run|runs|batches`` and the Judges page (its config
 picker, "Save as…", the estimate, "Try on N rows", the background run and the results). A run
@@ -28,7 +29,6 @@ from judges.prompts import Order, RenderedPrompt, RenderError
 from judges.providers.choices import ModelChoice, model_choices
 from judges.run_plan import CostEstimate, NoLabelledRowsError
 from judges.runner import RunSummary
-from judges.trial import MAX_TRIAL_ROWS, Trial
 from judges.verdicts import swap_flips
 from labels.errors import NotFoundError, did_you_mean
 
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from judges.settings import Settings
     from judges.stores.batch_store import StoredBatch
     from judges.stores.judge_store import RunRecord
+    from judges.trial import Trial
     from judges.workspace import Workspace
 
 
@@ -309,8 +310,8 @@ def calls(workspace: Workspace, dataset: str, judge: str) -> pd.DataFrame:
     return calls_for_dataset(workspace, dataset, judge)
 
 
-__all__ = ["MAX_TRIAL_ROWS", "CallPolicy", "CostEstimate", "ModelChoice", "NoLabelledRowsError",
-           "Order", "RenderError", "RenderedPrompt", "RunSummary", "Trial", "as_revision",
+__all__ = ["CallPolicy", "CostEstimate", "ModelChoice", "NoLabelledRowsError",
+           "Order", "RenderError", "RenderedPrompt", "RunSummary", "as_revision",
            "batch_cost", "batches", "calls", "config_choices", "find_config", "has_batch_api",
            "judge_rows", "models", "plan", "render_row", "run", "run_providers", "runs",
            "save_config", "saved_config_ids", "swap_flips", "trial_rows", "try_config",

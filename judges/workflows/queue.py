@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from judges.aggregation import aggregate_calls, rule_for
 from judges.verdicts import judge_verdicts
 from labels.assignments import deal_rows, free_rows
 from labels.queue_counts import LabelTally
@@ -69,6 +68,8 @@ def queue_verdicts(workspace: Workspace, dataset: str, *,
     ``with_uncertainty`` also fills :attr:`QueueVerdicts.uncertainty` from the same calls:
     a second read of every call of the config would cost as much again at 10 M calls.
     """
+    from judges.aggregation import aggregate_calls, rule_for  # the statistics: on first use
+
     judge_store = workspace.judges
     config_id = judge_store.latest_config_on(dataset)
     if config_id is None:
@@ -233,32 +234,7 @@ def assign_batch(workspace: Workspace, dataset: str, criterion: str,
     return AssignedBatch(batch_id, dealt, plan.order, len(candidates))
 
 
-def assignment_progress(workspace: Workspace, dataset: str,
-                        criterion: str) -> list[dict[str, object]]:
-    """Each annotator's assigned rows of ``dataset`` and how many of them they labelled.
-
-    Reads only: a database without the team tables (e.g. opened read-only) has no
-    assignments, and none are created.
-    """
-    store = workspace.labels
-    store.dataset(dataset)
-    if "team_assignments" not in workspace.db.table_names():
-        return []
-    out: list[dict[str, object]] = []
-    for annotator, items in workspace.team.assignments(dataset, criterion).items():
-        mine = set(store.labelled_in_order(dataset, annotator, criterion))
-        out.append({"annotator": annotator, "assigned": len(items),
-                    "labelled": sum(1 for i in items if i in mine)})
-    return out
-
-
-def withdraw(workspace: Workspace, dataset: str, criterion: str, email: str, *,
-             actor: str) -> int:
-    """Withdraw every row of ``dataset`` assigned to ``email``; how many (labels stay)."""
-    return workspace.team.withdraw(dataset, criterion, email, actor=actor)
-
-
 __all__ = ["JUDGE_ORDERS", "AssignedBatch", "Holds", "LabelTally", "QueuePlan", "QueueSettings",
            "QueueVerdicts", "assign_batch",
-           "assignment_progress", "build_queue_plan", "fingerprint", "flips_of",
-           "judge_run_counts", "queue_verdicts", "uncertainty", "uncertainty_of", "withdraw"]
+           "build_queue_plan", "fingerprint", "flips_of", "judge_run_counts", "queue_verdicts",
+           "uncertainty", "uncertainty_of"]

@@ -2,8 +2,8 @@
 
 One workflow for ``calibrate users|audit`` (roles are given from the CLI by whoever owns the
 database file) and the app's sign-in (:mod:`calibrate_app.access`), over the team tables of
-:attr:`judges.workspace.Workspace.team`. Assigning rows to annotators is part of the label
-queue (:mod:`judges.workflows.queue`).
+:attr:`judges.workspace.Workspace.team`, and who is assigned which rows (dealing them out
+in the queue's order is part of the label queue: :func:`judges.workflows.queue.assign_batch`).
 """
 
 from __future__ import annotations
@@ -68,11 +68,36 @@ def sign_out(workspace: Workspace, email: str, *, at: float) -> None:
     workspace.team.sign_out(email, at=at)
 
 
+def assignment_progress(workspace: Workspace, dataset: str,
+                        criterion: str) -> list[dict[str, object]]:
+    """Each annotator's assigned rows of ``dataset`` and how many of them they labelled.
+
+    Reads only: a database without the team tables (e.g. opened read-only) has no
+    assignments, and none are created.
+    """
+    store = workspace.labels
+    store.dataset(dataset)
+    if "team_assignments" not in workspace.db.table_names():
+        return []
+    out: list[dict[str, object]] = []
+    for annotator, items in workspace.team.assignments(dataset, criterion).items():
+        mine = set(store.labelled_in_order(dataset, annotator, criterion))
+        out.append({"annotator": annotator, "assigned": len(items),
+                    "labelled": sum(1 for i in items if i in mine)})
+    return out
+
+
+def withdraw(workspace: Workspace, dataset: str, criterion: str, email: str, *,
+             actor: str) -> int:
+    """Withdraw every row of ``dataset`` assigned to ``email``; how many (labels stay)."""
+    return workspace.team.withdraw(dataset, criterion, email, actor=actor)
+
+
 def record(workspace: Workspace, actor: str, action: str, subject: str) -> None:
     """Add an entry to the audit trail (e.g. an export)."""
     workspace.team.record(actor, action, subject)
 
 
-__all__ = ["ROLES", "ROLE_PAGES", "AuditEntry", "Member", "Role", "TeamError", "audit",
-           "members", "record", "release_identity", "remove_member", "set_role", "sign_in",
-           "sign_out", "signed_out_since"]
+__all__ = ["ROLES", "ROLE_PAGES", "AuditEntry", "Member", "Role", "TeamError",
+           "assignment_progress", "audit", "members", "record", "release_identity",
+           "remove_member", "set_role", "sign_in", "sign_out", "signed_out_since", "withdraw"]

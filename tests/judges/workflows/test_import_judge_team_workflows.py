@@ -102,7 +102,7 @@ def test_rows_are_dealt_in_queue_order_and_withdrawn(workspace: Workspace,
                                                      tmp_path: Path) -> None:
     importing.import_rows(workspace, _rows(tmp_path / "rows.jsonl"), "d")
     assert queue.judge_run_counts(workspace) == {}
-    assert queue.assignment_progress(workspace, "d", "faithfulness") == []
+    assert team.assignment_progress(workspace, "d", "faithfulness") == []
     for email in ("ann@example.org", "bea@example.org"):
         team.set_role(workspace, email, "annotator", actor="cli:test")
     dealt = queue.assign_batch(workspace, "d", "faithfulness",
@@ -113,9 +113,9 @@ def test_rows_are_dealt_in_queue_order_and_withdrawn(workspace: Workspace,
     # everybody's rows together are the head of the queue (its provenance stays valid)
     assert {row for rows in dealt.rows.values() for row in rows} == set(plan.item_ids[:4])
     assert {r["annotator"]: r["assigned"]
-            for r in queue.assignment_progress(workspace, "d", "faithfulness")} == \
+            for r in team.assignment_progress(workspace, "d", "faithfulness")} == \
         {"ann@example.org": 2, "bea@example.org": 2}
-    assert queue.withdraw(workspace, "d", "faithfulness", "ann@example.org",
+    assert team.withdraw(workspace, "d", "faithfulness", "ann@example.org",
                           actor="cli:test") == 2
     with pytest.raises(ValueError):
         queue.assign_batch(workspace, "d", "faithfulness", ["bea@example.org"], batch=0,
