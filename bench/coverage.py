@@ -51,6 +51,7 @@ report <= 2 s.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -62,8 +63,8 @@ from pathlib import Path
 
 import numpy as np
 
+# The project root; this folder (the sibling coverage_* modules) is on sys.path as the script's.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from coverage_answer import auto, evidence
 from coverage_designs import designs_block
@@ -217,6 +218,18 @@ def _report_time() -> float:
     return time.perf_counter() - t0
 
 
+# The blocks beside the pass-rate one: the option naming its replicates, their default, what
+# the option's help says they are of, and the block's function.
+_BLOCKS: dict[str, tuple[str, int, str, Callable[..., tuple[list[str], list[str]]]]] = {
+    "designs": ("design", 1000, "the labelling-design blocks (>= 1000)", designs_block),
+    "transfer": ("transfer", 1000, "the segment-mix transfer block", transfer_block),
+    "paired": ("paired", 2000, "the paired-difference block", paired_block),
+    "pairwise": ("pairwise", 1000, "the pairwise win-rate block", pairwise_block),
+    "workflows": ("workflow", 1000, "the workflow block (>= 1000)", workflows_block),
+    "selective": ("selective", 1000, "the selective-judging block (>= 1000)", selective_block),
+}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=500, help="replicates per cell (>= 500)")
@@ -226,34 +239,16 @@ def main() -> int:
                         help="judgy bootstrap_iterations (package default 20000)")
     parser.add_argument("--seed", type=int, default=20251121)
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--block", default="all",
-                        choices=("all", "pass-rate", "designs", "transfer", "paired", "pairwise",
-                                 "workflows", "selective"),
+    parser.add_argument("--block", default="all", choices=("all", "pass-rate", *_BLOCKS),
                         help="which blocks to run (default: all of them)")
-    parser.add_argument("--pairwise-reps", type=int, default=1000,
-                        help="replicates per cell of the pairwise win-rate block")
-    parser.add_argument("--design-reps", type=int, default=1000,
-                        help="replicates per cell of the labelling-design blocks (>= 1000)")
-    parser.add_argument("--transfer-reps", type=int, default=1000,
-                        help="replicates per cell of the segment-mix transfer block")
-    parser.add_argument("--workflow-reps", type=int, default=1000,
-                        help="replicates per cell of the workflow block (>= 1000)")
-    parser.add_argument("--paired-reps", type=int, default=2000,
-                        help="replicates per cell of the paired-difference block")
-    parser.add_argument("--selective-reps", type=int, default=1000,
-                        help="replicates per cell of the selective-judging block (>= 1000)")
+    for option, default, what, _ in _BLOCKS.values():
+        parser.add_argument(f"--{option}-reps", type=int, default=default,
+                            help=f"replicates per cell of {what}")
     ns = parser.parse_args()
     others = {
-        "designs": lambda: designs_block(reps=ns.design_reps, seed=ns.seed, workers=ns.workers),
-        "transfer": lambda: transfer_block(reps=ns.transfer_reps, seed=ns.seed,
-                                           workers=ns.workers),
-        "paired": lambda: paired_block(reps=ns.paired_reps, seed=ns.seed, workers=ns.workers),
-        "pairwise": lambda: pairwise_block(reps=ns.pairwise_reps, seed=ns.seed,
-                                           workers=ns.workers),
-        "workflows": lambda: workflows_block(reps=ns.workflow_reps, seed=ns.seed,
-                                             workers=ns.workers),
-        "selective": lambda: selective_block(reps=ns.selective_reps, seed=ns.seed,
-                                             workers=ns.workers),
+        name: functools.partial(run, reps=getattr(ns, f"{option}_reps"), seed=ns.seed,
+                                workers=ns.workers)
+        for name, (option, _, _, run) in _BLOCKS.items()
     }
     if ns.block in others:
         lines, failed = others[ns.block]()

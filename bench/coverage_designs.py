@@ -43,7 +43,7 @@ from pathlib import Path
 
 import numpy as np
 from coverage_answer import answer, auto, claim, evidence, outcomes
-from coverage_stat import Stat, run_cells, verdict_lines
+from coverage_stat import Stat, closed, run_cells
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -420,10 +420,9 @@ def designs_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], lis
                 failures.append(f"{c.block} {c.label}: auto width {auto.mean_width:.3f} wider "
                                 f"than the labels alone ({labels:.3f})")
     lines += ["", f"design blocks wall time: {time.perf_counter() - t0:.0f} s on {workers} workers"]
-    lines += verdict_lines(
-        failures, not_met="DESIGN BARS NOT MET:",
+    return closed(
+        lines, failures, not_met="DESIGN BARS NOT MET:",
         met="all design bars met (auto coverage >= 0.94 in every cell where it claims; auto "
         "width <= 1.05x the narrowest covering method; degenerate judge: no confident wrong "
         "interval; forced same_run_random on another run's labels: refused every time)",
     )  # fmt: skip
-    return lines, failures

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from coverage_stat import run_cells, verdict_lines
+from coverage_stat import closed, run_cells
 
 from judges.calibration import ConfusionMatrix, paired_difference, simulate_paired
 
@@ -190,9 +190,8 @@ def paired_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], list
               "fail together):", *doc_lines]
     lines.append(f"block wall time: {time.perf_counter() - t0:.0f} s on {workers} workers")
     lines.append("")
-    lines += verdict_lines(
-        failures, not_met="BARS NOT MET (paired):",
+    return closed(
+        lines, failures, not_met="BARS NOT MET (paired):",
         met="paired bars met: coverage >= 0.94 wherever claimed; null rejected <= 0.05 by the "
         "interval and by McNemar",
     )  # fmt: skip
-    return lines, failures

@@ -33,7 +33,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from coverage_stat import run_cells, verdict_lines
+from coverage_stat import closed, run_cells
 
 from judges.calibration import (
     SELECTIONS,
@@ -242,6 +242,5 @@ def pairwise_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], li
     lines.append("each entry: coverage, '!' if < 0.94, mean width, share with no claim; bar on "
                  "auto")
     lines.append(f"pairwise block: {time.perf_counter() - t0:.1f} s")
-    lines += verdict_lines(failures, not_met="BARS NOT MET:",
-                           met="all bars met (auto coverage >= 0.94 for every share)")
-    return lines, failures
+    return closed(lines, failures, not_met="BARS NOT MET:",
+                  met="all bars met (auto coverage >= 0.94 for every share)")

@@ -21,6 +21,12 @@ def verdict_lines(failures: Sequence[str], *, not_met: str, met: str) -> list[st
     return [not_met, *(f"  - {f}" for f in failures)] if failures else [met]
 
 
+def closed(lines: list[str], failures: list[str], *, not_met: str,
+           met: str) -> tuple[list[str], list[str]]:
+    """A block's result: its ``lines`` closed by :func:`verdict_lines`, and its failures."""
+    return [*lines, *verdict_lines(failures, not_met=not_met, met=met)], failures
+
+
 @dataclass
 class Stat:
     """Running counts of one method in one cell of a coverage study.

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from coverage_answer import Interval, answer, auto, claim, evidence
-from coverage_stat import Stat, run_cells, verdict_lines
+from coverage_stat import Stat, closed, run_cells
 
 from judges.calibration import (
     CalibrationCounts,
@@ -309,9 +309,8 @@ def workflows_block(*, reps: int, seed: int, workers: int) -> tuple[list[str], l
                 failures.append(f"{c.name}: auto width {aw:.3f} > labels alone {lw:.3f}")
     lines += ["", f"workflow block wall time: {time.perf_counter() - t0:.0f} s on {workers} "
                   "workers"]
-    lines += verdict_lines(
-        failures, not_met="WORKFLOW BARS NOT MET:",
+    return closed(
+        lines, failures, not_met="WORKFLOW BARS NOT MET:",
         met="all workflow bars met (auto covers >= 0.94 where it claims, refuses where nothing "
             "can be said, never wider than the labels alone on a random sample)",
     )  # fmt: skip
-    return lines, failures

@@ -443,17 +443,18 @@ def main() -> int:
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--labels", type=int, default=200)
     parser.add_argument("--keep", type=Path, default=None, help="work directory to keep")
-    parser.add_argument("--flat-out", action="store_true",
-                        help="also measure while the judge runs as fast as the CPU allows")
     parser.add_argument("--judge-limit", type=int, default=None,
                         help="judge only this many items (default: the whole dataset)")
-    parser.add_argument("--skip-idle", action="store_true", help="only the judge phases")
-    parser.add_argument("--reuse", action="store_true",
-                        help="with --keep: reuse the database seeded there by an earlier run "
-                        "with the same --items (seeding 1,000,000 items takes minutes)")
-    parser.add_argument("--profile", action="store_true",
-                        help="cProfile the Label page's script runs (label-PHASE.prof in the "
-                        "work directory; slows that page, so its ratio is not the bench's)")
+    switches = {
+        "--flat-out": "also measure while the judge runs as fast as the CPU allows",
+        "--skip-idle": "only the judge phases",
+        "--reuse": "with --keep: reuse the database seeded there by an earlier run with the same "
+                   "--items (seeding 1,000,000 items takes minutes)",
+        "--profile": "cProfile the Label page's script runs (label-PHASE.prof in the work "
+                     "directory; slows that page, so its ratio is not the bench's)",
+    }
+    for flag, text in switches.items():
+        parser.add_argument(flag, action="store_true", help=text)
     parser.add_argument("--block", type=int, default=BLOCK,
                         help="key presses on one page before the other page's turn")
     args = parser.parse_args()

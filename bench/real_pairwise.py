@@ -45,6 +45,8 @@ from pathlib import Path
 
 import numpy as np
 
+# The project root, and this folder for the sibling coverage_* modules: a test loads this file
+# by its path, where the script's own folder is not on sys.path.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -11,79 +11,60 @@ owner adopts it explicitly. Row text, notes, diffs and numbers go through ``st.c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import streamlit as st
 
 from calibrate_app import resources, widgets
-from judges.alignment.dev import dev_disagreements
-from judges.alignment.evaluate import AlignmentResult, evaluate_revisions
-from judges.alignment.propose import Proposal, propose_revision
-from judges.config import JudgeConfig
-from judges.providers import ProviderConfigError, get_provider
-from judges.stores.alignment_store import AlignStore, optimism_warning
+from judges.workflows import align
 from judges.workspace import Workspace
 from labels import LabelStore
 from labels.errors import CalibrateError
-from labels.stores.split_store import SplitStore
+
+if TYPE_CHECKING:
+    from judges.workflows.align import JudgeConfig
 
 JOB_PREFIX = "align:"
 DEFAULT_PROPOSER = "scripted/proposer"
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    proposal: Proposal
-    result: AlignmentResult
+def _workspace(store: LabelStore | Workspace) -> Workspace:
+    """The page's workspace (the Judges page may still hand over its label store)."""
+    return store if isinstance(store, Workspace) else Workspace.of(store)
 
 
-def held_out_ids(store: LabelStore, dataset: str, criterion: str) -> set[str]:
+def held_out_ids(store: LabelStore | Workspace, dataset: str, criterion: str) -> set[str]:
     """The test rows of ``dataset``/``criterion`` (making the split, assigning new labels)."""
-    try:
-        return set(SplitStore(store.db).ensure(dataset, criterion).ids("test"))
-    except CalibrateError:  # a derived (perturbed) dataset has no split
-        return set()
+    return align.held_out_ids(_workspace(store), dataset, criterion)
 
 
 def _job_key(config: JudgeConfig, dataset: str) -> str:
     return f"{JOB_PREFIX}{config.config_id}:{dataset}"
 
 
-def _start(store: LabelStore, dataset: str, config: JudgeConfig, proposer: str) -> None:
+def _start(workspace: Workspace, dataset: str, config: JudgeConfig, proposer: str) -> None:
     settings = resources.get_settings()
-    try:
-        get_provider(proposer, settings=settings)
-        get_provider(config.model, settings=settings)
-    except ProviderConfigError as error:
-        widgets.message("error", str(error), icon=":material/key_off:")
+    problem = align.provider_problem(proposer, config.model, settings=settings)
+    if problem is not None:
+        widgets.message("error", problem, icon=":material/key_off:")
         return
 
-    def work(job: resources.BackgroundJob) -> _Outcome:
-        from judges.runner import run_judge
+    def work(job: resources.BackgroundJob) -> align.AlignOutcome:
+        def progress(done: int, message: str) -> None:
+            if done == 0:
+                job.advance(0, total=align.PROPOSE_STEPS, message=message)
+            else:
+                job.advance(done, message=message)
 
-        split = SplitStore(store.db).ensure(dataset, config.criterion)
-        job.advance(0, total=3, message="running the current revision on dev and test rows")
-        run_judge(config, dataset, workspace=Workspace.of(store),
-                  provider=get_provider(config.model,
-                                                                       settings=settings),
-                  item_ids=split.ids("dev") + split.ids("test"))
-        job.advance(1, message="asking the proposer")
-        proposal = propose_revision(store, dataset, config,
-                                    proposer=get_provider(proposer, settings=settings))
-        job.advance(2, message="running the proposal on dev and test rows")
-        result = evaluate_revisions(
-            store, dataset, config, proposal.config, context="app",
-            provider_for=lambda c: get_provider(c.model, settings=settings),
-        )
-        job.advance(3, message="done")
-        return _Outcome(proposal, result)
+        return align.propose(workspace, dataset, config, proposer=proposer, settings=settings,
+                             context="app", progress=progress)
 
     resources.get_jobs().start(_job_key(config, dataset), f"Proposal for {config.label}", work)
 
 
-def _disagreements(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
-    view = dev_disagreements(store, dataset, config)
+def _disagreements(workspace: Workspace, dataset: str, config: JudgeConfig) -> None:
+    view = align.dev_disagreements(workspace, dataset, config)
     st.caption(widgets.escape_markdown(
         f"{len(view.disagreements)} disagreements on {view.n_compared} dev rows where both the "
         f"experts and this revision gave pass or fail ({view.n_dev} dev rows labelled)."))
@@ -95,7 +76,7 @@ def _disagreements(store: LabelStore, dataset: str, config: JudgeConfig) -> None
         } for d in view.disagreements]), hide_index=True, key="align_disagreements")
 
 
-def _outcome(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+def _outcome(workspace: Workspace, dataset: str, config: JudgeConfig) -> None:
     """The proposal job: its progress while it runs (polled), then the result (still).
 
     Polled only while the job runs: a polling rerun every second would close a dropdown the
@@ -110,7 +91,7 @@ def _outcome(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     if job.error:
         st.code(job.error, language=None, wrap_lines=True)
         return
-    if not isinstance(job.result, _Outcome):
+    if not isinstance(job.result, align.AlignOutcome):
         return
     proposal, result = job.result.proposal, job.result.result
     st.code("\n".join(proposal.describe()), language=None, wrap_lines=True)
@@ -120,15 +101,14 @@ def _outcome(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
         if spec.startswith("scripted/"):
             widgets.message("warning", f"Stand-in: the {who} ({spec}) is the scripted "
                             "provider, not a model.")
-    align_store = AlignStore(store.db)
-    if align_store.adopted(dataset, config.criterion, config.name) == proposal.config.config_id:
+    if align.adopted(workspace, dataset, config.criterion,
+                     config.name) == proposal.config.config_id:
         widgets.message("success", f"Adopted {proposal.config.label}.")
     elif st.button(f"Adopt {proposal.config.label}", key="align_adopt",
                    icon=":material/check_circle:",
                    help="Nothing is adopted automatically. Adopting makes it the current "
                    "revision for the next proposal."):
-        align_store.adopt(dataset, config.criterion, config.name, proposal.config.config_id,
-                          proposal.proposal_id)
+        align.adopt(workspace, proposal.proposal_id)
         widgets.message("success", f"Adopted {proposal.config.label}.")
 
 
@@ -139,10 +119,10 @@ def _live_progress(key: str) -> None:
     if job is None or not job.running:
         st.rerun()
         return
-    st.progress(min(job.done / 3, 1.0), text=widgets.escape_markdown(job.message))
+    st.progress(min(job.done / align.PROPOSE_STEPS, 1.0), text=widgets.escape_markdown(job.message))
 
 
-def render(store: LabelStore, dataset: str, config: JudgeConfig, *,
+def render(store: LabelStore | Workspace, dataset: str, config: JudgeConfig, *,
            unsaved: bool = False) -> None:
     """The panel (see the module docstring).
 
@@ -153,21 +133,20 @@ def render(store: LabelStore, dataset: str, config: JudgeConfig, *,
     if config.kind != "pointwise":
         st.caption("Proposals tune pointwise judges.")
         return
+    workspace = _workspace(store)
     try:
-        split = SplitStore(store.db).ensure(dataset, config.criterion)
+        view = align.split(workspace, dataset, config.criterion)
     except CalibrateError as error:
         widgets.message("info", str(error))
         return
-    _, revisions = AlignStore(store.db).test_usage(dataset, config.criterion)
     st.caption(widgets.escape_markdown(
-        f"{split.describe()}. Tuning views show dev rows only; the test set has been used by "
-        f"{revisions} revisions."))
-    warning = optimism_warning(revisions)
-    if warning:
-        widgets.message("warning", warning)
+        f"{view.split.describe()}. Tuning views show dev rows only; the test set has been used "
+        f"by {view.revisions} revisions."))
+    if view.warning:
+        widgets.message("warning", view.warning)
     if not st.toggle("Show dev disagreements and propose a revision", key="align_open"):
         return
-    _disagreements(store, dataset, config)
+    _disagreements(workspace, dataset, config)
     proposer = st.text_input("Proposer model", value=DEFAULT_PROPOSER, key="align_proposer",
                              help="Any configured provider/model; scripted/... and local/... "
                              "work offline.")
@@ -176,8 +155,8 @@ def render(store: LabelStore, dataset: str, config: JudgeConfig, *,
                    "(“Save as…”) first.")
     if st.button("Propose a revision", key="align_propose", icon=":material/auto_fix_high:",
                  disabled=unsaved):
-        _start(store, dataset, config, proposer.strip())
-    _outcome(store, dataset, config)
+        _start(workspace, dataset, config, proposer.strip())
+    _outcome(workspace, dataset, config)
 
 
 __all__ = ["held_out_ids", "render"]

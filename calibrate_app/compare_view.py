@@ -3,12 +3,11 @@
 Did a change make the system better or worse? Pick a baseline and a candidate dataset (the same
 questions answered before and after a change, rows matched by id), both judged by the page's
 judge: the view shows each corrected pass rate, their paired difference with its interval, the
-exact McNemar p-value, how many rows pair up and how many are in one dataset only, the
-per-segment table and the warnings. Every number comes from
-:func:`judges.outputs.compare.compare_datasets`, the function behind ``calibrate compare`` (through
-the
-same card and verdicts parser), so the page and the CLI agree. Dataset names and warnings are
-data: they go through ``st.text``, data frames or escaped markdown only.
+exact McNemar p-value, how many rows pair up and how many are in one dataset only, the per-segment
+table and the warnings. Every number comes from :func:`judges.workflows.gate.compare_datasets`,
+which reads the stored verdicts through the same card and verdicts parser as ``calibrate
+compare``, so the page and the CLI agree. Dataset names and warnings are data: they go through
+``st.text``, data frames or escaped markdown only.
 """
 
 from __future__ import annotations
@@ -20,9 +19,10 @@ import streamlit as st
 
 from calibrate_app import widgets
 from judges.calibration import collapsed, describe_interval, format_point
-from judges.outputs.compare import compare_datasets
-from judges.reporting import JudgeReport, judges_on
-from labels import LabelStore
+from judges.workflows import gate
+from judges.workflows import report as reports
+from judges.workflows.report import JudgeReport
+from judges.workspace import Workspace
 
 STAND_IN_NOTE = (
     "This judge is a scripted stand-in, not a judge: its verdicts are simulated or scripted "
@@ -31,24 +31,20 @@ STAND_IN_NOTE = (
 )
 
 
-def _targets(store: LabelStore, report: JudgeReport) -> list[str]:
+def _targets(workspace: Workspace, report: JudgeReport) -> list[str]:
     """Pointwise datasets other than the labelled one that the page's judge has verdicts on."""
-    return [
-        d.name for d in store.datasets()
-        if d.kind == "pointwise" and d.name != report.dataset
-        and any(j.config_id == report.judge.config_id for j in judges_on(store, d.name))
-    ]
+    return reports.judged_datasets(workspace, report.judge.config_id, besides=report.dataset)
 
 
-def _judges_with_two_targets(store: LabelStore, report: JudgeReport) -> list[str]:
+def _judges_with_two_targets(workspace: Workspace, report: JudgeReport) -> list[str]:
     """Names of other judges with verdicts on the labelled dataset and two other datasets."""
     targets: dict[str, set[str]] = {}
-    for d in store.datasets():
+    for d in workspace.labels.datasets():
         if d.kind != "pointwise" or d.name == report.dataset:
             continue
-        for j in judges_on(store, d.name):
+        for j in reports.judges(workspace, d.name):
             targets.setdefault(j.config_id, set()).add(d.name)
-    return sorted({j.name for j in judges_on(store, report.dataset)
+    return sorted({j.name for j in reports.judges(workspace, report.dataset)
                    if j.config_id != report.judge.config_id
                    and len(targets.get(j.config_id, ())) >= 2})
 
@@ -119,14 +115,14 @@ def _show(data: dict[str, Any]) -> None:
             st.text(warning)
 
 
-def render(store: LabelStore, report: JudgeReport) -> None:
+def render(workspace: Workspace, report: JudgeReport) -> None:
     """The comparison section for the page's judge and calibration (``report``)."""
     st.subheader("Compare two target datasets")
     if report.judge.stand_in:
         st.warning(STAND_IN_NOTE, icon=":material/science:")
-    targets = _targets(store, report)
+    targets = _targets(workspace, report)
     if len(targets) < 2:
-        others = _judges_with_two_targets(store, report)
+        others = _judges_with_two_targets(workspace, report)
         hint = (f" Judges with verdicts on two target datasets: {', '.join(others)}."
                 if others else "")
         st.caption("Needs this judge's verdicts on two datasets besides the labelled one, e.g. "
@@ -146,7 +142,8 @@ def render(store: LabelStore, report: JudgeReport) -> None:
         st.info("Pick two different datasets.")
         return
     comparison = widgets.or_warning(
-        lambda: compare_datasets(store, report, baseline=baseline, candidate=candidate))
+        lambda: gate.compare_datasets(workspace, report, baseline=baseline,
+                                      candidate=candidate))
     if comparison is None:
         return
     _show(comparison.to_json())

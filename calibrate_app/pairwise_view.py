@@ -1,6 +1,6 @@
 """The Calibration page's view of a pairwise (A vs B) judge.
 
-Every number comes from :func:`judges.reporting.pairwise_report`, the function behind
+Every number comes from :func:`judges.workflows.report.pairwise`, the function behind
 ``calibrate report`` on a pairwise dataset. Row text and model names are data: they reach the
 page through ``st.dataframe``, charts and ``st.text`` only, never markdown.
 """
@@ -15,8 +15,9 @@ import streamlit as st
 
 from calibrate_app import widgets
 from judges.calibration import describe_interval
-from judges.reporting import JudgeRef, PairwiseReport, pairwise_report
-from labels import LabelStore
+from judges.workflows import report as reports
+from judges.workflows.report import JudgeRef, PairwiseReport
+from judges.workspace import Workspace
 
 CLASSES = ("a", "b", "tie")
 
@@ -108,17 +109,15 @@ def _disagreements(report: PairwiseReport) -> None:
     st.dataframe(differ, hide_index=True, key="cal_pairwise_disagreements")
 
 
-def render(store: LabelStore, dataset: str, judge: JudgeRef, *, rule: str | None) -> None:
+def render(workspace: Workspace, dataset: str, judge: JudgeRef, *, rule: str | None) -> None:
     """The pairwise report of ``judge`` on ``dataset``, on the Calibration page."""
-    report = widgets.or_warning(lambda: pairwise_report(store, dataset, judge, rule=rule))
+    report = widgets.or_warning(lambda: reports.pairwise(workspace, dataset, judge, rule=rule))
     if report is None:
         return
     data = report.to_json()
-    st.caption(widgets.escape_markdown(
-        f"Pairwise judge {report.judge.name} r{report.judge.revision} "
-        f"({report.judge.config_id}) vs {data['n_votes']} human votes on {data['n_rows']} rows, "
-        f"criterion {report.criterion!r}, aggregation {report.rule}."
-    ))
+    widgets.judge_caption(report.judge, f"{data['n_votes']} human votes on {data['n_rows']} "
+                          f"rows, criterion {report.criterion!r}, aggregation {report.rule}.",
+                          kind="Pairwise judge ")
     _headline(data)
     left, right = st.columns(2)
     left.altair_chart(_confusion_chart(data), key="cal_pairwise_confusion")

@@ -1,44 +1,43 @@
 """The Calibration page's "Abstain and escalate" section and its "Drift" panel.
 
 Abstain and escalate: pick the error rate allowed among the verdicts the judge is trusted with
-(the alpha slider); :func:`judges.selective.select_rule`, the function behind ``calibrate judge
-select``, certifies the acceptance rule on the labelled rows and shows what share of the target
-it settles, with the guarantee. One button sends the rest to the Label queue's escalated order,
-and a link opens the Label page on them.
+(the alpha slider); :func:`judges.workflows.selective.select`, the function behind ``calibrate
+judge select``, certifies the acceptance rule on the labelled rows and shows what share of the
+target it settles, with the guarantee. One button sends the rest to the Label queue's escalated
+order, and a link opens the Label page on them.
 
 Drift: a judge card (this judge's calibration, built now, or a card file) tested by
-:func:`judges.outputs.drift.drift_check`, the function behind ``calibrate drift``, on the judge's
-stored verdicts of a dataset, with the card's anchor rows as re-scored in the database and the
-dataset's expert labels. Names, reasons and sentences are data: escaped or plain text only.
+:func:`judges.workflows.gate.drift_stored` (the drift check behind ``calibrate drift``) on the
+judge's stored verdicts of a dataset, with the card's anchor rows as re-scored in the database and
+the dataset's expert labels. Names, reasons and sentences are data: escaped or plain text only.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from calibrate_app import access, resources, state, widgets
 from calibrate_app.uploads import check_upload_size
-from judges.outputs.card import JudgeCard, card_from_report, loads_card
-from judges.outputs.compare import stored_verdicts
-from judges.outputs.drift import drift_check
-from judges.reporting import JudgeReport, judges_on
-from judges.selective import CascadeReport, escalate, select_rule
-from labels import LabelStore
+from judges.workflows import card as cards
+from judges.workflows import gate, selective
+from judges.workflows import report as reports
+from judges.workflows.card import JudgeCard
+from judges.workflows.report import JudgeReport
+from judges.workflows.selective import CascadeReport
+from judges.workspace import Workspace
 
 THIS_CARD = "This judge's calibration (built now)"
 
 
-def _escalate(store: LabelStore, cascade: CascadeReport) -> None:
-    escalation = escalate(store, cascade)
+def _escalate(workspace: Workspace, cascade: CascadeReport) -> None:
+    escalation = selective.escalate(workspace, cascade)
     state.flash("success", f"{len(escalation.item_ids)} escalated rows are now the Label queue "
                            f"of {cascade.target} ({cascade.criterion}), in random order.")
 
 
 @st.fragment
-def render_abstain(store: LabelStore, report: JudgeReport) -> None:
+def render_abstain(workspace: Workspace, report: JudgeReport) -> None:
     """The section: the alpha slider, what the certified rule accepts, the escalation."""
     st.subheader("Abstain and escalate")
     st.caption(
@@ -55,10 +54,8 @@ def render_abstain(store: LabelStore, report: JudgeReport) -> None:
     delta = cols[1].number_input("Chance the guarantee may fail (δ)", min_value=0.01,
                                  max_value=0.5, value=0.1, step=0.01, format="%.2f",
                                  key="cal_abstain_delta")
-    target = report.target if report.target != report.dataset else None
-    cascade = widgets.or_warning(lambda: select_rule(
-        store, report.dataset, report.judge.config_id, alpha=float(alpha), delta=float(delta),
-        target=target, report=report, criterion=report.criterion, rule=report.rule))
+    cascade = widgets.or_warning(lambda: selective.select(
+        workspace, report, alpha=float(alpha), delta=float(delta)))
     if cascade is None:
         return
     data = cascade.to_json()
@@ -89,15 +86,12 @@ def render_abstain(store: LabelStore, report: JudgeReport) -> None:
                    f"{data['escalated']} escalated rows labelled).")
     for warning in data["warnings"]:
         st.text(warning)
-    current = store.escalation(cascade.target, cascade.criterion)
-    queue = store.queue_settings(cascade.target, cascade.criterion)
-    sent = current is not None and current.rule == cascade.rule_id and queue.order == "escalated"
-    if sent:
+    if selective.escalation_sent(workspace, cascade):
         st.caption("These escalated rows are the Label queue already.")
     elif data["escalated"] and access.is_owner():  # the queue is everyone's
         st.button(f"Send the {data['escalated']:,} escalated rows to the Label queue",
                   key="cal_escalate", icon=":material/forward_to_inbox:", on_click=_escalate,
-                  args=(store, cascade),
+                  args=(workspace, cascade),
                   help="Records them and sets the Label page's queue of the target to the "
                        "escalated order, for everyone labelling it.")
     access.page_link("label", "Label the escalated rows", ":material/task_alt:",
@@ -113,11 +107,11 @@ def _uploaded_card() -> JudgeCard | None:
     check_upload_size(upload.name, upload.size, max_mb)
     text = upload.getvalue().decode("utf-8", errors="replace")
     if upload.name.lower().endswith(".json"):
-        return loads_card(text, source=upload.name, format="json")
-    return loads_card(text, source=upload.name, format="yaml")
+        return cards.loads_card(text, source=upload.name, format="json")
+    return cards.loads_card(text, source=upload.name, format="yaml")
 
 
-def render_drift(store: LabelStore, report: JudgeReport) -> None:
+def render_drift(workspace: Workspace, report: JudgeReport) -> None:
     """The panel: a card tested for judge and system drift on the database's verdicts."""
     st.subheader("Drift")
     st.caption(
@@ -133,8 +127,7 @@ def render_drift(store: LabelStore, report: JudgeReport) -> None:
             return
     config = report.judge.config_id if uploaded is None else uploaded.judge.config_id
     home = report.dataset if uploaded is None else uploaded.calibration.dataset
-    judged = [d.name for d in store.datasets() if d.kind == "pointwise"
-              and any(j.config_id == config for j in judges_on(store, d.name))]
+    judged = reports.judged_datasets(workspace, config)
     if not judged:
         st.info("No dataset has verdicts of this card's judge config in this database.")
         return
@@ -149,14 +142,12 @@ def render_drift(store: LabelStore, report: JudgeReport) -> None:
                              "expert labels", key="cal_drift_labels")
     if not st.button("Test for drift", key="cal_drift_run", icon=":material/monitor_heart:"):
         return
-    card = uploaded if uploaded is not None else card_from_report(store, report, force=True)
+    card = uploaded if uploaded is not None else cards.for_report(workspace, report)
     labels = None
     if use_labels:
-        labels = _consensus(store.current_labels(new, criterion=card.judge.criterion))
-    result = widgets.or_warning(lambda: drift_check(
-        card, stored_verdicts(store, new, config),
-        anchor=None if anchor == none else stored_verdicts(store, anchor, config),
-        labels=labels))
+        labels = gate.expert_labels(workspace, new, card.judge.criterion)
+    result = widgets.or_warning(lambda: gate.drift_stored(
+        workspace, card, new, anchor=None if anchor == none else anchor, labels=labels))
     if result is None:
         return
     data = result.to_json()
@@ -169,11 +160,3 @@ def render_drift(store: LabelStore, report: JudgeReport) -> None:
     for warning in data["warnings"]:
         st.text(warning)
 
-
-def _consensus(frame: pd.DataFrame) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item_id, verdicts in frame.groupby("item_id")["verdict"]:
-        words: list[Any] = list(verdicts)
-        p, f = words.count("pass"), words.count("fail")
-        out[str(item_id)] = "pass" if p > f else "fail" if f > p else "unsure"
-    return out

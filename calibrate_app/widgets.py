@@ -20,13 +20,16 @@ import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
 
 from calibrate_app import claim_view
 from labels.errors import CalibrateError
 from labels.models import Criterion, Item
+
+if TYPE_CHECKING:
+    from judges.reporting import JudgeRef
 
 T = TypeVar("T")
 
@@ -69,6 +72,13 @@ def escape_markdown(text: object) -> str:
     joined = _PARSED_TEXT_PATTERNS.sub(WORD_JOINER, str(text))
     escaped = _MARKDOWN_PUNCTUATION.sub(r"\\\1", joined)
     return re.sub(r"\r\n?|\n", "  \n", escaped)  # a hard line break, not a new paragraph
+
+
+def judge_caption(judge: JudgeRef, against: str, *, kind: str = "") -> None:
+    """The caption over a report: which judge revision (and config) against which labels."""
+    st.caption(escape_markdown(
+        f"{kind}{judge.name} r{judge.revision} ({judge.config_id}) vs {against}"
+    ))
 
 
 def message(kind: str, text: str, **options: Any) -> None:

@@ -10,8 +10,9 @@ This package is a plain library: it never imports a front end (``calibrate_app``
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from labels.lazy import load
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "judges.config": (
@@ -77,12 +78,7 @@ __all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'judges' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return load(__name__, _WHERE, name)
 
 
 def __dir__() -> list[str]:

@@ -28,9 +28,9 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from judges.calibration import ConsistencyResult, consistency_from_flags, self_consistency
+from judges.calibration.vocabulary import AGGREGATION_RULES, AggregationRule
 from judges.config import JudgeConfig
 from judges.verdicts import dataset_keys
-from judges.vocabulary import AGGREGATION_RULES, AggregationRule
 from labels.errors import CalibrateError
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import hashlib
 import platform
 from datetime import UTC, datetime
 from importlib import metadata
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -31,6 +31,10 @@ CARD_SCHEMA_VERSION: Literal[2] = 2
 CARD_KIND: Literal["calibrate.judge_card"] = "calibrate.judge_card"
 CARD_SUFFIXES = (".json", ".yaml", ".yml")
 _PACKAGES = ("numpy", "scipy", "statsmodels", "pandas", "duckdb", "pydantic")
+
+
+Count = Annotated[int, Field(ge=0)]
+"""A number of rows, labels or votes: never negative."""
 
 
 class CardError(ImportFileError):
@@ -74,10 +78,10 @@ class CardInterval(_Model):
 class Confusion(HumanMargins, _Model):
     """Judge-vs-human counts on the calibration rows (pass is the positive class)."""
 
-    tp: int = Field(ge=0)
-    fn: int = Field(ge=0)
-    fp: int = Field(ge=0)
-    tn: int = Field(ge=0)
+    tp: Count
+    fn: Count
+    fp: Count
+    tn: Count
 
 
 class Policy(_Model):
@@ -112,12 +116,12 @@ class CardCalibration(_Model):
     dataset: str
     criterion: str
     content_hash: str
-    rows: int = Field(ge=0)
-    labelled_rows: int = Field(ge=0)
+    rows: Count
+    labelled_rows: Count
     design: str
     design_reason: str
     annotators: list[str]
-    n_annotators: int = Field(ge=0)
+    n_annotators: Count
     labels_from: datetime | None
     labels_to: datetime | None
 
@@ -132,7 +136,7 @@ class PairwiseCardMetrics(_Model):
     """
 
     table: list[list[int]]
-    n_votes: int = Field(ge=0)
+    n_votes: Count
     agreement_with_ties: CardInterval
     agreement_without_ties: CardInterval
     kappa: CardInterval
@@ -151,9 +155,9 @@ class CardMetrics(_Model):
     """The measured error rates: the numbers the gate corrects with."""
 
     confidence: float = Field(gt=0, lt=1)
-    n: int = Field(ge=0)
-    m0: int = Field(ge=0)
-    m1: int = Field(ge=0)
+    n: Count
+    m0: Count
+    m1: Count
     confusion: Confusion
     sensitivity: CardInterval
     specificity: CardInterval
@@ -165,8 +169,8 @@ class CardMetrics(_Model):
     strata: dict[str, dict[str, int]] | None = None
     """Calibration counts per judge-verdict stratum (for people; the gate answers from
     ``evidence``): ``population``, ``labelled``, ``human_pass``, ``human_unsure``."""
-    unscored: int = Field(ge=0)
-    unsure: int = Field(ge=0)
+    unscored: Count
+    unsure: Count
     pairwise: PairwiseCardMetrics | None = None
     """A pairwise judge's metrics (its pass/fail fields are then empty and say so)."""
     counts: dict[str, dict[str, int]] | None = None
@@ -189,7 +193,7 @@ class CardStress(_Model):
     test: str
     expectation: str
     dataset: str
-    eligible: int = Field(ge=0)
+    eligible: Count
     flip_rate: CardInterval
     family_warning: str | None = None
 
@@ -217,12 +221,12 @@ class CardSelection(_Model):
     level: float
     guarantee: str
     design: str
-    rows: int = Field(ge=0)
-    accepted: int = Field(ge=0)
+    rows: Count
+    accepted: Count
     accepted_share: float
-    labelled: int = Field(ge=0)
-    accepted_labelled: int = Field(ge=0)
-    errors: int = Field(ge=0)
+    labelled: Count
+    accepted_labelled: Count
+    errors: Count
     error_estimate: float | None
     tests: list[dict[str, Any]] = Field(default_factory=list)
     refused: bool = False
@@ -372,6 +376,19 @@ def _stress(store: LabelStore, config_id: str) -> list[CardStress]:
                    family_warning=r.detail.get("family_warning"))
         for r in AlignStore(store.db).latest_stress(config_id)
     ]
+
+
+def card_identity(
+    store: LabelStore, ref: JudgeRef, problems: list[str], *, force: bool
+) -> tuple[str, str, dict[str, Any], dict[str, Any] | None]:
+    """:func:`judge_identity` for a card that ``problems`` stand against.
+
+    Raises:
+        CardRefusedError: There are problems and ``force`` is false.
+    """
+    if problems and not force:
+        raise CardRefusedError(problems)
+    return judge_identity(store, ref)
 
 
 def judge_identity(

@@ -46,6 +46,7 @@ from judges.calibration import (
 )
 from judges.calibration.evidence import OUTCOME_FAIL, OUTCOME_PASS
 from judges.calibration.strata import StratumCounts
+from judges.calibration.vocabulary import SIGNALS
 from judges.card_model import CardSelection
 from judges.config import canonical_json
 from judges.pricing import Price, price_for
@@ -55,7 +56,6 @@ from judges.reporting.evidence import judged_rows, per_row
 from judges.signals import available_signals, call_signals, scores_of
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import dataset_keys
-from judges.vocabulary import SIGNALS
 from judges.workspace import Workspace
 from labels.errors import CalibrateError
 from labels.exporting import write_table

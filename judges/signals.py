@@ -3,9 +3,10 @@
 Per row, from its calls: how many gave a pass/fail verdict and how many of those agree with
 the row's aggregated verdict (repeats and swapped source orders), the verdict probability a
 claim-split judge writes as ``p_yes`` in its reasoning, and optionally how many other judges
-agree. :func:`scores_of` turns the signals named in :data:`judges.vocabulary.SIGNALS` into one
-score per row (:func:`judges.calibration.confidence_score`); :mod:`judges.selective` certifies
-a threshold on it and :func:`judges.selective.apply_selection` applies a card's threshold.
+agree. :func:`scores_of` turns the signals named in
+:data:`judges.calibration.vocabulary.SIGNALS` into one score per row
+(:func:`judges.calibration.confidence_score`); :mod:`judges.selective` certifies a threshold on
+it and :func:`judges.selective.apply_selection` applies a card's threshold.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from judges.calibration import confidence_score
-from judges.vocabulary import SIGNALS
+from judges.calibration.vocabulary import SIGNALS
 from labels.errors import CalibrateError
 
 __all__ = ["available_signals", "call_signals", "scores_of"]

@@ -7,8 +7,9 @@ datasets``) should not pay for, and the store needs DuckDB, which ``calibrate --
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from labels.lazy import load
 
 if TYPE_CHECKING:
     from labels.errors import (
@@ -52,12 +53,7 @@ _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 def __getattr__(name: str) -> Any:
     # PEP 562: a name's module is imported on its first use, so `labels.errors` (which the
     # CLI needs to print help) does not bring DuckDB or pyarrow with it.
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'labels' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return load(__name__, _WHERE, name)
 
 
 def open_store(path: str, *, lock_timeout: float = 0.0, read_only: bool = False) -> LabelStore:

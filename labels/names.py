@@ -15,7 +15,9 @@ SELECTIONS = ("random", "by_verdict", "flips_first", "active", "file", "imported
               "escalated")
 """How a label's row was chosen (the ``selection`` of ``label_provenance``; ``escalated``: a row
 an acceptance rule abstained on, drawn from the escalated queue,
-:data:`labels.stores.schema.M004_ESCALATED_SELECTION`).
+:data:`labels.stores.schema.M004_ESCALATED_SELECTION`). The engine keeps the same tuple as
+:data:`judges.calibration.vocabulary.SELECTIONS` (the pure statistics may not import labels);
+``tests/test_vocabulary.py`` holds the two together.
 """
 
 DEFAULT_CRITERION = "faithfulness"

@@ -121,12 +121,12 @@ def check_parquet_size(
             f"holds {rows:,} rows, more than the limit of {limits.max_rows:,} "
             "(CALIBRATE_MAX_ROWS); nothing was read", path=shown_path,
         )
+    # Two sizes answer to the one limit: the pages decompressed, and the values decoded.
+    over = (f", more than the limit of {limits.max_uncompressed_mb:,.0f} MB "
+            "(CALIBRATE_MAX_UNCOMPRESSED_MB); nothing was read")
     if size > limit:
-        raise ImportFileError(
-            f"its column data takes {size / 1024 / 1024:,.1f} MB uncompressed, more than the "
-            f"limit of {limits.max_uncompressed_mb:,.0f} MB (CALIBRATE_MAX_UNCOMPRESSED_MB); "
-            "nothing was read", path=shown_path,
-        )
+        raise ImportFileError(f"its column data takes {size / 1024 / 1024:,.1f} MB uncompressed"
+                              f"{over}", path=shown_path)
     if uncheckable is not None:
         raise ImportFileError(
             f"column {uncheckable} uses an encoding whose decoded size cannot be checked "
@@ -136,8 +136,7 @@ def check_parquet_size(
     if decoded > limit:
         raise ImportFileError(
             f"its columns decode to {decoded / 1024 / 1024:,.1f} MB (dictionary-encoded values "
-            f"repeated), more than the limit of {limits.max_uncompressed_mb:,.0f} MB "
-            "(CALIBRATE_MAX_UNCOMPRESSED_MB); nothing was read", path=shown_path,
+            f"repeated){over}", path=shown_path,
         )
 
 

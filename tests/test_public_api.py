@@ -21,3 +21,18 @@ def test_importing_the_cli_loads_no_provider_sdk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_every_statistics_name_is_the_object_its_module_defines() -> None:
+    # The lazy table is read from the package's TYPE_CHECKING imports; a name placed in the
+    # wrong submodule would fail here rather than at a user's import.
+    import importlib
+
+    from judges import calibration
+
+    where = calibration._where()
+    assert calibration.__all__ == sorted(where) and len(where) > 150
+    for name, module in where.items():
+        defined = getattr(importlib.import_module(f"judges.calibration.{module}"), name)
+        assert getattr(calibration, name) is defined, name
+    assert callable(calibration.kappa_interval)  # the function, not its submodule

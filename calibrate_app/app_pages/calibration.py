@@ -1,6 +1,6 @@
 """Calibration page: how far to trust a judge, and what the true pass rate is.
 
-Every number comes from :func:`judges.reporting.calibration_report`, the function behind
+Every number comes from :func:`judges.workflows.report.report`, the function behind
 ``calibrate report``, so the page and the CLI agree. Row text (questions, answers, the judge's
 reasoning, annotators' notes) is untrusted: it goes through ``st.text`` only, never markdown or a
 widget label; charts and tables get it as data.
@@ -23,23 +23,13 @@ from calibrate_app import (
     state,
     widgets,
 )
-from judges.aggregation import AGGREGATION_RULES
 from judges.calibration import describe_interval, expected_active_saving, format_point
-from judges.calibration.trust import SMALL_SAMPLE, CertificationRule, trust_verdict
-from judges.calibration.vocabulary import describe_counts, describe_used
-from judges.reporting import (
-    JudgeRef,
-    JudgeReport,
-    calibration_report,
-    default_judge,
-    default_target,
-    judge_leaderboard,
-    judges_on,
-)
+from judges.calibration.vocabulary import AGGREGATION_RULES, describe_counts, describe_used
 from judges.workflows import queue as label_queue
-from labels import LabelStore
+from judges.workflows import report as reports
+from judges.workflows.report import SMALL_SAMPLE, JudgeRef, JudgeReport, QueueOrder
+from judges.workspace import Workspace
 from labels.errors import NotFoundError
-from labels.sampling import QueueOrder, QueueSettings
 
 AUTO = "auto"
 SAME = "(the labelled dataset)"
@@ -57,7 +47,8 @@ RULE_TEXT = {
 }
 
 
-def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
+def _pick_inputs(workspace: Workspace) -> dict[str, Any] | None:
+    store = workspace.labels
     datasets = [d for d in store.datasets() if d.labels > 0]
     if not datasets:
         st.info("No dataset has human labels yet: import rows on the Data page and "
@@ -70,7 +61,7 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
         "Dataset with human labels", names,
         index=names.index(wanted) if wanted in names else 0, key="cal_dataset",
     )
-    judges = judges_on(store, dataset)
+    judges = reports.judges(workspace, dataset)
     if not judges:
         st.info("No judge has verdicts on this dataset yet: run one on the Judges page, or "
                 "import verdicts (`calibrate verdicts import`).")
@@ -83,8 +74,8 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
 
     # Open on the judge with the most usable labelled rows (ties: the newest), not simply the
     # newest: a judge run on two rows is not the story a newcomer should see first.
-    pairwise = store.dataset(dataset).kind == "pairwise"
-    best = None if pairwise else default_judge(store, dataset)
+    pairwise = reports.is_pairwise(workspace, dataset)
+    best = None if pairwise else reports.first_judge(workspace, dataset)
     ids = list(by_id)
     main = top[1].selectbox("Judge", ids, format_func=label, key="cal_judge",
                             index=ids.index(best.config_id) if best is not None else 0)
@@ -103,11 +94,9 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
         cols = st.columns(5)
         # Only datasets this judge config has verdicts on: another judge's target would be
         # an error, and Streamlit resets the choice when the options change.
-        others = [d.name for d in store.datasets()
-                  if d.kind == "pointwise" and d.name != dataset
-                  and any(j.config_id == main for j in judges_on(store, d.name))]
+        others = reports.judged_datasets(workspace, main, besides=dataset)
         targets = [SAME, *others]
-        judged_target = default_target(store, dataset, by_id[main])
+        judged_target = reports.first_target(workspace, dataset, by_id[main])
         target = cols[0].selectbox(
             "Pass rate of", targets, key="cal_target",
             index=targets.index(judged_target) if judged_target in targets else 0,
@@ -148,7 +137,7 @@ def _pick_inputs(store: LabelStore) -> dict[str, Any] | None:
         "design": None if design == AUTO else design, "rule": None if rule == JUDGE_RULE else rule,
         "criterion": criterion,
         "half_width": float(half_width),
-        "certify": CertificationRule(float(min_sens), float(min_spec)),
+        "certify": {"min_sensitivity": float(min_sens), "min_specificity": float(min_spec)},
     }
 
 
@@ -168,19 +157,9 @@ STATUS_BOX: dict[str, tuple[str, str]] = {
 }
 
 
-def _verdict(report: JudgeReport, rule: CertificationRule) -> None:
+def _verdict(report: JudgeReport, bars: dict[str, float]) -> None:
     """The first screen: the trust verdict beside the true pass rate, above every number."""
-    agreement = report.human.agreement
-    # The same rates as the metrics below: the judge's population rates (labels drawn by
-    # verdict bias the raw sample rates).
-    a = report.answer
-    sensitivity, specificity, kappa = a.rates.sensitivity, a.rates.specificity, a.kappa
-    verdict = trust_verdict(
-        sensitivity, specificity,
-        kappa=kappa,
-        human_kappa=agreement.mean_pairwise_kappa if agreement is not None else None,
-        rule=rule,
-    )
+    verdict = reports.trust(report, **bars)
     with st.container(key="cal_verdict", border=True):
         trust, answer = st.columns(2, gap="medium")
         with trust:
@@ -409,7 +388,8 @@ def _segments(report: JudgeReport) -> None:
     st.dataframe(frame, hide_index=True, key="cal_segments")
 
 
-def _open_row(store: LabelStore, report: JudgeReport, row: pd.Series) -> None:
+def _open_row(workspace: Workspace, report: JudgeReport, row: pd.Series) -> None:
+    store = workspace.labels
     item_id = str(row["item_id"])
     with st.container(border=True, key="cal_row"):
         st.caption("Item id")
@@ -441,15 +421,11 @@ def _open_row(store: LabelStore, report: JudgeReport, row: pd.Series) -> None:
                                           else None), empty="(no reasoning)")
 
 
-def _annotators(store: LabelStore, report: JudgeReport, data: dict[str, Any]) -> None:
+def _annotators(workspace: Workspace, report: JudgeReport, data: dict[str, Any]) -> None:
     """Owners: each annotator's progress and the annotator x annotator agreement matrix."""
-    from judges.reporting.annotators import agreement_matrix, annotator_progress
-    from labels.stores.team_store import TeamStore
-
-    assignments = TeamStore(store.db).assignments(report.dataset, report.criterion) \
-        if access.visitor().team else None
-    progress = annotator_progress(report.human.labels, store.count_items(report.dataset),
-                                  assignments)
+    annotators = reports.annotators(workspace, report, team=access.visitor().team,
+                                    human_agreement=data["human_agreement"])
+    progress, matrix = annotators.progress, annotators.agreement
     if progress.empty:
         return
     with st.expander(f"Annotators ({len(progress)}): progress and agreement",
@@ -458,7 +434,6 @@ def _annotators(store: LabelStore, report: JudgeReport, data: dict[str, Any]) ->
             "share": st.column_config.ProgressColumn("share of rows", format="percent",
                                                      min_value=0.0, max_value=1.0)},
             key="cal_annotators")
-        matrix = agreement_matrix(data["human_agreement"])
         if matrix.empty:
             st.caption("No two annotators share a row yet, so there is no agreement to show.")
             return
@@ -467,7 +442,7 @@ def _annotators(store: LabelStore, report: JudgeReport, data: dict[str, Any]) ->
         st.dataframe(matrix, key="cal_agreement_matrix")
 
 
-def _disagreements(store: LabelStore, report: JudgeReport) -> None:
+def _disagreements(workspace: Workspace, report: JudgeReport) -> None:
     frame = report.disagreements()
     st.subheader(f"Disagreements ({len(frame)})")
     if frame.empty:
@@ -484,15 +459,15 @@ def _disagreements(store: LabelStore, report: JudgeReport) -> None:
     number = st.number_input("Open row", min_value=0, max_value=len(frame) - 1, value=0,
                              step=1, key="cal_open_row")
     index = int(selected[0]) if selected else int(number)
-    _open_row(store, report, frame.iloc[index])
+    _open_row(workspace, report, frame.iloc[index])
 
 
-def _leaderboard(store: LabelStore, report: JudgeReport, compare: list[JudgeRef]) -> None:
+def _leaderboard(workspace: Workspace, report: JudgeReport, compare: list[JudgeRef]) -> None:
     if not compare:
         return
     st.subheader("Leaderboard")
-    board = judge_leaderboard(store, report.dataset, [report.judge, *compare],
-                              criterion=report.criterion, rule=report.rule)
+    board = reports.leaderboard(workspace, report.dataset, [report.judge, *compare],
+                                criterion=report.criterion, rule=report.rule)
     st.caption(f"{board.n_items} labelled rows, sorted by kappa; McNemar's exact test against "
                "the best judge (only rows where exactly one judge is right count).")
     st.dataframe(board.frame(), hide_index=True, key="cal_leaderboard")
@@ -510,16 +485,14 @@ _ORDER_MESSAGES = {
 }
 
 
-def _use_order(store: LabelStore, dataset: str, criterion: str, order: QueueOrder) -> None:
-    current = store.queue_settings(dataset, criterion)
-    store.save_queue_settings(dataset, criterion, QueueSettings(
-        order=order, seed=current.seed, overlap=current.overlap))
+def _use_order(workspace: Workspace, dataset: str, criterion: str, order: QueueOrder) -> None:
+    reports.use_queue_order(workspace, dataset, criterion, order)
     state.flash("success", _ORDER_MESSAGES[order])
 
 
-def _active_offer(store: LabelStore, report: JudgeReport, order: QueueOrder) -> None:
+def _active_offer(workspace: Workspace, report: JudgeReport, order: QueueOrder) -> None:
     """The active order with its expected saving, from the judge's flips on this dataset."""
-    scores = label_queue.uncertainty(resources.get_workspace(), report.dataset)
+    scores = label_queue.uncertainty(workspace, report.dataset)
     if not scores:
         return
     saving = expected_active_saving(list(scores.values()))
@@ -535,13 +508,13 @@ def _active_offer(store: LabelStore, report: JudgeReport, order: QueueOrder) -> 
     elif saving > 0 and access.is_owner():  # the queue's order is everyone's
         st.button(
             "Label in active order", key="cal_active", icon=":material/target:",
-            on_click=_use_order, args=(store, report.dataset, report.criterion, "active"),
+            on_click=_use_order, args=(workspace, report.dataset, report.criterion, "active"),
             help="Sets the Label page's queue to the active order for everyone labelling this "
                  "dataset and criterion.",
         )
 
 
-def _plan(store: LabelStore, report: JudgeReport) -> None:
+def _plan(workspace: Workspace, report: JudgeReport) -> None:
     st.subheader("How many more labels")
     plan = report.plan
     st.text(plan.message)
@@ -552,7 +525,7 @@ def _plan(store: LabelStore, report: JudgeReport) -> None:
             f"the same total is about {g.optimum_m0:.0f} / {g.optimum_m1:.0f} "
             f"({g.variance_inflation:.2f}× the optimal calibration variance)."
         )
-    current = store.queue_settings(report.dataset, report.criterion)
+    current = workspace.labels.queue_settings(report.dataset, report.criterion)
     if current.order == "stratified":
         st.caption("The Label page's queue is already stratified by judge verdict.")
     elif access.is_owner() and plan.needed is not None and plan.needed.achievable and (
@@ -560,11 +533,12 @@ def _plan(store: LabelStore, report: JudgeReport) -> None:
     ):
         st.button(
             "Label in stratified order", key="cal_stratify", icon=":material/low_priority:",
-            on_click=_use_order, args=(store, report.dataset, report.criterion, "stratified"),
+            on_click=_use_order, args=(workspace, report.dataset, report.criterion,
+                                       "stratified"),
             help="Sets the Label page's queue to alternate judge-pass and judge-fail rows, "
                  "which finds the failing rows the plan asks for sooner.",
         )
-    _active_offer(store, report, current.order)
+    _active_offer(workspace, report, current.order)
     access.page_link("label", "Go to Label", ":material/task_alt:",
                      query_params={"dataset": report.dataset, "criterion": report.criterion})
 
@@ -572,29 +546,27 @@ def _plan(store: LabelStore, report: JudgeReport) -> None:
 def _page() -> None:
     access.require_page("calibration")
     st.header("Calibration")
-    store = resources.get_store()
+    workspace = resources.get_workspace()
     message = state.pop_flash()
     if message is not None:
         widgets.message("success" if message[0] == "toast" else message[0], message[1])
-    picked = _pick_inputs(store)
+    picked = _pick_inputs(workspace)
     if picked is None:
         return
     if picked.get("pairwise"):
-        pairwise_view.render(store, picked["dataset"], picked["judge"], rule=picked["rule"])
+        pairwise_view.render(workspace, picked["dataset"], picked["judge"], rule=picked["rule"])
         return
-    report = widgets.or_warning(lambda: calibration_report(
-        store, picked["dataset"], picked["judge"], criterion=picked["criterion"],
+    report = widgets.or_warning(lambda: reports.report(
+        workspace, picked["dataset"], picked["judge"], criterion=picked["criterion"],
         target=picked["target"], design=picked["design"], rule=picked["rule"],
-        target_half_width=picked["half_width"],
+        half_width=picked["half_width"],
     ))
     if report is None:
         return
     data = report.to_json()
-    st.caption(widgets.escape_markdown(
-        f"{report.judge.name} r{report.judge.revision} ({report.judge.config_id}) vs "
-        f"{len(report.human.annotators)} annotator(s), criterion {report.criterion!r}, "
-        f"{int(data['confidence'] * 100)}% intervals."
-    ))
+    widgets.judge_caption(report.judge, f"{len(report.human.annotators)} annotator(s), "
+                          f"criterion {report.criterion!r}, "
+                          f"{int(data['confidence'] * 100)}% intervals.")
     if report.stand_in:
         widgets.message(
             "warning", f"Stand-in judge ({', '.join(report.stand_in)}): the scripted provider "
@@ -615,13 +587,13 @@ def _page() -> None:
     _segments(report)
     _transfer(report)
     if access.is_owner():  # other annotators' identities and work: owners only
-        _annotators(store, report, data)
-    _disagreements(store, report)
-    _leaderboard(store, report, picked["compare"])
-    compare_view.render(store, report)
-    selective_view.render_abstain(store, report)
-    selective_view.render_drift(store, report)
-    _plan(store, report)
+        _annotators(workspace, report, data)
+    _disagreements(workspace, report)
+    _leaderboard(workspace, report, picked["compare"])
+    compare_view.render(workspace, report)
+    selective_view.render_abstain(workspace, report)
+    selective_view.render_drift(workspace, report)
+    _plan(workspace, report)
 
 
 _page()

@@ -1,42 +1,28 @@
 """Export page: the judge card for CI, and the labels and verdicts as files.
 
-The card is :func:`judges.outputs.card.card_from_report` over the same report the Calibration page
-shows
-(``calibrate card export`` on the command line), previewed before download; a card the rules
-refuse (:func:`judges.outputs.card.card_problems`) downloads only after "Export anyway", and then
-says
-so inside. Files go through
-:func:`labels.exporting.write_table`, which neutralises spreadsheet formulas in CSV cells.
+The card is :func:`judges.workflows.card.for_judge`: the card of the same report the Calibration
+page shows (``calibrate card export`` on the command line), previewed before download; a card the
+rules refuse (:func:`judges.outputs.card.card_problems`) downloads only after "Export anyway", and
+then says so inside. Files go through :func:`judges.workflows.card.table_bytes`, which
+neutralises spreadsheet formulas in CSV cells.
 """
 
 from __future__ import annotations
-
-import tempfile
-from pathlib import Path
 
 import streamlit as st
 
 from calibrate_app import access, resources, widgets
 from judges.calibration import format_point
-from judges.outputs.card import card_counts, card_from_report, dumps_card
-from judges.reporting import calibration_report, judges_on
-from judges.verdicts import judge_verdicts
+from judges.workflows import card as cards
+from judges.workflows import report as reports
 from judges.workspace import Workspace
-from labels import LabelStore
-from labels.exporting import write_table
 
 FORMATS = {"CSV": ".csv", "Parquet": ".parquet", "JSONL": ".jsonl"}
 MIME = {".csv": "text/csv", ".parquet": "application/octet-stream",
         ".jsonl": "application/x-ndjson"}
 
 
-def _file_bytes(frame: object, suffix: str) -> bytes:
-    with tempfile.TemporaryDirectory(prefix="calibrate-export-") as folder:
-        path = write_table(frame, Path(folder) / f"export{suffix}")  # type: ignore[arg-type]
-        return Path(path).read_bytes()
-
-
-def _card_section(store: LabelStore, dataset: str) -> None:
+def _card_section(workspace: Workspace, dataset: str) -> None:
     st.subheader("Judge card")
     st.caption(
         "One file with the judge's full config and content hash, its measured sensitivity and "
@@ -44,7 +30,7 @@ def _card_section(store: LabelStore, dataset: str) -> None:
         "annotators and the package versions; never an API key. In CI: "
         "`calibrate gate --card card.json verdicts.csv --min-pass-rate 0.8`."
     )
-    judges = judges_on(store, dataset)
+    judges = reports.judges(workspace, dataset)
     if not judges:
         st.info("No judge has verdicts on this dataset yet.")
         return
@@ -54,8 +40,7 @@ def _card_section(store: LabelStore, dataset: str) -> None:
         format_func=lambda c: f"{by_id[c].name} r{by_id[c].revision} · {c[:11]}",
     )
     fmt = st.radio("Card format", ["JSON", "YAML"], horizontal=True, key="export_card_format")
-    card = widgets.or_warning(lambda: card_from_report(
-        store, calibration_report(store, dataset, by_id[config_id]), force=True))
+    card = widgets.or_warning(lambda: cards.for_judge(workspace, dataset, by_id[config_id]))
     if card is None:
         return
     m = card.metrics
@@ -68,7 +53,7 @@ def _card_section(store: LabelStore, dataset: str) -> None:
     cols[2].metric("Labelled rows used", f"{m.n} of {card.calibration.labelled_rows}")
     st.caption(widgets.escape_markdown(
         f"Sensitivity {m.sensitivity.format()}, specificity {m.specificity.format()}. "
-        f"{card_counts(card)}."))
+        f"{cards.card_counts(card)}."))
     suffix = ".json" if fmt == "JSON" else ".yaml"
     forced = False
     if card.forced:
@@ -81,7 +66,7 @@ def _card_section(store: LabelStore, dataset: str) -> None:
                 "Export anyway (the card lists these reasons inside, under `forced`)",
                 key=f"export_card_force_{config_id}",
             )
-    text = dumps_card(card, format="json" if fmt == "JSON" else "yaml")
+    text = cards.dumps_card(card, format="json" if fmt == "JSON" else "yaml")
     with st.expander("Preview the card", icon=":material/visibility:",
                      expanded=bool(card.forced)):
         st.code(text, language="json" if fmt == "JSON" else "yaml", height=320)
@@ -95,24 +80,24 @@ def _card_section(store: LabelStore, dataset: str) -> None:
     )
 
 
-def _files_section(store: LabelStore, dataset: str) -> None:
+def _files_section(workspace: Workspace, dataset: str) -> None:
     st.subheader("Labels and verdicts")
     fmt = st.radio("File format", list(FORMATS), horizontal=True, key="export_format")
     suffix = FORMATS[fmt]
-    labels = store.current_labels(dataset)
+    labels = workspace.labels.current_labels(dataset)
     st.download_button(
-        f"Download current labels ({len(labels)})", data=_file_bytes(labels, suffix),
+        f"Download current labels ({len(labels)})", data=cards.table_bytes(labels, suffix),
         file_name=widgets.file_name(f"{dataset}-labels{suffix}"), mime=MIME[suffix],
         key="export_labels",
         disabled=labels.empty, icon=":material/download:",
         on_click=access.record_export, args=(f"current labels of {dataset}",),
     )
-    for ref in judges_on(store, dataset):
-        frame = judge_verdicts(Workspace.of(store), dataset, ref.config_id)
+    for ref in reports.judges(workspace, dataset):
+        frame = cards.verdicts_table(workspace, dataset, ref.config_id)
         st.download_button(
             f"Download verdicts of {widgets.escape_markdown(ref.name)} r{ref.revision} "
             f"({len(frame)} calls)",
-            data=_file_bytes(frame, suffix),
+            data=cards.table_bytes(frame, suffix),
             file_name=widgets.file_name(f"{dataset}-{ref.name}-r{ref.revision}-verdicts{suffix}"),
             mime=MIME[suffix], key=f"export_verdicts_{ref.config_id}",
             icon=":material/download:",
@@ -124,16 +109,16 @@ def _files_section(store: LabelStore, dataset: str) -> None:
 def _page() -> None:
     access.require_page("export")
     st.header("Export")
-    store = resources.get_store()
-    datasets = [d.name for d in store.datasets()]
+    workspace = resources.get_workspace()
+    datasets = [d.name for d in workspace.labels.datasets()]
     if not datasets:
         st.info("Nothing to export yet: import a dataset on the Data page.")
         return
     wanted = st.query_params.get("dataset")
     dataset = st.selectbox("Dataset", datasets, key="export_dataset",
                            index=datasets.index(wanted) if wanted in datasets else 0)
-    _card_section(store, dataset)
-    _files_section(store, dataset)
+    _card_section(workspace, dataset)
+    _files_section(workspace, dataset)
 
 
 _page()

@@ -1,46 +1,22 @@
 """``calibrate judge split | align | adopt | stress``: tune a judge on dev rows, prove it on test.
 
-Thin commands over :mod:`labels.splits` and :mod:`judges.alignment`. ``align`` runs the current
-revision on the dev and test rows, asks a proposer model for a revision from the dev
-disagreements, runs that on the same rows and prints the diff and the test numbers; nothing is
-adopted until ``adopt`` is run with the proposal's id.
+Thin commands over :mod:`judges.workflows.align`, which the app's alignment panel calls too.
+``align`` runs the current revision on the dev and test rows, asks a proposer model for a
+revision from the dev disagreements, runs that on the same rows and prints the diff and the test
+numbers; nothing is adopted until ``adopt`` is run with the proposal's id.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from calibrate_app.cli._context import AppContext, pass_app, pass_app_and_json
 from calibrate_app.cli._judges import _find_config, judge_group
 
-if TYPE_CHECKING:
-    from judges.config import JudgeConfig
-
 STAND_IN = ("STAND-IN: {who} is the scripted provider, not a model; these numbers show the "
             "workflow, not a judge's quality.")
-
-
-def _with_model(config: JudgeConfig, model: str | None, name: str) -> JudgeConfig:
-    from judges.config import parse_config
-
-    if model is None:
-        return config
-    return parse_config({**config.model_dump(mode="json"), "model": model},
-                        source=f"{name} with --model {model}")
-
-
-def _current(app: AppContext, config: JudgeConfig, dataset: str) -> JudgeConfig:
-    """The revision adopted last for this judge name on ``dataset``, else ``config``."""
-    from judges.stores.alignment_store import AlignStore
-    from judges.stores.judge_store import JudgeStore
-
-    adopted = AlignStore(app.store.db).adopted(dataset, config.criterion, config.name)
-    if adopted is None:
-        return config
-    stored = JudgeStore(app.store.db).stored_config(adopted).config
-    return stored if stored is not None else config
 
 
 def _stand_in_notes(*specs: tuple[str, str]) -> list[str]:
@@ -63,13 +39,13 @@ def judge_split(app: AppContext, dataset: str, criterion: str, seed: int | None,
     assigned as they are read. Tuning views show dev rows only.
     """
     from calibrate_app.cli._context import echo_json
-    from judges.stores.alignment_store import AlignStore, optimism_warning
-    from labels.stores.split_store import SplitStore
+    from judges.workflows import align
 
-    app.store.dataset(dataset)
-    split = SplitStore(app.store.db).ensure(dataset, criterion, seed=seed, test_share=test_share)
-    evaluations, revisions = AlignStore(app.store.db).test_usage(dataset, criterion)
-    warning = optimism_warning(revisions)
+    workspace = app.workspace
+    workspace.labels.dataset(dataset)
+    view = align.split(workspace, dataset, criterion, seed=seed, test_share=test_share)
+    split, evaluations, revisions, warning = (view.split, view.evaluations, view.revisions,
+                                              view.warning)
     if as_json:
         echo_json({"dataset": dataset, "criterion": criterion, "seed": split.seed,
                    "test_share": split.test_share, "dev": split.ids("dev"),
@@ -107,32 +83,21 @@ def judge_align(
     current revision. Nothing is adopted: run `calibrate judge adopt PROPOSAL` for that.
     """
     from calibrate_app.cli._context import echo_json
-    from judges.alignment.evaluate import evaluate_revisions
-    from judges.alignment.propose import propose_revision
-    from judges.calibration.trust import CertificationRule
-    from judges.providers import get_provider
-    from judges.runner import run_judge
-    from labels.stores.split_store import SplitStore
+    from judges.workflows import align
 
-    app.store.dataset(dataset)
-    base = _current(app, _with_model(_find_config(app, config_name), model, config_name),
-                    dataset)
-    settings = app.settings
-    split = SplitStore(app.store.db).ensure(dataset, base.criterion)
+    workspace = app.workspace
+    workspace.labels.dataset(dataset)
+    base = align.current_revision(
+        workspace, align.with_model(_find_config(app, config_name), model, config_name), dataset)
+    split = align.split(workspace, dataset, base.criterion).split
     notes = _stand_in_notes(("the judge", base.model), ("the proposer", proposer))
     for note in notes:
         click.echo(note, err=True)
     click.echo(split.describe(), err=True)
-    run_judge(base, dataset, workspace=app.workspace,
-              provider=get_provider(base.model, settings=settings),
-              item_ids=split.ids("dev") + split.ids("test"), concurrency=concurrency)
-    proposal = propose_revision(app.store, dataset, base,
-                                proposer=get_provider(proposer, settings=settings))
-    result = evaluate_revisions(
-        app.store, dataset, base, proposal.config,
-        provider_for=lambda c: get_provider(c.model, settings=settings),
-        rule=CertificationRule(min_sensitivity, min_specificity), concurrency=concurrency,
-    )
+    outcome = align.propose(workspace, dataset, base, proposer=proposer, settings=app.settings,
+                            min_sensitivity=min_sensitivity, min_specificity=min_specificity,
+                            concurrency=concurrency)
+    proposal, result = outcome.proposal, outcome.result
     if as_json:
         data: dict[str, Any] = result.to_dict()
         data.update(proposal_id=proposal.proposal_id, diff=proposal.diff,
@@ -154,14 +119,10 @@ def judge_align(
 @pass_app
 def judge_adopt(app: AppContext, proposal_id: str) -> None:
     """Adopt a proposed revision (explicitly): later `judge align` runs start from it."""
-    from judges.stores.alignment_store import AlignStore
-    from judges.stores.judge_store import JudgeStore
+    from judges.workflows import align
 
-    align_store = AlignStore(app.store.db)
-    proposal = align_store.proposal(proposal_id)
-    stored = JudgeStore(app.store.db).stored_config(proposal.config_id)
-    align_store.adopt(proposal.dataset, proposal.criterion, stored.name, proposal.config_id,
-                      proposal_id)
+    adoption = align.adopt(app.workspace, proposal_id)
+    proposal, stored = adoption.proposal, adoption.config
     click.echo(f"Adopted {stored.name} r{stored.revision} ({proposal.config_id}) for "
                f"{proposal.dataset}/{proposal.criterion}.")
 
@@ -188,15 +149,14 @@ def judge_stress(
     their originals and never calibrated; the results go into the judge card.
     """
     from calibrate_app.cli._context import echo_json
-    from judges.alignment.stress import TESTS, run_stress
-    from judges.providers import get_provider
+    from judges.workflows import align
 
-    app.store.dataset(dataset)
-    config = _with_model(_find_config(app, config_name), model, config_name)
+    workspace = app.workspace
+    workspace.labels.dataset(dataset)
+    config = align.with_model(_find_config(app, config_name), model, config_name)
     notes = _stand_in_notes(("the judge", config.model))
-    result = run_stress(app.store, dataset, config,
-                        provider=get_provider(config.model, settings=app.settings),
-                        tests=tests or tuple(TESTS), limit=limit, concurrency=concurrency)
+    result = align.stress(workspace, dataset, config, settings=app.settings, tests=tests,
+                          limit=limit, concurrency=concurrency)
     if as_json:
         echo_json({"stress_run": result.stress_run, "dataset": dataset,
                    "derived_dataset": result.derived_dataset, "judge": config.label,

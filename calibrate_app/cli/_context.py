@@ -1,7 +1,7 @@
 """What every command shares: the settings, a store opened on first use, lazy choices.
 
 Command modules import only what ``calibrate --help`` needs (click and the light name lists
-of :mod:`judges.vocabulary`, :mod:`judges.calibration.vocabulary` and :mod:`labels.names`):
+of :mod:`judges.calibration.vocabulary` and :mod:`labels.names`):
 the settings (pydantic-settings), the store (DuckDB) and the engine (pandas, scipy,
 statsmodels, the provider SDKs) are imported inside the command that uses them, so every
 ``--help`` starts in a fraction of a second (``tests/calibrate_app/cli/test_lazy_imports.py``).

@@ -1,8 +1,7 @@
 """Commands that use a judge card in CI: ``score``, ``gate`` and ``compare``.
 
-Thin layers over :mod:`judges.outputs.gate` and :mod:`judges.outputs.compare`; ``--json`` output is
-stable
-and documented in ``docs/report-json.md``.
+Thin layers over :mod:`judges.workflows.gate`; ``--json`` output is stable and documented in
+``docs/report-json.md``.
 
 ``gate`` exit codes: 0 every bar is met; 1 one is not (the reason is printed); 2 bad input (an
 unreadable or edited card, an unreadable verdicts file, verdicts of another judge config or
@@ -142,12 +141,12 @@ def write_otlp(otlp_file: str | None, data: dict[str, Any], kind: str) -> None:
     """Write ``data`` (a report's or a score's stable JSON) as OTLP/JSON logs, when asked."""
     if otlp_file is None:
         return
-    from judges.integrations.otlp import report_events, score_events, write_logs
+    from judges.workflows import gate
 
     if data.get("kind") == "pairwise":
         raise click.UsageError("--otlp exports pass/fail results; a pairwise card's or "
                                "report's shares are not pass rates")
-    write_logs(otlp_file, report_events(data) if kind == "report" else score_events(data))
+    gate.write_otlp(otlp_file, data, kind)
 
 
 def _emit(data: dict[str, Any], as_json: bool,
@@ -175,26 +174,22 @@ def score_command(card_file: str, verdicts_file: str, allow_unverified: bool,
     With a card that has an acceptance rule (card export --alpha), also the share of the
     verdicts it accepts and the error bound on them.
     """
-    from judges.outputs.card import load_card
-    from judges.outputs.gate import score_file
-    from labels.exporting import write_table
+    from judges.workflows import card as cards
+    from judges.workflows import gate
 
-    card = load_card(card_file)
-    if card.judge.kind == "pairwise":
-        from judges.outputs.pairwise_card import score_pairwise_file
-
-        if otlp_file is not None:
-            raise click.UsageError("--otlp exports pass/fail results; a pairwise card's "
-                                   "shares are not pass rates")
-        pairwise = score_pairwise_file(card, verdicts_file, allow_unverified=allow_unverified)
-        _emit(pairwise.to_json(), as_json, _pairwise_score_text)
+    card = cards.load_card(card_file)
+    if card.judge.kind == "pairwise" and otlp_file is not None:
+        raise click.UsageError("--otlp exports pass/fail results; a pairwise card's "
+                               "shares are not pass rates")
+    score = gate.score(card, verdicts_file, allow_unverified=allow_unverified)
+    if not isinstance(score, gate.Score):  # a pairwise card: a / b / tie shares
+        _emit(score.to_json(), as_json, _pairwise_score_text)
         return
-    score = score_file(card, verdicts_file, allow_unverified=allow_unverified)
     if accepted_out is not None:
         if score.selection is None or not score.selection["applied"]:
             raise click.UsageError("--accepted-out needs a card with an acceptance rule that "
                                    "applies to these verdicts (card export --alpha)")
-        write_table(score.accepted(), accepted_out)
+        gate.write_accepted(score, accepted_out)
     data = score.to_json()
     write_otlp(otlp_file, data, "score")
     _emit(data, as_json, _score_text)
@@ -213,14 +208,11 @@ def compare_command(card_file: str, baseline_file: str, candidate_file: str,
     BASELINE_FILE and CANDIDATE_FILE are verdicts of the card's judge config, matched by id;
     items in one file only are counted and left out.
     """
-    from judges.outputs.card import load_card
-    from judges.outputs.compare import compare_verdicts
-    from judges.outputs.gate import read_verdicts_file
+    from judges.workflows import card as cards
+    from judges.workflows import gate
 
-    card = load_card(card_file)
-    comparison = compare_verdicts(card, read_verdicts_file(baseline_file),
-                                  read_verdicts_file(candidate_file),
-                                  allow_unverified=allow_unverified)
+    comparison = gate.compare(cards.load_card(card_file), baseline_file, candidate_file,
+                              allow_unverified=allow_unverified)
     _emit(comparison.to_json(), as_json, compare_text)
 
 
@@ -265,9 +257,8 @@ def gate_command(
     correct a pass rate, or no bar.
     """
     from calibrate_app.cli._context import echo_json
-    from judges.outputs.card import CardError, load_card
-    from judges.outputs.compare import baseline_bar, compare_verdicts, drop_gate
-    from judges.outputs.gate import accepted_share_gate, gate, read_verdicts_file, score_file
+    from judges.workflows import card as cards
+    from judges.workflows import gate
 
     if min_pass_rate is None and max_drop is None and min_accepted_share is None:
         raise click.UsageError("give a bar: --min-pass-rate, --min-accepted-share and/or "
@@ -277,88 +268,35 @@ def gate_command(
             "--max-drop and --min-pass-rate from-baseline compare against the previous "
             "version: give its verdicts with --baseline"
         )
-    card = load_card(card_file)
+    card = cards.load_card(card_file)
     if card.judge.kind == "pairwise":
         if otlp_file is not None:
             raise click.UsageError("--otlp exports pass/fail results; a pairwise card's "
                                    "shares are not pass rates")
-        _gate_pairwise(ctx, card, verdicts_file, min_pass_rate, baseline_file, on, side,
-                       allow_unverified, as_json)
-        return
-    score = score_file(card, verdicts_file, allow_unverified=allow_unverified)
-    if score.corrected.refused:
-        raise CardError(
-            f"this card cannot correct a pass rate: {score.corrected.reason}", path=card_file
-        )
-    data = score.to_json()
-    decision: dict[str, Any] = {"passed": True, "on": on, "min_pass_rate": None,
-                                "min_pass_rate_from": None, "value": None, "max_drop": None,
-                                "difference_low": None}
-    reasons: list[str] = []
-    comparison = None
-    if baseline_file is not None:
-        comparison = compare_verdicts(card, read_verdicts_file(baseline_file), score.verdicts,
-                                      allow_unverified=allow_unverified)
-        data["comparison"] = comparison.to_json()
-    if min_pass_rate is not None:
-        if min_pass_rate == FROM_BASELINE and baseline_file is not None:
-            bar = baseline_bar(score_file(card, baseline_file,
-                                          allow_unverified=allow_unverified))
-        else:
-            bar = float(min_pass_rate)
-        result = gate(score, min_pass_rate=bar, on=on)  # type: ignore[arg-type]
-        decision.update(result.to_json(), min_pass_rate_from=(
-            "baseline" if min_pass_rate == FROM_BASELINE else "option"))
-        reasons.append(result.reason)
-    if max_drop is not None and comparison is not None:
-        drop = drop_gate(comparison, max_drop=max_drop)
-        decision.update(passed=decision["passed"] and drop.passed, max_drop=max_drop,
-                        difference_low=drop.value)
-        reasons.append(drop.reason)
-    if min_accepted_share is not None:
-        share = accepted_share_gate(score, min_share=min_accepted_share)
-        decision.update(passed=decision["passed"] and share.passed,
-                        min_accepted_share=min_accepted_share, accepted_share=share.value)
-        reasons.append(share.reason)
-    decision["reason"] = "; ".join(reasons)
-    data["gate"] = decision
-    write_otlp(otlp_file, data, "gate")
-    if as_json:
-        echo_json(data)
+        if baseline_file is not None or not isinstance(min_pass_rate, float):
+            raise click.UsageError("a pairwise card gates on --min-pass-rate RATE (the "
+                                   "corrected share of --side's wins); --baseline and "
+                                   "--max-drop are for pass/fail cards")
+        outcome = gate.gate_pairwise(card, verdicts_file, side=side, min_share=min_pass_rate,
+                                     on=on, allow_unverified=allow_unverified)
+        text = _pairwise_score_text(outcome.data)
     else:
-        click.echo("\n".join(_score_text(data)))
-        if "comparison" in data:
-            click.echo("\n".join(compare_text(data["comparison"])))
-        click.echo(("PASS: " if decision["passed"] else "FAIL: ") + decision["reason"])
-    ctx.exit(0 if decision["passed"] else 1)
-
-
-def _gate_pairwise(
-    ctx: click.Context, card: Any, verdicts_file: str, min_pass_rate: float | str | None,
-    baseline_file: str | None, on: str, side: str, allow_unverified: bool, as_json: bool,
-) -> None:
-    """``gate`` with a pairwise card: the corrected share of ``side``'s wins against the bar."""
-    from calibrate_app.cli._context import echo_json
-    from judges.outputs.card import CardError
-    from judges.outputs.pairwise_card import gate_pairwise, score_pairwise_file
-
-    if baseline_file is not None or not isinstance(min_pass_rate, float):
-        raise click.UsageError("a pairwise card gates on --min-pass-rate RATE (the corrected "
-                               "share of --side's wins); --baseline and --max-drop are for "
-                               "pass/fail cards")
-    score = score_pairwise_file(card, verdicts_file, allow_unverified=allow_unverified)
-    if score.answer.refused:
-        raise CardError(f"this card cannot correct a win rate: {score.answer.headline.reason}",
-                        path=verdicts_file)
-    result = gate_pairwise(score, side=side, min_share=min_pass_rate, on=on)  # type: ignore[arg-type]
-    data = score.to_json()
-    data["gate"] = {**result.to_json(), "side": side}
+        outcome = gate.gate(
+            card, card_file, verdicts_file,
+            min_pass_rate=min_pass_rate if isinstance(min_pass_rate, float) else None,
+            from_baseline=min_pass_rate == FROM_BASELINE, baseline_file=baseline_file,
+            max_drop=max_drop, on=on, min_accepted_share=min_accepted_share,
+            allow_unverified=allow_unverified)
+        write_otlp(otlp_file, outcome.data, "gate")
+        text = _score_text(outcome.data)
+        if "comparison" in outcome.data:
+            text += compare_text(outcome.data["comparison"])
     if as_json:
-        echo_json(data)
+        echo_json(outcome.data)
     else:
-        click.echo("\n".join(_pairwise_score_text(data)))
-        click.echo(("PASS: " if result.passed else "FAIL: ") + result.reason)
-    ctx.exit(0 if result.passed else 1)
+        click.echo("\n".join(text))
+        click.echo(("PASS: " if outcome.passed else "FAIL: ") + outcome.reason)
+    ctx.exit(0 if outcome.passed else 1)
 
 
 def register(cli: click.Group) -> None:

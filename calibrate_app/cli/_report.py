@@ -1,8 +1,8 @@
 """Commands over the calibration: ``report`` and ``card export``/``show``.
 
-Each is a thin layer over :mod:`judges.reporting` and :mod:`judges.outputs.card`. ``--json`` output
-is
-stable and documented in ``docs/report-json.md``. The commands that use a card in CI
+Each is a thin layer over :mod:`judges.workflows.report` and :mod:`judges.workflows.card`, which
+the Calibration and Export pages call too. ``--json`` output is stable and documented in
+``docs/report-json.md``. The commands that use a card in CI
 (``score``, ``gate``, ``compare``) are in :mod:`calibrate_app.cli._gate`.
 """
 
@@ -17,7 +17,7 @@ from calibrate_app.cli._gate import OTLP, write_otlp
 from calibrate_app.cli._paths import ClientPath
 
 if TYPE_CHECKING:
-    from judges.reporting import JudgeReport, PairwiseReport
+    from judges.workflows.report import JudgeReport, PairwiseReport
 
 
 def _designs() -> list[str]:
@@ -27,7 +27,7 @@ def _designs() -> list[str]:
 
 
 def _rules() -> list[str]:
-    from judges.vocabulary import AGGREGATION_RULES
+    from judges.calibration.vocabulary import AGGREGATION_RULES
 
     return list(AGGREGATION_RULES)
 
@@ -246,32 +246,31 @@ def report_command(
 ) -> None:
     """Calibrate a judge against the human labels: error rates, kappa, corrected pass rate."""
     from calibrate_app.cli._context import echo_json
-    from judges.reporting import calibration_report, judge_leaderboard, pairwise_report
+    from judges.workflows import report as reports
 
-    store = app.reader
-    if store.dataset(dataset).kind == "pairwise":
+    workspace = app.read_workspace
+    if reports.is_pairwise(workspace, dataset):
         if otlp_file is not None:
             raise click.UsageError("--otlp exports pass/fail reports; a pairwise report's "
                                    "shares are not pass rates")
         if len(judges) > 1:
             raise click.UsageError("a pairwise report takes one --judge")
-        pairwise = pairwise_report(store, dataset, judges[0], criterion=criterion,
-                                   target=target, rule=aggregation,
-                                   design=None if design == "auto" else design)
+        pairwise = reports.pairwise(workspace, dataset, judges[0], criterion=criterion,
+                                    target=target, rule=aggregation,
+                                    design=None if design == "auto" else design)
         if as_json:
             echo_json(pairwise.to_json())
         else:
             click.echo(render_pairwise_report(pairwise))
         return
-    report = calibration_report(
-        store, dataset, judges[0], criterion=criterion, target=target,
-        design=None if design == "auto" else design, rule=aggregation,
-        target_half_width=half_width,
+    report = reports.report(
+        workspace, dataset, judges[0], criterion=criterion, target=target,
+        design=None if design == "auto" else design, rule=aggregation, half_width=half_width,
     )
     board = None
     if len(judges) > 1:
-        board = judge_leaderboard(store, dataset, list(judges),
-                                  criterion=report.criterion, rule=aggregation)
+        board = reports.leaderboard(workspace, dataset, judges, criterion=report.criterion,
+                                    rule=aggregation)
     data = report.to_json()
     write_otlp(otlp_file, data, "report")
     if as_json:
@@ -334,7 +333,7 @@ def card_export(
     A card from a stand-in (scripted) provider, a cancelled, failed or partial run, or fewer
     than 30 labelled rows of a human class is refused unless --force is given.
     """
-    from judges.outputs.card import build_card, card_counts, dumps_card, export_card
+    from judges.workflows import card as cards
 
     if output is None and not preview:
         raise click.UsageError("give -o/--output FILE, or --preview to see the card first")
@@ -344,14 +343,14 @@ def card_export(
                                "design": None if design == "auto" else design,
                                "rule": aggregation, "alpha": alpha, "delta": delta}
     if preview:
-        card = build_card(app.reader, dataset, judge, force=True, **options)
+        card = cards.preview(app.read_workspace, dataset, judge, **options)
         yaml_file = bool(output and output.lower().endswith((".yaml", ".yml")))
-        click.echo(dumps_card(card, format="yaml" if yaml_file else "json"), nl=False)
+        click.echo(cards.dumps_card(card, format="yaml" if yaml_file else "json"), nl=False)
         if card.forced and not force:
             click.echo("Would be refused without --force: " + "; ".join(card.forced), err=True)
         return
     assert output is not None  # checked above
-    card = export_card(app.reader, dataset, judge, output, force=force, **options)
+    card = cards.export(app.read_workspace, dataset, judge, output, force=force, **options)
     m = card.metrics
     if m.pairwise is not None:
         click.echo(
@@ -367,7 +366,7 @@ def card_export(
     click.echo(
         f"Card for {card.judge.name} ({card.judge.config_id}) written to {output}: "
         f"sensitivity {m.sensitivity.format()}, specificity "
-        f"{m.specificity.format()}; {card_counts(card)}"
+        f"{m.specificity.format()}; {cards.card_counts(card)}"
     )
     sel = card.selection
     if sel is not None:
@@ -386,9 +385,9 @@ def card_export(
 def card_show(card_file: str, as_json: bool) -> None:
     """Check a card (schema, config hash) and print what it says."""
     from calibrate_app.cli._context import echo_json
-    from judges.outputs.card import card_counts, load_card
+    from judges.workflows import card as cards
 
-    card = load_card(card_file)
+    card = cards.load_card(card_file)
     if as_json:
         echo_json(card.to_json())
         return
@@ -397,7 +396,7 @@ def card_show(card_file: str, as_json: bool) -> None:
     click.echo(f"Judge {j.name} r{j.revision} ({j.config_id}), model {j.model}{stand_in}")
     click.echo(f"Calibrated on {c.dataset!r} ({c.labelled_rows} labelled of {c.rows} rows, "
                f"{c.n_annotators} annotators), {card.created_at.isoformat()}")
-    click.echo(f"  {card_counts(card)}")
+    click.echo(f"  {cards.card_counts(card)}")
     for reason in card.forced:
         click.echo(f"  FORCED: {reason}")
     click.echo(f"  sensitivity {m.sensitivity.format()}")

@@ -1,9 +1,10 @@
 """Commands for the judge that abstains and the card that notices drift.
 
-``calibrate judge select`` and ``calibrate judge cascade`` (thin over :mod:`judges.selective`)
-certify acceptance rules, write the accepted rows and send the rest to the Label queue's
-escalated order; ``calibrate drift`` (thin over :mod:`judges.outputs.drift`) tests a card for judge
-and system drift. Exit codes of ``drift``: 0 the card holds, 1 drift, 2 bad input.
+``calibrate judge select`` and ``calibrate judge cascade`` (thin over
+:mod:`judges.workflows.selective`) certify acceptance rules, write the accepted rows and send the
+rest to the Label queue's escalated order; ``calibrate drift`` (thin over
+:mod:`judges.workflows.gate`) tests a card for judge and system drift. Exit codes of ``drift``:
+0 the card holds, 1 drift, 2 bad input.
 """
 
 from __future__ import annotations
@@ -18,13 +19,13 @@ from calibrate_app.cli._paths import ClientPath
 
 
 def _rules() -> list[str]:
-    from judges.vocabulary import AGGREGATION_RULES
+    from judges.calibration.vocabulary import AGGREGATION_RULES
 
     return list(AGGREGATION_RULES)
 
 
 def _signals() -> list[str]:
-    from judges.vocabulary import SIGNALS
+    from judges.calibration.vocabulary import SIGNALS
 
     return list(SIGNALS)
 
@@ -122,19 +123,13 @@ def _run_cascade(app: AppContext, dataset: str, judges: tuple[str, ...], alpha: 
                  output: str | None, escalate: bool, as_json: bool,
                  extra: dict[str, Any], aggregation: str | None, one: bool) -> None:
     from calibrate_app.cli._context import echo_json
-    from judges.selective import cascade_report, write_accepted
-    from judges.selective import escalate as record
+    from judges.workflows import selective
 
-    cascade = cascade_report(app.store, dataset, list(judges), alpha=alpha, delta=delta,
-                             target=target, signals=signals or None, rule=aggregation,
-                             p_value=p_value.replace("-", "_"), one_threshold=one, **extra)
-    data = cascade.to_json()
-    if output is not None:
-        data["accepted_file"] = str(write_accepted(cascade, output))
-    if escalate:
-        escalation = record(app.store, cascade)
-        data["escalation"] = {"rule": escalation.rule, "rows": len(escalation.item_ids),
-                              "queue_order": "escalated"}
+    outcome = selective.cascade(app.workspace, dataset, list(judges), alpha=alpha, delta=delta,
+                                target=target, signals=signals, rule=aggregation,
+                                p_value=p_value, one_threshold=one, output=output,
+                                escalate=escalate, **extra)
+    cascade, data = outcome.cascade, outcome.data
     if as_json:
         echo_json(data)
         return
@@ -211,9 +206,7 @@ def judge_cascade(app: AppContext, dataset: str, judges: tuple[str, ...], alpha:
     costs, and the whole run's corrected pass rate combining the accepted verdicts and the
     experts' labels on the escalated rows.
     """
-    from judges.pricing import load_prices
-
-    extra = {"prices": load_prices(prices_file) if prices_file else None}
+    extra = {"prices_file": prices_file}
     _run_cascade(app, dataset, judges, alpha, delta, target, signals, p_value, output,
                  escalate, as_json, extra, aggregation, one_threshold)
 
@@ -268,21 +261,15 @@ def drift_command(ctx: click.Context, card_file: str, new_verdicts: str | None,
     e-processes: checking after every batch keeps the false-alarm rate at --alpha.
     """
     from calibrate_app.cli._context import echo_json
-    from judges.outputs.card import load_card
-    from judges.outputs.drift import drift_check, read_labels_file
-    from judges.outputs.gate import read_verdicts_file
+    from judges.workflows import card as cards
+    from judges.workflows import gate
 
     if new_verdicts is None and anchor_file is None:
         raise click.UsageError("give NEW_VERDICTS and/or --anchor ANCHOR_VERDICTS")
-    card = load_card(card_file)
-    report = drift_check(
-        card, None if new_verdicts is None else read_verdicts_file(new_verdicts),
-        anchor=None if anchor_file is None else read_verdicts_file(anchor_file),
-        labels=None if labels_file is None else read_labels_file(labels_file),
-        baseline=None if baseline_file is None else read_verdicts_file(baseline_file),
-        alpha=alpha, tolerance=tolerance, in_file_order=in_file_order,
-        allow_unverified=allow_unverified,
-    )  # fmt: skip
+    report = gate.drift(cards.load_card(card_file), new_verdicts, anchor_file=anchor_file,
+                        labels_file=labels_file, baseline_file=baseline_file, alpha=alpha,
+                        tolerance=tolerance, in_file_order=in_file_order,
+                        allow_unverified=allow_unverified)
     data = report.to_json()
     if as_json:
         echo_json(data)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -18,7 +18,9 @@ from judges.reporting.inputs import load_human_labels, load_judge_items
 from labels.errors import NotFoundError
 from labels.splits import SplitSummary
 from labels.stores.label_store import LabelStore
-from labels.stores.split_store import SplitStore
+
+if TYPE_CHECKING:
+    from judges.workspace import Workspace
 
 DECIDED = ("pass", "fail")
 
@@ -120,14 +122,14 @@ def judge_item_verdicts(store: LabelStore, dataset: str, config_id: str,
     return verdicts, reasoning
 
 
-def dev_disagreements(store: LabelStore, dataset: str, config: JudgeConfig) -> DevView:
+def dev_disagreements(workspace: Workspace, dataset: str, config: JudgeConfig) -> DevView:
     """The dev rows of ``dataset`` for ``config``'s criterion and where the judge disagrees.
 
     Test rows are dropped before anything else is read, so no test row's label, note or
     verdict can reach a tuning view or a proposer prompt.
 
     Args:
-        store: The label store.
+        workspace: The open database (its labels, splits and judge verdicts).
         dataset: Dataset name.
         config: The judge revision (its verdicts must be stored; rows it has not judged are
             simply not compared).
@@ -135,7 +137,8 @@ def dev_disagreements(store: LabelStore, dataset: str, config: JudgeConfig) -> D
     Returns:
         A :class:`DevView`.
     """
-    split = SplitStore(store.db).ensure(dataset, config.criterion)
+    store = workspace.labels
+    split = workspace.splits.ensure(dataset, config.criterion)
     dev = set(split.ids("dev"))
     human, notes, labels = human_verdicts(store, dataset, config.criterion, dev)
     judge, reasoning = judge_item_verdicts(store, dataset, config.config_id, dev)

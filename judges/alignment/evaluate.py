@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judges.alignment.dev import human_verdicts, judge_item_verdicts
 from judges.calibration import (
@@ -32,11 +32,11 @@ from judges.calls import CallPolicy
 from judges.config import JudgeConfig
 from judges.providers import Provider
 from judges.runner import RunSummary, run_judge
-from judges.stores.alignment_store import TEST_REUSE_LIMIT, AlignStore, optimism_warning
-from judges.workspace import Workspace
+from judges.stores.alignment_store import TEST_REUSE_LIMIT, optimism_warning
 from labels.errors import CalibrateError
-from labels.stores.label_store import LabelStore
-from labels.stores.split_store import SplitStore
+
+if TYPE_CHECKING:
+    from judges.workspace import Workspace
 
 ProviderFactory = Callable[[JudgeConfig], Provider]
 
@@ -164,14 +164,14 @@ def split_numbers(split: str, ids: list[str], human: dict[str, str],
 
 
 def evaluate_revisions(
-    store: LabelStore, dataset: str, current: JudgeConfig, candidate: JudgeConfig, *,
+    workspace: Workspace, dataset: str, current: JudgeConfig, candidate: JudgeConfig, *,
     provider_for: ProviderFactory | None = None, rule: CertificationRule | None = None,
     concurrency: int = 8, policy: CallPolicy | None = None, context: str = "align",
 ) -> AlignmentResult:
     """Run both revisions on the dev and test rows and compare them on test.
 
     Args:
-        store: The label store.
+        workspace: The open database (labels, splits, judge runs, test-set use).
         dataset: Dataset name.
         current: The revision in use.
         candidate: The proposed revision (same criterion).
@@ -189,15 +189,16 @@ def evaluate_revisions(
         raise CalibrateError(f"{candidate.label} judges {candidate.criterion!r} but "
                              f"{current.label} judges {current.criterion!r}: compare revisions "
                              "of one criterion")
-    split = SplitStore(store.db).ensure(dataset, current.criterion)
+    store = workspace.labels
+    split = workspace.splits.ensure(dataset, current.criterion)
     dev, test = split.ids("dev"), split.ids("test")
     runs = tuple(
-        run_judge(config, dataset, workspace=Workspace.of(store),
+        run_judge(config, dataset, workspace=workspace,
                   provider=provider_for(config) if provider_for else None,
                   item_ids=dev + test, concurrency=concurrency, policy=policy)
         for config in (current, candidate)
     )
-    align_store = AlignStore(store.db)
+    align_store = workspace.alignment
     for config in (current, candidate):
         align_store.record_test_evaluation(dataset, current.criterion, config.config_id,
                                            n_rows=len(test), context=context)

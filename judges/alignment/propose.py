@@ -24,7 +24,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judges.alignment.dev import DevView, Disagreement, dev_disagreements
 from judges.config import FewShot, JudgeConfig, parse_config
@@ -32,11 +32,12 @@ from judges.prompts import render
 from judges.providers import Provider
 from judges.providers.base import CompletionRequest, Message, ProviderError
 from judges.providers.scripted import PROPOSER_OPENING
-from judges.stores.alignment_store import AlignStore
-from judges.stores.judge_store import JudgeStore
 from labels.errors import CalibrateError
 from labels.models import Item
-from labels.stores.label_store import LabelStore
+
+if TYPE_CHECKING:
+    from judges.stores.judge_store import JudgeStore
+    from judges.workspace import Workspace
 
 CRITERIA_HEADING = "Criteria revised from expert disagreements:"
 MAX_ROWS = 20
@@ -290,7 +291,7 @@ def _next_revision(judge_store: JudgeStore, base: JudgeConfig) -> int:
 
 
 def propose_revision(
-    store: LabelStore, dataset: str, base: JudgeConfig, *, proposer: Provider,
+    workspace: Workspace, dataset: str, base: JudgeConfig, *, proposer: Provider,
     max_rows: int = MAX_ROWS,
 ) -> Proposal:
     """Ask ``proposer`` for a revision of ``base`` from its dev disagreements on ``dataset``.
@@ -306,7 +307,8 @@ def propose_revision(
     if base.strategy != "single":
         raise ProposalError(f"{base.label} is a {base.strategy} judge; proposals rewrite "
                             "single-call prompts only")
-    view = dev_disagreements(store, dataset, base)
+    store = workspace.labels
+    view = dev_disagreements(workspace, dataset, base)
     if not view.disagreements:
         raise ProposalError(
             f"{base.label} has no disagreement with the experts on the {view.n_compared} "
@@ -327,7 +329,7 @@ def propose_revision(
     draft = parse_proposal(reply)
     view_shown = DevView(view.split, view.config_id, view.n_dev, view.n_compared,
                          tuple(chosen), view.human)
-    judge_store = JudgeStore(store.db)
+    judge_store = workspace.judges
     config = build_revision(base, draft, view_shown, by_id,
                             next_revision=_next_revision(judge_store, base))
     check_no_test_text(config.canonical_json(), test_items, dev_items,
@@ -338,7 +340,7 @@ def propose_revision(
     ))
     addressed = tuple(d for d in chosen if d.item_id in set(draft.addresses))
     judge_store.save_config(config)
-    proposal_id = AlignStore(store.db).save_proposal(
+    proposal_id = workspace.alignment.save_proposal(
         dataset=dataset, criterion=base.criterion, base_config_id=base.config_id,
         config_id=config.config_id, proposer=proposer.spec,
         addressed=[d.item_id for d in addressed], diff=diff,

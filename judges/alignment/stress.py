@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judges.alignment.dev import judge_item_verdicts
 from judges.calibration import Estimate, wilson_interval
@@ -50,15 +50,15 @@ from judges.calls import CallPolicy
 from judges.config import JudgeConfig
 from judges.providers import Provider
 from judges.runner import run_judge
-from judges.stores.alignment_store import AlignStore, StressCounts
+from judges.stores.alignment_store import StressCounts
 from judges.stores.judge_store import item_hash
-from judges.workspace import Workspace
 from labels.errors import CalibrateError
 from labels.importing import import_rows
 from labels.models import Item, Source
 from labels.splits import DERIVED_SUFFIX, DerivedItem
-from labels.stores.label_store import LabelStore
-from labels.stores.split_store import SplitStore
+
+if TYPE_CHECKING:
+    from judges.workspace import Workspace
 
 NOTHING_FOUND = "No passage was retrieved for this question."
 TESTS: dict[str, str] = {
@@ -223,7 +223,8 @@ def family_warning(items: list[Item], judge_model: str) -> str | None:
             "own family's answers (self-preference), so its pass rate on them may be inflated")
 
 
-def _import_derived(store: LabelStore, dataset: str, derived: list[tuple[Item, str, str]]) -> str:
+def _import_derived(workspace: Workspace, dataset: str,
+                    derived: list[tuple[Item, str, str]]) -> str:
     """Import perturbed rows into ``<dataset>.stress`` and link them to their originals."""
     name = dataset + DERIVED_SUFFIX
     rows = [{
@@ -236,22 +237,22 @@ def _import_derived(store: LabelStore, dataset: str, derived: list[tuple[Item, s
         path = Path(folder) / "derived.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                         encoding="utf-8")
-        import_rows(store, path, name)
-    SplitStore(store.db).link_derived([
+        import_rows(workspace.labels, path, name)
+    workspace.splits.link_derived([
         DerivedItem(name, item.item_id, dataset, origin, test) for item, origin, test in derived
     ])
     return name
 
 
 def run_stress(
-    store: LabelStore, dataset: str, config: JudgeConfig, *, provider: Provider | None = None,
+    workspace: Workspace, dataset: str, config: JudgeConfig, *, provider: Provider | None = None,
     tests: tuple[str, ...] = tuple(TESTS), limit: int | None = None, concurrency: int = 8,
     policy: CallPolicy | None = None,
 ) -> StressResult:
     """Run the stress tests of ``config`` on ``dataset`` and store their results.
 
     Args:
-        store: The label store.
+        workspace: The open database (labels, splits, judge runs, stress results).
         dataset: A dataset of pointwise RAG rows (not a derived one).
         config: A pointwise judge.
         provider: Its provider (default: from the config's model and the settings).
@@ -270,12 +271,12 @@ def run_stress(
     if config.kind != "pointwise":
         raise CalibrateError("stress tests perturb pointwise RAG rows; "
                              f"{config.label} is a {config.kind} judge")
-    splits = SplitStore(store.db)
-    if splits.is_derived_dataset(dataset):
+    store = workspace.labels
+    if workspace.splits.is_derived_dataset(dataset):
         raise CalibrateError(f"{dataset!r} already holds perturbed rows; stress its original")
     items = store.items(dataset)[:limit] if limit else store.items(dataset)
     ids = [i.item_id for i in items]
-    run_judge(config, dataset, workspace=Workspace.of(store), provider=provider, item_ids=ids,
+    run_judge(config, dataset, workspace=workspace, provider=provider, item_ids=ids,
               concurrency=concurrency, policy=policy)
     original, _ = judge_item_verdicts(store, dataset, config.config_id, set(ids))
     derived: list[tuple[Item, str, str]] = []
@@ -291,8 +292,8 @@ def run_stress(
     name = dataset + DERIVED_SUFFIX
     perturbed: dict[str, str] = {}
     if derived:
-        name = _import_derived(store, dataset, derived)
-        run_judge(config, name, workspace=Workspace.of(store), provider=provider,
+        name = _import_derived(workspace, dataset, derived)
+        run_judge(config, name, workspace=workspace, provider=provider,
                   item_ids=[d.item_id for d, _, _ in derived], concurrency=concurrency,
                   policy=policy)
         perturbed, _ = judge_item_verdicts(store, name, config.config_id,
@@ -308,7 +309,7 @@ def run_stress(
                                   wilson_interval(len(flipped), len(decided)), flipped))
     run_id = "s" + uuid.uuid4().hex[:12]
     warning = family_warning(items, config.model)
-    AlignStore(store.db).save_stress(run_id, dataset, config.config_id, [
+    workspace.alignment.save_stress(run_id, dataset, config.config_id, [
         StressCounts(t.test, t.expectation, t.flip_rate.n, len(t.flipped), _detail(t, warning))
         for t in results
     ])

@@ -17,599 +17,199 @@ Conventions:
 * Randomness only through an explicit ``numpy.random.Generator``.
 
 The names load on first use (PEP 562): a command that only needs one of the light modules
-(e.g. :mod:`judges.calibration.vocabulary` for the CLI's choices) does not import scipy.
+(e.g. :mod:`judges.calibration.vocabulary` for the CLI's choices) does not import scipy. The
+``TYPE_CHECKING`` imports below are the one list of the API (``X as X`` marks a re-export for
+type checkers); the loader reads which submodule holds each name from them.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
 import sys
 import types
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._results import (
-        CalibrationInputError,
-        Estimate,
-        PassRateEstimate,
-        collapsed,
-        describe_interval,
-        format_interval,
-        format_point,
-        interval_json,
-        json_safe,
-    )
-    from ._verdicts import normalize_verdicts, verdict_names
-    from .active import (
-        ACTIVE_FLOOR,
-        active_inclusion_probabilities,
-        active_pass_rate,
-        active_pass_rate_from_strata,
-        expected_active_saving,
-        judge_uncertainty,
-    )
-    from .agreement import (
-        MultiRaterAgreement,
-        PairwiseKappa,
-        cohen_kappa,
-        fleiss_kappa,
-        kappa_from_table,
-        krippendorff_alpha,
-        multi_rater_agreement,
-    )
-    from .answer import (
-        AnswerSummary,
-        EvidenceStrata,
-        PassRateAnswer,
-        SegmentAnswer,
-        TargetRun,
-        answer_pass_rate,
-        design_decision,
-        evidence_strata,
-    )
-    from .answer_difference import answer_difference, transferred_error_rates
-    from .comparison import LeaderboardRow, McNemarResult, leaderboard, mcnemar_test
-    from .consistency import (
-        ConsistencyResult,
-        consistency_from_flags,
-        self_consistency,
-        self_consistency_matrix,
-    )
-    from .design_check import (
-        SELECTIONS,
-        DesignDecision,
-        SelectionCheck,
-        resolve_design,
-        selection_check,
-        selection_check_from_counts,
-    )
-    from .evidence import (
-        CalibrationEvidence,
-        LabelledRows,
-        OrderTrend,
-        RunCounts,
-        judge_outcomes,
-        order_trend,
-    )
-    from .kappa_interval import SMALL_N, kappa_interval, kappa_interval_from_table
-    from .paired import (
-        DifferenceEstimate,
-        JudgeErrorRates,
-        PairAlignment,
-        PairedComparison,
-        PairedTable,
-        align_pairs,
-        paired_difference,
-        paired_table,
-    )
-    from .pairwise import (
-        PairwiseConfusion,
-        VoteAgreement,
-        WinRateEstimate,
-        corrected_win_rate,
-        corrected_win_rate_from_counts,
-        pairwise_confusion,
-        vote_agreement,
-        vote_consensus,
-        vote_kappa,
-        vote_pair_agreement,
-    )
-    from .pairwise_answer import (
-        PairAnswer,
-        PairwiseAnswer,
-        PairwiseStratum,
-        PairwiseTarget,
-        WinShares,
-        answer_win_rate,
-    )
-    from .pairwise_evidence import (
-        PAIRWISE_OUTCOMES,
-        PairwiseEvidence,
-        PairwiseLabelledRows,
-        PairwiseRunCounts,
-        human_codes,
-        one_order_flags,
-        pairwise_outcomes,
-    )
-    from .pass_rate import (
-        ASSUMPTIONS,
-        CalibrationCounts,
-        calibration_counts,
-        estimate_pass_rate,
-        labels_only_pass_rate,
-        lee_pass_rate,
-        naive_pass_rate,
-        ppi_pass_rate,
-        stratified_pass_rate,
-    )
-    from .planning import (
-        Allocation,
-        AllocationGap,
-        LabelsNeeded,
-        allocation_gap,
-        labels_for_proportion,
-        labels_needed,
-        lee_allocation,
-        optimal_allocation_ratio,
-    )
-    from .rates import (
-        ConfusionMatrix,
-        HumanMargins,
-        JudgeRates,
-        confusion_matrix,
-        judge_rates,
-        rates_from_confusion,
-        wilson_interval,
-        youden_interval,
-    )
-    from .resampling import (
-        bootstrap_weights,
-        cluster_bootstrap,
-        clustered_agreement,
-        percentile_interval,
-    )
-    from .selective import (
-        AcceptanceRule,
-        CascadeCells,
-        ThresholdTest,
-        binomial_p_value,
-        cascade_cells,
-        cascade_pass_rate,
-        confidence_score,
-        hoeffding_bentkus_p_value,
-        learn_then_test,
-        min_labels_to_certify,
-        threshold_grid,
-    )
-    from .simulation import (
-        CoverageResult,
-        Scenario,
-        counts_to_arrays,
-        coverage_study,
-        simulate_counts,
-        simulate_paired,
-        simulate_verdicts,
-    )
-    from .strata import (
-        DESIGN_EFFECT_THRESHOLD,
-        StratumCounts,
-        counts_of_strata,
-        stratified_run_pass_rate,
-        stratified_run_pass_rate_from_counts,
-        stratum_counts,
-        verdict_strata,
-    )
-    from .transfer import (
-        HomogeneityTest,
-        SegmentTransfer,
-        TransferDiagnostics,
-        homogeneity_test,
-        segment_aware_pass_rate,
-        transfer_diagnostics,
-    )
-    from .transport import (
-        PopulationRates,
-        TransferredRates,
-        error_rates,
-        population_rates,
-        transported_pass_rate,
-        transported_pass_rate_from_counts,
-    )
-    from .vocabulary import (
-        DESIGN_ESTIMATORS,
-        JUDGED,
-        NOT_JUDGED,
-        NOT_RUN,
-        P_VALUES,
-        STRATA,
-        UNSCORED,
-        UNSURE,
-        VOCABULARY,
-    )
+    from ._results import CalibrationInputError as CalibrationInputError
+    from ._results import Estimate as Estimate
+    from ._results import PassRateEstimate as PassRateEstimate
+    from ._results import collapsed as collapsed
+    from ._results import describe_interval as describe_interval
+    from ._results import format_interval as format_interval
+    from ._results import format_point as format_point
+    from ._results import interval_json as interval_json
+    from ._results import json_safe as json_safe
+    from ._verdicts import normalize_verdicts as normalize_verdicts
+    from ._verdicts import verdict_names as verdict_names
+    from .active import ACTIVE_FLOOR as ACTIVE_FLOOR
+    from .active import active_inclusion_probabilities as active_inclusion_probabilities
+    from .active import active_pass_rate as active_pass_rate
+    from .active import active_pass_rate_from_strata as active_pass_rate_from_strata
+    from .active import expected_active_saving as expected_active_saving
+    from .active import judge_uncertainty as judge_uncertainty
+    from .agreement import MultiRaterAgreement as MultiRaterAgreement
+    from .agreement import PairwiseKappa as PairwiseKappa
+    from .agreement import cohen_kappa as cohen_kappa
+    from .agreement import fleiss_kappa as fleiss_kappa
+    from .agreement import kappa_from_table as kappa_from_table
+    from .agreement import krippendorff_alpha as krippendorff_alpha
+    from .agreement import multi_rater_agreement as multi_rater_agreement
+    from .answer import AnswerSummary as AnswerSummary
+    from .answer import EvidenceStrata as EvidenceStrata
+    from .answer import PassRateAnswer as PassRateAnswer
+    from .answer import SegmentAnswer as SegmentAnswer
+    from .answer import TargetRun as TargetRun
+    from .answer import answer_pass_rate as answer_pass_rate
+    from .answer import design_decision as design_decision
+    from .answer import evidence_strata as evidence_strata
+    from .answer_difference import answer_difference as answer_difference
+    from .answer_difference import transferred_error_rates as transferred_error_rates
+    from .comparison import LeaderboardRow as LeaderboardRow
+    from .comparison import McNemarResult as McNemarResult
+    from .comparison import leaderboard as leaderboard
+    from .comparison import mcnemar_test as mcnemar_test
+    from .consistency import ConsistencyResult as ConsistencyResult
+    from .consistency import consistency_from_flags as consistency_from_flags
+    from .consistency import self_consistency as self_consistency
+    from .consistency import self_consistency_matrix as self_consistency_matrix
+    from .design_check import DesignDecision as DesignDecision
+    from .design_check import SelectionCheck as SelectionCheck
+    from .design_check import resolve_design as resolve_design
+    from .design_check import selection_check as selection_check
+    from .design_check import selection_check_from_counts as selection_check_from_counts
+    from .evidence import CalibrationEvidence as CalibrationEvidence
+    from .evidence import LabelledRows as LabelledRows
+    from .evidence import OrderTrend as OrderTrend
+    from .evidence import RunCounts as RunCounts
+    from .evidence import judge_outcomes as judge_outcomes
+    from .evidence import order_trend as order_trend
+    from .kappa_interval import SMALL_N as SMALL_N
+    from .kappa_interval import kappa_interval as kappa_interval
+    from .kappa_interval import kappa_interval_from_table as kappa_interval_from_table
+    from .paired import DifferenceEstimate as DifferenceEstimate
+    from .paired import JudgeErrorRates as JudgeErrorRates
+    from .paired import PairAlignment as PairAlignment
+    from .paired import PairedComparison as PairedComparison
+    from .paired import PairedTable as PairedTable
+    from .paired import align_pairs as align_pairs
+    from .paired import paired_difference as paired_difference
+    from .paired import paired_table as paired_table
+    from .pairwise import PairwiseConfusion as PairwiseConfusion
+    from .pairwise import VoteAgreement as VoteAgreement
+    from .pairwise import WinRateEstimate as WinRateEstimate
+    from .pairwise import corrected_win_rate as corrected_win_rate
+    from .pairwise import corrected_win_rate_from_counts as corrected_win_rate_from_counts
+    from .pairwise import pairwise_confusion as pairwise_confusion
+    from .pairwise import vote_agreement as vote_agreement
+    from .pairwise import vote_consensus as vote_consensus
+    from .pairwise import vote_kappa as vote_kappa
+    from .pairwise import vote_pair_agreement as vote_pair_agreement
+    from .pairwise_answer import PairAnswer as PairAnswer
+    from .pairwise_answer import PairwiseAnswer as PairwiseAnswer
+    from .pairwise_answer import PairwiseStratum as PairwiseStratum
+    from .pairwise_answer import PairwiseTarget as PairwiseTarget
+    from .pairwise_answer import WinShares as WinShares
+    from .pairwise_answer import answer_win_rate as answer_win_rate
+    from .pairwise_evidence import PAIRWISE_OUTCOMES as PAIRWISE_OUTCOMES
+    from .pairwise_evidence import PairwiseEvidence as PairwiseEvidence
+    from .pairwise_evidence import PairwiseLabelledRows as PairwiseLabelledRows
+    from .pairwise_evidence import PairwiseRunCounts as PairwiseRunCounts
+    from .pairwise_evidence import human_codes as human_codes
+    from .pairwise_evidence import one_order_flags as one_order_flags
+    from .pairwise_evidence import pairwise_outcomes as pairwise_outcomes
+    from .pass_rate import ASSUMPTIONS as ASSUMPTIONS
+    from .pass_rate import CalibrationCounts as CalibrationCounts
+    from .pass_rate import calibration_counts as calibration_counts
+    from .pass_rate import estimate_pass_rate as estimate_pass_rate
+    from .pass_rate import labels_only_pass_rate as labels_only_pass_rate
+    from .pass_rate import lee_pass_rate as lee_pass_rate
+    from .pass_rate import naive_pass_rate as naive_pass_rate
+    from .pass_rate import ppi_pass_rate as ppi_pass_rate
+    from .pass_rate import stratified_pass_rate as stratified_pass_rate
+    from .planning import Allocation as Allocation
+    from .planning import AllocationGap as AllocationGap
+    from .planning import LabelsNeeded as LabelsNeeded
+    from .planning import allocation_gap as allocation_gap
+    from .planning import labels_for_proportion as labels_for_proportion
+    from .planning import labels_needed as labels_needed
+    from .planning import lee_allocation as lee_allocation
+    from .planning import optimal_allocation_ratio as optimal_allocation_ratio
+    from .rates import ConfusionMatrix as ConfusionMatrix
+    from .rates import HumanMargins as HumanMargins
+    from .rates import JudgeRates as JudgeRates
+    from .rates import confusion_matrix as confusion_matrix
+    from .rates import judge_rates as judge_rates
+    from .rates import rates_from_confusion as rates_from_confusion
+    from .rates import wilson_interval as wilson_interval
+    from .rates import youden_interval as youden_interval
+    from .resampling import bootstrap_weights as bootstrap_weights
+    from .resampling import cluster_bootstrap as cluster_bootstrap
+    from .resampling import clustered_agreement as clustered_agreement
+    from .resampling import percentile_interval as percentile_interval
+    from .selective import AcceptanceRule as AcceptanceRule
+    from .selective import CascadeCells as CascadeCells
+    from .selective import ThresholdTest as ThresholdTest
+    from .selective import binomial_p_value as binomial_p_value
+    from .selective import cascade_cells as cascade_cells
+    from .selective import cascade_pass_rate as cascade_pass_rate
+    from .selective import confidence_score as confidence_score
+    from .selective import hoeffding_bentkus_p_value as hoeffding_bentkus_p_value
+    from .selective import learn_then_test as learn_then_test
+    from .selective import min_labels_to_certify as min_labels_to_certify
+    from .selective import threshold_grid as threshold_grid
+    from .simulation import CoverageResult as CoverageResult
+    from .simulation import Scenario as Scenario
+    from .simulation import counts_to_arrays as counts_to_arrays
+    from .simulation import coverage_study as coverage_study
+    from .simulation import simulate_counts as simulate_counts
+    from .simulation import simulate_paired as simulate_paired
+    from .simulation import simulate_verdicts as simulate_verdicts
+    from .strata import DESIGN_EFFECT_THRESHOLD as DESIGN_EFFECT_THRESHOLD
+    from .strata import StratumCounts as StratumCounts
+    from .strata import counts_of_strata as counts_of_strata
+    from .strata import stratified_run_pass_rate as stratified_run_pass_rate
+    from .strata import stratified_run_pass_rate_from_counts as stratified_run_pass_rate_from_counts
+    from .strata import stratum_counts as stratum_counts
+    from .strata import verdict_strata as verdict_strata
+    from .transfer import HomogeneityTest as HomogeneityTest
+    from .transfer import SegmentTransfer as SegmentTransfer
+    from .transfer import TransferDiagnostics as TransferDiagnostics
+    from .transfer import homogeneity_test as homogeneity_test
+    from .transfer import segment_aware_pass_rate as segment_aware_pass_rate
+    from .transfer import transfer_diagnostics as transfer_diagnostics
+    from .transport import PopulationRates as PopulationRates
+    from .transport import TransferredRates as TransferredRates
+    from .transport import error_rates as error_rates
+    from .transport import population_rates as population_rates
+    from .transport import transported_pass_rate as transported_pass_rate
+    from .transport import transported_pass_rate_from_counts as transported_pass_rate_from_counts
+    from .vocabulary import DESIGN_ESTIMATORS as DESIGN_ESTIMATORS
+    from .vocabulary import JUDGED as JUDGED
+    from .vocabulary import NOT_JUDGED as NOT_JUDGED
+    from .vocabulary import NOT_RUN as NOT_RUN
+    from .vocabulary import P_VALUES as P_VALUES
+    from .vocabulary import SELECTIONS as SELECTIONS
+    from .vocabulary import STRATA as STRATA
+    from .vocabulary import UNSCORED as UNSCORED
+    from .vocabulary import UNSURE as UNSURE
+    from .vocabulary import VOCABULARY as VOCABULARY
 
-# Where each public name lives: module (relative to this package) -> names.
-_EXPORTS: dict[str, tuple[str, ...]] = {
-    "_results": (
-        "CalibrationInputError",
-        "Estimate",
-        "PassRateEstimate",
-        "collapsed",
-        "describe_interval",
-        "format_interval",
-        "format_point",
-        "interval_json",
-        "json_safe",
-    ),
-    "_verdicts": (
-        "normalize_verdicts",
-        "verdict_names",
-    ),
-    "active": (
-        "ACTIVE_FLOOR",
-        "active_inclusion_probabilities",
-        "active_pass_rate",
-        "active_pass_rate_from_strata",
-        "expected_active_saving",
-        "judge_uncertainty",
-    ),
-    "agreement": (
-        "MultiRaterAgreement",
-        "PairwiseKappa",
-        "cohen_kappa",
-        "fleiss_kappa",
-        "kappa_from_table",
-        "krippendorff_alpha",
-        "multi_rater_agreement",
-    ),
-    "answer": (
-        "AnswerSummary",
-        "EvidenceStrata",
-        "PassRateAnswer",
-        "SegmentAnswer",
-        "TargetRun",
-        "answer_pass_rate",
-        "design_decision",
-        "evidence_strata",
-    ),
-    "answer_difference": (
-        "answer_difference",
-        "transferred_error_rates",
-    ),
-    "comparison": (
-        "LeaderboardRow",
-        "McNemarResult",
-        "leaderboard",
-        "mcnemar_test",
-    ),
-    "consistency": (
-        "ConsistencyResult",
-        "consistency_from_flags",
-        "self_consistency",
-        "self_consistency_matrix",
-    ),
-    "design_check": (
-        "SELECTIONS",
-        "DesignDecision",
-        "SelectionCheck",
-        "resolve_design",
-        "selection_check",
-        "selection_check_from_counts",
-    ),
-    "evidence": (
-        "CalibrationEvidence",
-        "LabelledRows",
-        "OrderTrend",
-        "RunCounts",
-        "judge_outcomes",
-        "order_trend",
-    ),
-    "kappa_interval": (
-        "SMALL_N",
-        "kappa_interval",
-        "kappa_interval_from_table",
-    ),
-    "paired": (
-        "DifferenceEstimate",
-        "JudgeErrorRates",
-        "PairAlignment",
-        "PairedComparison",
-        "PairedTable",
-        "align_pairs",
-        "paired_difference",
-        "paired_table",
-    ),
-    "pairwise": (
-        "PairwiseConfusion",
-        "VoteAgreement",
-        "WinRateEstimate",
-        "corrected_win_rate",
-        "corrected_win_rate_from_counts",
-        "pairwise_confusion",
-        "vote_agreement",
-        "vote_consensus",
-        "vote_kappa",
-        "vote_pair_agreement",
-    ),
-    "pairwise_answer": (
-        "PairAnswer",
-        "PairwiseAnswer",
-        "PairwiseStratum",
-        "PairwiseTarget",
-        "WinShares",
-        "answer_win_rate",
-    ),
-    "pairwise_evidence": (
-        "PAIRWISE_OUTCOMES",
-        "PairwiseEvidence",
-        "PairwiseLabelledRows",
-        "PairwiseRunCounts",
-        "human_codes",
-        "one_order_flags",
-        "pairwise_outcomes",
-    ),
-    "pass_rate": (
-        "ASSUMPTIONS",
-        "CalibrationCounts",
-        "calibration_counts",
-        "estimate_pass_rate",
-        "labels_only_pass_rate",
-        "lee_pass_rate",
-        "naive_pass_rate",
-        "ppi_pass_rate",
-        "stratified_pass_rate",
-    ),
-    "planning": (
-        "Allocation",
-        "AllocationGap",
-        "LabelsNeeded",
-        "allocation_gap",
-        "labels_for_proportion",
-        "labels_needed",
-        "lee_allocation",
-        "optimal_allocation_ratio",
-    ),
-    "rates": (
-        "ConfusionMatrix",
-        "HumanMargins",
-        "JudgeRates",
-        "confusion_matrix",
-        "judge_rates",
-        "rates_from_confusion",
-        "wilson_interval",
-        "youden_interval",
-    ),
-    "resampling": (
-        "bootstrap_weights",
-        "cluster_bootstrap",
-        "clustered_agreement",
-        "percentile_interval",
-    ),
-    "selective": (
-        "AcceptanceRule",
-        "CascadeCells",
-        "ThresholdTest",
-        "binomial_p_value",
-        "cascade_cells",
-        "cascade_pass_rate",
-        "confidence_score",
-        "hoeffding_bentkus_p_value",
-        "learn_then_test",
-        "min_labels_to_certify",
-        "threshold_grid",
-    ),
-    "simulation": (
-        "CoverageResult",
-        "Scenario",
-        "counts_to_arrays",
-        "coverage_study",
-        "simulate_counts",
-        "simulate_paired",
-        "simulate_verdicts",
-    ),
-    "strata": (
-        "DESIGN_EFFECT_THRESHOLD",
-        "StratumCounts",
-        "counts_of_strata",
-        "stratified_run_pass_rate",
-        "stratified_run_pass_rate_from_counts",
-        "stratum_counts",
-        "verdict_strata",
-    ),
-    "transfer": (
-        "HomogeneityTest",
-        "SegmentTransfer",
-        "TransferDiagnostics",
-        "homogeneity_test",
-        "segment_aware_pass_rate",
-        "transfer_diagnostics",
-    ),
-    "transport": (
-        "PopulationRates",
-        "TransferredRates",
-        "error_rates",
-        "population_rates",
-        "transported_pass_rate",
-        "transported_pass_rate_from_counts",
-    ),
-    "vocabulary": (
-        "DESIGN_ESTIMATORS",
-        "P_VALUES",
-        "JUDGED",
-        "NOT_JUDGED",
-        "NOT_RUN",
-        "STRATA",
-        "UNSCORED",
-        "UNSURE",
-        "VOCABULARY",
-    ),
-}
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = [
-    "ACTIVE_FLOOR",
-    "ASSUMPTIONS",
-    "DESIGN_EFFECT_THRESHOLD",
-    "DESIGN_ESTIMATORS",
-    "JUDGED",
-    "NOT_JUDGED",
-    "NOT_RUN",
-    "PAIRWISE_OUTCOMES",
-    "P_VALUES",
-    "SELECTIONS",
-    "SMALL_N",
-    "STRATA",
-    "UNSCORED",
-    "UNSURE",
-    "VOCABULARY",
-    "AcceptanceRule",
-    "Allocation",
-    "AllocationGap",
-    "AnswerSummary",
-    "CalibrationCounts",
-    "CalibrationEvidence",
-    "CalibrationInputError",
-    "CascadeCells",
-    "ConfusionMatrix",
-    "ConsistencyResult",
-    "CoverageResult",
-    "DesignDecision",
-    "DifferenceEstimate",
-    "Estimate",
-    "EvidenceStrata",
-    "HomogeneityTest",
-    "HumanMargins",
-    "JudgeErrorRates",
-    "JudgeRates",
-    "LabelledRows",
-    "LabelsNeeded",
-    "LeaderboardRow",
-    "McNemarResult",
-    "MultiRaterAgreement",
-    "OrderTrend",
-    "PairAlignment",
-    "PairAnswer",
-    "PairedComparison",
-    "PairedTable",
-    "PairwiseAnswer",
-    "PairwiseConfusion",
-    "PairwiseEvidence",
-    "PairwiseKappa",
-    "PairwiseLabelledRows",
-    "PairwiseRunCounts",
-    "PairwiseStratum",
-    "PairwiseTarget",
-    "PassRateAnswer",
-    "PassRateEstimate",
-    "PopulationRates",
-    "RunCounts",
-    "Scenario",
-    "SegmentAnswer",
-    "SegmentTransfer",
-    "SelectionCheck",
-    "StratumCounts",
-    "TargetRun",
-    "ThresholdTest",
-    "TransferDiagnostics",
-    "TransferredRates",
-    "VoteAgreement",
-    "WinRateEstimate",
-    "WinShares",
-    "active_inclusion_probabilities",
-    "active_pass_rate",
-    "active_pass_rate_from_strata",
-    "align_pairs",
-    "allocation_gap",
-    "answer_difference",
-    "answer_pass_rate",
-    "answer_win_rate",
-    "binomial_p_value",
-    "bootstrap_weights",
-    "calibration_counts",
-    "cascade_cells",
-    "cascade_pass_rate",
-    "cluster_bootstrap",
-    "clustered_agreement",
-    "cohen_kappa",
-    "collapsed",
-    "confidence_score",
-    "confusion_matrix",
-    "consistency_from_flags",
-    "corrected_win_rate",
-    "corrected_win_rate_from_counts",
-    "counts_of_strata",
-    "counts_to_arrays",
-    "coverage_study",
-    "describe_interval",
-    "design_decision",
-    "error_rates",
-    "estimate_pass_rate",
-    "evidence_strata",
-    "expected_active_saving",
-    "fleiss_kappa",
-    "format_interval",
-    "format_point",
-    "hoeffding_bentkus_p_value",
-    "homogeneity_test",
-    "human_codes",
-    "interval_json",
-    "json_safe",
-    "judge_outcomes",
-    "judge_rates",
-    "judge_uncertainty",
-    "kappa_from_table",
-    "kappa_interval",
-    "kappa_interval_from_table",
-    "krippendorff_alpha",
-    "labels_for_proportion",
-    "labels_needed",
-    "labels_only_pass_rate",
-    "leaderboard",
-    "learn_then_test",
-    "lee_allocation",
-    "lee_pass_rate",
-    "mcnemar_test",
-    "min_labels_to_certify",
-    "multi_rater_agreement",
-    "naive_pass_rate",
-    "normalize_verdicts",
-    "one_order_flags",
-    "optimal_allocation_ratio",
-    "order_trend",
-    "paired_difference",
-    "paired_table",
-    "pairwise_confusion",
-    "pairwise_outcomes",
-    "percentile_interval",
-    "population_rates",
-    "ppi_pass_rate",
-    "rates_from_confusion",
-    "resolve_design",
-    "segment_aware_pass_rate",
-    "selection_check",
-    "selection_check_from_counts",
-    "self_consistency",
-    "self_consistency_matrix",
-    "simulate_counts",
-    "simulate_paired",
-    "simulate_verdicts",
-    "stratified_pass_rate",
-    "stratified_run_pass_rate",
-    "stratified_run_pass_rate_from_counts",
-    "stratum_counts",
-    "threshold_grid",
-    "transfer_diagnostics",
-    "transferred_error_rates",
-    "transported_pass_rate",
-    "transported_pass_rate_from_counts",
-    "verdict_names",
-    "verdict_strata",
-    "vote_agreement",
-    "vote_consensus",
-    "vote_kappa",
-    "vote_pair_agreement",
-    "wilson_interval",
-    "youden_interval",
-]
+@functools.cache
+def _where() -> dict[str, str]:
+    """Each public name -> its submodule, read from the ``TYPE_CHECKING`` imports above.
+
+    Those imports are the one list of this package's API: type checkers read them, and this
+    reads them (once, at the first name loaded) so that no second table can fall out of step.
+    """
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    block = next(node for node in tree.body if isinstance(node, ast.If)
+                 and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+    return {alias.name: str(node.module) for node in block.body
+            if isinstance(node, ast.ImportFrom) for alias in node.names}
 
 
 class _Package(types.ModuleType):
@@ -621,7 +221,7 @@ class _Package(types.ModuleType):
     """
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, types.ModuleType) and _WHERE.get(name) == name:
+        if isinstance(value, types.ModuleType) and _where().get(name) == name:
             value = getattr(value, name)
         super().__setattr__(name, value)
 
@@ -630,13 +230,15 @@ sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
+    if name == "__all__":
+        value: Any = sorted(_where())
+    elif name in _where():
+        value = getattr(importlib.import_module(f"{__name__}.{_where()[name]}"), name)
+    else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+    return sorted([*globals(), *_where()])

@@ -40,6 +40,10 @@ __all__ = [
     "UNSURE",
     "A",
     "B",
+    "Codes",
+    "Flags",
+    "Indices",
+    "PerRow",
     "VerdictKind",
     "normalize_verdicts",
     "verdict_names",
@@ -54,6 +58,18 @@ UNSURE = -1
 UNSCORED = -2
 
 VerdictKind = Literal["binary", "pairwise"]
+
+PerRow = npt.ArrayLike | Sequence[Any]
+"""One value per row (a verdict, a segment, an id), as a caller may give them: a NumPy array, or
+any sequence (strings, 1/0, bools; see :func:`normalize_verdicts`)."""
+
+# The per-row columns of normalised evidence, by what they hold.
+Codes = npt.NDArray[np.int8]
+"""Small codes per row: verdicts, outcomes, selections."""
+Flags = npt.NDArray[np.bool_]
+"""A yes/no per row."""
+Indices = npt.NDArray[np.int64]
+"""An index per row into a list of names (segments, pairs, documents)."""
 
 _BINARY: dict[str, int] = {"pass": PASS, "fail": FAIL, "unsure": UNSURE, "unscored": UNSCORED}
 _PAIRWISE: dict[str, int] = {"a": A, "b": B, "tie": TIE, "unsure": UNSURE, "unscored": UNSCORED}
@@ -70,7 +86,7 @@ def _table(kind: VerdictKind) -> dict[str, int]:
 
 
 def normalize_verdicts(
-    values: npt.ArrayLike | Sequence[Any], *, kind: VerdictKind = "binary"
+    values: PerRow, *, kind: VerdictKind = "binary"
 ) -> npt.NDArray[np.int8]:
     """Normalise verdicts to int8 codes (see the module docstring for the table).
 
@@ -220,10 +236,8 @@ def verdict_names(codes: npt.ArrayLike, *, kind: VerdictKind = "binary") -> npt.
 
 
 def labelled_codes(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    *,
-    judge_codes: Callable[[npt.ArrayLike | Sequence[Any]], npt.NDArray[np.int8]] | None = None,
+    human: PerRow, judge_labelled: PerRow,
+    *, judge_codes: Callable[[PerRow], npt.NDArray[np.int8]] | None = None,
 ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
     """Codes of the human and judge verdicts on the labelled rows, checked to be aligned.
 

@@ -44,7 +44,7 @@ import numpy.typing as npt
 from scipy.stats import t as student_t
 
 from ._results import CalibrationInputError, PassRateEstimate, _refused
-from ._verdicts import PASS, normalize_verdicts
+from ._verdicts import PASS, PerRow, normalize_verdicts
 from .rates import check_confidence
 from .vocabulary import STRATA, population_statement
 
@@ -227,12 +227,9 @@ def _strata(codes: npt.NDArray[np.int8]) -> npt.NDArray[np.int64]:
 
 
 def active_pass_rate(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    inclusion_probability: npt.ArrayLike,
-    judge_population: npt.ArrayLike | Sequence[Any],
-    *,
-    confidence: float = 0.95,
+    human: PerRow, judge_labelled: PerRow, inclusion_probability: npt.ArrayLike,
+    judge_population: PerRow,
+    *, confidence: float = 0.95,
 ) -> PassRateEstimate:
     """Inverse-probability-weighted pass rate of the whole run, post-stratified on the verdict.
 

@@ -26,7 +26,7 @@ import numpy.typing as npt
 from statsmodels.stats.inter_rater import cohens_kappa as _sm_cohens_kappa
 
 from ._results import CalibrationInputError, Estimate, _ToDict
-from ._verdicts import VerdictKind, normalize_verdicts
+from ._verdicts import PerRow, VerdictKind, normalize_verdicts
 from .rates import check_confidence, z_value
 from .resampling import bootstrap_weights, percentile_interval
 
@@ -126,11 +126,8 @@ def _decided_table(
 
 
 def cohen_kappa(
-    rater1: npt.ArrayLike | Sequence[Any],
-    rater2: npt.ArrayLike | Sequence[Any],
-    *,
-    kind: VerdictKind = "binary",
-    confidence: float = 0.95,
+    rater1: PerRow, rater2: PerRow,
+    *, kind: VerdictKind = "binary", confidence: float = 0.95,
 ) -> Estimate:
     """Cohen's kappa between two raters (or judge vs human) on aligned rows.
 
@@ -205,10 +202,7 @@ def _alpha_from_sums(
 
 def krippendorff_alpha(
     ratings: npt.ArrayLike | Sequence[Sequence[Any]],
-    *,
-    kind: VerdictKind = "binary",
-    rng: np.random.Generator | None = None,
-    n_boot: int = 1000,
+    *, kind: VerdictKind = "binary", rng: np.random.Generator | None = None, n_boot: int = 1000,
     confidence: float = 0.95,
 ) -> Estimate:
     """Krippendorff's alpha (nominal) for items x raters, with an item-bootstrap interval.
@@ -235,10 +229,7 @@ def krippendorff_alpha(
 
 def _krippendorff_from_counts(
     counts: npt.NDArray[np.int64],
-    *,
-    rng: np.random.Generator | None,
-    n_boot: int,
-    confidence: float,
+    *, rng: np.random.Generator | None, n_boot: int, confidence: float,
     weights: npt.NDArray[np.int64] | None = None,
 ) -> Estimate:
     conf = check_confidence(confidence)
@@ -253,9 +244,7 @@ def _krippendorff_from_counts(
     if not np.isfinite(alpha):
         return Estimate.refusal(
             "alpha undefined: every rating is the same category (no expected disagreement)",
-            n=n_items,
-            method=method,
-            confidence=conf,
+            n=n_items, method=method, confidence=conf,
         )
     if rng is None:
         return _without_bootstrap(alpha, n_items, method, conf)
@@ -292,10 +281,7 @@ def _item_bootstrap(
 
 def fleiss_kappa(
     ratings: npt.ArrayLike | Sequence[Sequence[Any]],
-    *,
-    kind: VerdictKind = "binary",
-    rng: np.random.Generator | None = None,
-    n_boot: int = 1000,
+    *, kind: VerdictKind = "binary", rng: np.random.Generator | None = None, n_boot: int = 1000,
     confidence: float = 0.95,
 ) -> Estimate:
     """Fleiss' kappa for items x raters, on items rated by every rater, with a bootstrap interval.
@@ -319,12 +305,8 @@ def fleiss_kappa(
 
 
 def _fleiss(
-    codes: npt.NDArray[np.int8],
-    k: int,
-    *,
-    rng: np.random.Generator | None,
-    n_boot: int,
-    confidence: float,
+    codes: npt.NDArray[np.int8], k: int,
+    *, rng: np.random.Generator | None, n_boot: int, confidence: float,
 ) -> Estimate:
     conf = check_confidence(confidence)
     method = "fleiss-kappa"
@@ -355,10 +337,7 @@ def _fleiss(
     if not np.isfinite(est):
         return Estimate.refusal(
             "kappa undefined: every rating is the same category",
-            n=n_items,
-            method=method,
-            confidence=conf,
-            warnings=warnings,
+            n=n_items, method=method, confidence=conf, warnings=warnings,
         )
     if rng is None:
         return _without_bootstrap(est, n_items, method, conf, warnings)
@@ -434,12 +413,8 @@ def _kappa_from_tables(tables: npt.NDArray[np.float64], k: int) -> npt.NDArray[n
 
 def multi_rater_agreement(
     ratings: npt.ArrayLike | Sequence[Sequence[Any]],
-    *,
-    raters: Sequence[str] | None = None,
-    kind: VerdictKind = "binary",
-    rng: np.random.Generator,
-    n_boot: int = 1000,
-    confidence: float = 0.95,
+    *, raters: Sequence[str] | None = None, kind: VerdictKind = "binary", rng: np.random.Generator,
+    n_boot: int = 1000, confidence: float = 0.95,
 ) -> MultiRaterAgreement:
     """Pairwise Cohen's kappa, Light's mean kappa, Fleiss' kappa and Krippendorff's alpha.
 

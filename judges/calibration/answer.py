@@ -56,12 +56,10 @@ from .answer_strata import EvidenceStrata, _strata, evidence_strata
 from .clustered import document_counts
 from .counts import CalibrationCounts
 from .design_check import (
-    CHECKED_BY_DESIGN,
-    SELECTIONS,
     DesignDecision,
     SelectionCheck,
-    resolve_design,
-    selection_check_from_counts,
+    decide_design,
+    labels_alone,
 )
 from .estimators import estimate_pass_rate
 from .evidence import (
@@ -103,7 +101,6 @@ __all__ = [
 ]
 
 AnswerKind = Literal["corrected", "labels_only", "segment_aware", "bounds", "refused"]
-_SELECTION_INDEX = {name: i for i, name in enumerate(SELECTIONS)}
 
 
 @dataclass(frozen=True)
@@ -309,13 +306,8 @@ def _target_outcomes(target: RunCounts) -> tuple[int, int, int]:
 
 
 def answer_pass_rate(
-    evidence: CalibrationEvidence,
-    target: TargetRun,
-    *,
-    design: str | None = None,
-    confidence: float = 0.95,
-    seed: int = 0,
-    n_boot: int = 2000,
+    evidence: CalibrationEvidence, target: TargetRun,
+    *, design: str | None = None, confidence: float = 0.95, seed: int = 0, n_boot: int = 2000,
     segments: bool = True,
 ) -> PassRateAnswer:
     """The true pass rate of ``target``, by the estimator the labels' provenance supports.
@@ -353,13 +345,9 @@ def answer_pass_rate(
     clustered = float((result.params or {}).get("design_effect", 1.0)) > DESIGN_EFFECT_THRESHOLD
     # Wilson treats the rows as independent: with rows that cluster by document it is too
     # narrow, so the labels alone are then not a valid headline.
-    random_sample = same and present <= {"random", "all"} and not clustered and (
-        check is None or check.consistent_with_random)
-    labels_only = replace(labels_only, assumption=(
-        "the labelled rows are a random sample of the target run" if random_sample else
-        "the human pass rate of the labelled rows themselves; not an estimate of the target "
-        + ("(the rows cluster by document)" if clustered else
-           "(the labels are not a random sample of it)" if same else "(another run)")))
+    random_sample, assumption = labels_alone("pass rate", same_run=same, present=present,
+                                             clustered=clustered, check=check)
+    labels_only = replace(labels_only, assumption=assumption)
     warnings: list[str] = []
     worse = _worse_than_chance(rates)
     if worse:
@@ -449,33 +437,24 @@ def design_decision(evidence: CalibrationEvidence, *, same_run: bool,
 def _decide(evidence: CalibrationEvidence, *, same_run: bool,
             design: str | None) -> tuple[DesignDecision, SelectionCheck | None]:
     lab = evidence.labelled
-    selections = lab.selections()
-    present = {k for k, v in selections.items() if v}
-    check = None
-    if present - CHECKED_BY_DESIGN:
+
+    def base_counts() -> tuple[npt.ArrayLike, npt.ArrayLike]:
         base = _strata(evidence, same_run=same_run, split_flips=False)
         labelled = np.bincount(base.of_labelled[base.of_labelled >= 0], minlength=3)[:3]
-        check = selection_check_from_counts(labelled, base.counts.population)
-    active = lab.selection == _SELECTION_INDEX["active"]
-    has_probabilities = bool(active.any() and np.isfinite(lab.share[active]).all())
-    decision = resolve_design(
-        design, labelled_in_target=same_run, selections=selections,
-        has_probabilities=has_probabilities, check=check,
+        return labelled, base.counts.population
+
+    return decide_design(
+        design, selections=lab.selections(), selection=lab.selection, share=lab.share,
+        same_run=same_run, base_counts=base_counts,
         order_trend_p=None if evidence.order_trend is None else evidence.order_trend.p_value,
         escalation_recorded=evidence.escalated is not None,
-    )  # fmt: skip
-    return decision, check
+    )
 
 
 def _estimate(
-    evidence: CalibrationEvidence,
-    target: TargetRun,
-    decision: DesignDecision,
+    evidence: CalibrationEvidence, target: TargetRun, decision: DesignDecision,
     strata: EvidenceStrata,
-    *,
-    conf: float,
-    seed: int,
-    n_boot: int,
+    *, conf: float, seed: int, n_boot: int,
 ) -> PassRateEstimate:
     """The design's estimator on the strata (a refusal when the decision is refused)."""
     lab = evidence.labelled
@@ -645,13 +624,8 @@ def _transfer(
 
 
 def _segment_answers(
-    evidence: CalibrationEvidence,
-    target: TargetRun,
-    decision: DesignDecision,
-    *,
-    conf: float,
-    seed: int,
-    n_boot: int,
+    evidence: CalibrationEvidence, target: TargetRun, decision: DesignDecision,
+    *, conf: float, seed: int, n_boot: int,
 ) -> tuple[SegmentAnswer, ...]:
     names = sorted(set(evidence.segments) | set(target.counts.segments))
     out = []

@@ -14,7 +14,7 @@ References:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,7 @@ import numpy.typing as npt
 from statsmodels.stats.contingency_tables import mcnemar as _sm_mcnemar
 
 from ._results import CalibrationInputError, Estimate, _ToDict
-from ._verdicts import normalize_verdicts
+from ._verdicts import PerRow, normalize_verdicts
 from .agreement import kappa_from_table
 from .rates import _confusion_from_codes, check_confidence, rates_from_confusion, z_value
 
@@ -125,11 +125,8 @@ def _mcnemar_codes(
 
 
 def mcnemar_test(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_a: npt.ArrayLike | Sequence[Any],
-    judge_b: npt.ArrayLike | Sequence[Any],
-    *,
-    confidence: float = 0.95,
+    human: PerRow, judge_a: PerRow, judge_b: PerRow,
+    *, confidence: float = 0.95,
 ) -> McNemarResult:
     """Exact McNemar test between two judges on the same labelled rows (statsmodels).
 
@@ -195,10 +192,8 @@ class LeaderboardRow(_ToDict):
 
 
 def leaderboard(
-    human: npt.ArrayLike | Sequence[Any],
-    judges: Mapping[str, npt.ArrayLike | Sequence[Any]],
-    *,
-    confidence: float = 0.95,
+    human: PerRow, judges: Mapping[str, PerRow],
+    *, confidence: float = 0.95,
 ) -> tuple[LeaderboardRow, ...]:
     """Rank judges on the same labelled rows by Cohen's kappa, with McNemar p vs the best.
 

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._results import CalibrationInputError, Estimate, _ToDict
-from ._verdicts import UNSCORED, UNSURE, VerdictKind, normalize_verdicts
+from ._verdicts import UNSCORED, UNSURE, PerRow, VerdictKind, normalize_verdicts
 from .rates import check_confidence, wilson_interval
 from .resampling import group_codes
 
@@ -115,7 +115,7 @@ class ConsistencyResult(_ToDict):
         return d
 
 
-def _order_codes(order: npt.ArrayLike | Sequence[Any] | None, n: int) -> npt.NDArray[np.int64]:
+def _order_codes(order: PerRow | None, n: int) -> npt.NDArray[np.int64]:
     if order is None:
         return np.zeros(n, dtype=np.int64)
     arr = np.asarray(order)
@@ -137,14 +137,9 @@ def _order_codes(order: npt.ArrayLike | Sequence[Any] | None, n: int) -> npt.NDA
 
 
 def self_consistency(
-    item_id: npt.ArrayLike | Sequence[Any],
-    verdict: npt.ArrayLike | Sequence[Any],
-    *,
-    order: npt.ArrayLike | Sequence[Any] | None = None,
-    repeat: npt.ArrayLike | Sequence[Any] | None = None,
-    kind: VerdictKind = "binary",
-    rule: Rule = "all_agree",
-    swapped_verdicts: Literal["aligned", "as_shown"] = "aligned",
+    item_id: PerRow, verdict: PerRow,
+    *, order: PerRow | None = None, repeat: PerRow | None = None, kind: VerdictKind = "binary",
+    rule: Rule = "all_agree", swapped_verdicts: Literal["aligned", "as_shown"] = "aligned",
     confidence: float = 0.95,
 ) -> ConsistencyResult:
     """Flip rates across orders and repeats, and one aggregated verdict per item.
@@ -342,9 +337,7 @@ class ConsistencyOptions(TypedDict, total=False):
 
 def self_consistency_matrix(
     verdicts: npt.ArrayLike | Sequence[Sequence[Any]],
-    *,
-    orders: Sequence[Any] | None = None,
-    item_ids: npt.ArrayLike | Sequence[Any] | None = None,
+    *, orders: Sequence[Any] | None = None, item_ids: PerRow | None = None,
     **options: Unpack[ConsistencyOptions],
 ) -> ConsistencyResult:
     """:func:`self_consistency` for a 2-D items x calls array.

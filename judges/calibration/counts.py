@@ -7,15 +7,13 @@ a sum, so every estimator (:mod:`.estimators`) and every simulation works on
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ._results import CalibrationInputError, _ToDict
-from ._verdicts import FAIL, PASS, labelled_codes, normalize_verdicts
+from ._verdicts import FAIL, PASS, PerRow, labelled_codes, normalize_verdicts
 from .rates import ConfusionMatrix, _confusion_from_codes
 
 __all__ = ["CalibrationCounts", "calibration_counts"]
@@ -80,9 +78,7 @@ class CalibrationCounts(_ToDict):
 
 
 def calibration_counts(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    judge_target: npt.ArrayLike | Sequence[Any],
+    human: PerRow, judge_labelled: PerRow, judge_target: PerRow,
 ) -> CalibrationCounts:
     """Normalise verdict arrays and reduce them to :class:`CalibrationCounts`.
 

@@ -24,21 +24,19 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from scipy.stats import chisquare
 
 from ._results import CalibrationInputError, _ToDict
+from ._verdicts import Codes, PerRow
 from .strata import verdict_strata
-from .vocabulary import DESIGN_ESTIMATORS, STRATA
+from .vocabulary import DESIGN_ESTIMATORS, SELECTIONS, STRATA
 
 __all__ = [
-    "DESIGN_ESTIMATORS",
-    "SELECTIONS",
     "DesignDecision",
     "SelectionCheck",
     "resolve_design",
@@ -49,19 +47,6 @@ __all__ = [
 #: Below this p-value the judge's verdicts trend along the file: labels drawn in file order are
 #: then not a random sample of their stratum.
 FILE_ORDER_ALPHA = 0.01
-
-#: How a label's row was chosen (recorded with every label; ``unknown`` for old labels).
-SELECTIONS: tuple[str, ...] = (
-    "random",
-    "by_verdict",
-    "flips_first",
-    "active",
-    "file",
-    "imported",
-    "all",
-    "unknown",
-    "escalated",
-)
 
 _RANDOM_LIKE = frozenset({"random", "all"})
 _NOT_RANDOM = frozenset({"by_verdict", "flips_first", "active", "escalated"})
@@ -90,10 +75,8 @@ class SelectionCheck(_ToDict):
 
 
 def selection_check(
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    judge_population: npt.ArrayLike | Sequence[Any],
-    *,
-    alpha: float = 0.01,
+    judge_labelled: PerRow, judge_population: PerRow,
+    *, alpha: float = 0.01,
 ) -> SelectionCheck:
     """Test whether labelled rows look like a random sample of the dataset by judge verdict.
 
@@ -351,3 +334,66 @@ def resolve_design(
         if check_says_not_random and check is not None:
             return refuse(f"--design same_run_random refused: {check.message}")
     return _decision(requested, "chosen explicitly", warnings)
+
+
+def labels_alone(quantity: str, *, same_run: bool, present: Collection[str], clustered: bool,
+                 check: SelectionCheck | None) -> tuple[bool, str]:
+    """Whether the labels alone estimate the target, and the assumption that says so or not.
+
+    They do when they are a random sample of the target run itself (drawn at random, or all of
+    it, and not clustered by document); otherwise they describe only the labelled rows.
+
+    Args:
+        quantity: What the labels estimate, in words ("pass rate", "shares").
+        same_run: Whether the labelled rows are rows of the target run.
+        present: The selections the labelled rows were drawn by.
+        clustered: Whether the rows cluster by document.
+        check: The judge-verdict mix check of the labelled rows, when one was made.
+    """
+    valid = same_run and set(present) <= {"random", "all"} and not clustered and (
+        check is None or check.consistent_with_random)
+    return valid, (
+        "the labelled rows are a random sample of the target run" if valid else
+        f"the human {quantity} of the labelled rows themselves; not an estimate of the target "
+        + ("(the rows cluster by document)" if clustered else
+           "(the labels are not a random sample of it)" if same_run else "(another run)"))
+
+
+def decide_design(
+    requested: str | None, *, selections: Mapping[str, int], selection: Codes,
+    share: npt.NDArray[np.float64], same_run: bool, order_trend_p: float | None,
+    base_counts: Callable[[], tuple[npt.ArrayLike, npt.ArrayLike] | None],
+    names: Sequence[str] = STRATA, quantity: str = "pass rate", escalation_recorded: bool = True,
+) -> tuple[DesignDecision, SelectionCheck | None]:
+    """:func:`resolve_design` for a calibration's labelled rows, with the check it rests on.
+
+    Args:
+        requested: As in :func:`resolve_design`.
+        selections: Labelled rows per recorded selection.
+        selection: Each labelled row's selection code (index into :data:`SELECTIONS`).
+        share: Each labelled row's share of the active order's selection weight.
+        same_run: Whether the labelled rows are rows of the target run.
+        order_trend_p: The p-value of the judge's verdicts' trend along the file, if measured.
+        base_counts: Labelled and dataset rows per judge-verdict stratum (``names``), asked for
+            only when a selection is not random within strata by construction; ``None`` when
+            there is nothing to check.
+        names: The strata's names.
+        quantity: As in :func:`resolve_design`.
+        escalation_recorded: As in :func:`resolve_design`.
+
+    Returns:
+        The decision, and the selection check when one was made.
+    """
+    check = None
+    if {k for k, v in selections.items() if v} - CHECKED_BY_DESIGN:
+        counts = base_counts()
+        if counts is not None:
+            check = selection_check_from_counts(*counts, names=names)
+    active = selection == SELECTIONS.index("active")
+    has_probabilities = bool(active.any() and np.isfinite(share[active]).all())
+    decision = resolve_design(
+        requested, labelled_in_target=same_run, selections=selections,
+        has_probabilities=has_probabilities, check=check, order_trend_p=order_trend_p,
+        quantity=quantity, escalation_recorded=escalation_recorded,
+    )
+    return decision, check

@@ -392,7 +392,7 @@ def _judge_explains(stream: EProcess | None, shift: dict[str, float | int | None
     on rows like the anchors, so the move minus the anchors' paired change is zero up to both
     samples' noise and the reference's: only a difference beyond that (two-sided 5 %) is the
     system. Comparing the move itself with the anchors' bound ignored the move's noise and
-    called a lenient judge's bump the system's in 7.5 % of streams (``bench/drift.py``).
+    called a lenient judge's bump the system's in 7.5 % of streams (``bench/drift_alarms.py``).
 
     Returns:
         ``None`` when the move is beyond what the judge explains (system drift), else the

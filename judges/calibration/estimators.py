@@ -10,7 +10,7 @@ array-level functions, are in :mod:`.pass_rate`; the references are listed there
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -57,16 +57,9 @@ def _result(
 ) -> PassRateEstimate:
     """A result with what every estimator fills the same way (target size, assumption)."""
     return PassRateEstimate(
-        estimate=estimate,
-        low=low,
-        high=high,
-        method=method,
-        confidence=conf,
-        n_labelled=n_labelled,
-        n_target=counts.n_target,
-        assumption=ASSUMPTIONS[method],
-        warnings=tuple(warnings),
-        **extra,
+        estimate=estimate, low=low, high=high, method=method, confidence=conf,
+        n_labelled=n_labelled, n_target=counts.n_target, assumption=ASSUMPTIONS[method],
+        warnings=tuple(warnings), **extra,
     )
 
 
@@ -374,16 +367,13 @@ def estimate_pass_rate(
         A :class:`~judges.calibration.PassRateEstimate`.
     """
     conf = check_confidence(confidence)
-    if method == "lee":
-        return _lee(counts, conf)
-    if method == "ppi++":
-        return _ppi(counts, conf, lam)
-    if method == "stratified":
-        return _stratified(counts, conf)
-    if method == "naive":
-        return _naive(counts, conf)
-    if method == "labels_only":
-        return _labels_only(counts, conf)
-    raise CalibrationInputError(
-        f"unknown method {method!r}; choose lee, ppi++, stratified, naive or labels_only"
-    )
+    estimators: dict[str, Callable[[], PassRateEstimate]] = {
+        "lee": lambda: _lee(counts, conf), "ppi++": lambda: _ppi(counts, conf, lam),
+        "stratified": lambda: _stratified(counts, conf), "naive": lambda: _naive(counts, conf),
+        "labels_only": lambda: _labels_only(counts, conf),
+    }
+    if method not in estimators:
+        raise CalibrationInputError(
+            f"unknown method {method!r}; choose lee, ppi++, stratified, naive or labels_only"
+        )
+    return estimators[method]()

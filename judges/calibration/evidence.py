@@ -19,7 +19,7 @@ flipped or tied under the aggregation rule), ``unscored`` (called, no usable ver
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import numpy as np
@@ -28,8 +28,8 @@ import pandas as pd
 from scipy.stats import norm
 
 from ._results import CalibrationInputError, _ToDict
-from .design_check import SELECTIONS
-from .vocabulary import NOT_RUN, UNSCORED, UNSURE
+from ._verdicts import Codes, Flags, Indices, PerRow
+from .vocabulary import NOT_RUN, SELECTIONS, UNSCORED, UNSURE
 
 __all__ = [
     "ESCALATED_EVIDENCE_VERSION",
@@ -64,7 +64,7 @@ _WORDS = {"pass": OUTCOME_PASS, "fail": OUTCOME_FAIL, "unsure": OUTCOME_UNSURE,
           "unscored": OUTCOME_UNSCORED}
 
 
-def judge_outcomes(verdicts: npt.ArrayLike | Sequence[Any]) -> npt.NDArray[np.int8]:
+def judge_outcomes(verdicts: PerRow) -> npt.NDArray[np.int8]:
     """Outcome codes of per-row judge verdicts (``None``/``NaN``: the judge never ran).
 
     Args:
@@ -99,8 +99,30 @@ def judge_outcomes(verdicts: npt.ArrayLike | Sequence[Any]) -> npt.NDArray[np.in
 # --------------------------------------------------------------------------- run counts
 
 
+class _OutcomeCounts:
+    """What both run counts share: rows per outcome (the first axis), then per flags and group."""
+
+    counts: npt.NDArray[np.int64]
+
+    def _check(self, shape: tuple[int, ...]) -> None:
+        c = np.asarray(self.counts)
+        if c.shape != shape:
+            raise CalibrationInputError(f"counts must be {shape}, got {c.shape}")
+        if c.size and c.min() < 0:
+            raise CalibrationInputError("counts must be non-negative")
+
+    @property
+    def n_rows(self) -> int:
+        """Every row of the run."""
+        return int(self.counts.sum())
+
+    def by_outcome(self) -> npt.NDArray[np.int64]:
+        """Rows per outcome (in the order of the outcome codes)."""
+        return np.asarray(self.counts.reshape(len(self.counts), -1).sum(axis=1), dtype=np.int64)
+
+
 @dataclass(frozen=True)
-class RunCounts:
+class RunCounts(_OutcomeCounts):
     """The judge's outcomes on the rows of one run, per (outcome, flipped, segment).
 
     Attributes:
@@ -114,21 +136,12 @@ class RunCounts:
 
     def __post_init__(self) -> None:
         """Validate the shape."""
-        c = np.asarray(self.counts)
-        if c.ndim != 3 or c.shape[:2] != (len(OUTCOMES), 2) or c.shape[2] != len(self.segments):
-            raise CalibrationInputError(
-                f"counts must be (5, 2, {len(self.segments)}), got {c.shape}"
-            )
-        if c.size and c.min() < 0:
-            raise CalibrationInputError("counts must be non-negative")
+        self._check((len(OUTCOMES), 2, len(self.segments)))
 
     @classmethod
     def from_rows(
-        cls,
-        outcome: npt.ArrayLike,
-        *,
-        flipped: npt.ArrayLike | None = None,
-        segment: npt.ArrayLike | Sequence[Any] | None = None,
+        cls, outcome: npt.ArrayLike,
+        *, flipped: npt.ArrayLike | None = None, segment: PerRow | None = None,
     ) -> RunCounts:
         """Count per-row outcomes (from :func:`judge_outcomes`), flip flags and segments."""
         o = np.asarray(outcome, dtype=np.int64)
@@ -138,15 +151,6 @@ class RunCounts:
         g = len(names)
         flat = np.bincount((o * 2 + f) * g + codes, minlength=len(OUTCOMES) * 2 * g)
         return cls(flat.reshape(len(OUTCOMES), 2, g).astype(np.int64), names)
-
-    @property
-    def n_rows(self) -> int:
-        """Every row of the run."""
-        return int(self.counts.sum())
-
-    def by_outcome(self) -> npt.NDArray[np.int64]:
-        """Rows per outcome (:data:`OUTCOMES` order)."""
-        return np.asarray(self.counts.sum(axis=(1, 2)), dtype=np.int64)
 
     @property
     def has_segments(self) -> bool:
@@ -212,13 +216,13 @@ class RunCounts:
 
 
 def _segment_codes(
-    segment: npt.ArrayLike | Sequence[Any] | None, n: int
+    segment: PerRow | None, n: int
 ) -> tuple[tuple[str, ...], npt.NDArray[np.int64]]:
     return group_codes(segment, n, missing=NO_SEGMENT, what="segments")
 
 
 def group_codes(
-    values: npt.ArrayLike | Sequence[Any] | None, n: int, *, missing: str, what: str
+    values: PerRow | None, n: int, *, missing: str, what: str
 ) -> tuple[tuple[str, ...], npt.NDArray[np.int64]]:
     """Sorted group names and each row's code (a missing value is the group ``missing``).
 
@@ -342,14 +346,14 @@ class LabelledRows:
             abstained on it), whatever order drew it; ``None`` without an escalation.
     """
 
-    human: npt.NDArray[np.int8]
-    outcome: npt.NDArray[np.int8]
-    flipped: npt.NDArray[np.bool_]
-    segment: npt.NDArray[np.int64]
-    document: npt.NDArray[np.int64]
-    selection: npt.NDArray[np.int8]
+    human: Codes
+    outcome: Codes
+    flipped: Flags
+    segment: Indices
+    document: Indices
+    selection: Codes
     share: npt.NDArray[np.float64]
-    escalated: npt.NDArray[np.bool_] | None = None
+    escalated: Flags | None = None
 
     def __post_init__(self) -> None:
         """Check that every array has one entry per row."""
@@ -379,6 +383,17 @@ class LabelledRows:
 
 
 _COLUMNS = ("human", "outcome", "flipped", "segment", "document", "selection", "share")
+
+
+def evidence_json(version: int, rule: str, population: dict[str, Any], columns: Sequence[str],
+                  rows: list[list[Any]], trend: OrderTrend | None,
+                  fingerprint: str | None) -> dict[str, Any]:
+    """The JSON fields the pass/fail and the pairwise evidence share, in their order."""
+    return {"version": version, "rule": rule, "population": population,
+            "selections": list(SELECTIONS),
+            "labelled": {"columns": [*columns, "rows"], "rows": rows},
+            "order_trend": None if trend is None else trend.to_dict(),
+            "fingerprint": fingerprint}
 
 
 @dataclass(frozen=True)
@@ -425,9 +440,7 @@ class CalibrationEvidence:
         """The evidence of one segment's rows."""
         index = self.segments.index(segment)
         rows = self.labelled.take(self.labelled.segment == index)
-        rows = LabelledRows(rows.human, rows.outcome, rows.flipped,
-                            np.zeros(rows.n, dtype=np.int64), rows.document, rows.selection,
-                            rows.share, rows.escalated)  # fmt: skip
+        rows = replace(rows, segment=np.zeros(rows.n, dtype=np.int64))
         escalated = None if self.escalated is None else (
             self.escalated.aligned(self.segments).restrict(segment))
         return CalibrationEvidence(rows, self.population.restrict(segment), self.order_trend,
@@ -445,15 +458,8 @@ class CalibrationEvidence:
             **({} if lab.escalated is None else {"escalated": lab.escalated.astype(int)}),
         })
         rows = grouped_rows(frame[columns])
-        out = {
-            "version": EVIDENCE_VERSION,
-            "rule": self.rule,
-            "population": self.population.to_json(),
-            "selections": list(SELECTIONS),
-            "labelled": {"columns": [*columns, "rows"], "rows": rows},
-            "order_trend": None if self.order_trend is None else self.order_trend.to_dict(),
-            "fingerprint": self.fingerprint,
-        }
+        out = evidence_json(EVIDENCE_VERSION, self.rule, self.population.to_json(), columns, rows,
+                            self.order_trend, self.fingerprint)
         if self.escalated is not None:
             out.update(version=ESCALATED_EVIDENCE_VERSION, escalated=self.escalated.to_json())
         return out

@@ -24,14 +24,13 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, TypedDict, Unpack
+from typing import TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
 
 from ._results import CalibrationInputError, Estimate
-from ._verdicts import normalize_verdicts
+from ._verdicts import PerRow, normalize_verdicts
 from .agreement import kappa_from_table, kappa_of_tables
 from .rates import check_confidence
 
@@ -132,9 +131,7 @@ class KappaIntervalOptions(TypedDict, total=False):
 
 
 def kappa_interval(
-    rater1: npt.ArrayLike | Sequence[Any],
-    rater2: npt.ArrayLike | Sequence[Any],
-    **options: Unpack[KappaIntervalOptions],
+    rater1: PerRow, rater2: PerRow, **options: Unpack[KappaIntervalOptions],
 ) -> Estimate:
     """Cohen's kappa between two pass/fail raters with a small-n-safe interval.
 

@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -69,7 +69,7 @@ from ._results import (
     _ToDict,
     clip01,
 )
-from ._verdicts import FAIL, PASS, normalize_verdicts
+from ._verdicts import FAIL, PASS, PerRow, normalize_verdicts
 from .pass_rate import CalibrationCounts, estimate_pass_rate
 from .rates import ConfusionMatrix, check_confidence, z_value
 from .resampling import group_codes
@@ -324,7 +324,7 @@ class PairAlignment(_ToDict):
 
 
 def align_pairs(
-    baseline_ids: npt.ArrayLike | Sequence[Any], candidate_ids: npt.ArrayLike | Sequence[Any]
+    baseline_ids: PerRow, candidate_ids: PerRow
 ) -> PairAlignment:
     """Pair rows by id; rows present on one side only are counted, never silently dropped.
 
@@ -364,7 +364,7 @@ def align_pairs(
 
 
 def paired_table(
-    baseline: npt.ArrayLike | Sequence[Any], candidate: npt.ArrayLike | Sequence[Any]
+    baseline: PerRow, candidate: PerRow
 ) -> PairedTable:
     """Joint verdict table of two aligned verdict arrays.
 
@@ -384,7 +384,7 @@ def paired_table(
 
 
 def _aligned_codes(
-    baseline: npt.ArrayLike | Sequence[Any], candidate: npt.ArrayLike | Sequence[Any]
+    baseline: PerRow, candidate: PerRow
 ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
     b = normalize_verdicts(baseline)
     c = normalize_verdicts(candidate)
@@ -617,14 +617,9 @@ def _compare(
 
 
 def paired_difference(
-    baseline: npt.ArrayLike | Sequence[Any],
-    candidate: npt.ArrayLike | Sequence[Any],
-    *,
-    calibration: ConfusionMatrix | JudgeErrorRates,
-    documents: npt.ArrayLike | Sequence[Any] | None = None,
-    segments: npt.ArrayLike | Sequence[Any] | None = None,
-    confidence: float = 0.95,
-    youden_point: float | None = None,
+    baseline: PerRow, candidate: PerRow,
+    *, calibration: ConfusionMatrix | JudgeErrorRates, documents: PerRow | None = None,
+    segments: PerRow | None = None, confidence: float = 0.95, youden_point: float | None = None,
 ) -> PairedComparison:
     """Corrected pass rates of two versions on the same rows and their paired difference.
 

@@ -45,7 +45,6 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -53,7 +52,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._results import CalibrationInputError, Estimate, _ToDict
-from ._verdicts import TIE, A, B, normalize_verdicts
+from ._verdicts import TIE, A, B, PerRow, normalize_verdicts
 from .agreement import kappa_of_tables
 from .kappa_interval import kappa_interval_from_table
 from .rates import check_confidence, wilson_interval, z_value
@@ -107,7 +106,7 @@ def _codes(values: Any, name: str) -> npt.NDArray[np.int8]:
 
 
 def _human_judge(
-    human: npt.ArrayLike | Sequence[Any], judge: npt.ArrayLike | Sequence[Any]
+    human: PerRow, judge: PerRow
 ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]]:
     """Codes of a human and a judge verdict per element, checked to be aligned."""
     h, j = _codes(human, "human"), _codes(judge, "judge")
@@ -156,12 +155,8 @@ def _groups(rows: Any, size: int) -> tuple[npt.NDArray[np.int64] | None, int]:
 
 
 def vote_agreement(
-    human: npt.ArrayLike | Sequence[Any],
-    judge: npt.ArrayLike | Sequence[Any],
-    *,
-    rows: npt.ArrayLike | Sequence[Any] | None = None,
-    rng: np.random.Generator | None = None,
-    n_boot: int = 2000,
+    human: PerRow, judge: PerRow,
+    *, rows: PerRow | None = None, rng: np.random.Generator | None = None, n_boot: int = 2000,
     confidence: float = 0.95,
 ) -> VoteAgreement:
     """Judge-human agreement counted per human vote, with and without ties.
@@ -204,12 +199,8 @@ def vote_agreement(
 
 
 def vote_pair_agreement(
-    rows: npt.ArrayLike | Sequence[Any],
-    votes: npt.ArrayLike | Sequence[Any],
-    *,
-    rng: np.random.Generator | None = None,
-    n_boot: int = 2000,
-    confidence: float = 0.95,
+    rows: PerRow, votes: PerRow,
+    *, rng: np.random.Generator | None = None, n_boot: int = 2000, confidence: float = 0.95,
 ) -> VoteAgreement:
     """Human-human agreement over every pair of votes on the same row, with and without ties.
 
@@ -286,7 +277,7 @@ def _table_codes(h: npt.NDArray[np.int8], j: npt.NDArray[np.int8]) -> npt.NDArra
 
 
 def pairwise_confusion(
-    human: npt.ArrayLike | Sequence[Any], judge: npt.ArrayLike | Sequence[Any]
+    human: PerRow, judge: PerRow
 ) -> PairwiseConfusion:
     """The 3 x 3 human x judge table over ``a``/``b``/``tie`` (unsure/unscored excluded).
 
@@ -301,12 +292,8 @@ def pairwise_confusion(
 
 
 def vote_kappa(
-    human: npt.ArrayLike | Sequence[Any],
-    judge: npt.ArrayLike | Sequence[Any],
-    *,
-    rows: npt.ArrayLike | Sequence[Any] | None = None,
-    rng: np.random.Generator | None = None,
-    n_boot: int = 2000,
+    human: PerRow, judge: PerRow,
+    *, rows: PerRow | None = None, rng: np.random.Generator | None = None, n_boot: int = 2000,
     confidence: float = 0.95,
 ) -> Estimate:
     """Cohen's kappa (3 classes) between human votes and the judge's verdicts on their rows.
@@ -346,7 +333,7 @@ def vote_kappa(
 
 
 def vote_consensus(
-    rows: npt.ArrayLike | Sequence[Any], votes: npt.ArrayLike | Sequence[Any]
+    rows: PerRow, votes: PerRow
 ) -> tuple[npt.NDArray[Any], npt.NDArray[np.str_]]:
     """One human verdict per row: the most frequent decided vote; no single winner is ``tie``.
 
@@ -592,13 +579,8 @@ def _bootstrap_interval(
 
 
 def corrected_win_rate(
-    human: npt.ArrayLike | Sequence[Any],
-    judge: npt.ArrayLike | Sequence[Any],
-    target_judge: npt.ArrayLike | Sequence[Any],
-    *,
-    method: WinRateMethod = "delta",
-    rng: np.random.Generator | None = None,
-    n_boot: int = 4000,
+    human: PerRow, judge: PerRow, target_judge: PerRow,
+    *, method: WinRateMethod = "delta", rng: np.random.Generator | None = None, n_boot: int = 4000,
     confidence: float = 0.95,
 ) -> WinRateEstimate:
     """Corrected A / B / tie shares of the target from labelled rows and the judge's verdicts.

@@ -56,11 +56,10 @@ import numpy.typing as npt
 
 from ._results import Estimate, _ToDict, interval_json
 from .design_check import (
-    CHECKED_BY_DESIGN,
     DesignDecision,
     SelectionCheck,
-    resolve_design,
-    selection_check_from_counts,
+    decide_design,
+    labels_alone,
 )
 from .pairwise import CLASSES
 from .pairwise_evidence import (
@@ -74,7 +73,6 @@ from .pairwise_evidence import (
 from .pairwise_shares import (
     _BASE_NAMES,
     _K,
-    _SELECTION_INDEX,
     PairwiseStratum,
     WinShares,
     _base_counts,
@@ -98,22 +96,6 @@ __all__ = [
 ]
 
 PairwiseKind = Literal["corrected", "labels_only", "bounds", "refused"]
-
-
-@dataclass(frozen=True)
-class PairwiseTarget:
-    """The judge's outcomes on the rows whose a / b / tie shares are wanted.
-
-    Attributes:
-        counts: Rows per (outcome, flipped, one order, model pair).
-        same_run: The target *is* the calibration dataset (its labels are rows of it); then
-            ``counts`` must be the evidence's population.
-    """
-
-    counts: PairwiseRunCounts
-    same_run: bool = False
-
-
 
 
 @dataclass(frozen=True)
@@ -247,6 +229,18 @@ class PairwiseAnswer(_ToDict):
         }
 
 
+@dataclass(frozen=True)
+class PairwiseTarget:
+    """The pairwise :class:`~judges.calibration.TargetRun`: the rows whose shares are wanted.
+
+    ``counts`` holds the judge's outcomes on them per (outcome, flipped, one order, model pair);
+    with ``same_run`` they are the calibration dataset itself (``counts`` is its population).
+    """
+
+    counts: PairwiseRunCounts
+    same_run: bool = False
+
+
 def _json_bounds(value: Any) -> Any:
     if value is None:
         return None
@@ -258,19 +252,14 @@ def _json_bounds(value: Any) -> Any:
 
 
 def answer_win_rate(
-    evidence: PairwiseEvidence,
-    target: PairwiseTarget,
-    *,
-    design: str | None = None,
-    confidence: float = 0.95,
-    seed: int = 0,
-    n_boot: int = 2000,
+    evidence: PairwiseEvidence, target: PairwiseTarget,
+    *, design: str | None = None, confidence: float = 0.95, seed: int = 0, n_boot: int = 2000,
     pairs: bool = True,
 ) -> PairwiseAnswer:
     """The true a / b / tie shares of ``target``, by the estimator the labels' provenance supports.
 
     Args:
-        evidence: The calibration dataset's labelled rows and the judge's outcomes on it.
+        evidence: The :class:`PairwiseEvidence` of the calibration dataset.
         target: The run whose shares are wanted (``same_run`` for the calibration dataset).
         design: An explicit design (:data:`~judges.calibration.DESIGN_ESTIMATORS`), checked
             against the evidence; ``None`` chooses it.
@@ -280,8 +269,8 @@ def answer_win_rate(
         pairs: Compute the per-model-pair answers.
 
     Returns:
-        A :class:`PairwiseAnswer`; an explicit ``design`` the evidence contradicts gives a
-        refused headline whose reason says why (``decision.refused``).
+        The :class:`PairwiseAnswer`; its headline is refused, with the reason, when an explicit
+        ``design`` contradicts the evidence (``decision.refused``).
     """
     conf = check_confidence(confidence)
     lab = evidence.labelled
@@ -289,19 +278,17 @@ def answer_win_rate(
     rule = evidence.rule
     selections = lab.selections()
     present = {k for k, v in selections.items() if v}
-    check = None
-    if present - CHECKED_BY_DESIGN:
+
+    def base_counts() -> tuple[npt.ArrayLike, npt.ArrayLike] | None:
         labelled, population = _base_counts(evidence, same)
-        if labelled.sum() and population.sum():
-            check = selection_check_from_counts(labelled, population, names=_BASE_NAMES)
-    active = lab.selection == _SELECTION_INDEX["active"]
-    has_probabilities = bool(active.any() and np.isfinite(lab.share[active]).all())
-    decision = resolve_design(
-        design, labelled_in_target=same, selections=selections,
-        has_probabilities=has_probabilities, check=check,
+        return (labelled, population) if labelled.sum() and population.sum() else None
+
+    decision, check = decide_design(
+        design, selections=selections, selection=lab.selection, share=lab.share,
+        same_run=same, base_counts=base_counts, names=_BASE_NAMES,
         order_trend_p=None if evidence.order_trend is None else evidence.order_trend.p_value,
         quantity="win and tie shares",
-    )  # fmt: skip
+    )
     split = "flips_first" in present
     strata = _strata(evidence, same_run=same, split_flips=split)
     target_counts = evidence.population if same else target.counts
@@ -310,13 +297,9 @@ def answer_win_rate(
                           n_boot=n_boot)
     labels_only = _labels_only(lab.human, conf)
     clustered = bool(corrected.params.get("clustered", False))
-    random_sample = same and present <= {"random", "all"} and not clustered and (
-        check is None or check.consistent_with_random)
-    labels_only = replace(labels_only, assumption=(
-        "the labelled rows are a random sample of the target run" if random_sample else
-        "the human shares of the labelled rows themselves; not an estimate of the target "
-        + ("(the rows cluster by document)" if clustered else
-           "(the labels are not a random sample of it)" if same else "(another run)")))
+    random_sample, assumption = labels_alone("shares", same_run=same, present=present,
+                                             clustered=clustered, check=check)
+    labels_only = replace(labels_only, assumption=assumption)
     transport_strata = strata if not same else _strata(evidence, same_run=False,
                                                        split_flips=split)
     joint = _joint(transport_strata, evidence)
@@ -378,15 +361,9 @@ def answer_win_rate(
 
 
 def _estimate(
-    evidence: PairwiseEvidence,
-    strata: _Strata,
-    decision: DesignDecision,
+    evidence: PairwiseEvidence, strata: _Strata, decision: DesignDecision,
     decided: npt.NDArray[np.int64],
-    *,
-    conf: float,
-    seed: int,
-    n_boot: int,
-    n_draws: int | None = None,
+    *, conf: float, seed: int, n_boot: int, n_draws: int | None = None,
 ) -> WinShares:
     """The design's estimator (a refusal when the decision is refused).
 
@@ -496,15 +473,9 @@ def _population(run: PairwiseRunCounts, rule: str, same: bool) -> str:
 
 
 def _pair_answers(
-    evidence: PairwiseEvidence,
-    target: PairwiseRunCounts,
-    decision: DesignDecision,
+    evidence: PairwiseEvidence, target: PairwiseRunCounts, decision: DesignDecision,
     transport_strata: _Strata,
-    *,
-    same: bool,
-    conf: float,
-    seed: int,
-    n_boot: int,
+    *, same: bool, conf: float, seed: int, n_boot: int,
 ) -> tuple[PairAnswer, ...]:
     """Per model pair: the same-run estimator on the pair's rows, or the run's matrix."""
     out = []

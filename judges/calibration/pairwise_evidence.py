@@ -24,8 +24,8 @@ answer does not count it as a decided verdict (see :mod:`judges.calibration.pair
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 import numpy as np
@@ -33,8 +33,16 @@ import numpy.typing as npt
 import pandas as pd
 
 from ._results import CalibrationInputError
-from .design_check import SELECTIONS
-from .evidence import NO_SEGMENT, OrderTrend, group_codes, grouped_rows
+from ._verdicts import Codes, Flags, Indices, PerRow
+from .evidence import (
+    NO_SEGMENT,
+    OrderTrend,
+    _OutcomeCounts,
+    evidence_json,
+    group_codes,
+    grouped_rows,
+)
+from .vocabulary import SELECTIONS
 
 __all__ = [
     "NO_PAIR",
@@ -67,7 +75,7 @@ _VERDICT_CODES = {"a": PW_A, "b": PW_B, "tie": PW_TIE, "unsure": PW_NOT_JUDGED,
 _HUMAN_CODES = {"a": 0, "b": 1, "tie": 2}
 
 
-def pairwise_outcomes(verdicts: npt.ArrayLike | Sequence[Any]) -> npt.NDArray[np.int8]:
+def pairwise_outcomes(verdicts: PerRow) -> npt.NDArray[np.int8]:
     """Outcome codes of per-row pairwise verdicts (``None``/``NaN``: the judge never ran).
 
     Examples:
@@ -86,7 +94,7 @@ def pairwise_outcomes(verdicts: npt.ArrayLike | Sequence[Any]) -> npt.NDArray[np
     return np.asarray(codes.fillna(PW_NOT_RUN).to_numpy(dtype=np.int8), dtype=np.int8)
 
 
-def human_codes(consensus: npt.ArrayLike | Sequence[Any]) -> npt.NDArray[np.int8]:
+def human_codes(consensus: PerRow) -> npt.NDArray[np.int8]:
     """Human consensus codes: 0 a, 1 b, 2 tie, -1 unsure (no decided vote).
 
     Examples:
@@ -132,7 +140,7 @@ def _flags(values: npt.ArrayLike | None, n: int) -> npt.NDArray[np.int64]:
 
 
 @dataclass(frozen=True)
-class PairwiseRunCounts:
+class PairwiseRunCounts(_OutcomeCounts):
     """The judge's outcomes on the rows of one run, per (outcome, flipped, one order, pair).
 
     Attributes:
@@ -147,22 +155,13 @@ class PairwiseRunCounts:
 
     def __post_init__(self) -> None:
         """Validate the shape."""
-        c = np.asarray(self.counts)
-        if c.ndim != 4 or c.shape[:3] != (len(PAIRWISE_OUTCOMES), 2, 2) or (
-                c.shape[3] != len(self.pairs)):
-            raise CalibrationInputError(
-                f"counts must be (5, 2, 2, {len(self.pairs)}), got {c.shape}")
-        if c.size and c.min() < 0:
-            raise CalibrationInputError("counts must be non-negative")
+        self._check((len(PAIRWISE_OUTCOMES), 2, 2, len(self.pairs)))
 
     @classmethod
     def from_rows(
-        cls,
-        outcome: npt.ArrayLike,
-        *,
-        flipped: npt.ArrayLike | None = None,
-        one_order: npt.ArrayLike | None = None,
-        pair: npt.ArrayLike | Sequence[Any] | None = None,
+        cls, outcome: npt.ArrayLike,
+        *, flipped: npt.ArrayLike | None = None, one_order: npt.ArrayLike | None = None,
+        pair: PerRow | None = None,
     ) -> PairwiseRunCounts:
         """Count per-row outcomes (:func:`pairwise_outcomes`), flip and one-order flags, pairs."""
         o = np.asarray(outcome, dtype=np.int64)
@@ -173,15 +172,6 @@ class PairwiseRunCounts:
         flat = np.bincount(((o * 2 + f) * 2 + one) * g + codes,
                            minlength=len(PAIRWISE_OUTCOMES) * 4 * g)
         return cls(flat.reshape(len(PAIRWISE_OUTCOMES), 2, 2, g).astype(np.int64), names)
-
-    @property
-    def n_rows(self) -> int:
-        """Every row of the run."""
-        return int(self.counts.sum())
-
-    def by_outcome(self) -> npt.NDArray[np.int64]:
-        """Rows per outcome (:data:`PAIRWISE_OUTCOMES` order)."""
-        return np.asarray(self.counts.sum(axis=(1, 2, 3)), dtype=np.int64)
 
     def one_order(self) -> npt.NDArray[np.int64]:
         """Rows judged in one order only, per outcome."""
@@ -248,13 +238,13 @@ class PairwiseLabelledRows:
         share: The row's share of the active order's selection weight (``NaN`` otherwise).
     """
 
-    human: npt.NDArray[np.int8]
-    outcome: npt.NDArray[np.int8]
-    flipped: npt.NDArray[np.bool_]
-    one_order: npt.NDArray[np.bool_]
-    pair: npt.NDArray[np.int64]
-    document: npt.NDArray[np.int64]
-    selection: npt.NDArray[np.int8]
+    human: Codes
+    outcome: Codes
+    flipped: Flags
+    one_order: Flags
+    pair: Indices
+    document: Indices
+    selection: Codes
     share: npt.NDArray[np.float64]
 
     def __post_init__(self) -> None:
@@ -289,15 +279,9 @@ _DTYPES: dict[str, Any] = {"human": np.int8, "outcome": np.int8, "flipped": bool
 class PairwiseEvidence:
     """Everything corrected win and tie shares need to know about the calibration dataset.
 
-    Attributes:
-        labelled: The labelled rows.
-        population: The judge's outcomes on every row of the calibration dataset.
-        order_trend: The trend of the judge's verdicts along the file, for labels drawn in
-            file order (``None`` when not measured).
-        fingerprint: A hash of the calibration run's per-row verdicts: a verdicts file with the
-            same fingerprint *is* that run (then the same-run estimate applies).
-        rule: The aggregation rule the outcomes were computed under (``all_agree`` or
-            ``majority``): it decides whether a one-order verdict counts.
+    The pairwise :class:`~judges.calibration.CalibrationEvidence`: the same attributes, of
+    pairwise rows and counts. Its ``rule`` (``all_agree`` or ``majority``) also decides whether
+    a one-order verdict counts.
     """
 
     labelled: PairwiseLabelledRows
@@ -315,9 +299,7 @@ class PairwiseEvidence:
         """The evidence of one model pair's rows."""
         index = self.pairs.index(pair)
         rows = self.labelled.take(self.labelled.pair == index)
-        rows = PairwiseLabelledRows(rows.human, rows.outcome, rows.flipped, rows.one_order,
-                                    np.zeros(rows.n, dtype=np.int64), rows.document,
-                                    rows.selection, rows.share)  # fmt: skip
+        rows = replace(rows, pair=np.zeros(rows.n, dtype=np.int64))
         return PairwiseEvidence(rows, self.population.restrict(pair), self.order_trend, None,
                                 self.rule)
 
@@ -327,16 +309,9 @@ class PairwiseEvidence:
         frame = pd.DataFrame({name: getattr(lab, name).astype(float if name == "share" else int)
                               for name in _COLUMNS})
         rows = grouped_rows(frame)
-        return {
-            "kind": "pairwise",
-            "version": PAIRWISE_EVIDENCE_VERSION,
-            "rule": self.rule,
-            "population": self.population.to_json(),
-            "selections": list(SELECTIONS),
-            "labelled": {"columns": [*_COLUMNS, "rows"], "rows": rows},
-            "order_trend": None if self.order_trend is None else self.order_trend.to_dict(),
-            "fingerprint": self.fingerprint,
-        }
+        return {"kind": "pairwise", **evidence_json(
+            PAIRWISE_EVIDENCE_VERSION, self.rule, self.population.to_json(), _COLUMNS, rows,
+            self.order_trend, self.fingerprint)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PairwiseEvidence:

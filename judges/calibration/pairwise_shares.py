@@ -21,7 +21,6 @@ import numpy.typing as npt
 
 from ._results import PassRateEstimate, _refused, _ToDict, interval_json
 from .active import active_pass_rate_from_strata
-from .design_check import SELECTIONS
 from .pairwise import CLASSES
 from .pairwise_evidence import PW_NOT_JUDGED, PW_NOT_RUN, PairwiseEvidence, PairwiseLabelledRows
 from .pass_rate import labels_only_pass_rate
@@ -32,6 +31,7 @@ from .strata import (
     counts_of_strata,
     stratified_run_pass_rate_from_counts,
 )
+from .vocabulary import SELECTIONS
 
 __all__ = ["PairwiseStratum", "WinShares"]
 

@@ -43,14 +43,10 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
-import numpy.typing as npt
 
 from ._results import PassRateEstimate
-from ._verdicts import PASS, normalize_verdicts
+from ._verdicts import PASS, PerRow, normalize_verdicts
 from .counts import CalibrationCounts, _counts_from_codes, calibration_counts
 from .estimators import ASSUMPTIONS, Method, estimate_pass_rate
 
@@ -68,7 +64,7 @@ __all__ = [
 ]
 
 def naive_pass_rate(
-    judge_target: npt.ArrayLike | Sequence[Any], *, confidence: float = 0.95
+    judge_target: PerRow, *, confidence: float = 0.95
 ) -> PassRateEstimate:
     """Uncorrected judge pass rate on the target rows with a Wilson interval.
 
@@ -94,11 +90,8 @@ def naive_pass_rate(
 
 
 def lee_pass_rate(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    judge_target: npt.ArrayLike | Sequence[Any],
-    *,
-    confidence: float = 0.95,
+    human: PerRow, judge_labelled: PerRow, judge_target: PerRow,
+    *, confidence: float = 0.95,
 ) -> PassRateEstimate:
     """Lee et al. (2025) bias-corrected pass rate with its adjusted-Wald interval.
 
@@ -140,12 +133,8 @@ def lee_pass_rate(
 
 
 def ppi_pass_rate(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    judge_target: npt.ArrayLike | Sequence[Any],
-    *,
-    confidence: float = 0.95,
-    lam: float | None = None,
+    human: PerRow, judge_labelled: PerRow, judge_target: PerRow,
+    *, confidence: float = 0.95, lam: float | None = None,
 ) -> PassRateEstimate:
     """PPI++ mean estimate of the pass rate with tuned lambda and a Wald interval.
 
@@ -176,11 +165,8 @@ def ppi_pass_rate(
 
 
 def stratified_pass_rate(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    judge_target: npt.ArrayLike | Sequence[Any],
-    *,
-    confidence: float = 0.95,
+    human: PerRow, judge_labelled: PerRow, judge_target: PerRow,
+    *, confidence: float = 0.95,
 ) -> PassRateEstimate:
     """Verdict-stratified pass rate ``theta = p PPV + (1 - p)(1 - NPV)``.
 
@@ -211,7 +197,7 @@ def stratified_pass_rate(
 
 
 def labels_only_pass_rate(
-    human: npt.ArrayLike | Sequence[Any], *, confidence: float = 0.95
+    human: PerRow, *, confidence: float = 0.95
 ) -> PassRateEstimate:
     """Human pass rate of the labelled rows alone (Wilson), ignoring the judge.
 

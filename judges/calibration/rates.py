@@ -17,7 +17,6 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -27,7 +26,7 @@ from scipy.stats import norm
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from ._results import CalibrationInputError, Estimate, _ToDict
-from ._verdicts import FAIL, PASS, normalize_verdicts
+from ._verdicts import FAIL, PASS, PerRow, normalize_verdicts
 
 __all__ = [
     "ConfusionMatrix",
@@ -129,7 +128,7 @@ class ConfusionMatrix(HumanMargins, _ToDict):
 
 
 def confusion_matrix(
-    human: npt.ArrayLike | Sequence[Any], judge: npt.ArrayLike | Sequence[Any]
+    human: PerRow, judge: PerRow
 ) -> ConfusionMatrix:
     """Count judge-vs-human agreement on aligned rows, excluding undecided ones.
 
@@ -328,10 +327,8 @@ def rates_from_confusion(cm: ConfusionMatrix, *, confidence: float = 0.95) -> Ju
 
 
 def judge_rates(
-    human: npt.ArrayLike | Sequence[Any],
-    judge: npt.ArrayLike | Sequence[Any],
-    *,
-    confidence: float = 0.95,
+    human: PerRow, judge: PerRow,
+    *, confidence: float = 0.95,
 ) -> JudgeRates:
     """Sensitivity, specificity, FPR, FNR, accuracy, balanced accuracy and Youden of a judge.
 

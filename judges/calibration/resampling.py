@@ -21,13 +21,14 @@ References:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ._results import CalibrationInputError, Estimate
+from ._verdicts import PerRow
 from .rates import check_confidence
 
 __all__ = [
@@ -147,14 +148,9 @@ def group_codes(groups: npt.ArrayLike) -> tuple[npt.NDArray[np.int64], npt.NDArr
 
 
 def cluster_bootstrap(
-    statistic: Callable[..., float | None],
-    *arrays: npt.ArrayLike | Sequence[Any],
-    groups: npt.ArrayLike,
-    rng: np.random.Generator,
-    n_boot: int = 2000,
-    confidence: float = 0.95,
-    lower_limit: float = -np.inf,
-    upper_limit: float = np.inf,
+    statistic: Callable[..., float | None], *arrays: PerRow, groups: npt.ArrayLike,
+    rng: np.random.Generator, n_boot: int = 2000, confidence: float = 0.95,
+    lower_limit: float = -np.inf, upper_limit: float = np.inf,
 ) -> Estimate:
     """Percentile interval of ``statistic(*arrays)`` resampling whole groups (documents).
 
@@ -211,13 +207,8 @@ def cluster_bootstrap(
         offsets = np.arange(lens.sum()) - np.repeat(np.cumsum(lens) - lens, lens)
         reps[b] = _stat(order[np.repeat(starts[drawn], lens) + offsets])
     return percentile_interval(
-        reps,
-        estimate=estimate,
-        n=n_groups,
-        method=method,
-        confidence=confidence,
-        lower_limit=lower_limit,
-        upper_limit=upper_limit,
+        reps, estimate=estimate, n=n_groups, method=method, confidence=confidence,
+        lower_limit=lower_limit, upper_limit=upper_limit,
     )
 
 

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._results import CalibrationInputError, PassRateEstimate, _refused, _ToDict
-from ._verdicts import FAIL, PASS, labelled_codes, normalize_verdicts
+from ._verdicts import FAIL, PASS, PerRow, labelled_codes, normalize_verdicts
 from .clustered import document_counts
 from .rates import check_confidence, z_value
 from .resampling import group_codes
@@ -69,7 +69,7 @@ ASSUMPTION_RUN = (
 )
 
 
-def verdict_strata(judge: npt.ArrayLike | Sequence[Any]) -> npt.NDArray[np.int8]:
+def verdict_strata(judge: PerRow) -> npt.NDArray[np.int8]:
     """Map judge verdicts to stratum codes: 0 = judge pass, 1 = judge fail, 2 = not judged.
 
     Args:
@@ -169,9 +169,7 @@ class StratumCounts(_ToDict):
 
 
 def stratum_counts(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    judge_population: npt.ArrayLike | Sequence[Any],
+    human: PerRow, judge_labelled: PerRow, judge_population: PerRow,
 ) -> StratumCounts:
     """Count labelled rows and population rows per judge-verdict stratum.
 
@@ -190,12 +188,8 @@ def stratum_counts(
 
 
 def counts_of_strata(
-    h: npt.NDArray[np.int8],
-    strata_labelled: npt.NDArray[np.int64],
-    population: Sequence[int],
-    *,
-    outcomes: tuple[int, ...] = _DEFAULT_OUTCOMES,
-    names: tuple[str, ...] = STRATA,
+    h: npt.NDArray[np.int8], strata_labelled: npt.NDArray[np.int64], population: Sequence[int],
+    *, outcomes: tuple[int, ...] = _DEFAULT_OUTCOMES, names: tuple[str, ...] = STRATA,
 ) -> StratumCounts:
     """:class:`StratumCounts` of labelled rows given their stratum codes and the stratum sizes.
 
@@ -269,15 +263,10 @@ def _run_core(
 
 
 def stratified_run_pass_rate(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    judge_population: npt.ArrayLike | Sequence[Any],
-    *,
-    doc_ids: npt.ArrayLike | Sequence[Any] | None = None,
-    confidence: float = 0.95,
+    human: PerRow, judge_labelled: PerRow, judge_population: PerRow,
+    *, doc_ids: PerRow | None = None, confidence: float = 0.95,
     design_effect_threshold: float = DESIGN_EFFECT_THRESHOLD,
-    rng: np.random.Generator | None = None,
-    n_boot: int = 2000,
+    rng: np.random.Generator | None = None, n_boot: int = 2000,
 ) -> PassRateEstimate:
     """True pass rate of the whole run, estimated within judge-verdict strata.
 
@@ -337,17 +326,11 @@ def stratified_run_pass_rate(
 
 def stratified_run_pass_rate_from_counts(
     counts: StratumCounts,
-    *,
-    confidence: float = 0.95,
-    human: npt.NDArray[np.int8] | None = None,
-    strata: npt.NDArray[np.int64] | None = None,
-    doc_ids: npt.NDArray[np.int64] | None = None,
+    *, confidence: float = 0.95, human: npt.NDArray[np.int8] | None = None,
+    strata: npt.NDArray[np.int64] | None = None, doc_ids: npt.NDArray[np.int64] | None = None,
     design_effect_threshold: float = DESIGN_EFFECT_THRESHOLD,
-    rng: np.random.Generator | None = None,
-    n_boot: int = 2000,
-    prior: float = 0.5,
-    unbiased_variance: bool = False,
-    transferred: Sequence[bool] | None = None,
+    rng: np.random.Generator | None = None, n_boot: int = 2000, prior: float = 0.5,
+    unbiased_variance: bool = False, transferred: Sequence[bool] | None = None,
 ) -> PassRateEstimate:
     """:func:`stratified_run_pass_rate` from :class:`StratumCounts` (any number of strata).
 
@@ -401,18 +384,11 @@ def not_judged_rows(counts: StratumCounts) -> int:
 
 
 def _run_estimate(
-    counts: StratumCounts,
-    conf: float,
-    *,
-    h: npt.NDArray[np.int8] | None = None,
-    sl: npt.NDArray[np.int8] | None = None,
-    docs: npt.NDArray[np.int64] | None = None,
-    threshold: float = DESIGN_EFFECT_THRESHOLD,
-    rng: np.random.Generator | None = None,
-    n_boot: int = 2000,
-    prior: float = 0.5,
-    unbiased_variance: bool = False,
-    transferred: npt.NDArray[np.bool_] | None = None,
+    counts: StratumCounts, conf: float,
+    *, h: npt.NDArray[np.int8] | None = None, sl: npt.NDArray[np.int8] | None = None,
+    docs: npt.NDArray[np.int64] | None = None, threshold: float = DESIGN_EFFECT_THRESHOLD,
+    rng: np.random.Generator | None = None, n_boot: int = 2000, prior: float = 0.5,
+    unbiased_variance: bool = False, transferred: npt.NDArray[np.bool_] | None = None,
 ) -> PassRateEstimate:
     method = "verdict_stratified"
     big_n = np.asarray(counts.population, dtype=float)

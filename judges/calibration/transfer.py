@@ -30,7 +30,6 @@ References:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -40,7 +39,7 @@ import numpy.typing as npt
 from scipy.stats import chi2
 
 from ._results import CalibrationInputError, Estimate, PassRateEstimate, _refused, _ToDict
-from ._verdicts import FAIL, PASS, normalize_verdicts
+from ._verdicts import FAIL, PASS, PerRow, normalize_verdicts
 from .rates import check_confidence, z_value
 from .strata import StratumCounts, _counts, _strata_from_codes
 from .transport import _population_rates, transported_pass_rate_from_counts
@@ -228,15 +227,10 @@ class _Data:
     target: _Rows
 
 
-_Verdicts = npt.ArrayLike | Sequence[Any]
-
-
 def _prepare(
-    human: _Verdicts,
-    *,
-    labelled: tuple[_Verdicts, _Verdicts],
-    calibration: tuple[_Verdicts, _Verdicts],
-    target: tuple[_Verdicts, _Verdicts],
+    human: PerRow,
+    *, labelled: tuple[PerRow, PerRow], calibration: tuple[PerRow, PerRow],
+    target: tuple[PerRow, PerRow],
 ) -> _Data:
     """Verdict codes of ``human`` and of each row set ``(judge verdicts, segments)``.
 
@@ -377,16 +371,9 @@ def _combine(d: _Data, groups: list[_Group], conf: float) -> PassRateEstimate:
 
 
 def segment_aware_pass_rate(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    segments_labelled: npt.ArrayLike | Sequence[Any],
-    judge_calibration: npt.ArrayLike | Sequence[Any],
-    segments_calibration: npt.ArrayLike | Sequence[Any],
-    judge_target: npt.ArrayLike | Sequence[Any],
-    segments_target: npt.ArrayLike | Sequence[Any],
-    *,
-    min_per_class: int = MIN_PER_CLASS,
-    confidence: float = 0.95,
+    human: PerRow, judge_labelled: PerRow, segments_labelled: PerRow, judge_calibration: PerRow,
+    segments_calibration: PerRow, judge_target: PerRow, segments_target: PerRow,
+    *, min_per_class: int = MIN_PER_CLASS, confidence: float = 0.95,
 ) -> PassRateEstimate:
     """Corrected pass rate of the target with the judge's error rates taken per segment.
 
@@ -442,19 +429,10 @@ def _range(rates: list[tuple[Estimate, str]]) -> str:
 
 
 def transfer_diagnostics(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    segments_labelled: npt.ArrayLike | Sequence[Any],
-    judge_calibration: npt.ArrayLike | Sequence[Any],
-    segments_calibration: npt.ArrayLike | Sequence[Any],
-    judge_target: npt.ArrayLike | Sequence[Any],
-    segments_target: npt.ArrayLike | Sequence[Any],
-    *,
-    alpha: float = 0.05,
-    min_per_class: int = MIN_PER_CLASS,
-    confidence: float = 0.95,
-    rng: np.random.Generator | None = None,
-    mix_rows: tuple[npt.ArrayLike | Sequence[Any], npt.ArrayLike | Sequence[Any]] | None = None,
+    human: PerRow, judge_labelled: PerRow, segments_labelled: PerRow, judge_calibration: PerRow,
+    segments_calibration: PerRow, judge_target: PerRow, segments_target: PerRow,
+    *, alpha: float = 0.05, min_per_class: int = MIN_PER_CLASS, confidence: float = 0.95,
+    rng: np.random.Generator | None = None, mix_rows: tuple[PerRow, PerRow] | None = None,
 ) -> TransferDiagnostics:
     """Check the transfer assumption of a separate-calibration correction, segment by segment.
 
@@ -466,13 +444,13 @@ def transfer_diagnostics(
     are verdict-reweighted (:func:`~judges.calibration.population_rates`) with intervals.
 
     Args:
-        human: Human verdicts on the labelled calibration rows.
-        judge_labelled: Judge verdicts on the same rows.
-        segments_labelled: Segment per labelled row.
-        judge_calibration: Judge verdicts on every row of the calibration set.
-        segments_calibration: Segment per calibration row.
-        judge_target: Judge verdicts on every row of the target.
-        segments_target: Segment per target row.
+        human: The labelled calibration rows' human verdicts.
+        judge_labelled: The judge's verdicts on those rows.
+        segments_labelled: Their segments.
+        judge_calibration: The judge's verdicts on every calibration row.
+        segments_calibration: Their segments.
+        judge_target: The judge's verdicts on every target row.
+        segments_target: Their segments.
         alpha: Significance level (the accuracy tests use ``alpha / 2`` each).
         min_per_class: See :func:`segment_aware_pass_rate`.
         confidence: Two-sided confidence level of the rates and the corrected pass rate.

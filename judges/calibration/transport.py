@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._results import CalibrationInputError, Estimate, PassRateEstimate, _refused, _ToDict
+from ._verdicts import PerRow
 from .rates import check_confidence, z_value
 from .strata import OUTCOME_NOT_JUDGED, OUTCOME_PASS, StratumCounts, stratum_counts, verdict_strata
 from .vocabulary import STRATA
@@ -111,11 +112,8 @@ class PopulationRates(_ToDict):
 
 
 def population_rates(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    judge_population: npt.ArrayLike | Sequence[Any],
-    *,
-    confidence: float = 0.95,
+    human: PerRow, judge_labelled: PerRow, judge_population: PerRow,
+    *, confidence: float = 0.95,
 ) -> PopulationRates:
     """Sensitivity, specificity, FPR and kappa of the dataset's judged rows, by reweighting.
 
@@ -230,12 +228,8 @@ def _population_rates(counts: StratumCounts, conf: float) -> PopulationRates:
 
 
 def transported_pass_rate(
-    human: npt.ArrayLike | Sequence[Any],
-    judge_labelled: npt.ArrayLike | Sequence[Any],
-    judge_calibration: npt.ArrayLike | Sequence[Any],
-    judge_target: npt.ArrayLike | Sequence[Any],
-    *,
-    confidence: float = 0.95,
+    human: PerRow, judge_labelled: PerRow, judge_calibration: PerRow, judge_target: PerRow,
+    *, confidence: float = 0.95,
 ) -> PassRateEstimate:
     """Corrected pass rate of a target run from a separate calibration set labelled by verdict.
 

@@ -101,11 +101,8 @@ def _more_rows(rate: Estimate, bar: float) -> int | None:
 
 
 def trust_verdict(
-    sensitivity: Estimate,
-    specificity: Estimate,
-    *,
-    kappa: Estimate | None = None,
-    human_kappa: Estimate | None = None,
+    sensitivity: Estimate, specificity: Estimate,
+    *, kappa: Estimate | None = None, human_kappa: Estimate | None = None,
     rule: CertificationRule | None = None,
 ) -> TrustVerdict:
     """Say in words how far to trust a judge, and decide the eval owner's rule.

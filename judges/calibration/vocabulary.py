@@ -24,14 +24,17 @@ Every pass rate is shown beside "N of M rows judged".
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal
 
 __all__ = [
+    "AGGREGATION_RULES",
     "DESIGN_ESTIMATORS",
     "JUDGED",
     "NOT_JUDGED",
     "NOT_RUN",
     "P_VALUES",
+    "SELECTIONS",
+    "SIGNALS",
     "STRATA",
     "STRATUM_FAIL",
     "STRATUM_NOT_JUDGED",
@@ -39,6 +42,7 @@ __all__ = [
     "UNSCORED",
     "UNSURE",
     "VOCABULARY",
+    "AggregationRule",
     "describe_counts",
     "describe_used",
     "population_statement",
@@ -136,8 +140,35 @@ def describe_used(*, used: int, m1: int, m0: int, labelled: dict[str, int]) -> s
     return text
 
 
-# The names the command line offers as choices live here, beside the words, because this module
-# imports nothing: `calibrate report --help` lists them without loading scipy.
+# The names the command line and the app offer as choices live here, beside the words, because
+# this module imports nothing: `calibrate report --help` lists them without loading scipy. The
+# modules that act on them import them from here, so a choice cannot be offered that the engine
+# does not know.
+
+#: How a label's row was chosen (recorded with every label; ``unknown`` for old labels). The
+#: label store keeps the same tuple as ``labels.names.SELECTIONS`` (the store may not import
+#: the engine); ``tests/test_vocabulary.py`` holds the two, and the queue orders, together.
+SELECTIONS: tuple[str, ...] = (
+    "random",
+    "by_verdict",
+    "flips_first",
+    "active",
+    "file",
+    "imported",
+    "all",
+    "unknown",
+    "escalated",
+)
+
+AggregationRule = Literal["all_agree", "majority"]
+AGGREGATION_RULES: dict[str, str] = {
+    "all_agree": (
+        "MT-Bench rule: a verdict counts only if every scored call (all repeats, both orders) "
+        "agrees; a row that flips is 'unsure' and is excluded"
+    ),
+    "majority": "the most frequent scored verdict; equal top counts give 'unsure'",
+}
+"""How a row's calls become one verdict, in words (:mod:`judges.aggregation` applies them)."""
 
 #: The estimator each design uses.
 DESIGN_ESTIMATORS: dict[str, str] = {
@@ -153,3 +184,10 @@ P_VALUES: dict[str, str] = {
                          "[0, 1]; more cautious than the exact binomial tail for 0/1 errors",
 }
 """The p-values :func:`learn_then_test` can use, in words."""
+
+SIGNALS: dict[str, str] = {
+    "agreement": "agreement of the judge's calls across repeats and swapped source orders",
+    "probability": "the judge's verdict probability (a claim-split judge's p_yes per claim)",
+    "judges": "agreement of other judges' verdicts on the row",
+}
+"""The signals a confidence score can use, in words."""

@@ -54,6 +54,7 @@ from judges.card_model import (
     _policy,
     _stress,
     anchor_hash,
+    card_identity,
     judge_identity,
     package_versions,
 )
@@ -124,10 +125,8 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
         CardRefusedError: :func:`card_problems` found a reason and ``force`` is false.
     """
     problems = card_problems(store, report)
-    if problems and not force:
-        raise CardRefusedError(problems)
     ref = report.judge
-    provider, model, params, config_data = judge_identity(store, ref)
+    provider, model, params, config_data = card_identity(store, ref, problems, force=force)
     data = report.to_json()
     human = report.human
     agreement = data["human_agreement"]
@@ -333,27 +332,25 @@ def loads_card(text: str, *, source: str = "<card>",
         raise CardError("a card must be a mapping", path=source)
     if data.get("kind") != CARD_KIND:
         raise CardError(f"not a judge card (kind must be {CARD_KIND!r})", path=source)
+    # An older card lacks what the estimate needs; the command that writes a current one:
+    reexport = ("re-export it: calibrate card export --dataset "
+                f"{(data.get('calibration') or {}).get('dataset', 'DATASET')} --judge "
+                f"{(data.get('judge') or {}).get('name', 'JUDGE')} -o {source}")
     if data.get("schema_version") == 1:
-        judge = (data.get("judge") or {}).get("name", "JUDGE")
-        dataset = (data.get("calibration") or {}).get("dataset", "DATASET")
         raise CardError(
             "card schema_version 1 carries no calibration evidence (how the labels were drawn, "
             "the judge's verdict strata, flips, segments), so it cannot reproduce the report's "
-            "correction and could give another number for the same verdicts; re-export it: "
-            f"calibrate card export --dataset {dataset} --judge {judge} -o {source}",
+            f"correction and could give another number for the same verdicts; {reexport}",
             path=source,
         )
     if data.get("schema_version") == CARD_SCHEMA_VERSION and (
             (data.get("judge") or {}).get("kind") == "pairwise"
             and (data.get("evidence") or {}).get("kind") != "pairwise"):
-        judge = (data.get("judge") or {}).get("name", "JUDGE")
-        dataset = (data.get("calibration") or {}).get("dataset", "DATASET")
         raise CardError(
             "this pairwise card carries no pairwise evidence (how the labels were drawn, the "
             "judge's verdict strata, one-order rows), only its raw 3 x 3 table, so it cannot "
             "reproduce the report's corrected shares and could give other numbers for the same "
-            f"verdicts; re-export it: calibrate card export --dataset {dataset} --judge {judge} "
-            f"-o {source}", path=source,
+            f"verdicts; {reexport}", path=source,
         )
     if data.get("schema_version") != CARD_SCHEMA_VERSION:
         raise CardError(

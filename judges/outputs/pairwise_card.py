@@ -36,13 +36,12 @@ from judges.card_model import (
     CardInterval,
     CardJudge,
     CardMetrics,
-    CardRefusedError,
     Confusion,
     JudgeCard,
     PairwiseCardMetrics,
     _policy,
     _stress,
-    judge_identity,
+    card_identity,
     package_versions,
 )
 from judges.outputs.gate import (
@@ -86,13 +85,11 @@ def card_from_pairwise_report(store: LabelStore, report: PairwiseReport, *,
     """The card of a pairwise judge from its :func:`~judges.reporting.pairwise_report`.
 
     Raises:
-        CardRefusedError: :func:`pairwise_card_problems` found a reason and ``force`` is false.
+        CardRefusedError: When :func:`pairwise_card_problems` finds a reason, unless ``force``.
     """
     problems = pairwise_card_problems(store, report)
-    if problems and not force:
-        raise CardRefusedError(problems)
     ref = report.judge
-    provider, model, params, config_data = judge_identity(store, ref)
+    provider, model, params, config_data = card_identity(store, ref, problems, force=force)
     data = report.to_json()
     labels = store.current_labels(report.dataset, criterion=report.criterion)
     stamps = pd.to_datetime(labels["labelled_at"], utc=True)

@@ -44,6 +44,7 @@ from judges.reporting.evidence import (
 )
 from judges.reporting.inputs import (
     DEFAULT_SEED,
+    AnswerDesign,
     HumanLabels,
     JudgeItems,
     JudgeRef,
@@ -69,7 +70,7 @@ NO_SEGMENT = "(none)"
 
 
 @dataclass(frozen=True)
-class JudgeReport:
+class JudgeReport(AnswerDesign):
     """Everything the Calibration page and ``calibrate report`` show for one judge.
 
     Attributes:
@@ -111,16 +112,6 @@ class JudgeReport:
     plan: Plan
     warnings: tuple[str, ...]
     stand_in: tuple[str, ...] = ()
-
-    @property
-    def design(self) -> str | None:
-        """The design the labels' provenance supports (``None`` when it was refused)."""
-        return self.answer.decision.design
-
-    @property
-    def design_reason(self) -> str:
-        """Why that design."""
-        return self.answer.decision.reason
 
     # -- derived views ----------------------------------------------------------------------
 
@@ -277,17 +268,10 @@ def _rows_of(few: npt.NDArray[Any], ids: npt.NDArray[Any]) -> npt.NDArray[np.int
 
 
 def calibration_report(
-    store: LabelStore,
-    dataset: str,
-    judge: str | JudgeRef,
-    *,
-    criterion: str | None = None,
-    target: str | None = None,
-    design: str | None = None,
-    rule: str | None = None,
-    confidence: float = 0.95,
-    target_half_width: float = DEFAULT_HALF_WIDTH,
-    seed: int = DEFAULT_SEED,
+    store: LabelStore, dataset: str, judge: str | JudgeRef,
+    *, criterion: str | None = None, target: str | None = None, design: str | None = None,
+    rule: str | None = None, confidence: float = 0.95,
+    target_half_width: float = DEFAULT_HALF_WIDTH, seed: int = DEFAULT_SEED,
     n_boot: int = DEFAULT_N_BOOT,
 ) -> JudgeReport:
     """Calibrate one judge against the human labels of ``dataset``.
@@ -399,21 +383,11 @@ def calibration_report(
     all_labelled = target_name == dataset and len(human.items) >= store.count_items(dataset)
     plan = plan_labels(answer, target_half_width=target_half_width, all_labelled=all_labelled)
     return JudgeReport(
-        dataset=dataset,
-        target=target_name,
-        criterion=crit,
-        judge=ref,
-        rule=rule_name,
-        answer=answer,
-        evidence=evidence,
+        dataset=dataset, target=target_name, criterion=crit, judge=ref, rule=rule_name,
+        answer=answer, evidence=evidence,
         options={"design": design, "confidence": confidence, "seed": seed, "n_boot": n_boot},
-        human=human,
-        judge_items=judged,
-        target_items=target_items,
-        rows=rows,
-        not_judged=not_judged,
-        plan=plan,
-        warnings=tuple(dict.fromkeys(warnings)),
+        human=human, judge_items=judged, target_items=target_items, rows=rows,
+        not_judged=not_judged, plan=plan, warnings=tuple(dict.fromkeys(warnings)),
         stand_in=tuple(stand_in),
     )
 

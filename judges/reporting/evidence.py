@@ -34,6 +34,7 @@ __all__ = [
     "escalation_of_labels",
     "judged_rows",
     "per_row",
+    "row_positions",
     "run_counts",
     "run_counts_of_items",
     "selections_of",
@@ -74,6 +75,12 @@ def judged_rows(ids: npt.NDArray[Any], judged: pd.DataFrame) -> npt.NDArray[np.i
     if len(judged_ids) == len(ids) and np.array_equal(judged_ids, ids):
         return np.arange(len(ids), dtype=np.int64)
     return np.asarray(pd.Index(judged_ids, dtype=object).get_indexer(ids), dtype=np.int64)
+
+
+def row_positions(ids: npt.NDArray[Any], labelled: pd.DataFrame) -> npt.NDArray[np.int64]:
+    """For each labelled row, its row among the dataset's ``ids`` (-1: not one of them)."""
+    return np.asarray(pd.Index(ids, dtype=object).get_indexer(
+        labelled["item_id"].to_numpy(dtype=object)), dtype=np.int64)
 
 
 def run_counts(groups: dict[str, Any], judged: pd.DataFrame) -> tuple[RunCounts, Any]:
@@ -121,14 +128,8 @@ def _first_provenance(provenance: pd.DataFrame) -> pd.DataFrame:
 
 
 def calibration_evidence(
-    *,
-    labelled: pd.DataFrame,
-    provenance: pd.DataFrame,
-    groups: dict[str, Any],
-    population: RunCounts,
-    outcome: npt.NDArray[np.int8],
-    judged: pd.DataFrame,
-    rule: str,
+    *, labelled: pd.DataFrame, provenance: pd.DataFrame, groups: dict[str, Any],
+    population: RunCounts, outcome: npt.NDArray[np.int8], judged: pd.DataFrame, rule: str,
     escalated_ids: Sequence[str] | None = None,
 ) -> CalibrationEvidence:
     """The calibration evidence of a dataset's labels and a judge's verdicts on it.
@@ -149,8 +150,7 @@ def calibration_evidence(
         where a card is written).
     """
     ids = groups["item_id"]
-    at = np.asarray(pd.Index(ids, dtype=object).get_indexer(
-        labelled["item_id"].to_numpy(dtype=object)), dtype=np.int64)
+    at = row_positions(ids, labelled)
     human: npt.NDArray[np.int8] = np.asarray(
         labelled["verdict"].map(_HUMAN).fillna(-1).to_numpy(dtype=np.int8), dtype=np.int8)
     lab_outcome = np.where(at >= 0, outcome[np.maximum(at, 0)], OUTCOME_NOT_RUN).astype(np.int8)

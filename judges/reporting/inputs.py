@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ import pandas as pd
 from judges.aggregation import aggregate_stored_calls, rule_for
 from judges.calibration import (
     ConsistencyResult,
+    DesignDecision,
     MultiRaterAgreement,
     multi_rater_agreement,
 )
@@ -39,6 +40,27 @@ from judges.workspace import Workspace
 from labels.stores.label_store import LabelStore
 
 DEFAULT_SEED = 0
+
+
+class _Decided(Protocol):
+    @property
+    def decision(self) -> DesignDecision: ...
+
+
+class AnswerDesign:
+    """The design a report's answer settled on: the pass/fail and the pairwise report show it."""
+
+    answer: _Decided
+
+    @property
+    def design(self) -> str | None:
+        """The design the labels' provenance supports (``None`` when it was refused)."""
+        return self.answer.decision.design
+
+    @property
+    def design_reason(self) -> str:
+        """Why that design."""
+        return self.answer.decision.reason
 
 
 
@@ -250,13 +272,8 @@ def load_human_labels(
             )
     stamps = pd.to_datetime(labels["labelled_at"], utc=True)
     return HumanLabels(
-        dataset=dataset,
-        criterion=criterion,
-        items=items,
-        labels=labels,
-        annotators=annotators,
-        agreement=agreement,
-        n_overlap=n_overlap,
+        dataset=dataset, criterion=criterion, items=items, labels=labels, annotators=annotators,
+        agreement=agreement, n_overlap=n_overlap,
         first_labelled_at=stamps.min().to_pydatetime(),
         last_labelled_at=stamps.max().to_pydatetime(),
     )

@@ -48,7 +48,14 @@ from judges.calibration import (
     vote_kappa,
     vote_pair_agreement,
 )
-from judges.reporting.inputs import DEFAULT_SEED, JudgeItems, JudgeRef, find_judge, load_judge_items
+from judges.reporting.inputs import (
+    DEFAULT_SEED,
+    AnswerDesign,
+    JudgeItems,
+    JudgeRef,
+    find_judge,
+    load_judge_items,
+)
 from judges.reporting.pairwise_evidence import (
     model_pairs,
     one_order_ids,
@@ -66,7 +73,7 @@ DEFAULT_N_BOOT = 2000
 
 
 @dataclass(frozen=True)
-class PairwiseReport:
+class PairwiseReport(AnswerDesign):
     """Everything ``calibrate report`` and the Calibration page show for a pairwise judge.
 
     Attributes:
@@ -119,16 +126,6 @@ class PairwiseReport:
 
     kind = "pairwise"
 
-    @property
-    def design(self) -> str | None:
-        """The design the labels' provenance supports (``None`` when it was refused)."""
-        return self.answer.decision.design
-
-    @property
-    def design_reason(self) -> str:
-        """Why that design."""
-        return self.answer.decision.reason
-
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form (``docs/report-json.md``, section "Pairwise reports")."""
         c = self.consistency
@@ -180,16 +177,9 @@ def _agreement_json(a: VoteAgreement) -> dict[str, Any]:
 
 
 def pairwise_report(
-    store: LabelStore,
-    dataset: str,
-    judge: str | JudgeRef,
-    *,
-    criterion: str | None = None,
-    target: str | None = None,
-    design: str | None = None,
-    rule: str | None = None,
-    confidence: float = 0.95,
-    seed: int = DEFAULT_SEED,
+    store: LabelStore, dataset: str, judge: str | JudgeRef,
+    *, criterion: str | None = None, target: str | None = None, design: str | None = None,
+    rule: str | None = None, confidence: float = 0.95, seed: int = DEFAULT_SEED,
     n_boot: int = DEFAULT_N_BOOT,
 ) -> PairwiseReport:
     """Calibrate a pairwise judge against the human votes of ``dataset``.

@@ -33,6 +33,7 @@ from judges.reporting.evidence import (
     document_codes,
     judged_rows,
     per_row,
+    row_positions,
     selections_of,
     verdicts_fingerprint,
 )
@@ -134,16 +135,9 @@ def pairwise_fingerprint(items: pd.DataFrame) -> str:
 
 
 def pairwise_evidence(
-    *,
-    consensus: pd.DataFrame,
-    provenance: pd.DataFrame,
-    groups: dict[str, Any],
-    population: PairwiseRunCounts,
-    outcome: npt.NDArray[np.int8],
-    flipped: npt.NDArray[np.bool_],
-    one_order: npt.NDArray[np.bool_],
-    pair: npt.NDArray[Any],
-    rule: str,
+    *, consensus: pd.DataFrame, provenance: pd.DataFrame, groups: dict[str, Any],
+    population: PairwiseRunCounts, outcome: npt.NDArray[np.int8], flipped: npt.NDArray[np.bool_],
+    one_order: npt.NDArray[np.bool_], pair: npt.NDArray[Any], rule: str,
 ) -> PairwiseEvidence:
     """The pairwise evidence of a dataset's human votes and a judge's verdicts on it.
 
@@ -165,8 +159,7 @@ def pairwise_evidence(
         where a card is written).
     """
     ids = groups["item_id"]
-    at = np.asarray(pd.Index(ids, dtype=object).get_indexer(
-        consensus["item_id"].to_numpy(dtype=object)), dtype=np.int64)
+    at = row_positions(ids, consensus)
     has = at >= 0
     where = np.maximum(at, 0)
     lab_outcome = np.where(has, outcome[where], PW_NOT_RUN).astype(np.int8)

@@ -22,6 +22,15 @@ def app_page(page: str, *, timeout: float = 30) -> AppTest:
     return at
 
 
+def calibration_page(*, timeout: float = 90) -> AppTest:
+    """The app on the Calibration page, reached as a user reaches it: after the first page ran."""
+    at = AppTest.from_file(str(APP_SCRIPT), default_timeout=timeout)
+    at.run()
+    at.switch_page("app_pages/calibration.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
 def finished_run(db: Database, dataset: str, *, timeout: float) -> RunRecord:
     """The newest judge run on ``dataset`` once it is no longer running.
 

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from app_pages import calibration_page
 from click.testing import CliRunner
-from repo_paths import APP_SCRIPT
-from streamlit.testing.v1 import AppTest
 
 from calibrate_app.cli import cli
 from judges.calibration import format_interval, format_point
@@ -46,19 +45,11 @@ def _cli_compare(db: Path, folder: Path) -> dict[str, Any]:
     return json.loads(_cli("compare", "--card", str(card), str(week), str(after), "--json"))
 
 
-def _open_calibration() -> AppTest:
-    at = AppTest.from_file(str(APP_SCRIPT), default_timeout=90)
-    at.run()
-    at.switch_page("app_pages/calibration.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
 def test_the_page_compares_the_two_weeks_as_the_cli_does(demo_db: Path, tmp_path: Path) -> None:
     data = _cli_compare(demo_db, tmp_path)
     assert data["n_paired"] == 200 and data["excluded"]["baseline_only"] == 400
 
-    at = _open_calibration()
+    at = calibration_page()
     # The page opens on the real claim-split judge, which judged one target only: the section
     # says what it needs and which judge has two targets.
     assert "claimsplit" in at.selectbox(key="cal_judge").format_func(
@@ -144,7 +135,7 @@ def test_hostile_segments_stay_literal_and_unpaired_datasets_are_refused(
     _cli("--db", db, "labels", "import", _write(tmp_path / "labels.csv", labels),
          "--dataset", "cal", "--annotator", "zoe")
 
-    at = _open_calibration()
+    at = calibration_page()
     at.selectbox(key="cal_dataset").select("cal").run()
     at.selectbox(key="cmp_baseline").select("v1").run()
     at.selectbox(key="cmp_candidate").select("v2").run()

@@ -393,13 +393,18 @@ class ActivePlans:
                          shares=dict.fromkeys(ids, share), judge=judge)
 
 
+@pytest.fixture
+def plans(seeded: LabelStore, monkeypatch: pytest.MonkeyPatch) -> ActivePlans:
+    """The demo dataset under an active order whose plan a test replaces at will."""
+    return ActivePlans(seeded, monkeypatch)
+
+
 def test_a_row_keeps_the_provenance_of_the_plan_that_served_it(
-    seeded: LabelStore, monkeypatch: pytest.MonkeyPatch,
+    seeded: LabelStore, plans: ActivePlans
 ) -> None:
     # The shared plan is rebuilt in the background (newer verdicts) or after an import while
     # a row is on screen: its label must record the stratum, probability and judge of the
     # plan that served it, not of the plan current at the rerun before the save.
-    plans = ActivePlans(seeded, monkeypatch)
     ids = plans.ids
     at = app(dataset="demo")
     first = question(at)
@@ -423,11 +428,10 @@ def test_a_row_keeps_the_provenance_of_the_plan_that_served_it(
 
 
 def test_an_idle_tab_does_not_keep_a_replaced_plan_alive(
-    seeded: LabelStore, monkeypatch: pytest.MonkeyPatch,
+    seeded: LabelStore, plans: ActivePlans
 ) -> None:
     # A tab remembers how far its last search found the plan settled; a plan the shared
     # plans replaced must still be freed while the tab sits idle (≈ 35 MB per 200,000 ids).
-    plans = ActivePlans(seeded, monkeypatch)
     at = app(dataset="demo")
     first = question(at)
     served = weakref.ref(plans.now)
@@ -439,11 +443,13 @@ def test_an_idle_tab_does_not_keep_a_replaced_plan_alive(
 
 
 def test_an_edited_label_keeps_the_provenance_its_row_was_first_served_with(
-    seeded: LabelStore, monkeypatch: pytest.MonkeyPatch,
+    seeded: LabelStore, plans: ActivePlans
 ) -> None:
-    # The row was sampled when it was first served; revising its verdict later, under
-    # whatever plan is current then, must not give it that plan's stratum or probability.
-    plans = ActivePlans(seeded, monkeypatch)
+    """A revised label keeps the sample its row was drawn in.
+
+    The row was sampled when it was first served: revising its verdict later, under whatever
+    plan is current then, must not give it that plan's stratum or probability.
+    """
     at = app(dataset="demo")
     first = question(at)
     press(at, "verdict_pass")
@@ -641,19 +647,16 @@ def open_my_labels(at: AppTest, *, search: str | None = None, show: str | None =
 
 
 def test_my_labels_opens_an_earlier_label_whose_edit_keeps_its_first_provenance(
-    seeded: LabelStore, monkeypatch: pytest.MonkeyPatch,
+    seeded: LabelStore, plans: ActivePlans
 ) -> None:
     # Opened from the list, a label is revisited as Back revisits it: the edit is saved with
     # how its row was first served (plan A), not with the plan current at the edit (plan B),
     # and saving returns to the queue rather than to the next newer label.
-    plans = ActivePlans(seeded, monkeypatch)
     at = app(dataset="demo")
     first = question(at)
     press(at, "tag_1")
-    press(at, "verdict_fail")
-    second = question(at)
-    press(at, "verdict_pass")
-    third = question(at)
+    second = question(press(at, "verdict_fail"))
+    third = question(press(at, "verdict_pass"))
     first_served = seeded.provenance_frame("demo").set_index("item_id")
     plans.now = plans.active("fail", 0.15, "config-b")
     listed = open_my_labels(at)
@@ -681,13 +684,11 @@ def test_my_labels_opens_an_earlier_label_whose_edit_keeps_its_first_provenance(
 
 
 def test_a_skipped_row_opened_from_my_labels_is_labelled_now(
-    seeded: LabelStore, monkeypatch: pytest.MonkeyPatch,
+    seeded: LabelStore, plans: ActivePlans
 ) -> None:
-    plans = ActivePlans(seeded, monkeypatch)
     at = app(dataset="demo")
     skipped = question(at)
-    press(at, "nav_skip")
-    waiting = question(at)
+    waiting = question(press(at, "nav_skip"))
     assert "1 skipped" in progress_text(at)
     listed = open_my_labels(at, show="skipped")
     assert len(listed) == 1 and "SKIPPED" in listed[0] and skipped in listed[0]

@@ -81,7 +81,7 @@ def test_disagreement_list_shows_dev_rows_only(
     labelled: LabelStore, server: FakeLLMServer, base: JudgeConfig
 ) -> None:
     _run_on_split(labelled, base, server)
-    view = dev_disagreements(labelled, DATASET, base)
+    view = dev_disagreements(Workspace.of(labelled), DATASET, base)
     dev, test = set(view.split.ids("dev")), set(view.split.ids("test"))
     assert dev and test and dev.isdisjoint(test) and len(dev | test) == N
     # The current judge passes everything: the disagreements are the dev rows experts failed.
@@ -96,7 +96,7 @@ def test_proposal_round_trip_over_http_never_shows_a_test_row(
     labelled: LabelStore, server: FakeLLMServer, scripted: Scripted, base: JudgeConfig
 ) -> None:
     _run_on_split(labelled, base, server)
-    proposal = propose_revision(labelled, DATASET, base, proposer=provider(server))
+    proposal = propose_revision(Workspace.of(labelled), DATASET, base, proposer=provider(server))
     split = SplitStore(labelled.db).ensure(DATASET, "faithfulness")
     items = {i.item_id: i for i in labelled.items(DATASET)}
     # The proposer saw dev disagreements only, over HTTP.
@@ -136,14 +136,14 @@ def test_a_proposal_quoting_a_test_row_or_naming_one_is_refused_and_nothing_is_s
     scripted.proposal = {"criteria": f"Pass answers like: {test_answer}", "examples": [],
                          "addresses": []}
     with pytest.raises(LeakError, match=f"test row '{test_id}'"):
-        propose_revision(labelled, DATASET, base, proposer=provider(server))
+        propose_revision(Workspace.of(labelled), DATASET, base, proposer=provider(server))
     scripted.proposal = {"criteria": "Check numbers.", "examples": [{"item_id": test_id}],
                          "addresses": []}
     with pytest.raises(ProposalError, match="not shown"):
-        propose_revision(labelled, DATASET, base, proposer=provider(server))
+        propose_revision(Workspace.of(labelled), DATASET, base, proposer=provider(server))
     scripted.proposal = {"no": "criteria"}
     with pytest.raises(ProposalError, match="no JSON object"):
-        propose_revision(labelled, DATASET, base, proposer=provider(server))
+        propose_revision(Workspace.of(labelled), DATASET, base, proposer=provider(server))
     assert len(JudgeStore(labelled.db).configs()) == configs_before
     assert AlignStore(labelled.db).proposals(DATASET, "faithfulness") == []
 
@@ -157,8 +157,8 @@ def test_revision_on_test_rows_numbers_mcnemar_certification_and_counting(
     labelled: LabelStore, server: FakeLLMServer, base: JudgeConfig
 ) -> None:
     _run_on_split(labelled, base, server)
-    proposal = propose_revision(labelled, DATASET, base, proposer=provider(server))
-    result = evaluate_revisions(labelled, DATASET, base, proposal.config,
+    proposal = propose_revision(Workspace.of(labelled), DATASET, base, proposer=provider(server))
+    result = evaluate_revisions(Workspace.of(labelled), DATASET, base, proposal.config,
                                 provider_for=lambda c: provider(server))
     split = SplitStore(labelled.db).ensure(DATASET, "faithfulness")
     test = [int(i[4:]) for i in split.ids("test")]
@@ -188,11 +188,11 @@ def test_revision_on_test_rows_numbers_mcnemar_certification_and_counting(
     assert f"p = {expected_p:.4f}" in text and "held out while tuning" in text
     # Counting: two revisions seen by test so far, no warning; a third one warns.
     assert (result.test_evaluations, result.test_revisions, result.warning) == (2, 2, None)
-    again = evaluate_revisions(labelled, DATASET, base, proposal.config,
+    again = evaluate_revisions(Workspace.of(labelled), DATASET, base, proposal.config,
                                provider_for=lambda c: provider(server))
     assert (again.test_evaluations, again.test_revisions, again.warning) == (4, 2, None)
     third = proposal.config.with_revision(description="a third revision")
-    last = evaluate_revisions(labelled, DATASET, proposal.config, third,
+    last = evaluate_revisions(Workspace.of(labelled), DATASET, proposal.config, third,
                               provider_for=lambda c: provider(server))
     assert (last.test_evaluations, last.test_revisions) == (6, TEST_REUSE_LIMIT)
     assert last.warning is not None and "fresh test set" in last.warning

@@ -115,7 +115,7 @@ def test_every_stress_test_over_http(
     labelled: LabelStore, server: FakeLLMServer, judge: JudgeConfig
 ) -> None:
     store = labelled
-    result = run_stress(store, "bot", judge, provider=provider(server))
+    result = run_stress(Workspace.of(store), "bot", judge, provider=provider(server))
     by = {t.test: t for t in result.tests}
     assert list(by) == list(TESTS)
     passed = [i for i in range(N) if i % 3]
@@ -174,7 +174,7 @@ def test_perturbed_rows_never_enter_calibration(
     store = labelled
     run_judge(judge, "bot", workspace=Workspace.of(store), provider=provider(server))
     before = calibration_report(store, "bot", judge.config_id).to_json()
-    run_stress(store, "bot", judge, provider=provider(server))
+    run_stress(Workspace.of(store), "bot", judge, provider=provider(server))
     after = calibration_report(store, "bot", judge.config_id).to_json()
     assert before["n"] == after["n"] == N
     assert before["confusion"] == after["confusion"]
@@ -197,9 +197,10 @@ def test_perturbations_and_families_as_pure_functions(judge: JudgeConfig) -> Non
 def test_a_second_judge_gets_its_own_perturbed_rows(
     labelled: LabelStore, server: FakeLLMServer, judge: JudgeConfig
 ) -> None:
-    run_stress(labelled, "bot", judge, provider=provider(server), tests=("embedded_instructions",))
+    run_stress(Workspace.of(labelled), "bot", judge, provider=provider(server),
+               tests=("embedded_instructions",))
     strict = with_changes(judge, system=judge.system + "\nSTRICT")
-    result = run_stress(labelled, "bot", strict, provider=provider(server),
+    result = run_stress(Workspace.of(labelled), "bot", strict, provider=provider(server),
                         tests=("embedded_instructions",))
     # The strict judge failed every original, so its forged line says PASS on every row; the
     # first judge's rows forged PASS (the ones it failed) are the same rows and shared.

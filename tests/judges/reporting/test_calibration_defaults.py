@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from app_pages import calibration_page
 from markup import shown as rendered
-from streamlit.testing.v1 import AppTest
 
 from judges.calibration.trust import trust_verdict
 from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET
 from judges.reporting import calibration_report, default_judge, judges_on
-from labels import open_store
+from labels import LabelStore, open_store
 
 SAME_RUN = "(the labelled dataset)"  # the page's target option for the labels' own rows
-APP_SCRIPT = Path(__file__).resolve().parents[3] / "calibrate_app" / "streamlit_app.py"
 
 
 @pytest.fixture
@@ -22,9 +23,18 @@ def demo_db(demo_app_db: Path) -> Path:
     return demo_app_db
 
 
-def test_the_default_judge_has_the_most_usable_rows_not_the_newest(demo_db: Path) -> None:
+@contextmanager
+def demo_store(demo_db: Path) -> Iterator[LabelStore]:
+    """The demo database, closed on leaving: the page under test opens the same file."""
     store = open_store(str(demo_db))
     try:
+        yield store
+    finally:
+        store.db.close()
+
+
+def test_the_default_judge_has_the_most_usable_rows_not_the_newest(demo_db: Path) -> None:
+    with demo_store(demo_db) as store:
         refs = judges_on(store, LABELLED_DATASET)
         real = [ref for ref in refs if not ref.stand_in]
         assert real[0].name == "qwen1.5b-oneshot"  # the newest run: 2 usable labelled rows
@@ -37,23 +47,15 @@ def test_the_default_judge_has_the_most_usable_rows_not_the_newest(demo_db: Path
         # The scripted stand-in covers every labelled row, yet never opens the page.
         assert [r.name for r in refs if r.stand_in] == ["standin-simulated"]
         assert used["standin-simulated"] > used["qwen1.5b-claimsplit"]
-    finally:
-        store.db.close()
 
 
 def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None:
-    store = open_store(str(demo_db))
-    try:
+    with demo_store(demo_db) as store:
         report = calibration_report(store, LABELLED_DATASET, "qwen1.5b-claimsplit",
                                     target=PRODUCTION_DATASET)
         same = calibration_report(store, LABELLED_DATASET, "qwen1.5b-claimsplit").answer.summary()
-    finally:
-        store.db.close()
     summary = report.answer.summary()
-    at = AppTest.from_file(str(APP_SCRIPT), default_timeout=90)
-    at.run()
-    at.switch_page("app_pages/calibration.py").run()
-    assert not at.exception, at.exception
+    at = calibration_page()
     judge = at.selectbox(key="cal_judge")
     assert judge.value == "b2:1967089ffe21956c2b7a4d04596781e0"  # the recorded config's id
     assert "claimsplit" in judge.format_func(judge.value)
@@ -134,8 +136,7 @@ def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None
 
 
 def test_the_page_and_the_library_say_the_same(demo_db: Path) -> None:
-    store = open_store(str(demo_db))
-    try:
+    with demo_store(demo_db) as store:
         ref = default_judge(store, LABELLED_DATASET)
         assert ref is not None
         report = calibration_report(store, LABELLED_DATASET, ref, target=PRODUCTION_DATASET)
@@ -146,21 +147,13 @@ def test_the_page_and_the_library_say_the_same(demo_db: Path) -> None:
                                 human_kappa=agreement.mean_pairwise_kappa)
         assert verdict.status == "not certified"
         assert not verdict.small_sample  # 54 passing and 32 failing rows
-    finally:
-        store.db.close()
 
 
 def test_the_page_shows_the_transfer_check_and_offers_active_labelling(demo_db: Path) -> None:
-    store = open_store(str(demo_db))
-    try:
+    with demo_store(demo_db) as store:
         data = calibration_report(store, LABELLED_DATASET, "qwen1.5b-claimsplit",
                                   target=PRODUCTION_DATASET).to_json()
-    finally:
-        store.db.close()
-    at = AppTest.from_file(str(APP_SCRIPT), default_timeout=90)
-    at.run()
-    at.switch_page("app_pages/calibration.py").run()
-    assert not at.exception, at.exception
+    at = calibration_page()
     assert any(s.value == "Does the correction transfer to the target?" for s in at.subheader)
     assert any("here it likely fails" in w.value for w in at.warning)
     shown = {m.label: m.value for m in at.metric}

@@ -1,7 +1,7 @@
 """Record the LangSmith fixtures of tests/labels/test_tracing_formats.py (run once).
 
     python -m venv /tmp/ls && /tmp/ls/bin/pip install langsmith==0.15.1
-    cd tests/data/formats/langsmith && /tmp/ls/bin/python record.py
+    cd tests/data/formats/langsmith && /tmp/ls/bin/python record_langsmith.py
 
 LangSmith's server cannot run here, so the records are built as the SDK's own objects
 (``langsmith.schemas.Example``, ``Run``, ``Feedback``: what ``Client.list_examples``,

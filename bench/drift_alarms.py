@@ -2,7 +2,7 @@
 
 Usage::
 
-    python bench/drift.py [--reps N] [--stream N] [--seed S]
+    python bench/drift_alarms.py [--reps N] [--stream N] [--seed S]
 
 Every replicate simulates a judge card and what happens after it, and runs the real test,
 :func:`judges.calibration.drift.drift_test`, with alpha = 0.05 over every e-process:

@@ -3,7 +3,7 @@
     python -m venv /tmp/ragas && /tmp/ragas/bin/pip install ragas==0.4.3 \
         langchain-community==0.3.31 rapidfuzz
     # (ragas 0.4.3 imports a module that langchain-community 0.4 removed)
-    cd tests/data/formats/ragas && RAGAS_DO_NOT_TRACK=true /tmp/ragas/bin/python record.py
+    cd tests/data/formats/ragas && RAGAS_DO_NOT_TRACK=true /tmp/ragas/bin/python record_ragas.py
 
 A four-row ``EvaluationDataset`` written by ragas itself as CSV (list cells as Python lists,
 ``['…', '…']``) and JSONL, and an ``evaluate()`` run with metrics that need no model

@@ -1,6 +1,7 @@
 """Write the Langfuse fixtures of tests/labels/test_tracing_formats.py (run once).
 
-    cd tests/data/formats/langfuse && PYTHONPATH=../../../.. /work/main/.venv/bin/python record.py
+    cd tests/data/formats/langfuse
+    PYTHONPATH=../../../.. /work/main/.venv/bin/python record_langfuse.py
 
 Langfuse's blob storage export is written by the Langfuse server, which cannot run here; these
 files follow its documented schema (see README.md beside this file): the same four RAG traces

@@ -2,7 +2,7 @@
 
     python -m venv /tmp/deepeval && /tmp/deepeval/bin/pip install deepeval==4.3.1
     cd tests/data/formats/deepeval && DEEPEVAL_TELEMETRY_OPT_OUT=YES \
-        /tmp/deepeval/bin/python record.py
+        /tmp/deepeval/bin/python record_deepeval.py
 
 Three ``LLMTestCase``s saved with ``EvaluationDataset.save_as("json", include_test_cases=True)``
 (the test cases' JSON), and an ``evaluate()`` run with a metric that needs no model (a

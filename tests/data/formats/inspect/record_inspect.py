@@ -1,7 +1,7 @@
 """Record the inspect_ai fixtures of tests/labels/formats (run once, outside the project venv).
 
     python -m venv /tmp/inspect && /tmp/inspect/bin/pip install inspect-ai==0.3.285
-    cd tests/data/formats/inspect && /tmp/inspect/bin/python record.py
+    cd tests/data/formats/inspect && /tmp/inspect/bin/python record_inspect.py
 
 A RAG task of four samples answered and graded by inspect's ``mockllm`` model (scripted
 replies, no network): ``model_graded_fact`` is the LLM judge, ``includes`` a second scorer;

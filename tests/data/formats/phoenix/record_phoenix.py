@@ -1,7 +1,7 @@
 """Record the Phoenix fixtures of tests/labels/test_tracing_formats.py (run once).
 
     python -m venv /tmp/px && /tmp/px/bin/pip install arize-phoenix-client==3.5.0 pandas pyarrow
-    cd tests/data/formats/phoenix && /tmp/px/bin/python record.py
+    cd tests/data/formats/phoenix && /tmp/px/bin/python record_phoenix.py
 
 The annotations are the real client's: ``Client.spans.get_span_annotations_dataframe`` asks a
 small local stand-in for the Phoenix server (``GET /v1/projects/default/span_annotations``,
