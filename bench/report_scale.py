@@ -23,8 +23,8 @@ from pathlib import Path
 
 from judges.config import load_builtin
 from judges.stores.judge_store import JudgeStore
-from judges.stores.plan_store import PlanStore, content_hashes
 from labels import open_store
+from labels.item_hashes import content_hashes
 from labels.stores.item_store import fill_item_hashes
 
 DATASET = "bench"
@@ -56,7 +56,7 @@ def seed(db_path: Path, n_items: int, repeats: int, n_labels: int) -> float:
         fill_item_hashes(cur)  # the judge-cache hash the importer stores with each item
     ids: list[str] = []
     hashes: list[str] = []
-    for batch in PlanStore(store.db).content_batches(DATASET, batch_rows=50_000):
+    for batch in store.content_batches(DATASET, batch_rows=50_000):
         ids += batch.column("item_id").to_pylist()
         hashes += content_hashes(batch)
     import pyarrow as pa  # the bench only; the library keeps it lazy

@@ -18,8 +18,8 @@ from judges.config import JudgeConfig, template_variables
 from judges.pricing import Price, price_for
 from judges.prompts import ORDERS, Neutraliser, Order, RenderedPrompt, render, render_check
 from judges.stores.judge_store import JudgeStore
-from judges.stores.plan_store import content_hashes, text_lengths
 from labels.errors import CalibrateError, NotFoundError
+from labels.item_hashes import content_hashes, text_lengths
 from labels.models import Item
 from labels.stores.label_store import LabelStore
 
@@ -255,9 +255,9 @@ def _select(
     if limit is not None and limit < 1:
         raise CalibrateError("limit must be at least 1")
     wanted = list(item_ids) if item_ids is not None else None
-    plan_store = workspace.plans
+    store = workspace.labels
     if wanted is not None:
-        found = plan_store.existing_ids(dataset, wanted)
+        found = store.existing_ids(dataset, wanted)
         missing = sorted(set(wanted) - found)
         if missing:
             raise NotFoundError(
@@ -267,7 +267,7 @@ def _select(
     ids: list[str] = []
     hashes: list[str] = []
     lengths: list[np.ndarray] = []
-    for batch in plan_store.content_batches(
+    for batch in store.content_batches(
         dataset, item_ids=wanted, labelled_for=config.criterion if labelled_only else None,
         limit=limit,
     ):
@@ -336,7 +336,7 @@ def _check_renderable(workspace: Workspace, config: JudgeConfig, calls: PlannedC
         used |= set(template_variables(config.claim_split.check_template))
     if config.kind == "pairwise" and len(calls.orders) == 2 and used & {"answer_a", "answer_b"}:
         used |= {"answer_a", "answer_b"}  # the swapped order shows each answer in the other slot
-    first = workspace.plans.first_lacking(
+    first = workspace.labels.first_lacking(
         calls.dataset, calls.item_ids_to_call(), sorted(used)
     )
     if first is None:
@@ -410,7 +410,8 @@ def plan_run(
         "repeat": pa.array(repeat_col),
         "ordering": pa.array(list(orders), type=pa.string()).take(order_index),
     })
-    to_make = workspace.plans.uncached(
+    # Without a judge store nothing counts as cached: only equal keys are called once.
+    to_make = (judge_store or workspace.judges).uncached(
         config.config_id if judge_store is not None else None, keys
     )
     del keys

@@ -55,7 +55,6 @@ from judges.stores.judge_store import (
     item_hash,
     new_run_id,
 )
-from judges.stores.plan_store import content_hashes
 from labels.cells import text_cell
 from labels.errors import (
     CalibrateError,
@@ -66,6 +65,7 @@ from labels.errors import (
 )
 from labels.exporting import write_table
 from labels.importing import row_ids
+from labels.item_hashes import content_hashes
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import FileImportSummary, Table, read_table
 from labels.record_paths import parse_pairs
@@ -119,12 +119,12 @@ def dataset_keys(workspace: Workspace, dataset: str, config_id: str | None = Non
     of its own under that config (imported ones) is keyed by them instead
     (:meth:`judges.stores.judge_store.JudgeStore.keys_for`).
     """
-    plans = workspace.plans
-    keys = plans.stored_hashes(dataset)
+    store = workspace.labels
+    keys = store.stored_hashes(dataset)
     if keys.column("item_hash").null_count:
         ids: list[str] = []
         hashes: list[str] = []
-        for batch in plans.content_batches(dataset):
+        for batch in store.content_batches(dataset):
             ids += [str(i) for i in batch.column("item_id").to_pylist()]
             hashes += content_hashes(batch)
         keys = pa.table({"item_id": pa.array(ids, pa.string()),

@@ -1,18 +1,22 @@
 """One database file, opened once, and the stores that each own their share of its tables.
 
 A :class:`Workspace` is what the workflows (:mod:`judges.workflows`) and the front ends hold:
-it opens the DuckDB file once and hands out each store on first use. Each store queries only
-its own tables (``tests/test_store_tables.py`` reads their SQL to hold that):
+it opens the DuckDB file once and hands out each store on first use. Each store owns the
+tables its ``TABLES`` names and its SQL names no other (``tests/test_store_tables.py`` reads
+the SQL to hold that); a store that needs another's data is handed that store here, and no
+store makes another:
 
 ========================  ===============================================================
 ``workspace.labels``      datasets, items, annotators, criteria, labels and their provenance,
                           skips, queue settings (:class:`labels.stores.label_store.LabelStore`)
-``workspace.splits``      the dev/test splits of a dataset (:mod:`labels.stores.split_store`)
-``workspace.team``        members, roles, assignments, sessions, the audit trail
-``workspace.judges``      judge configs, runs and their logged calls
-``workspace.plans``       what a run still has to judge (reads through the other stores)
+``workspace.splits``      the dev/test splits of a dataset (:mod:`labels.stores.split_store`;
+                          reads the labelled rows through ``labels``)
+``workspace.team``        members, roles, assignments, sessions, the audit trail (lists the
+                          labels through ``labels``)
+``workspace.judges``      judge configs, runs and their logged calls (run planning reads the
+                          items through ``labels`` and the stored replies through this)
 ``workspace.alignment``   proposals, test-split use, adoptions, stress results
-``workspace.batches``     provider batch jobs
+``workspace.batches``     provider batch jobs (stores collected calls through ``judges``)
 ========================  ===============================================================
 """
 
@@ -26,7 +30,6 @@ if TYPE_CHECKING:
     from judges.stores.alignment_store import AlignStore
     from judges.stores.batch_store import BatchStore
     from judges.stores.judge_store import JudgeStore
-    from judges.stores.plan_store import PlanStore
     from labels.stores.db import Database
     from labels.stores.label_store import LabelStore
     from labels.stores.split_store import SplitStore
@@ -76,14 +79,14 @@ class Workspace:
         """The dev/test splits of each dataset and criterion."""
         from labels.stores.split_store import SplitStore
 
-        return SplitStore(self.db)
+        return SplitStore(self.db, self.labels)
 
     @cached_property
     def team(self) -> TeamStore:
         """Members, roles, assignments, sessions and the audit trail."""
         from labels.stores.team_store import TeamStore
 
-        return TeamStore(self.db)
+        return TeamStore(self.db, self.labels)
 
     @cached_property
     def judges(self) -> JudgeStore:
@@ -91,13 +94,6 @@ class Workspace:
         from judges.stores.judge_store import JudgeStore
 
         return JudgeStore(self.db)
-
-    @cached_property
-    def plans(self) -> PlanStore:
-        """What a judge run still has to judge."""
-        from judges.stores.plan_store import PlanStore
-
-        return PlanStore(self.db)
 
     @cached_property
     def alignment(self) -> AlignStore:
@@ -111,7 +107,7 @@ class Workspace:
         """Provider batch jobs."""
         from judges.stores.batch_store import BatchStore
 
-        return BatchStore(self.db)
+        return BatchStore(self.db, self.judges)
 
     def close(self) -> None:
         """Release the database file."""

@@ -11,7 +11,9 @@ same digest from the stored columns, without building an ``Item``:
   wrote ``items`` directly): :func:`labels.stores.item_store.fill_item_hashes` page by page, and
   run planning; their sources JSON is parsed and written canonically first;
 * the importer writes the same JSON by whole columns
-(:func:`labels.stores.item_store.hash_columns`).
+  (:func:`labels.stores.item_store.hash_columns`);
+* :func:`content_hashes` and :func:`text_lengths` read a page of what a judge sees
+  (:meth:`labels.stores.label_store.LabelStore.content_batches`) for run planning.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ import hashlib
 import json
 from collections.abc import Sequence
 from json.encoder import encode_basestring as _encode
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 JUDGED_FIELDS = ("question", "answer", "answer_a", "answer_b", "reference", "sources")
 """The item columns a judge sees (``sources`` as stored JSON), in the order the hash reads them."""
+JUDGED_COLUMNS = ("item_id", *JUDGED_FIELDS)
+"""An item's id and the columns a judge sees: the columns of a content batch."""
 
 
 def _json_text(value: str | None) -> str:
@@ -73,5 +78,38 @@ def table_hashes(table: pa.Table | pa.RecordBatch) -> list[str]:
     return judged_hashes([table.column(name).to_pylist() for name in JUDGED_FIELDS])
 
 
-__all__ = ["JUDGED_FIELDS", "canonical_sources", "judged_hashes",
-           "judged_text", "table_hashes"]
+def content_hashes(batch: pa.RecordBatch) -> list[str]:
+    """:func:`judges.stores.judge_store.item_hash` of each row of a content batch.
+
+    The digest stored with each item at import (``items.item_hash``); a row stored without one
+    (written by another tool) is hashed from its text, without building an
+    :class:`~labels.models.Item`.
+    """
+    import pyarrow as pa
+
+    stored = batch.column("item_hash")
+    if stored.null_count == 0:
+        return cast(list[str], stored.to_pylist())
+    hashes = stored.to_pylist()
+    missing = [i for i, h in enumerate(hashes) if h is None]
+    computed = table_hashes(batch.take(pa.array(missing, type=pa.int64())))
+    for index, value in zip(missing, computed, strict=True):
+        hashes[index] = value
+    return cast(list[str], hashes)
+
+
+def text_lengths(batch: pa.RecordBatch) -> np.ndarray:
+    """Characters of judged text per row of a content batch."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = np.zeros(batch.num_rows, dtype=np.int64)
+    for name in JUDGED_FIELDS:
+        lengths = pc.utf8_length(cast(pa.StringArray, batch.column(name)))
+        total += np.nan_to_num(lengths.to_numpy(zero_copy_only=False)).astype(np.int64)
+    return total
+
+
+__all__ = ["JUDGED_COLUMNS", "JUDGED_FIELDS", "canonical_sources", "content_hashes",
+           "judged_hashes", "judged_text", "table_hashes", "text_lengths"]

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from repo_paths import REPO
+from store_sql import owner_of
 
 ROOT = REPO
 FRONT_ENDS = ("calibrate_app", "streamlit", "click")
@@ -48,14 +49,11 @@ def test_labels_imports_nothing_from_judges() -> None:
     assert offending == []
 
 
-# The store modules, the only ones that hold SQL or talk to a DuckDB cursor: the two folders
-# of stores (labels/stores: the connection, the migration runner, the label schema and the label,
-# split and team stores; judges/stores: the judge, plan, alignment and batch stores).
-STORE_FOLDERS = ("labels/stores/", "judges/stores/")
-
-
+# The store modules, the only ones that hold SQL or talk to a DuckDB cursor: those holding the
+# SQL of a store (or of the migration ledger), as tests/support/store_sql.py maps them; which
+# tables each may name is tests/test_store_tables.py's to check.
 def _is_store(relative: str) -> bool:
-    return relative.startswith(STORE_FOLDERS)
+    return owner_of(relative) is not None
 
 
 _SQL_TEXT = re.compile(

@@ -421,7 +421,7 @@ def _assignments(store: LabelStore, dataset: str, criterion: str
     """Who is assigned which rows here (team mode only: local names are claims)."""
     if not access.visitor().team:
         return {}
-    return TeamStore(store.db).assignments(dataset, criterion)
+    return TeamStore(store.db, store).assignments(dataset, criterion)
 
 
 def _current_row(

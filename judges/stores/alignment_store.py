@@ -83,7 +83,6 @@ def optimism_warning(test_revisions: int) -> str | None:
     return (f"{test_revisions} revisions have been evaluated on these test rows (limit "
             f"{TEST_REUSE_LIMIT}): picking among them by their test numbers makes those numbers "
             "optimistic. Label a fresh test set (new rows) before trusting them.")
-EXPECTED_TABLES = ("adoptions", "proposals", "stress_results", "test_evaluations")
 
 
 @dataclass(frozen=True)
@@ -129,6 +128,9 @@ class StoredStress:
 
 class AlignStore:
     """Test-set use, proposals, adoptions and stress results in one DuckDB file."""
+
+    TABLES = ("adoptions", "proposals", "stress_results", "test_evaluations")
+    """The tables this store owns: no other store's SQL names them."""
 
     def __init__(self, db: Database) -> None:
         """Use ``db``, applying the ``alignment`` migrations it lacks."""
@@ -243,5 +245,5 @@ class AlignStore:
                              json.loads(r[7]), r[8]) for r in rows]
 
 
-__all__ = ["ALIGN_MIGRATIONS", "EXPECTED_TABLES", "TEST_REUSE_LIMIT", "AlignStore",
+__all__ = ["ALIGN_MIGRATIONS", "TEST_REUSE_LIMIT", "AlignStore",
            "StoredProposal", "StoredStress", "StressCounts", "optimism_warning"]

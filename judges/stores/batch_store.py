@@ -6,8 +6,9 @@ call and the exact request). Only then is the batch created at the provider; its
 at once (``submitted``). A run killed in between leaves a ``submitting`` row: the next run asks
 the provider whether that batch exists (:meth:`judges.batch.api.BatchAPI.find`) and adopts it,
 or marks the submission ``abandoned`` when it never arrived. Collecting a batch writes its
-calls to ``judge_calls`` and marks the batch ``collected`` in one transaction, so a kill -9
-either leaves the batch to be collected again or finds it collected, never half of it.
+calls to ``judge_calls`` (through the judge store, whose table it is) and marks the batch
+``collected`` in one transaction, so a kill -9 either leaves the batch to be collected again
+or finds it collected, never half of it.
 
 A call is *in flight* while it belongs to a ``submitting`` or ``submitted`` batch: runs do not
 submit it again; they collect it.
@@ -24,7 +25,7 @@ from typing import Any
 
 import pandas as pd
 
-from judges.stores.judge_store import JUDGE_MIGRATIONS, CallRecord, insert_calls
+from judges.stores.judge_store import CallRecord, JudgeStore
 from labels.stores.db import Database
 from labels.stores.migrations import Migration
 
@@ -119,13 +120,18 @@ class BatchStore:
 
     Args:
         db: the open :class:`~labels.stores.db.Database`; the ``judge_batches`` migrations are
-        applied.
+            applied.
+        judges: the judge store of the same database, which a collected batch's calls are
+            stored through.
     """
 
-    def __init__(self, db: Database) -> None:
-        """Use ``db``, applying the migrations it lacks (the judge tables' too)."""
+    TABLES = ("judge_batch_calls", "judge_batches")
+    """The tables this store owns: no other store's SQL names them."""
+
+    def __init__(self, db: Database, judges: JudgeStore) -> None:
+        """Use ``db``, applying the ``judge_batches`` migrations it lacks."""
         self.db = db
-        db.ensure_migrated("judges", JUDGE_MIGRATIONS)
+        self.judges = judges
         db.ensure_migrated("judge_batches", BATCH_MIGRATIONS)
 
     def begin(self, key: str, *, config_id: str, provider: str, run_id: str,
@@ -194,7 +200,7 @@ class BatchStore:
             ).fetchall()
             if not claimed:
                 return False
-            insert_calls(cur, records)
+            self.judges.add_calls(cur, records)
             cur.register("batch_outcomes", frame)
             cur.execute(
                 "UPDATE judge_batch_calls SET outcome = o.outcome FROM batch_outcomes o "

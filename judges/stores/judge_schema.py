@@ -13,7 +13,7 @@ from typing import Any
 
 from labels.stores.migrations import Migration
 
-__all__ = ["CALL_COLUMNS", "EXPECTED_TABLES", "JUDGE_MIGRATIONS", "M001_CORE"]
+__all__ = ["CALL_COLUMNS", "JUDGE_MIGRATIONS", "JUDGE_TABLES", "M001_CORE"]
 
 M001_CORE = """
 CREATE TABLE judge_configs (
@@ -92,7 +92,8 @@ def _m002_bound_imports(con: Any) -> None:
 
 JUDGE_MIGRATIONS = [Migration("m001_core", M001_CORE),
                     Migration("m002_bound_imports", _m002_bound_imports)]
-EXPECTED_TABLES = ("judge_calls", "judge_configs", "judge_runs")
+JUDGE_TABLES = ("judge_calls", "judge_configs", "judge_runs")
+"""The tables of migration set ``judges``."""
 
 CALL_COLUMNS = (
     "run_id", "config_id", "item_id", "item_hash", "repeat", "ordering", "status", "request",

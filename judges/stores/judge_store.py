@@ -35,17 +35,19 @@ from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from judges.config import JudgeConfig, canonical_json, parse_config
+from judges.stores import judge_keys
 from judges.stores.judge_aggregates import item_aggregates
 from labels.errors import NotFoundError
 from labels.models import Item
 from labels.stores.db import Database, equal_conditions
 from labels.validation import check_name
 
-from .judge_schema import _BOUND_KEY_SQL, CALL_COLUMNS, EXPECTED_TABLES, JUDGE_MIGRATIONS
+from .judge_schema import CALL_COLUMNS, JUDGE_MIGRATIONS, JUDGE_TABLES
 
 _SMALL_BATCH = 3
 
@@ -256,6 +258,9 @@ class JudgeStore:
     Args:
         db: the open :class:`~labels.stores.db.Database`; the ``judges`` migrations are applied.
     """
+
+    TABLES = JUDGE_TABLES
+    """The tables this store owns: no other store's SQL names them."""
 
     def __init__(self, db: Database) -> None:
         """Use ``db``, applying the ``judges`` migrations it lacks."""
@@ -488,26 +493,14 @@ class JudgeStore:
         """
         if not self.has_bound(config_id):
             return keys
-        names = keys.column_names
-        bound = _BOUND_KEY_SQL.format(id="k.item_id", hash="k.item_hash")
-        others = ", ".join(f"k.{n}" for n in names if n != "item_hash")
-        with self.db.cursor() as cur:
-            cur.register("row_keys", keys.append_column(
-                "_row", pa.array(range(keys.num_rows), pa.int64())))
-            try:
-                table: pa.Table = cur.sql(
-                    f"""
-                    SELECT {others + ', ' if others else ''}
-                           coalesce(b.item_hash, k.item_hash) AS item_hash
-                    FROM row_keys k LEFT JOIN (
-                        SELECT DISTINCT item_hash FROM judge_calls
-                        WHERE config_id = $config AND starts_with(item_hash, 'v')) b
-                      ON b.item_hash = {bound}
-                    ORDER BY k._row
-                    """, params={"config": config_id}).to_arrow_table()
-            finally:
-                cur.unregister("row_keys")
-        return table.select(names)
+        return judge_keys.bound_keys(self.db, config_id, keys)
+
+    def uncached(self, config_id: str | None, keys: pa.Table) -> np.ndarray:
+        """Indexes of the planned ``keys`` rows to call (:func:`.judge_keys.uncached`).
+
+        No stored reply for ``config_id`` (``None``: no cache), and the first of equal keys.
+        """
+        return judge_keys.uncached(self.db, config_id, keys)
 
     def stored_outcomes(self, config_id: str) -> dict[tuple[str, int, str], tuple[str, str | None]]:
         """Per key with a reply: ``(status, verdict)`` of the latest stored reply."""
@@ -518,6 +511,14 @@ class JudgeStore:
             [config_id],
         )
         return {(r[0], int(r[1]), r[2]): (r[3], r[4]) for r in rows}
+
+    def add_calls(self, cur: Any, calls: Sequence[CallRecord]) -> None:
+        """Insert ``calls`` with ``cur``, inside the caller's transaction.
+
+        For a store whose own rows must change in the same transaction (a batch is marked
+        collected as its calls are stored: :meth:`judges.stores.batch_store.BatchStore.collect`).
+        """
+        insert_calls(cur, calls)
 
     def write_calls(self, calls: Sequence[CallRecord]) -> None:
         """Insert ``calls`` in one transaction (all or none)."""
@@ -691,7 +692,7 @@ class JudgeStore:
 
 
 __all__ = [
-    "CALL_COLUMNS", "EXPECTED_TABLES", "JUDGE_MIGRATIONS", "CallRecord", "JudgeStore",
+    "CALL_COLUMNS", "JUDGE_MIGRATIONS", "CallRecord", "JudgeStore",
     "RunRecord", "StoredConfig", "bound_key", "external_body", "external_config_id",
     "insert_calls", "item_hash", "new_run_id",
 ]

@@ -2,7 +2,9 @@
 
 The import of a file of rows writes through :mod:`.item_store`; the labelling queue's own
 tables (skips, settings, escalations) are read and written by :mod:`.queue_store`, an
-annotator's "My labels" list by :mod:`.history_store`; the schema is in :mod:`.schema`.
+annotator's "My labels" list by :mod:`.history_store`, the items as columns (run planning,
+reports) by :mod:`.item_reads`, what the split and team stores read of the labels by
+:mod:`.label_reads`; the schema is in :mod:`.schema`.
 """
 
 from __future__ import annotations
@@ -10,11 +12,12 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from labels.audit import AuditEntry
 from labels.errors import CalibrateError, NotFoundError, did_you_mean
 from labels.models import (
     DEFAULT_CRITERION,
@@ -25,28 +28,24 @@ from labels.models import (
     Item,
     Kind,
     Label,
-    Source,
 )
 from labels.provenance import Provenance
 from labels.sampling import QueueSettings
-from labels.stores import queue_store
+from labels.stores import item_reads, label_reads, queue_store
 from labels.stores.db import Database, equal_conditions
 from labels.stores.history_store import OwnHistory, own_history
+from labels.stores.item_reads import ITEM_COLUMNS, item_from_row
 from labels.stores.queue_store import (
     Escalation as Escalation,  # re-exported: callers name it from here
 )
-from labels.stores.schema import LABEL_MIGRATIONS, QUEUE_MIGRATIONS
+from labels.stores.schema import LABEL_MIGRATIONS, LABEL_TABLES, QUEUE_MIGRATIONS, QUEUE_TABLES
 from labels.validation import check_name, normalise_id
 
 if TYPE_CHECKING:
     # Only for annotations: DuckDB's .df() builds the frames, and a command that never asks
     # for one (``calibrate datasets``) should not load pandas.
     import pandas as pd
-
-_ITEM_COLUMNS = (
-    "item_id, question, answer, answer_a, answer_b, sources, reference, segment, document_id, "
-    "metadata"
-)
+    import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -63,22 +62,6 @@ class NewLabel:
     labelled_at: datetime | None = None
     origin: str = "app"
     provenance: Provenance = field(default_factory=Provenance)
-
-
-def _item_from_row(row: Sequence[Any]) -> Item:
-    sources = tuple(Source(**s) for s in json.loads(row[5]))
-    return Item(
-        item_id=row[0],
-        question=row[1],
-        answer=row[2],
-        answer_a=row[3],
-        answer_b=row[4],
-        sources=sources,
-        reference=row[6],
-        segment=row[7],
-        document_id=row[8],
-        metadata=json.loads(row[9]),
-    )
 
 
 _LABEL_COLUMNS = (
@@ -138,6 +121,19 @@ def _insert_labels(cur: Any, labels: list[list[Any]], provenance: list[list[Any]
         cur.unregister("new_provenance")
 
 
+_Named = TypeVar("_Named", Dataset, Criterion)
+
+
+def _named(found: Sequence[_Named], name: str, what: str, plural: str) -> _Named:
+    """The one of ``found`` called ``name``, or :class:`NotFoundError` listing them all."""
+    for entry in found:
+        if entry.name == name:
+            return entry
+    names = [entry.name for entry in found]
+    raise NotFoundError(f"no {what} named {name!r}{did_you_mean(name, names)} "
+                        f"({plural}: {', '.join(names) or 'none yet'})")
+
+
 def stored_dataset_names(db: Database) -> list[str] | None:
     """Dataset names in ``db`` without migrating it; ``None`` when it is not a calibrate file.
 
@@ -163,6 +159,9 @@ class LabelStore:
     Args:
         db: an open :class:`~.db.Database`; the ``labels`` migrations are applied to it.
     """
+
+    TABLES = LABEL_TABLES + QUEUE_TABLES
+    """The tables this store owns: no other store's SQL names them."""
 
     def __init__(self, db: Database) -> None:
         """Use ``db``, applying the ``labels`` migrations it lacks."""
@@ -222,12 +221,7 @@ class LabelStore:
 
     def dataset(self, name: str) -> Dataset:
         """One dataset by name, or :class:`NotFoundError` listing the ones that exist."""
-        for ds in self.datasets():
-            if ds.name == name:
-                return ds
-        names = [d.name for d in self.datasets()]
-        raise NotFoundError(f"no dataset named {name!r}{did_you_mean(name, names)} "
-                            f"(datasets: {', '.join(names) or 'none yet'})")
+        return _named(self.datasets(), name, "dataset", "datasets")
 
     # -- items ------------------------------------------------------------------------------
 
@@ -239,12 +233,12 @@ class LabelStore:
     def item(self, dataset: str, item_id: str) -> Item:
         """One item, or :class:`NotFoundError`."""
         row = self.db.fetchone(
-            f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? AND item_id = ?",
+            f"SELECT {ITEM_COLUMNS} FROM items WHERE dataset = ? AND item_id = ?",
             [dataset, item_id],
         )
         if row is None:
             raise NotFoundError(f"dataset {dataset!r} has no item {item_id!r}")
-        item = _item_from_row(row)
+        item = item_from_row(row)
         self._remember(items=[(dataset, item.item_id)])
         return item
 
@@ -253,56 +247,54 @@ class LabelStore:
         with self.db.cursor() as cur:
             if item_ids is None:
                 rows = cur.execute(
-                    f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? ORDER BY position",
+                    f"SELECT {ITEM_COLUMNS} FROM items WHERE dataset = ? ORDER BY position",
                     [dataset],
                 ).fetchall()
             else:  # IN (unnest): a hash semi-join, where list_contains scanned the list per row
                 rows = cur.execute(
-                    f"SELECT {_ITEM_COLUMNS} FROM items WHERE dataset = ? "
+                    f"SELECT {ITEM_COLUMNS} FROM items WHERE dataset = ? "
                     "AND item_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY position",
                     [dataset, list(item_ids)],
                 ).fetchall()
-        return [_item_from_row(r) for r in rows]
+        return [item_from_row(r) for r in rows]
 
     def items_frame(self, dataset: str) -> pd.DataFrame:
         """Items of ``dataset`` as a DataFrame (sources and metadata as JSON text)."""
         return self.db.frame(
-            f"SELECT {_ITEM_COLUMNS}, content_hash FROM items WHERE dataset = ? "
+            f"SELECT {ITEM_COLUMNS}, content_hash FROM items WHERE dataset = ? "
             "ORDER BY position",
             [dataset],
         )
 
     def item_groups(self, dataset: str) -> dict[str, Any]:
-        """``item_id``, ``segment`` and ``document_id`` of every item, in file order.
+        """``item_id``, ``segment``, ``document_id`` of every item, in file order (no text)."""
+        return item_reads.item_groups(self.db, dataset)
 
-        NumPy object arrays (``NaN`` where a row has no segment or document), read without
-        the items' text: what a report joins labels and verdicts on (a 1 M-row dataset in a
-        fraction of a second, where :meth:`items_frame` takes seconds).
-        """
-        import numpy as np  # lazy, as pandas: the label store's CLI paths never need them
+    def content_batches(
+        self, dataset: str, *, item_ids: Sequence[str] | None = None,
+        labelled_for: str | None = None, limit: int | None = None, batch_rows: int = 4_096,
+    ) -> Iterator[pa.RecordBatch]:
+        """What a judge sees of the chosen items, a batch at a time (:mod:`.item_reads`)."""
+        return item_reads.content_batches(self.db, dataset, item_ids=item_ids,
+                                          labelled_for=labelled_for, limit=limit,
+                                          batch_rows=batch_rows)
 
-        with self.db.cursor() as cur:
-            columns = cur.execute(
-                "SELECT item_id, segment, document_id FROM items WHERE dataset = ? "
-                "ORDER BY position",
-                [dataset],
-            ).fetchnumpy()
-        out = {}
-        values: Any  # a masked array where the column has NULLs
-        for name, values in columns.items():
-            array = np.array(np.ma.getdata(values), dtype=object)
-            array[np.ma.getmaskarray(values)] = np.nan
-            out[name] = array
-        return out
+    def stored_hashes(self, dataset: str) -> pa.Table:
+        """``item_id`` and the stored ``item_hash`` of the dataset's items, in file order."""
+        return item_reads.stored_hashes(self.db, dataset)
+
+    def existing_ids(self, dataset: str, item_ids: Sequence[str]) -> set[str]:
+        """Which of ``item_ids`` the dataset has."""
+        return item_reads.existing_ids(self.db, dataset, item_ids)
+
+    def first_lacking(self, dataset: str, item_ids: Iterable[str],
+                      columns: Sequence[str]) -> str | None:
+        """The first of ``item_ids`` (file order) with no value in one of the item ``columns``."""
+        return item_reads.first_lacking(self.db, dataset, item_ids, columns)
 
     def dataset_content_hash(self, dataset: str) -> str:
         """A hash over the content of every item of ``dataset`` (order-independent)."""
-        row = self.db.fetchone(
-            "SELECT sha256(coalesce(string_agg(item_id || ':' || content_hash, ',' "
-            "ORDER BY item_id), '')) FROM items WHERE dataset = ?",
-            [dataset],
-        )
-        return str(row[0]) if row else ""
+        return item_reads.dataset_content_hash(self.db, dataset)
 
     # -- annotators and criteria ------------------------------------------------------------
 
@@ -333,12 +325,7 @@ class LabelStore:
 
     def criterion(self, name: str) -> Criterion:
         """One criterion by name, or :class:`NotFoundError`."""
-        for c in self.criteria():
-            if c.name == name:
-                return c
-        names = [c.name for c in self.criteria()]
-        raise NotFoundError(f"no criterion named {name!r}{did_you_mean(name, names)} "
-                            f"(criteria: {', '.join(names)})")
+        return _named(self.criteria(), name, "criterion", "criteria")
 
     def save_criterion(self, criterion: Criterion) -> None:
         """Create or update a criterion (guidelines, tags, reference visibility).
@@ -575,6 +562,14 @@ class LabelStore:
             [dataset, criterion],
         )
         return {r[0]: int(r[1]) for r in rows}
+
+    def labelled_rows(self, dataset: str, criterion: str) -> list[tuple[str, str, str | None]]:
+        """``(item_id, verdict, segment)`` of each current label for ``criterion``, by item id."""
+        return label_reads.labelled_rows(self.db, dataset, criterion)
+
+    def label_events(self, limit: int | None = None) -> list[AuditEntry]:
+        """Every label version as an audit entry, newest first (the newest ``limit`` only)."""
+        return label_reads.label_events(self.db, limit)
 
     def labels_since(
         self, dataset: str, criterion: str, after_id: int

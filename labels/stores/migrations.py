@@ -38,6 +38,10 @@ def _split_sql(sql: str) -> list[str]:
     return [s.strip() for s in sql.split(";") if s.strip()]
 
 
+LEDGER_TABLES = ("_migrations",)
+"""The ledger's table: owned by the migration runner (this module and the connection in
+:mod:`labels.stores.db`), which every store applies its migrations through."""
+
 _LEDGER = """
 CREATE TABLE IF NOT EXISTS _migrations (
     migration_set VARCHAR NOT NULL,

@@ -118,11 +118,21 @@ def m003_item_hash(con: Any) -> None:
     fill_item_hashes(con)
 
 
+def _rebuilt(table: str, columns: str) -> str:
+    """SQL giving ``table`` the ``columns``, its rows kept.
+
+    DuckDB cannot change a CHECK constraint in place (nor ALTER a table with an index): the
+    table is made again under a passing name, filled, dropped and the new one renamed.
+    """
+    return (f"CREATE TABLE {table}_new ({columns});\n"
+            f"INSERT INTO {table}_new SELECT * FROM {table};\n"
+            f"DROP TABLE {table};\n"
+            f"ALTER TABLE {table}_new RENAME TO {table}")
+
+
 # Labels drawn from the rows an acceptance rule escalated (issue 30: ``calibrate judge
-# select``): a new selection, ``escalated``. DuckDB cannot change a CHECK constraint in place
-# (nor ALTER a table with an index): rebuild the table with the wider CHECK.
-M004_ESCALATED_SELECTION = """
-CREATE TABLE label_provenance_new (
+# select``): a new selection, ``escalated``, so label_provenance is rebuilt with the wider CHECK.
+M004_ESCALATED_SELECTION = _rebuilt("label_provenance", """
     label_id BIGINT PRIMARY KEY,
     selection VARCHAR NOT NULL CHECK (selection IN ('random', 'by_verdict', 'flips_first',
         'active', 'file', 'imported', 'all', 'unknown', 'escalated')),
@@ -130,11 +140,7 @@ CREATE TABLE label_provenance_new (
     inclusion_probability DOUBLE CHECK (inclusion_probability > 0 AND inclusion_probability <= 1),
     selection_share DOUBLE CHECK (selection_share > 0 AND selection_share <= 1),
     judge VARCHAR
-);
-INSERT INTO label_provenance_new SELECT * FROM label_provenance;
-DROP TABLE label_provenance;
-ALTER TABLE label_provenance_new RENAME TO label_provenance
-"""
+""")
 
 LABEL_MIGRATIONS = [
     Migration("m001_core", M001_CORE),
@@ -143,50 +149,35 @@ LABEL_MIGRATIONS = [
     Migration("m004_escalated_selection", M004_ESCALATED_SELECTION),
 ]
 
-EXPECTED_TABLES = ("annotators", "criteria", "datasets", "items", "label_provenance", "labels")
+LABEL_TABLES = ("annotators", "criteria", "current_labels", "datasets", "items",
+                "label_provenance", "labels")
+"""The tables (and the view) of migration set ``labels``."""
 QUEUE_TABLES = ("queue_escalations", "queue_settings", "queue_skips")
+"""The tables of migration set ``queue`` (applied on the first use of the queue)."""
+
+
+def _queue_settings(orders: str) -> str:
+    """The columns of ``queue_settings`` when the queue orders were ``orders`` (SQL strings)."""
+    return f"""
+        dataset VARCHAR NOT NULL,
+        criterion VARCHAR NOT NULL,
+        queue_order VARCHAR NOT NULL CHECK (queue_order IN ({orders})),
+        seed BIGINT NOT NULL,
+        overlap INTEGER NOT NULL CHECK (overlap >= 1),
+        updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
+        PRIMARY KEY (dataset, criterion)"""
+
 
 QUEUE_MIGRATIONS = [
-    Migration(
-        "m001_queue_settings",
-        """
-        CREATE TABLE queue_settings (
-            dataset VARCHAR NOT NULL,
-            criterion VARCHAR NOT NULL,
-            queue_order VARCHAR NOT NULL
-                CHECK (queue_order IN ('random', 'stratified', 'flips_first', 'file')),
-            seed BIGINT NOT NULL,
-            overlap INTEGER NOT NULL CHECK (overlap >= 1),
-            updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
-            PRIMARY KEY (dataset, criterion)
-        )
-        """,
-    ),
+    Migration("m001_queue_settings", "CREATE TABLE queue_settings (" + _queue_settings(
+        "'random', 'stratified', 'flips_first', 'file'") + ")"),
 ]
 """The ``queue`` migration set: the owner's queue settings per (dataset, criterion), and each
 annotator's skipped rows (kept across reloads, so a skipped row stays at the end of the queue)."""
 
-QUEUE_MIGRATIONS.append(
-    Migration(
-        "m002_active_order",
-        # DuckDB cannot change a CHECK constraint in place: rebuild the table with the new order.
-        """
-        CREATE TABLE queue_settings_new (
-            dataset VARCHAR NOT NULL,
-            criterion VARCHAR NOT NULL,
-            queue_order VARCHAR NOT NULL
-                CHECK (queue_order IN ('random', 'stratified', 'flips_first', 'file', 'active')),
-            seed BIGINT NOT NULL,
-            overlap INTEGER NOT NULL CHECK (overlap >= 1),
-            updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
-            PRIMARY KEY (dataset, criterion)
-        );
-        INSERT INTO queue_settings_new SELECT * FROM queue_settings;
-        DROP TABLE queue_settings;
-        ALTER TABLE queue_settings_new RENAME TO queue_settings
-        """,
-    )
-)
+# The active order: queue_settings rebuilt with the wider CHECK.
+QUEUE_MIGRATIONS.append(Migration("m002_active_order", _rebuilt("queue_settings", _queue_settings(
+    "'random', 'stratified', 'flips_first', 'file', 'active'"))))
 # Each annotator's skips (m003: after the active order, so ledgers stay in name order).
 QUEUE_MIGRATIONS.append(
     Migration(
@@ -211,20 +202,8 @@ QUEUE_MIGRATIONS.append(
 QUEUE_MIGRATIONS.append(
     Migration(
         "m004_escalated_order",
-        """
-        CREATE TABLE queue_settings_new (
-            dataset VARCHAR NOT NULL,
-            criterion VARCHAR NOT NULL,
-            queue_order VARCHAR NOT NULL CHECK (queue_order IN ('random', 'stratified',
-                'flips_first', 'file', 'active', 'escalated')),
-            seed BIGINT NOT NULL,
-            overlap INTEGER NOT NULL CHECK (overlap >= 1),
-            updated_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp,
-            PRIMARY KEY (dataset, criterion)
-        );
-        INSERT INTO queue_settings_new SELECT * FROM queue_settings;
-        DROP TABLE queue_settings;
-        ALTER TABLE queue_settings_new RENAME TO queue_settings;
+        _rebuilt("queue_settings", _queue_settings(
+            "'random', 'stratified', 'flips_first', 'file', 'active', 'escalated'")) + """;
         CREATE TABLE queue_escalations (
             dataset VARCHAR NOT NULL,
             criterion VARCHAR NOT NULL,

@@ -1,7 +1,8 @@
 """SplitStore: the only SQL on the dev/test split and the derived-item links (set ``splits``).
 
-The rule that assigns rows is pure (:mod:`labels.splits`); this module reads the labelled rows,
-applies it and stores the result, one transaction per call.
+The rule that assigns rows is pure (:mod:`labels.splits`); this module reads the labelled rows
+through the label store (whose tables they are), applies the rule and stores the result, one
+transaction per call.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from labels.errors import CalibrateError, ConflictError
 from labels.splits import (
@@ -23,6 +25,9 @@ from labels.splits import (
 )
 from labels.stores.db import Database
 from labels.stores.migrations import Migration
+
+if TYPE_CHECKING:
+    from labels.stores.label_store import LabelStore
 
 M001_SPLITS = """
 CREATE TABLE split_settings (
@@ -59,15 +64,23 @@ CREATE TABLE derived_items (
 _ENSURE_LOCK = threading.Lock()
 
 SPLIT_MIGRATIONS = [Migration("m001_splits", M001_SPLITS)]
-EXPECTED_TABLES = ("derived_items", "split_rows", "split_settings")
 
 
 class SplitStore:
-    """The dev/test split and the derived-item links (the only SQL on these tables)."""
+    """The dev/test split and the derived-item links (the only SQL on these tables).
 
-    def __init__(self, db: Database) -> None:
+    Args:
+        db: an open :class:`~labels.stores.db.Database`; the ``splits`` migrations are applied.
+        labels: the label store of the same database, which the labelled rows are read through.
+    """
+
+    TABLES = ("derived_items", "split_rows", "split_settings")
+    """The tables this store owns: no other store's SQL names them."""
+
+    def __init__(self, db: Database, labels: LabelStore) -> None:
         """Use ``db``, applying the ``splits`` migrations it lacks."""
         self.db = db
+        self.labels = labels
         db.ensure_migrated("splits", SPLIT_MIGRATIONS)
 
     def ensure(
@@ -116,12 +129,7 @@ class SplitStore:
                         f"{dataset}/{criterion} was split with seed {use_seed} and test share "
                         f"{share:g}; a split is made once (a fresh test set means new labels)"
                     )
-            labelled = cur.execute(
-                "SELECT l.item_id, l.verdict, i.segment FROM current_labels l "
-                "JOIN items i ON i.dataset = l.dataset AND i.item_id = l.item_id "
-                "WHERE l.dataset = ? AND l.criterion = ? ORDER BY l.item_id",
-                [dataset, criterion],
-            ).fetchall()
+            labelled = self.labels.labelled_rows(dataset, criterion)
             stored = cur.execute(
                 "SELECT item_id, split, stratum FROM split_rows "
                 "WHERE dataset = ? AND criterion = ?", [dataset, criterion],
@@ -182,4 +190,4 @@ class SplitStore:
                 "SELECT DISTINCT dataset FROM derived_items").fetchall()}
 
 
-__all__ = ["EXPECTED_TABLES", "SPLIT_MIGRATIONS", "SplitStore"]
+__all__ = ["SPLIT_MIGRATIONS", "SplitStore"]

@@ -30,13 +30,16 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from labels.audit import AuditEntry
 from labels.errors import CalibrateError, InvalidNameError, NotFoundError
 from labels.stores.db import Database
-from labels.stores.label_store import LabelStore
 from labels.stores.migrations import Migration
 from labels.validation import check_name, shown
+
+if TYPE_CHECKING:
+    from labels.stores.label_store import LabelStore
 
 Role = Literal["owner", "annotator", "viewer"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -150,32 +153,6 @@ class Member:
                 "since": self.since.isoformat(), "signed_in": self.signed_in}
 
 
-@dataclass(frozen=True)
-class AuditEntry:
-    """One line of the audit trail.
-
-    Attributes:
-        at: When.
-        actor: Who (an e-mail address, ``cli:<local user>``, or a label's annotator).
-        action: ``role``, ``sign-in``, ``export`` or ``label``.
-        subject: What it was done to (an address, a file, ``dataset/item/criterion``).
-        before: The value before (None: there was none).
-        after: The value after (None: removed).
-    """
-
-    at: datetime
-    actor: str
-    action: str
-    subject: str
-    before: Any
-    after: Any
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready fields (``at`` in ISO 8601)."""
-        return {"at": self.at.isoformat(), "actor": self.actor, "action": self.action,
-                "subject": self.subject, "before": self.before, "after": self.after}
-
-
 def check_email(value: str) -> str:
     """``value`` as a stored address: stripped, lower case, and usable as an annotator name.
 
@@ -193,11 +170,16 @@ class TeamStore:
 
     Args:
         db: an open :class:`~labels.stores.db.Database`; the ``team`` migrations are applied to it.
+        labels: the label store of the same database: the audit trail lists its labels.
     """
 
-    def __init__(self, db: Database) -> None:
+    TABLES = ("audit", "team_assignments", "team_identities", "team_roles", "team_sign_outs")
+    """The tables this store owns: no other store's SQL names them."""
+
+    def __init__(self, db: Database, labels: LabelStore) -> None:
         """Use ``db``, applying the ``team`` migrations it lacks."""
         self.db = db
+        self.labels = labels
         db.ensure_migrated("team", TEAM_MIGRATIONS)
 
     # -- roles ------------------------------------------------------------------------------
@@ -395,30 +377,39 @@ class TeamStore:
         Args:
             limit: Only the newest ``limit`` entries.
         """
-        LabelStore(self.db)  # the labels table exists in every file that has a team
         if limit is not None and limit <= 0:
             return []
-        # The newest entries first, so a limit reads only those; then oldest first.
+        # The newest entries of each side first, so a limit reads only those, merged newest
+        # first (a label before an entry of the same moment), then oldest first.
         rows = self.db.fetchall(
-            """
-            SELECT t, actor, action, subject, before_value, after_value FROM (
-                SELECT recorded_at AS t, actor, action, subject, before_value, after_value,
-                       audit_id AS k, 0 AS src
-                FROM audit
-                UNION ALL
-                SELECT labelled_at, annotator, 'label',
-                       dataset || '/' || item_id || '/' || criterion,
-                       lag(json_object('verdict', verdict, 'note', note)) OVER (
-                           PARTITION BY dataset, item_id, annotator, criterion
-                           ORDER BY labelled_at, label_id),
-                       json_object('verdict', verdict, 'note', note, 'origin', origin),
-                       label_id, 1
-                FROM labels)
-            ORDER BY t DESC, src DESC, k DESC
-            LIMIT ?
-            """, [limit])
-        return [AuditEntry(r[0], r[1], r[2], r[3], _json(r[4]), _json(r[5]))
-                for r in reversed(rows)]
+            "SELECT recorded_at, actor, action, subject, before_value, after_value "
+            "FROM audit ORDER BY recorded_at DESC, audit_id DESC LIMIT ?", [limit])
+        merged = _newest_merged([AuditEntry.from_row(r) for r in rows],
+                                self.labels.label_events(limit))
+        return merged[:limit][::-1]
+
+
+def _newest_merged(entries: list[AuditEntry], labels: list[AuditEntry]) -> list[AuditEntry]:
+    """Two lists of entries, each newest first, as one, a label before an entry of its moment.
+
+    The labels can be a million and the entries a few: each entry's place among the labels is
+    found by bisection and the labels between are copied in slices, not compared one by one.
+    """
+    out: list[AuditEntry] = []
+    start = 0
+    for entry in entries:
+        low, high = start, len(labels)
+        while low < high:  # the first label older than the entry
+            middle = (low + high) // 2
+            if labels[middle].at >= entry.at:
+                low = middle + 1
+            else:
+                high = middle
+        out += labels[start:low]
+        out.append(entry)
+        start = low
+    out += labels[start:]
+    return out
 
 
 def _binding(cur: Any, email: str) -> tuple[str, str] | None:
@@ -434,10 +425,6 @@ def _check_labellers(cur: Any, emails: Sequence[str] | Mapping[str, Any]) -> Non
         if found is None or found[0] not in ("annotator", "owner"):
             raise TeamError(f"{email} cannot be assigned rows: only annotators and owners "
                             "label (`calibrate users add EMAIL --role annotator`)")
-
-
-def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
 
 
 def _audit(cur: Any, actor: str, action: str, subject: str, before: Any, after: Any) -> None:

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from judges.config import load_builtin
-from judges.stores.judge_store import EXPECTED_TABLES, CallRecord, JudgeStore, item_hash
+from judges.stores.judge_store import CallRecord, JudgeStore, item_hash
 from labels import open_store
 from labels.models import Item, Source
 
@@ -32,7 +32,7 @@ def test_blank_database_gets_the_judges_tables(db_path: Path) -> None:
         ).fetchall()}
         applied = cur.execute(
             "SELECT name FROM _migrations WHERE migration_set = 'judges'").fetchall()
-    assert set(EXPECTED_TABLES) <= tables
+    assert set(JudgeStore.TABLES) <= tables
     assert columns == EXPECTED_CALL_COLUMNS
     assert applied == [("m001_core",), ("m002_bound_imports",)]
     store.db.close()

@@ -13,11 +13,11 @@ import pytest
 from repo_paths import TESTS
 
 from judges.stores.judge_store import item_hash
-from judges.stores.plan_store import PlanStore, content_hashes
 from judges.verdicts import dataset_hashes
 from judges.workspace import Workspace
 from labels import import_rows, open_store
 from labels.errors import ImportFileError
+from labels.item_hashes import content_hashes
 from labels.stores import item_store
 from labels.stores.item_store import _HASH_SQL, fill_item_hashes
 from labels.stores.label_store import LabelStore
@@ -234,7 +234,7 @@ def test_rows_stored_without_a_hash_are_hashed_then_filled(
     assert dict(zip(frame["item_id"], frame["item_hash"], strict=True)) == expected
     assert frame["position"].tolist() == list(range(len(TRICKY)))
     planned: list[str] = []
-    for batch in PlanStore(store.db).content_batches("d", batch_rows=4):
+    for batch in store.content_batches("d", batch_rows=4):
         planned += content_hashes(batch)
     assert planned == [expected[f"r{i}"] for i in range(len(TRICKY))]
     with store.db.transaction() as cur:
@@ -252,7 +252,7 @@ def test_reports_and_planning_read_the_stored_column(
         cur.execute("UPDATE items SET item_hash = 'istored' WHERE item_id = 'r1'")
     frame = dataset_hashes(Workspace.of(store), "d")
     assert frame["item_hash"].tolist() == [item_hash(store.items("d")[0]), "istored"]
-    batch = next(PlanStore(store.db).content_batches("d"))
+    batch = next(store.content_batches("d"))
     assert content_hashes(batch)[1] == "istored"
 
 

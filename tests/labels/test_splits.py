@@ -14,7 +14,7 @@ from labels import LabelStore, NewLabel
 from labels.errors import CalibrateError, ConflictError
 from labels.splits import DerivedItem, assign_splits, stratum_of
 from labels.stores.db import Database
-from labels.stores.split_store import EXPECTED_TABLES, SplitStore
+from labels.stores.split_store import SplitStore
 
 
 def _rows(n: int) -> list[dict[str, Any]]:
@@ -34,8 +34,8 @@ def _label(store: LabelStore, dataset: str, ids: list[str], *, annotator: str = 
 
 def test_blank_database_gets_the_split_tables(tmp_path: Any) -> None:
     db = Database(tmp_path / "blank.duckdb")
-    SplitStore(db)
-    assert set(EXPECTED_TABLES) <= db.table_names()
+    SplitStore(db, LabelStore(db))
+    assert set(SplitStore.TABLES) <= db.table_names()
     with db.cursor() as cur:
         columns = [r[0] for r in cur.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_name = 'split_rows' "
@@ -52,7 +52,7 @@ def test_every_stratum_is_split_within_one_row_of_the_share(
 ) -> None:
     make_dataset("d", _rows(90))
     _label(store, "d", [f"r{i:03d}" for i in range(90)])
-    split = SplitStore(store.db).ensure("d", "faithfulness", seed=3, test_share=0.4)
+    split = SplitStore(store.db, store).ensure("d", "faithfulness", seed=3, test_share=0.4)
     items = {i.item_id: i for i in store.items("d")}
     per: dict[str, Counter[str]] = {}
     for item_id, side in split.splits.items():
@@ -68,7 +68,7 @@ def test_every_stratum_is_split_within_one_row_of_the_share(
 def test_the_split_is_seeded_and_stored_once(store: LabelStore, make_dataset: Any) -> None:
     make_dataset("d", _rows(40))
     _label(store, "d", [f"r{i:03d}" for i in range(40)])
-    splits = SplitStore(store.db)
+    splits = SplitStore(store.db, store)
     first = splits.ensure("d", "faithfulness", seed=5)
     again = splits.ensure("d", "faithfulness")
     assert again.splits == first.splits and again.newly_assigned == 0 and again.seed == 5
@@ -89,7 +89,7 @@ def test_new_labels_are_assigned_as_they_arrive_and_old_rows_never_move(
 ) -> None:
     make_dataset("d", _rows(60))
     _label(store, "d", [f"r{i:03d}" for i in range(30)])
-    splits = SplitStore(store.db)
+    splits = SplitStore(store.db, store)
     before = splits.ensure("d", "faithfulness").splits
     # Relabel every old row the other way and add 30 new labels: old rows keep their side.
     store.add_labels("d", [NewLabel(item_id=i, annotator="dana", verdict="unsure")
@@ -108,7 +108,7 @@ def test_sessions_reading_the_split_at_once_agree(store: LabelStore, make_datase
 
     def read() -> None:
         try:
-            results.append(dict(SplitStore(store.db).ensure("d", "faithfulness").splits))
+            results.append(dict(SplitStore(store.db, store).ensure("d", "faithfulness").splits))
         except BaseException as error:  # collected: the assertion below names it
             errors.append(error)
 
@@ -120,7 +120,7 @@ def test_sessions_reading_the_split_at_once_agree(store: LabelStore, make_datase
         for thread in threads:
             thread.join()
     assert errors == []
-    final = SplitStore(store.db).ensure("d", "faithfulness").splits
+    final = SplitStore(store.db, store).ensure("d", "faithfulness").splits
     assert len(final) == 120
     assert all(r.items() <= final.items() for r in results)
 
@@ -128,7 +128,7 @@ def test_sessions_reading_the_split_at_once_agree(store: LabelStore, make_datase
 def test_derived_datasets_are_never_split(store: LabelStore, make_dataset: Any) -> None:
     make_dataset("d", _rows(3))
     make_dataset("d.stress", _rows(3))
-    splits = SplitStore(store.db)
+    splits = SplitStore(store.db, store)
     splits.link_derived([DerivedItem("d.stress", "r000", "d", "r000", "source_order")])
     assert splits.is_derived_dataset("d.stress") and not splits.is_derived_dataset("d")
     with pytest.raises(CalibrateError, match="never split"):

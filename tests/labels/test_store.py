@@ -29,7 +29,7 @@ from labels import (
 )
 from labels.models import sources_json
 from labels.stores.migrations import Migration, applied_migrations, migrate
-from labels.stores.schema import EXPECTED_TABLES
+from labels.stores.schema import LABEL_TABLES
 
 EXPECTED_COLUMNS = {
     "items": [
@@ -81,7 +81,7 @@ def test_blank_file_gets_the_whole_schema(db_path: Path) -> None:
     tables = {
         r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
     }
-    assert set(EXPECTED_TABLES) <= tables
+    assert set(LABEL_TABLES) <= tables
     for table, columns in EXPECTED_COLUMNS.items():
         assert _columns(con, table) == columns
     assert applied_migrations(con, "labels") == [

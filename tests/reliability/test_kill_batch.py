@@ -71,7 +71,7 @@ def _stored(db: Path) -> tuple[Any, list[Any], Counter[tuple[str, int, str]], li
     store = open_store(str(db))
     try:
         calls = JudgeStore(store.db).calls_frame()
-        batch_store = BatchStore(store.db)
+        batch_store = BatchStore(store.db, JudgeStore(store.db))
         batches = batch_store.batches()
         carried = Counter(c.key for b in batches if b.state == "collected"
                           for c in batch_store.calls(b.batch_key))

@@ -75,7 +75,7 @@ def test_an_annotator_signs_in_labels_as_their_identity_and_signs_out(
     db = Database(db_path)
     try:
         import_rows(LabelStore(db), make_rows(tmp_path / "rows.jsonl", 3), "teamset")
-        team = TeamStore(db)
+        team = TeamStore(db, LabelStore(db))
         team.set_role("owner@example.org", "owner", actor="cli:test")
         team.set_role("ann@example.org", "annotator", actor="cli:test")
     finally:
@@ -137,7 +137,7 @@ def test_an_annotator_signs_in_labels_as_their_identity_and_signs_out(
     db = Database(db_path)
     try:
         labels = LabelStore(db).current_labels("teamset")
-        trail = TeamStore(db).audit()
+        trail = TeamStore(db, LabelStore(db)).audit()
     finally:
         db.close()
     assert labels["annotator"].tolist() == ["ann@example.org"]

@@ -50,7 +50,7 @@ def test_roles_from_the_cli_with_their_history_in_the_audit_trail(db_path: Path,
                                     "sources": ["S."]}) + "\n", encoding="utf-8")
         store = LabelStore(db)
         import_rows(store, rows, "ds")
-        TeamStore(db).sign_in("bob+qa@example.org", issuer="https://idp", subject="b-1")
+        TeamStore(db, store).sign_in("bob+qa@example.org", issuer="https://idp", subject="b-1")
         store.add_label("ds", "r1", "bob+qa@example.org", "fail", note="first look")
         store.add_label("ds", "r1", "bob+qa@example.org", "pass")
     finally:
@@ -85,7 +85,7 @@ def test_roles_from_the_cli_with_their_history_in_the_audit_trail(db_path: Path,
 def test_nothing_in_the_team_tables_is_updated_in_place(db_path: Path) -> None:
     db = Database(db_path)
     try:
-        team = TeamStore(db)
+        team = TeamStore(db, LabelStore(db))
         team.set_role("a@example.org", "owner", actor="cli:t")
         team.set_role("b@example.org", "annotator", actor="cli:t")
         team.set_role("b@example.org", "viewer", actor="cli:t")
@@ -111,7 +111,7 @@ def test_assignments_are_dealt_listed_and_withdrawn_from_the_cli(db_path: Path,
     try:
         store = LabelStore(db)
         import_rows(store, rows, "ds")
-        team = TeamStore(db)
+        team = TeamStore(db, LabelStore(db))
         for email, role in (("o@example.org", "owner"), ("a@example.org", "annotator"),
                             ("b@example.org", "annotator"), ("v@example.org", "viewer")):
             team.set_role(email, role, actor="cli:test")  # type: ignore[arg-type]
@@ -129,7 +129,7 @@ def test_assignments_are_dealt_listed_and_withdrawn_from_the_cli(db_path: Path,
     run(db_path, "assignments", "add", "ds", "--to", "a@example.org", "--batch", "20")
     db = Database(db_path)
     try:
-        got = TeamStore(db).assignments("ds", "faithfulness")
+        got = TeamStore(db, LabelStore(db)).assignments("ds", "faithfulness")
     finally:
         db.close()
     assert len(got["a@example.org"]) == 3 + 6 and "r0" not in got["a@example.org"]

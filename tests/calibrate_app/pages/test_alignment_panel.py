@@ -48,7 +48,7 @@ def open_scripted_judge() -> AppTest:
 
 def test_panel_shows_dev_rows_only_and_adopts_only_when_asked(page_store: LabelStore) -> None:
     at = open_scripted_judge()
-    split = SplitStore(page_store.db).ensure("docs", "faithfulness")
+    split = SplitStore(page_store.db, page_store).ensure("docs", "faithfulness")
     dev, test = set(split.ids("dev")), set(split.ids("test"))
     assert dev and test
     captions = "\n".join(str(c.value) for c in at.caption)

@@ -40,4 +40,5 @@ def test_batch_option_estimates_both_prices_and_runs_in_batches(
     assert run.status == "completed" and run.options["mode"] == "batch"
     assert len(JudgeStore(page_store.db).calls_frame()) == 3 and fake_server.calls
     assert {c.action for c in fake_server.calls} == {"batch"}
-    assert [b.state for b in BatchStore(page_store.db).batches()] == ["collected"]
+    batches = BatchStore(page_store.db, JudgeStore(page_store.db)).batches()
+    assert [b.state for b in batches] == ["collected"]

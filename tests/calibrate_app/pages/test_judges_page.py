@@ -233,7 +233,7 @@ def test_try_on_rows_stores_nothing_and_save_as_stores_one_named_revision(
     editor.set_value(editor.value.replace("at most five sentences", "at most two sentences")).run()
     at.number_input(key="judge_try_rows").set_value(2).run()
     # The test split holds half of the labelled rows: a try sees dev rows only.
-    dev = set(SplitStore(page_store.db).ensure("docs", "faithfulness").ids("dev"))
+    dev = set(SplitStore(page_store.db, page_store).ensure("docs", "faithfulness").ids("dev"))
     at.button(key="judge_try").click().run()
     assert not at.exception, at.exception
     assert len(fake_server.calls) == 2  # the real Anthropic SDK, over HTTP

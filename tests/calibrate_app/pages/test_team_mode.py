@@ -40,7 +40,7 @@ def team_db(app_env: Path, make_rows: Any, tmp_path: Path, monkeypatch: pytest.M
     db = Database(app_env)
     try:
         import_rows(LabelStore(db), make_rows(tmp_path / "rows.jsonl", 6), "secretset")
-        team = TeamStore(db)
+        team = TeamStore(db, LabelStore(db))
         for email, role in (("owner@example.org", "owner"), ("ann@example.org", "annotator"),
                             ("view@example.org", "viewer")):
             team.set_role(email, role, actor="cli:test")  # type: ignore[arg-type]
@@ -166,7 +166,7 @@ def test_the_annotator_is_the_signed_in_address_not_the_url(team_db: Path) -> No
     try:
         labels = LabelStore(db).current_labels("secretset")
         assert labels["annotator"].tolist() == ["ann@example.org"]
-        trail = TeamStore(db).audit()
+        trail = TeamStore(db, LabelStore(db)).audit()
     finally:
         db.close()
     label = trail[-1]
@@ -185,7 +185,7 @@ def test_another_account_with_a_bound_address_is_refused(team_db: Path) -> None:
     assert "Calibration" not in {str(h.value) for h in at.header}
     db = Database(team_db)
     try:
-        TeamStore(db).release_identity("view@example.org", actor="cli:test")
+        TeamStore(db, LabelStore(db)).release_identity("view@example.org", actor="cli:test")
     finally:
         db.close()
     again = run_as("view@example.org", "calibration", subject="another-account")
@@ -205,7 +205,7 @@ def test_owners_see_each_annotators_progress_and_the_agreement_matrix(
     monkeypatch.setenv("CALIBRATE_AUTH", "oidc")
     db = Database(demo_app_db)
     try:
-        team = TeamStore(db)
+        team = TeamStore(db, LabelStore(db))
         team.set_role("owner@example.org", "owner", actor="cli:test")
         team.set_role("view@example.org", "viewer", actor="cli:test")
     finally:
@@ -255,7 +255,7 @@ def canary_db(team_db: Path, tmp_path: Path) -> Path:
     try:
         store = LabelStore(db)
         import_verdicts(Workspace.of(store), verdicts, dataset="secretset", judge="canary-judge")
-        TeamStore(db).set_role("other@example.org", "annotator", actor="cli:test")
+        TeamStore(db, LabelStore(db)).set_role("other@example.org", "annotator", actor="cli:test")
         store.add_label("secretset", "q0", "other@example.org", "pass", note=CANARY_NOTE)
     finally:
         db.close()
@@ -315,7 +315,7 @@ def test_impersonation_attempts_are_refused(team_db: Path) -> None:
     try:
         assert LabelStore(db).current_labels("secretset")["annotator"].tolist() == [
             "ann@example.org"]
-        team = TeamStore(db)
+        team = TeamStore(db, LabelStore(db))
         # An expired token: issued longer ago than a session lasts (12 hours by default).
         stale = run_as("ann@example.org", "label", issued_at=time.time() - 13 * 3600)
         assert "Your sign-in has expired" in shown_text(stale) and not offered_pages(stale)
@@ -342,7 +342,7 @@ def test_assigned_rows_come_first_and_the_progress_counts_them(team_db: Path) ->
     db = Database(team_db)
     try:
         store = LabelStore(db)
-        TeamStore(db).set_role("bea@example.org", "annotator", actor="cli:test")
+        TeamStore(db, LabelStore(db)).set_role("bea@example.org", "annotator", actor="cli:test")
         dealt = assign_batch(Workspace.of(store), "secretset", "faithfulness",
                              ["ann@example.org", "bea@example.org"], batch=2, overlap=1,
                              actor="cli:test")

@@ -72,7 +72,7 @@ def provider(server: FakeLLMServer) -> OpenAIProvider:
 
 
 def _run_on_split(store: LabelStore, config: JudgeConfig, server: FakeLLMServer) -> None:
-    split = SplitStore(store.db).ensure(DATASET, "faithfulness")
+    split = SplitStore(store.db, store).ensure(DATASET, "faithfulness")
     run_judge(config, DATASET, workspace=Workspace.of(store), provider=provider(server),
               item_ids=split.ids("dev") + split.ids("test"))
 
@@ -97,7 +97,7 @@ def test_proposal_round_trip_over_http_never_shows_a_test_row(
 ) -> None:
     _run_on_split(labelled, base, server)
     proposal = propose_revision(Workspace.of(labelled), DATASET, base, proposer=provider(server))
-    split = SplitStore(labelled.db).ensure(DATASET, "faithfulness")
+    split = SplitStore(labelled.db, labelled).ensure(DATASET, "faithfulness")
     items = {i.item_id: i for i in labelled.items(DATASET)}
     # The proposer saw dev disagreements only, over HTTP.
     (prompt,) = scripted.proposer_prompts
@@ -129,7 +129,7 @@ def test_a_proposal_quoting_a_test_row_or_naming_one_is_refused_and_nothing_is_s
     labelled: LabelStore, server: FakeLLMServer, scripted: Scripted, base: JudgeConfig
 ) -> None:
     _run_on_split(labelled, base, server)
-    split = SplitStore(labelled.db).ensure(DATASET, "faithfulness")
+    split = SplitStore(labelled.db, labelled).ensure(DATASET, "faithfulness")
     test_id = split.ids("test")[0]
     test_answer = labelled.item(DATASET, test_id).answer
     configs_before = len(JudgeStore(labelled.db).configs())
@@ -160,7 +160,7 @@ def test_revision_on_test_rows_numbers_mcnemar_certification_and_counting(
     proposal = propose_revision(Workspace.of(labelled), DATASET, base, proposer=provider(server))
     result = evaluate_revisions(Workspace.of(labelled), DATASET, base, proposal.config,
                                 provider_for=lambda c: provider(server))
-    split = SplitStore(labelled.db).ensure(DATASET, "faithfulness")
+    split = SplitStore(labelled.db, labelled).ensure(DATASET, "faithfulness")
     test = [int(i[4:]) for i in split.ids("test")]
     human = [truth(i) for i in test]
     candidate = ["pass" if tricky(i) else truth(i) for i in test]

@@ -137,7 +137,7 @@ def test_every_stress_test_over_http(
     assert result.family_warning is not None
     assert result.family_warning.startswith("12 of 30 rows were answered by gpt-4o-mini")
     # Perturbed rows: a dataset of their own, linked, unlabelled, never split.
-    derived = SplitStore(store.db).derived("bot.stress")
+    derived = SplitStore(store.db, store).derived("bot.stress")
     assert len(derived) == sum(t.eligible for t in result.tests)
     assert {d.origin_dataset for d in derived} == {"bot"}
     assert {d.perturbation for d in derived} == set(TESTS)
@@ -150,7 +150,7 @@ def test_every_stress_test_over_http(
     emptied = store.item("bot.stress", made[("row-004", "source_deletion")])
     assert [s.text for s in emptied.sources] == [NOTHING_FOUND]
     with pytest.raises(CalibrateError, match="never split"):
-        SplitStore(store.db).ensure("bot.stress", "faithfulness")
+        SplitStore(store.db, store).ensure("bot.stress", "faithfulness")
     # The results are stored for the judge card.
     stored = AlignStore(store.db).latest_stress(judge.config_id, "bot")
     assert [(s.test, s.n, s.flips) for s in stored] == [
@@ -204,7 +204,7 @@ def test_a_second_judge_gets_its_own_perturbed_rows(
                         tests=("embedded_instructions",))
     # The strict judge failed every original, so its forged line says PASS on every row; the
     # first judge's rows forged PASS (the ones it failed) are the same rows and shared.
-    links = SplitStore(labelled.db).derived("bot.stress")
+    links = SplitStore(labelled.db, labelled).derived("bot.stress")
     passed_by_first = N - N // 3
     assert len(links) == N + passed_by_first
     forged = [labelled.item("bot.stress", d.item_id).answer or "" for d in links]

@@ -77,7 +77,7 @@ def test_batch_run_stores_calls_like_an_online_run(
     again = run_judge(judge, "docs", workspace=Workspace.of(store), provider=provider, swap=True,
                       repeats=2)
     assert again.cached == 24 and fake_server.calls == []
-    assert {b.state for b in BatchStore(store.db).batches()} == {"collected"}
+    assert {b.state for b in BatchStore(store.db, JudgeStore(store.db)).batches()} == {"collected"}
 
 
 POLICY = CallPolicy(max_retries=2, backoff=0.01, max_backoff=0.05)
@@ -183,7 +183,7 @@ def test_lost_creation_reply_is_found_not_resent(
     assert summary.status == "completed" and summary.scored == 4
     assert summary.batches_recovered == 1
     assert len(fake_server.batches.batches) == 1  # one batch at the provider, found again
-    states = Counter(b.state for b in BatchStore(store.db).batches())
+    states = Counter(b.state for b in BatchStore(store.db, JudgeStore(store.db)).batches())
     assert states == {"abandoned": 1, "collected": 1}
 
 
@@ -199,7 +199,7 @@ def test_server_without_batch_endpoint_says_so(
     assert fake_server.base_url in str(raised.value) and "404" in str(raised.value)
     assert "without --batch" in str(raised.value)
     assert stored(store) == []
-    assert {b.state for b in BatchStore(store.db).batches()} == {"abandoned"}
+    assert {b.state for b in BatchStore(store.db, JudgeStore(store.db)).batches()} == {"abandoned"}
 
 
 def test_providers_and_judges_a_batch_cannot_carry(
@@ -218,7 +218,7 @@ def test_a_batch_is_collected_once(store: LabelStore) -> None:
     from judges.stores.batch_store import BatchCall
     from judges.stores.judge_store import CallRecord
 
-    batches = BatchStore(store.db)
+    batches = BatchStore(store.db, JudgeStore(store.db))
     call = BatchCall("k1_0", "row-000", "ihash", 0, "original", {"model": "m"})
     batches.begin("k1", config_id="c", provider="openai/m", run_id="r1", calls=[call])
     batches.submitted("k1", "batch_1", None)
@@ -262,7 +262,7 @@ def test_a_key_echoed_in_a_failed_batch_is_stored_nowhere(
                               workspace=Workspace.of(store), provider=openai_provider, polling=FAST,
                               policy=POLICY)
     assert (summary.scored, summary.failed) == (0, 2)
-    (batch,) = BatchStore(store.db).batches()
+    (batch,) = BatchStore(store.db, JudgeStore(store.db)).batches()
     assert batch.error is not None and "the input file was rejected" in batch.error
     assert "Authorization: " in batch.error and "[redacted]" in batch.error
     rows = stored(store)

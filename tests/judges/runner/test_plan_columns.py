@@ -10,8 +10,8 @@ import judges.run_plan as run_plan
 from judges.config import JudgeConfig
 from judges.prompts import RenderError, render
 from judges.stores.judge_store import CallRecord, JudgeStore, item_hash
-from judges.stores.plan_store import PlanStore, content_hashes
 from judges.workspace import Workspace
+from labels.item_hashes import content_hashes
 from labels.stores.label_store import LabelStore
 
 # Text JSON writers disagree on: control characters, quotes, backslashes, slashes, non-ASCII,
@@ -37,7 +37,7 @@ def tricky_rows(n: int) -> list[dict[str, Any]]:
 def test_content_hashes_equal_item_hash(store: LabelStore, make_dataset: Any) -> None:
     make_dataset("tricky", tricky_rows(40))
     hashes: list[str] = []
-    for batch in PlanStore(store.db).content_batches("tricky", batch_rows=7):
+    for batch in store.content_batches("tricky", batch_rows=7):
         hashes += content_hashes(batch)
     assert hashes == [item_hash(i) for i in store.items("tricky")]
 

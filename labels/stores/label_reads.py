@@ -1,0 +1,47 @@
+"""The label store's reads of labels for the stores beside it.
+
+The labels (and the items they are about) are the label store's own tables; the split store and
+the team store read them through :class:`labels.stores.label_store.LabelStore`, which answers with
+the functions here: each current label's verdict with its item's segment (what
+:meth:`labels.stores.split_store.SplitStore.ensure` assigns rows from) and every label version as
+an entry of the audit trail (:meth:`labels.stores.team_store.TeamStore.audit`).
+"""
+
+from __future__ import annotations
+
+from labels.audit import AuditEntry
+from labels.stores.db import Database
+
+
+def labelled_rows(db: Database, dataset: str, criterion: str) -> list[tuple[str, str, str | None]]:
+    """``(item_id, verdict, segment)`` of each current label for ``criterion``, by item id."""
+    return db.fetchall(
+        "SELECT l.item_id, l.verdict, i.segment FROM current_labels l "
+        "JOIN items i ON i.dataset = l.dataset AND i.item_id = l.item_id "
+        "WHERE l.dataset = ? AND l.criterion = ? ORDER BY l.item_id",
+        [dataset, criterion],
+    )
+
+
+def label_events(db: Database, limit: int | None = None) -> list[AuditEntry]:
+    """Every label version as an audit entry, newest first (of one moment: the newest id first).
+
+    Only the newest ``limit`` are read. An entry's ``before`` is the annotator's previous
+    verdict and note on the row (None for the first), ``after`` this label's verdict, note and
+    origin.
+    """
+    rows = db.fetchall(
+        """
+        SELECT labelled_at, annotator, 'label', dataset || '/' || item_id || '/' || criterion,
+               lag(json_object('verdict', verdict, 'note', note)) OVER (
+                   PARTITION BY dataset, item_id, annotator, criterion
+                   ORDER BY labelled_at, label_id),
+               json_object('verdict', verdict, 'note', note, 'origin', origin)
+        FROM labels
+        ORDER BY labelled_at DESC, label_id DESC
+        LIMIT ?
+        """, [limit])
+    return [AuditEntry.from_row(row) for row in rows]
+
+
+__all__ = ["label_events", "labelled_rows"]
