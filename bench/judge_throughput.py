@@ -30,6 +30,7 @@ from judges.calls import CallPolicy
 from judges.config import load_builtin, parse_config
 from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
+from judges.workspace import Workspace
 from labels import import_rows, open_store
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "support" / "fake_llm_server.py"
@@ -113,7 +114,7 @@ def main() -> None:
                 started, cpu, server_cpu = (time.perf_counter(), time.process_time(),
                                             server.cpu_seconds())
                 marks: list[float] = []
-                summary = run_judge(config, name, store=store, provider=provider,
+                summary = run_judge(config, name, workspace=Workspace.of(store), provider=provider,
                                     concurrency=c, policy=CallPolicy(timeout=10),
                                     on_progress=lambda *_, m=marks: m.append(time.perf_counter()))
                 seconds = time.perf_counter() - started
@@ -147,11 +148,13 @@ def main() -> None:
         store = open_store(db)
         try:
             started = time.perf_counter()
-            first = run_judge(config, "rerun", store=store, provider=provider, concurrency=64)
+            first = run_judge(config, "rerun", workspace=Workspace.of(store), provider=provider,
+                              concurrency=64)
             first_seconds = time.perf_counter() - started
             before = fast.requests
             started = time.perf_counter()
-            again = run_judge(config, "rerun", store=store, provider=provider, concurrency=64)
+            again = run_judge(config, "rerun", workspace=Workspace.of(store), provider=provider,
+                              concurrency=64)
             rerun_seconds = time.perf_counter() - started
             with store.db.cursor() as cur:
                 stored = cur.execute("SELECT count(*) FROM judge_calls WHERE run_id = ?",

@@ -120,7 +120,7 @@ WRAPPER = textwrap.dedent(f"""
                 def is_set(self):
                     return job.cancelled
 
-            return run_judge(config, {DATASET!r}, store=store, provider=provider,
+            return run_judge(config, {DATASET!r}, workspace=Workspace.of(store), provider=provider,
                              concurrency={JUDGE_CONCURRENCY}, on_progress=progress,
                              should_stop=Stop(), limit=limit)
 

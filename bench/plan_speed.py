@@ -32,6 +32,7 @@ from synthetic_items import seed_items
 from judges.config import load_builtin
 from judges.run_plan import plan_run
 from judges.stores.judge_store import JudgeStore
+from judges.workspace import Workspace
 from labels import open_store
 
 DATASET = "bench"
@@ -52,7 +53,8 @@ def child(db: str, repeats: int, store_half: bool) -> None:
     config = load_builtin(CONFIG)
     judges = JudgeStore(store.db)
     if store_half:
-        plan = plan_run(store, config, DATASET, repeats=repeats, swap=True, judge_store=judges)
+        plan = plan_run(Workspace.of(store), config, DATASET, repeats=repeats, swap=True,
+                        judge_store=judges)
         keys = plan.calls.keys()  # (item_id, item_hash, repeat, ordering) columns
         half = keys.slice(0, keys.num_rows // 2)
         judges.save_config(config)
@@ -68,7 +70,8 @@ def child(db: str, repeats: int, store_half: bool) -> None:
         store.db.close()
         return
     started = time.perf_counter()
-    plan = plan_run(store, config, DATASET, repeats=repeats, swap=True, judge_store=judges)
+    plan = plan_run(Workspace.of(store), config, DATASET, repeats=repeats, swap=True,
+                    judge_store=judges)
     elapsed = time.perf_counter() - started
     rss_mb = peak_rss_mb()
     print(json.dumps({

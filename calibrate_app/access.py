@@ -8,9 +8,9 @@ provider through Streamlit's own ``st.login`` (provider settings under ``[auth]`
 ``.streamlit/secrets.toml``). Nothing is shown before sign-in. The signed-in address must have a
 role (``calibrate users add``); its first sign-in binds the provider's account (issuer and
 subject) to it, and the annotator of every label is that address. Each role is offered only
-its pages (:data:`labels.stores.team_store.ROLE_PAGES`), and every page checks the role again when
-it
-runs (:func:`require_page`), so a URL, a query parameter or a page switch reaches nothing else.
+its pages (:data:`judges.workflows.team.ROLE_PAGES`), and every page checks the role again
+when it runs (:func:`require_page`), so a URL, a query parameter or a page switch reaches
+nothing else.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from typing import Any, Literal, NoReturn
 import streamlit as st
 
 from calibrate_app import resources, state, widgets
+from judges.workflows import team as roles
+from judges.workflows.team import ROLE_PAGES, Role
 from labels.distribution import DISTRIBUTION
 from labels.errors import CalibrateError
-from labels.stores.team_store import ROLE_PAGES, Role, TeamStore
 
 Page = Literal["data", "label", "judges", "calibration", "export"]
 
@@ -55,10 +56,6 @@ LOCAL = Visitor(team=False, email=None, role="owner")
 def team_mode() -> bool:
     """Whether the app runs in team mode (``CALIBRATE_AUTH=oidc``)."""
     return resources.get_settings().auth == "oidc"
-
-
-def _team() -> TeamStore:
-    return resources.get_workspace().team
 
 
 def check_team_settings() -> None:
@@ -120,7 +117,8 @@ def _identify() -> Visitor:
                      "scopes (openid email).")
     _check_fresh(email, user.get("iat"))
     try:
-        role = _team().sign_in(email, issuer=str(issuer or ""), subject=subject)
+        role = roles.sign_in(resources.get_workspace(), email, issuer=str(issuer or ""),
+                             subject=subject)
     except CalibrateError as error:
         _stop_screen(str(error))
     if role is None:
@@ -146,7 +144,7 @@ def _check_fresh(email: str, issued_at: object) -> None:
     if time.time() - float(issued_at) > hours * 3600:
         _stop_screen(f"Your sign-in has expired (sessions last {hours:g} hours). Sign in "
                      "again to continue.", again=True)
-    if _team().signed_out_since(email, float(issued_at)):
+    if roles.signed_out_since(resources.get_workspace(), email, float(issued_at)):
         _stop_screen("This sign-in ended when you signed out. Sign in again to continue.",
                      again=True)
 
@@ -190,7 +188,7 @@ def record_export(what: str) -> None:
     """Note in the audit trail that the visitor downloaded ``what`` (team mode only)."""
     who = visitor()
     if who.team and who.email is not None:
-        _team().record(who.email, "export", what)
+        roles.record(resources.get_workspace(), who.email, "export", what)
 
 
 def mode_caption(who: Visitor) -> str:
@@ -212,7 +210,7 @@ def sign_out_button(help: str | None = None) -> None:
         email = st.user.get("email")
         if isinstance(email, str):
             with contextlib.suppress(CalibrateError):  # not an address: nothing to end
-                _team().sign_out(email, at=time.time())
+                roles.sign_out(resources.get_workspace(), email, at=time.time())
         st.logout()
 
 

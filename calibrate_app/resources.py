@@ -23,15 +23,14 @@ from typing import Literal
 
 import streamlit as st
 
-from calibrate_app import judge_info
 from calibrate_app.channel.wire import ChannelError
 from calibrate_app.command_server import CommandServer
 from calibrate_app.settings import AppSettings, check_streamlit_files
 from calibrate_app.uploads import UploadFolder
+from judges.workflows import queue as label_queue
+from judges.workflows.queue import Holds, LabelTally, QueuePlan, QueueSettings
 from judges.workspace import Workspace
 from labels import LabelStore
-from labels.queue_counts import LabelTally
-from labels.sampling import Holds, QueuePlan, QueueSettings
 
 _log = logging.getLogger(__name__)
 
@@ -333,7 +332,7 @@ def get_save_lock() -> threading.Lock:
     return threading.Lock()
 
 
-_JUDGE_ORDERS = judge_info.JUDGE_ORDERS
+_JUDGE_ORDERS = label_queue.JUDGE_ORDERS
 
 PLAN_REFRESH_S = 30.0
 """Youngest age (seconds) of a judge-based queue plan that is rebuilt for newer verdicts."""
@@ -370,17 +369,18 @@ class QueuePlans:
         self._slots: dict[tuple[object, ...], _PlanSlot] = {}
         self._building: dict[tuple[object, ...], threading.Lock] = {}
 
-    def get(self, store: LabelStore, dataset: str, item_count: int,
+    def get(self, workspace: Workspace, dataset: str, item_count: int,
             settings: QueueSettings, criterion: str | None = None) -> QueuePlan:
         """The plan for ``settings`` (built now only when there is none yet).
 
         The escalated order's plan is per criterion and escalation (a new rule, or the same
         rule recorded again, gives a new plan); the other orders are shared by the criteria.
         """
-        key: tuple[object, ...] = (store.db.path, dataset, item_count, settings.order,
+        key: tuple[object, ...] = (workspace.db.path, dataset, item_count, settings.order,
                                    settings.seed)
         if settings.order == "escalated":
-            key += (criterion, criterion and store.escalation_stamp(dataset, criterion))
+            key += (criterion,
+                    criterion and workspace.labels.escalation_stamp(dataset, criterion))
         with self._lock:
             slot = self._slots.get(key)
             if slot is not None:
@@ -388,7 +388,7 @@ class QueuePlans:
                         and time.monotonic() - slot.checked_at >= self._refresh:
                     slot.refreshing = True
                     threading.Thread(
-                        target=self._refresh_slot, args=(slot, store, dataset, settings),
+                        target=self._refresh_slot, args=(slot, workspace, dataset, settings),
                         name="calibrate-queue-plan", daemon=True,
                     ).start()
                 return slot.plan
@@ -400,10 +400,10 @@ class QueuePlans:
             if slot is not None:
                 return slot.plan
             checked_at = time.monotonic()
-            fingerprint = judge_info.fingerprint(store, dataset) \
+            fingerprint = label_queue.fingerprint(workspace, dataset) \
                 if settings.order in _JUDGE_ORDERS else ""
-            plan = judge_info.build_queue_plan(store, dataset, settings.order, settings.seed,
-                                               criterion)
+            plan = label_queue.build_queue_plan(workspace, dataset, settings.order,
+                                                settings.seed, criterion)
             with self._lock:
                 self._slots[key] = _PlanSlot(plan, fingerprint, checked_at)
                 self._building.pop(key, None)
@@ -411,9 +411,9 @@ class QueuePlans:
                     del self._slots[next(iter(self._slots))]
             return plan
 
-    def _refresh_slot(self, slot: _PlanSlot, store: LabelStore, dataset: str,
+    def _refresh_slot(self, slot: _PlanSlot, workspace: Workspace, dataset: str,
                       settings: QueueSettings) -> None:
-        """Compare ``slot``'s verdicts with the store's; rebuild its plan if they moved.
+        """Compare ``slot``'s verdicts with the stored ones; rebuild its plan if they moved.
 
         Runs in its own thread while ``slot.refreshing`` is set, so no other thread changes
         the slot meanwhile. Checked either way: unchanged verdicts are not read again for
@@ -421,13 +421,13 @@ class QueuePlans:
         """
         rebuilt: tuple[QueuePlan, str] | None = None
         try:
-            fingerprint = judge_info.fingerprint(store, dataset)
+            fingerprint = label_queue.fingerprint(workspace, dataset)
             with self._lock:
                 if slot.fingerprint == fingerprint:
                     slot.checked_at, slot.refreshing = time.monotonic(), False
                     return
-            rebuilt = (judge_info.build_queue_plan(store, dataset, settings.order, settings.seed),
-                       fingerprint)
+            rebuilt = (label_queue.build_queue_plan(workspace, dataset, settings.order,
+                                                    settings.seed), fingerprint)
         except Exception:  # keep serving the old plan; the next check tries again
             _log.exception("rebuilding the %s queue plan of %r failed", settings.order, dataset)
         with self._lock:
@@ -457,9 +457,10 @@ def queue_plan(
 ) -> QueuePlan:
     """The dataset's queue order, computed once per process and shared by every annotator.
 
-    ``criterion`` picks the escalation the escalated order serves.
+    ``store`` is the label store of the database (:func:`get_store`); ``criterion`` picks the
+    escalation the escalated order serves.
     """
-    return get_queue_plans().get(store, dataset, item_count, settings, criterion)
+    return get_queue_plans().get(Workspace.of(store), dataset, item_count, settings, criterion)
 
 
 def _discard_upload(folder: UploadFolder) -> None:

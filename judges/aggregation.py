@@ -20,7 +20,7 @@ report on 10 M calls never holds a per-call frame.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -30,10 +30,11 @@ import pyarrow.compute as pc
 from judges.calibration import ConsistencyResult, consistency_from_flags, self_consistency
 from judges.calibration.vocabulary import AGGREGATION_RULES, AggregationRule
 from judges.config import JudgeConfig
-from judges.stores.judge_store import JudgeStore
 from judges.verdicts import dataset_keys
 from labels.errors import CalibrateError
-from labels.stores.label_store import LabelStore
+
+if TYPE_CHECKING:
+    from judges.workspace import Workspace
 
 DEFAULT_RULE: AggregationRule = "all_agree"
 """The rule of judges without a config (imported verdicts)."""
@@ -142,12 +143,12 @@ def aggregate_calls(
 
 
 def aggregate_stored_calls(
-    store: LabelStore, dataset: str, config_id: str, *, rule: str = "all_agree",
+    workspace: Workspace, dataset: str, config_id: str, *, rule: str = "all_agree",
     confidence: float = 0.95, kind: str = "pointwise", texts_for: Collection[str] | None = None,
 ) -> tuple[pd.DataFrame, ConsistencyResult | None]:
     """:func:`aggregate_calls` of :func:`judges.verdicts.judge_verdicts`, counted in SQL.
 
-    Same arguments and result as ``aggregate_calls(judge_verdicts(store, dataset,
+    Same arguments and result as ``aggregate_calls(judge_verdicts(workspace, dataset,
     config_id), ...)`` (``tests/judges/test_aggregation_sql.py`` compares the two on random
     call tables), but the calls stay in DuckDB: one GROUP BY counts each item's verdicts and
     flips, so memory grows with the items, not with the calls. ``texts_for`` limits the
@@ -157,8 +158,8 @@ def aggregate_stored_calls(
     name = normalize_rule(rule)
     pairwise = kind == "pairwise"
     categories = ["a", "b", "tie", "unsure"] if pairwise else ["fail", "pass", "unsure"]
-    table = JudgeStore(store.db).item_aggregates(
-        config_id, dataset_keys(store, dataset, config_id), categories=categories,
+    table = workspace.judges.item_aggregates(
+        config_id, dataset_keys(workspace, dataset, config_id), categories=categories,
         inconsistent="tie" if pairwise else "unsure", rule=name, texts_for=texts_for,
     )
     if table.num_rows == 0:

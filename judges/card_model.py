@@ -22,6 +22,7 @@ from judges.reporting import JudgeRef, JudgeReport, PairwiseReport
 from judges.stores.alignment_store import AlignStore
 from judges.stores.judge_store import JudgeStore, external_config_id
 from judges.verdicts import dataset_keys
+from judges.workspace import Workspace
 from labels.distribution import installed_version
 from labels.errors import CalibrateError, ImportFileError
 from labels.stores.label_store import LabelStore
@@ -355,7 +356,7 @@ def _policy(store: LabelStore, report: JudgeReport | PairwiseReport) -> Policy:
     judge_store = JudgeStore(store.db)
     runs = judge_store.runs(dataset=report.dataset, config_id=report.judge.config_id)
     repeats, swap = judge_store.call_layout(report.judge.config_id,
-                                            dataset_keys(store, report.dataset,
+                                            dataset_keys(Workspace.of(store), report.dataset,
                                                          report.judge.config_id))
     repeats = max(repeats, 1)
     for run in runs:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, cast, overload
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +22,9 @@ from labels.errors import CalibrateError, NotFoundError
 from labels.item_hashes import content_hashes, text_lengths
 from labels.models import Item
 from labels.stores.label_store import LabelStore
+
+if TYPE_CHECKING:
+    from judges.workspace import Workspace
 
 TYPICAL_OUTPUT_TOKENS = {
     "marker": 150, "json": 250, "label": 3, "claims": 450, "claim_split": 60,
@@ -239,11 +242,11 @@ class _Selection:
 
 
 def _select(
-    store: LabelStore, dataset: str, config: JudgeConfig, *, item_ids: Iterable[str] | None,
+    workspace: Workspace, dataset: str, config: JudgeConfig, *, item_ids: Iterable[str] | None,
     labelled_only: bool, limit: int | None,
 ) -> _Selection:
     """Choose the run's items in SQL and hash them batch by batch (see :func:`select_items`)."""
-    info = store.dataset(dataset)
+    info = workspace.labels.dataset(dataset)
     if info.kind != config.kind:
         raise CalibrateError(
             f"judge {config.name!r} is {config.kind} but dataset {dataset!r} is {info.kind}; "
@@ -252,6 +255,7 @@ def _select(
     if limit is not None and limit < 1:
         raise CalibrateError("limit must be at least 1")
     wanted = list(item_ids) if item_ids is not None else None
+    store = workspace.labels
     if wanted is not None:
         found = store.existing_ids(dataset, wanted)
         missing = sorted(set(wanted) - found)
@@ -281,22 +285,23 @@ def _select(
 
 
 def select_items(
-    store: LabelStore, dataset: str, config: JudgeConfig, *, item_ids: Iterable[str] | None = None,
+    workspace: Workspace, dataset: str, config: JudgeConfig, *,
+    item_ids: Iterable[str] | None = None,
     labelled_only: bool = False, limit: int | None = None,
 ) -> list[Item]:
     """The items a run covers, in file order.
 
     Args:
-        store: the label store holding ``dataset``.
+        workspace: the open database holding ``dataset``.
         dataset: the dataset name; its kind (pointwise/pairwise) must match ``config.kind``.
         config: the judge; its criterion decides what counts as labelled.
         item_ids: only these items (unknown ids raise :class:`NotFoundError`).
         labelled_only: only items with at least one human label for ``config.criterion``.
         limit: the first ``limit`` items after the other filters.
     """
-    chosen = _select(store, dataset, config, item_ids=item_ids, labelled_only=labelled_only,
-                     limit=limit)
-    return store.items(dataset, item_ids=chosen.item_ids)
+    chosen = _select(workspace, dataset, config, item_ids=item_ids,
+                     labelled_only=labelled_only, limit=limit)
+    return workspace.labels.items(dataset, item_ids=chosen.item_ids)
 
 
 def _typical_output_tokens(config: JudgeConfig, judge_store: JudgeStore | None) -> int:
@@ -320,7 +325,7 @@ def _input_tokens(config: JudgeConfig, call: PlannedCall, neutralise: Neutralise
     return tokens
 
 
-def _check_renderable(store: LabelStore, config: JudgeConfig, calls: PlannedCalls) -> None:
+def _check_renderable(workspace: Workspace, config: JudgeConfig, calls: PlannedCalls) -> None:
     """Raise the :class:`RenderError` of the first item a template cannot be filled for.
 
     For a plan too large to render up front: the items lacking a field a template uses are
@@ -331,7 +336,7 @@ def _check_renderable(store: LabelStore, config: JudgeConfig, calls: PlannedCall
         used |= set(template_variables(config.claim_split.check_template))
     if config.kind == "pairwise" and len(calls.orders) == 2 and used & {"answer_a", "answer_b"}:
         used |= {"answer_a", "answer_b"}  # the swapped order shows each answer in the other slot
-    first = store.first_lacking(
+    first = workspace.labels.first_lacking(
         calls.dataset, calls.item_ids_to_call(), sorted(used)
     )
     if first is None:
@@ -362,7 +367,7 @@ def _estimate_input_tokens(
 
 
 def plan_run(
-    store: LabelStore, config: JudgeConfig, dataset: str, *, repeats: int | None = None,
+    workspace: Workspace, config: JudgeConfig, dataset: str, *, repeats: int | None = None,
     swap: bool | None = None, item_ids: Iterable[str] | None = None,
     labelled_only: bool = False, limit: int | None = None,
     prices: Mapping[str, Price] | None = None, judge_store: JudgeStore | None = None,
@@ -383,8 +388,8 @@ def plan_run(
         raise CalibrateError("repeats must be at least 1")
     do_swap = config.swap if swap is None else swap
     orders: tuple[Order, ...] = ORDERS if do_swap else ("original",)
-    chosen = _select(store, dataset, config, item_ids=item_ids, labelled_only=labelled_only,
-                     limit=limit)
+    chosen = _select(workspace, dataset, config, item_ids=item_ids,
+                     labelled_only=labelled_only, limit=limit)
     per_item = len(orders) * n_repeats
     n_items = len(chosen.item_ids)
     # Calls in run order: item, then order, then repeat.
@@ -406,17 +411,17 @@ def plan_run(
         "ordering": pa.array(list(orders), type=pa.string()).take(order_index),
     })
     # Without a judge store nothing counts as cached: only equal keys are called once.
-    to_make = (judge_store or JudgeStore(store.db)).uncached(
+    to_make = (judge_store or workspace.judges).uncached(
         config.config_id if judge_store is not None else None, keys
     )
     del keys
     calls = PlannedCalls(
-        store=store, config=config, dataset=dataset, item_ids=chosen.item_ids,
+        store=workspace.labels, config=config, dataset=dataset, item_ids=chosen.item_ids,
         item_hashes=chosen.hashes, item_index=item_index[to_make],
         repeats=repeat_col[to_make], order_index=order_index[to_make], orders=orders,
     )
     if len(calls) > EXACT_ESTIMATE_CALLS:
-        _check_renderable(store, config, calls)
+        _check_renderable(workspace, config, calls)
     input_tokens = _estimate_input_tokens(config, calls, chosen.lengths)
     typical = _typical_output_tokens(config, judge_store)
     model = model or config.model

@@ -37,8 +37,8 @@ from judges.providers import STAND_IN_NOTE, Provider, get_provider, is_stand_in
 from judges.run_plan import CostEstimate, PlannedCall, RunPlan, plan_run
 from judges.settings import Settings
 from judges.stores.judge_store import CallRecord, JudgeStore
+from judges.workspace import Workspace
 from labels.errors import CalibrateError
-from labels.stores.label_store import LabelStore
 
 
 @dataclass
@@ -335,7 +335,7 @@ def judge_in_memory(
 class RunJudgeOptions(TypedDict, total=False):
     """The keyword arguments of :func:`run_judge_async`, which :func:`run_judge` forwards."""
 
-    store: Required[LabelStore]
+    workspace: Required[Workspace]
     provider: Provider | None
     settings: Settings | None
     repeats: int | None
@@ -362,8 +362,9 @@ def run_judge(config: JudgeConfig, dataset: str, **options: Unpack[RunJudgeOptio
 
 
 async def run_judge_async(
-    config: JudgeConfig, dataset: str, *, store: LabelStore, provider: Provider | None = None,
-    settings: Settings | None = None, repeats: int | None = None, swap: bool | None = None,
+    config: JudgeConfig, dataset: str, *, workspace: Workspace,
+    provider: Provider | None = None, settings: Settings | None = None,
+    repeats: int | None = None, swap: bool | None = None,
     item_ids: Iterable[str] | None = None, labelled_only: bool = False,
     limit: int | None = None, concurrency: int = 8, policy: CallPolicy | None = None,
     dry_run: bool = False, prices: Mapping[str, Price] | None = None,
@@ -374,8 +375,8 @@ async def run_judge_async(
 
     Args:
         config: the judge.
-        dataset: the dataset name in ``store``.
-        store: the label store; judge tables go in the same DuckDB file.
+        dataset: the dataset name in ``workspace``.
+        workspace: the open database (items from its label store, calls into its judge store).
         provider: the provider to call (default: ``get_provider(config.model, settings)``).
         settings: keys and base URLs for the default provider.
         repeats: samples per item and order (default ``config.repeats``); each is its own call.
@@ -400,11 +401,11 @@ async def run_judge_async(
     if concurrency < 1:
         raise CalibrateError("concurrency must be at least 1")
     policy = policy or CallPolicy()
-    judge_store = JudgeStore(store.db)
+    judge_store = workspace.judges
     if provider is None and not dry_run:
         provider = get_provider(config.model, settings=settings)
     plan = plan_run(
-        store, config, dataset, repeats=repeats, swap=swap, item_ids=item_ids,
+        workspace, config, dataset, repeats=repeats, swap=swap, item_ids=item_ids,
         labelled_only=labelled_only, limit=limit, prices=prices, judge_store=judge_store,
         model=provider.spec if provider is not None else None,
     )

@@ -56,6 +56,7 @@ from judges.reporting.evidence import judged_rows, per_row
 from judges.signals import available_signals, call_signals, scores_of
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import dataset_keys
+from judges.workspace import Workspace
 from labels.errors import CalibrateError
 from labels.exporting import write_table
 from labels.sampling import QueueSettings
@@ -236,7 +237,7 @@ def _judged(store: LabelStore, dataset: str, judge: Any, rule: str | None,
 def _cost(store: LabelStore, dataset: str, config_id: str, model: str,
           prices: Mapping[str, Price] | None) -> dict[str, Any]:
     """Cost per row of a judge's logged calls on ``dataset``."""
-    c = JudgeStore(store.db).call_costs(config_id, dataset_keys(store, dataset))
+    c = JudgeStore(store.db).call_costs(config_id, dataset_keys(Workspace.of(store), dataset))
     n = max(c["items"], 1)
     out: dict[str, Any] = {"calls_per_row": c["calls"] / n, "rows_judged": c["items"],
                            "tokens_per_row": None, "usd_per_row": None, "source": "unknown"}

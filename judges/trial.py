@@ -23,6 +23,7 @@ from judges.reporting.inputs import load_human_labels
 from judges.run_plan import plan_run
 from judges.runner import judge_in_memory
 from judges.stores.judge_store import item_hash
+from judges.workspace import Workspace
 from labels.errors import CalibrateError
 from labels.stores.label_store import LabelStore
 
@@ -160,7 +161,7 @@ def trial_rows(store: LabelStore, dataset: str, config: JudgeConfig, n: int, *,
 
 
 def try_judge(config: JudgeConfig, dataset: str, item_ids: Sequence[str], *,
-              store: LabelStore, provider: Provider, policy: CallPolicy | None = None,
+              workspace: Workspace, provider: Provider, policy: CallPolicy | None = None,
               concurrency: int = 4, should_stop: StopFlag | None = None) -> Trial:
     """Judge ``item_ids`` with ``config`` in memory and compare with the experts' verdicts.
 
@@ -171,7 +172,7 @@ def try_judge(config: JudgeConfig, dataset: str, item_ids: Sequence[str], *,
         config: The judge, as edited (saved or not).
         dataset: The dataset holding the rows.
         item_ids: The rows (see :func:`trial_rows`); each needs an expert verdict.
-        store: The label store (read only).
+        workspace: The open database (read only).
         provider: Where the calls go (its spec is the trial's model).
         policy: Timeout and retries of each call.
         concurrency: Calls in flight at once.
@@ -182,12 +183,13 @@ def try_judge(config: JudgeConfig, dataset: str, item_ids: Sequence[str], *,
     """
     if not item_ids:
         raise CalibrateError("a trial needs at least one row")
+    store = workspace.labels
     expert = expert_verdicts(store, dataset, config)
     missing = [i for i in item_ids if i not in expert]
     if missing:
         raise CalibrateError(f"row {missing[0]!r} has no expert verdict for criterion "
                              f"{config.criterion!r}")
-    plan = plan_run(store, config, dataset, item_ids=item_ids, model=provider.spec)
+    plan = plan_run(workspace, config, dataset, item_ids=item_ids, model=provider.spec)
     records = judge_in_memory(plan, provider, policy=policy, concurrency=concurrency,
                               should_stop=should_stop)
     # Rows with the same content share their calls (the plan makes each call once).

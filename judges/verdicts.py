@@ -38,7 +38,7 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -69,10 +69,12 @@ from labels.item_hashes import content_hashes
 from labels.models import PAIRWISE_VERDICTS, POINTWISE_VERDICTS
 from labels.reading import FileImportSummary, Table, read_table
 from labels.record_paths import parse_pairs
-from labels.stores.label_store import LabelStore
 from labels.tool_formats import TOOL_FORMATS, detect
 from labels.validation import LookalikeIdError, LookalikeIds, check_name, shown
 from labels.verdict_words import parse_optional_verdict
+
+if TYPE_CHECKING:
+    from judges.workspace import Workspace
 
 VERDICT_COLUMNS = (
     "item_id", "repeat", "order", "verdict", "reasoning", "unscored_reason", "run_id",
@@ -108,7 +110,7 @@ def resolve_judge(
     return named[0].config_id
 
 
-def dataset_keys(store: LabelStore, dataset: str, config_id: str | None = None) -> pa.Table:
+def dataset_keys(workspace: Workspace, dataset: str, config_id: str | None = None) -> pa.Table:
     """Each item's ``item_id``, call key ``item_hash`` and ``position`` (0, 1, … in file order).
 
     The key is the content hash stored with the item at import (``items.item_hash``), read as
@@ -117,6 +119,7 @@ def dataset_keys(store: LabelStore, dataset: str, config_id: str | None = None) 
     of its own under that config (imported ones) is keyed by them instead
     (:meth:`judges.stores.judge_store.JudgeStore.keys_for`).
     """
+    store = workspace.labels
     keys = store.stored_hashes(dataset)
     if keys.column("item_hash").null_count:
         ids: list[str] = []
@@ -127,21 +130,22 @@ def dataset_keys(store: LabelStore, dataset: str, config_id: str | None = None) 
         keys = pa.table({"item_id": pa.array(ids, pa.string()),
                          "item_hash": pa.array(hashes, pa.string())})
     keys = keys.append_column("position", pa.array(np.arange(keys.num_rows)))
-    return keys if config_id is None else JudgeStore(store.db).keys_for(config_id, keys)
+    return keys if config_id is None else workspace.judges.keys_for(config_id, keys)
 
 
-def dataset_hashes(store: LabelStore, dataset: str, config_id: str | None = None) -> pd.DataFrame:
+def dataset_hashes(workspace: Workspace, dataset: str,
+                   config_id: str | None = None) -> pd.DataFrame:
     """:func:`dataset_keys` as a DataFrame."""
-    return dataset_keys(store, dataset, config_id).to_pandas()
+    return dataset_keys(workspace, dataset, config_id).to_pandas()
 
 
 def judge_verdicts(
-    store: LabelStore, dataset: str, judge: str, *, item_ids: Collection[str] | None = None
+    workspace: Workspace, dataset: str, judge: str, *, item_ids: Collection[str] | None = None
 ) -> pd.DataFrame:
     """Verdicts of one judge on one dataset (see the module docstring for the columns).
 
     Args:
-        store: the label store (the judge tables live in the same file).
+        workspace: the open database (its label and judge stores).
         dataset: the dataset name.
         judge: a judge name (latest run revision) or a config id.
         item_ids: only these items' calls (default: every item of the dataset).
@@ -149,10 +153,10 @@ def judge_verdicts(
     Returns:
         A DataFrame with columns :data:`VERDICT_COLUMNS`, one row per (item, repeat, order).
     """
-    store.dataset(dataset)
-    judge_store = JudgeStore(store.db)
+    workspace.labels.dataset(dataset)
+    judge_store = workspace.judges
     config_id = resolve_judge(judge_store, judge, dataset=dataset)
-    keys = dataset_keys(store, dataset, config_id)
+    keys = dataset_keys(workspace, dataset, config_id)
     if item_ids is not None:
         wanted = pa.array(list(item_ids), pa.string())
         keys = keys.filter(pc.is_in(keys.column("item_id"), value_set=wanted))
@@ -161,11 +165,11 @@ def judge_verdicts(
     return frame[list(VERDICT_COLUMNS)].reset_index(drop=True)
 
 
-def calls_for_dataset(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:
+def calls_for_dataset(workspace: Workspace, dataset: str, judge: str) -> pd.DataFrame:
     """Every stored call of a judge on a dataset's items (all columns, for browsing)."""
-    judge_store = JudgeStore(store.db)
+    judge_store = workspace.judges
     config_id = resolve_judge(judge_store, judge, dataset=dataset)
-    return judge_store.calls_on_items(config_id, dataset_hashes(store, dataset, config_id))
+    return judge_store.calls_on_items(config_id, dataset_hashes(workspace, dataset, config_id))
 
 
 def swap_flips(frame: pd.DataFrame) -> pd.DataFrame:
@@ -309,7 +313,7 @@ def _score_cell(value: Any) -> float | None:
 
 
 def import_verdicts(
-    store: LabelStore, path: str | Path, *, dataset: str, judge: str | None = None,
+    workspace: Workspace, path: str | Path, *, dataset: str, judge: str | None = None,
     criterion: str | None = None, format: str | None = None, encoding: str = "utf-8",
     display_name: str | None = None, config: JudgeConfig | None = None,
     mapping: Mapping[str, str] | None = None, records: str | None = None,
@@ -367,6 +371,7 @@ def import_verdicts(
         CalibrateError: ``config`` is for another judge name, criterion or kind of dataset.
     """
     name = display_name or str(path)
+    store = workspace.labels
     info = store.dataset(dataset)
     if config is not None:
         _check_config_fits(config, judge=judge, criterion=criterion, kind=info.kind)
@@ -432,7 +437,7 @@ def import_verdicts(
     if rules and info.kind == "pairwise":
         raise CalibrateError(f"dataset {dataset!r} is pairwise: scores cannot become a/b/tie")
     items = {i.item_id: i for i in store.items(dataset)}
-    judge_store = JudgeStore(store.db)
+    judge_store = workspace.judges
     external_id = external_config_id(judge, info.kind, source)
     config_id = _file_config(judge_store, table, name, judge, external_id, config)
     stored = judge_store.stored_outcomes(config_id)
@@ -601,15 +606,15 @@ def _check_config_fits(config: JudgeConfig, *, judge: str | None, criterion: str
         raise CalibrateError(f"the config is a {config.kind} judge; the dataset is {kind}")
 
 
-def export_frame(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:
+def export_frame(workspace: Workspace, dataset: str, judge: str) -> pd.DataFrame:
     """:func:`judge_verdicts` plus the items' ``segment`` and ``document_id`` (when set).
 
     What :func:`export_verdicts` writes, and what the app's comparison reads without a file.
     """
-    frame = judge_verdicts(store, dataset, judge)
+    frame = judge_verdicts(workspace, dataset, judge)
     # Segment and source document travel with the verdicts, so `calibrate compare` can break a
     # comparison down by segment and cluster it by document without the database.
-    items = store.items(dataset)
+    items = workspace.labels.items(dataset)
     for column in ("segment", "document_id"):
         values = {i.item_id: getattr(i, column) for i in items}
         if any(v is not None for v in values.values()):
@@ -617,14 +622,14 @@ def export_frame(store: LabelStore, dataset: str, judge: str) -> pd.DataFrame:
     return frame
 
 
-def export_verdicts(store: LabelStore, dataset: str, judge: str, path: str | Path) -> Path:
+def export_verdicts(workspace: Workspace, dataset: str, judge: str, path: str | Path) -> Path:
     """Write :func:`export_frame` to CSV, Parquet or JSONL (by extension), atomically.
 
     Besides :data:`VERDICT_COLUMNS`, the file carries the items' ``segment`` and
     ``document_id`` when the dataset has them. The file re-imports with :func:`import_verdicts`
     (its ``item_id`` column is accepted as ``id``).
     """
-    return write_table(export_frame(store, dataset, judge), path)
+    return write_table(export_frame(workspace, dataset, judge), path)
 
 
 __all__ = [

@@ -19,21 +19,15 @@ FRONT_END = REPO / "calibrate_app"
 LIBRARIES = ("labels", "judges")
 
 # The most library modules calibrate_app may import: 55 before the workflows of issue 26
-# (report, card, gate, compare, drift, align, stress, select/cascade) moved below it.
-MAX_LIBRARY_MODULES = 45
+# (report, card, gate, compare, drift, align, stress, select/cascade; import, label queue,
+# judge runs, team) moved below it.
+MAX_LIBRARY_MODULES = 33
 
 # Front-end files that still import a store (the same debt as the import-linter contract's
 # ignore_imports, plus the pages, which import-linter does not see).
 STORE_DEBT = {
-    "calibrate_app/access.py",
-    "calibrate_app/app_pages/judges.py",
     "calibrate_app/app_pages/label.py",
-    "calibrate_app/assigning.py",
     "calibrate_app/channel/client.py",
-    "calibrate_app/cli/_batch.py",
-    "calibrate_app/cli/_judges.py",
-    "calibrate_app/cli/_team.py",
-    "calibrate_app/judge_info.py",
     "calibrate_app/label_history.py",
 }
 
@@ -49,6 +43,17 @@ THIN = (
     "calibrate_app/compare_view.py",
     "calibrate_app/selective_view.py",
     "calibrate_app/pairwise_view.py",
+    "calibrate_app/cli/_rows.py",
+    "calibrate_app/cli/_judges.py",
+    "calibrate_app/cli/_batch.py",
+    "calibrate_app/cli/_team.py",
+    "calibrate_app/cli/_demo.py",
+    "calibrate_app/cli/_app.py",
+    "calibrate_app/app_pages/data.py",
+    "calibrate_app/app_pages/judges.py",
+    "calibrate_app/access.py",
+    "calibrate_app/uploads.py",
+    "calibrate_app/resources.py",
 )
 
 

@@ -17,7 +17,6 @@ import streamlit as st
 from calibrate_app import (
     access,
     compare_view,
-    judge_info,
     pairwise_view,
     resources,
     selective_view,
@@ -26,6 +25,7 @@ from calibrate_app import (
 )
 from judges.calibration import describe_interval, expected_active_saving, format_point
 from judges.calibration.vocabulary import AGGREGATION_RULES, describe_counts, describe_used
+from judges.workflows import queue as label_queue
 from judges.workflows import report as reports
 from judges.workflows.report import SMALL_SAMPLE, JudgeRef, JudgeReport, QueueOrder
 from judges.workspace import Workspace
@@ -492,7 +492,7 @@ def _use_order(workspace: Workspace, dataset: str, criterion: str, order: QueueO
 
 def _active_offer(workspace: Workspace, report: JudgeReport, order: QueueOrder) -> None:
     """The active order with its expected saving, from the judge's flips on this dataset."""
-    scores = judge_info.uncertainty(workspace.labels, report.dataset)
+    scores = label_queue.uncertainty(workspace, report.dataset)
     if not scores:
         return
     saving = expected_active_saving(list(scores.values()))

@@ -1,7 +1,8 @@
 """Data page: import rows from a file (upload or pick), map columns, preview, and list datasets.
 
-The import is :func:`labels.importing.import_rows`, the same function as ``calibrate import``, so
-the app and the CLI accept the same files and report the same errors (file, row, column).
+The import is :func:`judges.workflows.importing.import_rows`, the same workflow as ``calibrate
+import``, so the app and the CLI accept the same files and report the same errors (file, row,
+column).
 """
 
 from __future__ import annotations
@@ -13,19 +14,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from calibrate_app import access, judge_info, resources, state, widgets
+from calibrate_app import access, resources, state, widgets
 from calibrate_app.uploads import UploadError, check_upload_size
-from labels import LabelStore
+from judges.workflows import importing
+from judges.workflows import queue as label_queue
+from judges.workflows.importing import FILE_FORMATS, ITEM_FIELDS, Criterion, Table
+from judges.workspace import Workspace
 from labels.errors import CalibrateError
-from labels.importing import (
-    ITEM_FIELDS,
-    RAGAS_MAPPING,
-    _resolve_columns,  # the importer's own column detection, shown as the default
-    import_rows,
-    normalise,
-)
-from labels.models import Criterion
-from labels.reading import FILE_FORMATS, Table, read_table
 
 PREVIEW_ROWS = 20
 AUTO = "(automatic)"
@@ -34,9 +29,9 @@ _EXTENSIONS = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
 _SKIP_DIRS = {"node_modules", "__pycache__", "venv", "site-packages", "test-artifacts"}
 
 
-def _datasets(store: LabelStore) -> None:
+def _datasets(workspace: Workspace) -> None:
     st.subheader("Datasets")
-    rows = store.datasets()
+    rows = workspace.labels.datasets()
     if not rows:
         st.info(
             "No datasets yet. Import a file below, or on the command line: "
@@ -44,7 +39,7 @@ def _datasets(store: LabelStore) -> None:
             "the command runs inside the app)."
         )
         return
-    runs = judge_info.judge_run_counts(store)
+    runs = label_queue.judge_run_counts(workspace)
     frame = pd.DataFrame(
         [
             {
@@ -147,7 +142,8 @@ def _picked_path() -> str | None:
 @st.cache_data(show_spinner=False, max_entries=4)
 def _read(path: str, display_name: str, mtime: float, file_format: str | None,
           encoding: str) -> Table:
-    return read_table(path, format=file_format, encoding=encoding, display_name=display_name)
+    return importing.read_file(path, format=file_format, encoding=encoding,
+                               display_name=display_name)
 
 
 def _display_name(path: str) -> str:
@@ -164,7 +160,7 @@ def _display_name(path: str) -> str:
 
 
 def _mapping_inputs(table: Table, is_ragas: bool) -> dict[str, str]:
-    detected = _resolve_columns(table, RAGAS_MAPPING if is_ragas else {})
+    detected = importing.detected_columns(table, ragas=is_ragas)
     mapping: dict[str, str] = {}
     st.caption(
         "Which column feeds each field. Automatic uses the importer's detection (shown in "
@@ -190,17 +186,12 @@ def _mapping_inputs(table: Table, is_ragas: bool) -> dict[str, str]:
 
 
 def _preview(table: Table, mapping: dict[str, str], is_ragas: bool) -> bool:
-    full = {**RAGAS_MAPPING, **mapping} if is_ragas else mapping
-    if is_ragas:
-        full = {k: v for k, v in full.items() if v in table.columns or k in mapping}
-    head = table.head(PREVIEW_ROWS)
-    count = head.n_rows
     try:
-        normalised, kind = normalise(head, full)
+        preview = importing.preview_rows(table, mapping, ragas=is_ragas, rows=PREVIEW_ROWS)
     except CalibrateError as error:
         widgets.message("error", str(error))
         return False
-    frame = normalised.to_pandas()
+    frame, kind, count = preview.frame, preview.kind, preview.rows
     shown = frame.drop(columns=["metadata"]).rename(columns={"id": "item id"})
     shown["sources"] = shown["sources"].map(lambda s: s.count('"text"'))
     if kind == "pairwise":
@@ -216,12 +207,12 @@ def _preview(table: Table, mapping: dict[str, str], is_ragas: bool) -> bool:
 
 
 def _do_import(
-    store: LabelStore, path: str, dataset: str, file_format: str | None,
+    workspace: Workspace, path: str, dataset: str, file_format: str | None,
     mapping: dict[str, str], encoding: str, on_changed: Any,
 ) -> None:
     try:
-        summary = import_rows(
-            store, path, dataset, format=file_format, mapping=mapping, encoding=encoding,
+        summary = importing.import_rows(
+            workspace, path, dataset, format=file_format, mapping=mapping, encoding=encoding,
             on_changed=on_changed, display_name=_display_name(path),
         )
     except CalibrateError as error:
@@ -245,7 +236,7 @@ def _do_import(
                 + "".join(f" Warning: {w}" for w in summary.warnings))
 
 
-def _import_section(store: LabelStore) -> None:
+def _import_section(workspace: Workspace) -> None:
     st.subheader("Import rows")
     how = st.radio(
         "Where is the file?", ["Upload", "On the server"], horizontal=True, key="import_from"
@@ -283,28 +274,24 @@ def _import_section(store: LabelStore) -> None:
         "Import", type="primary", icon=":material/upload:", key="import_button",
         disabled=not dataset.strip(),
         on_click=_do_import,
-        args=(store, path, dataset.strip(), "ragas" if is_ragas else file_format, mapping,
+        args=(workspace, path, dataset.strip(), "ragas" if is_ragas else file_format, mapping,
               encoding, on_changed),
     )
 
 
-def _save_criterion(store: LabelStore, name: str, kind: Any, guidelines: str, tags: str,
+def _save_criterion(workspace: Workspace, name: str, kind: Any, guidelines: str, tags: str,
                     show_reference: bool) -> None:
-    failure_tags = tuple(t.strip() for t in tags.split(",") if t.strip())
     try:
-        store.save_criterion(Criterion(
-            name=name, kind=kind, guidelines=guidelines, show_reference=show_reference,
-            failure_tags=failure_tags,
-        ))
+        importing.save_criterion(workspace, name, kind, guidelines, tags, show_reference)
     except (CalibrateError, ValueError) as error:
         state.flash("error", str(error))
         return
     state.flash("success", f"Saved criterion {name!r}.")
 
 
-def _criteria_section(store: LabelStore) -> None:
+def _criteria_section(workspace: Workspace) -> None:
     with st.expander("Criteria: what annotators judge, their guidelines and failure tags"):
-        criteria = {c.name: c for c in store.criteria()}
+        criteria = {c.name: c for c in workspace.labels.criteria()}
         new = "New criterion..."
         choice = st.selectbox("Criterion", [*criteria, new], key="criterion_edit")
         if choice == new:
@@ -331,15 +318,15 @@ def _criteria_section(store: LabelStore) -> None:
         st.button(
             "Save criterion", key="criterion_save", disabled=not name,
             on_click=_save_criterion,
-            args=(store, name, kind, guidelines, tags, show_reference),
+            args=(workspace, name, kind, guidelines, tags, show_reference),
         )
 
 
 access.require_page("data")
-store = resources.get_store()
+workspace = resources.get_workspace()
 st.header("Data")
 if (message := state.pop_flash()) is not None:
     widgets.message(*message)
-_datasets(store)
-_import_section(store)
-_criteria_section(store)
+_datasets(workspace)
+_import_section(workspace)
+_criteria_section(workspace)

@@ -11,10 +11,11 @@ agreement with the experts side by side.
 Nothing is saved implicitly: editing the YAML or picking a model changes only this tab's
 editor, a try stores no config, run, call or verdict, and a full run needs a saved revision.
 
-Everything here calls the same library functions as the CLI (``judges.config``,
-``judges.runner``, ``judges.trial``, ``judges.verdicts``, ``judges.reporting``). Row text,
-rendered prompts, judge reasoning and raw replies are untrusted: they go through
-``st.code``/``st.text``/``st.dataframe`` only, never markdown or a widget label.
+Everything here calls the same workflow as the CLI (:mod:`judges.workflows.judging`: configs,
+plans, tries, runs and their verdicts) and the same library (``judges.config``,
+``judges.reporting``). Row text, rendered prompts, judge reasoning and raw replies are
+untrusted: they go through ``st.code``/``st.text``/``st.dataframe`` only, never markdown or a
+widget label.
 """
 
 from __future__ import annotations
@@ -26,23 +27,19 @@ import pandas as pd
 import streamlit as st
 
 from calibrate_app import access, alignment_panel, resources, state, widgets
-from judges.batch import describe_batch_cost, has_batch_api, run_judge_batch
-from judges.calls import CallPolicy
-from judges.config import (
-    ConfigError,
-    JudgeConfig,
-    builtin_names,
-    config_from_text,
-    load_builtin,
-)
-from judges.prompts import Order, RenderError, render
+from judges.config import ConfigError, JudgeConfig, config_from_text
 from judges.providers import STAND_IN_NOTE, ProviderConfigError, get_provider, is_stand_in
-from judges.providers.choices import model_choices
-from judges.run_plan import NoLabelledRowsError, plan_run
-from judges.runner import RunSummary, run_judge
-from judges.stores.judge_store import JudgeStore
-from judges.trial import MAX_TRIAL_ROWS, Trial, trial_rows, try_judge
-from judges.verdicts import calls_for_dataset, judge_verdicts, swap_flips
+from judges.trial import MAX_TRIAL_ROWS, Trial
+from judges.workflows import judging
+from judges.workflows.judging import (
+    CallPolicy,
+    NoLabelledRowsError,
+    Order,
+    RenderError,
+    RunSummary,
+    swap_flips,
+)
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.errors import CalibrateError
 
@@ -75,50 +72,6 @@ class _JobFlag:
 
     def is_set(self) -> bool:
         return self._job.cancelled
-
-
-def _config_choices(judge_store: JudgeStore) -> dict[str, JudgeConfig]:
-    """Label → config: the built-ins, then every saved revision (newest first)."""
-    choices: dict[str, JudgeConfig] = {}
-    for name in builtin_names():
-        config = load_builtin(name)
-        choices[f"{name} (built-in)"] = config
-    for stored in judge_store.configs():
-        if stored.config is not None and stored.config not in choices.values():
-            choices[f"{stored.name} r{stored.revision} ({stored.config_id[:11]})"] = stored.config
-    return choices
-
-
-def _as_revision(judge_store: JudgeStore, edited: JudgeConfig, base: JudgeConfig,
-                 name: str | None = None) -> JudgeConfig:
-    """Give the edited config its name and revision number (nothing is stored).
-
-    Args:
-        judge_store: Where the saved revisions are looked up.
-        edited: The config as edited.
-        base: The config the edits started from.
-        name: The name to save it under (default: the edited config's own).
-
-    Returns:
-        The saved revision with the same content under ``name`` (whatever revision the YAML
-        says), or the edited config named ``name`` and numbered the next free revision of that
-        name (after ``base``'s when the name is ``base``'s).
-
-    Raises:
-        ConfigError: ``name`` is no valid config name.
-    """
-    name = name or edited.name
-    if name != edited.name:
-        edited = config_from_text(edited.model_copy(update={"name": name}).to_yaml(),
-                                  source="the name")
-    same_name = [c.config for c in judge_store.configs(name=name) if c.config]
-    content = edited.model_dump(mode="json", exclude={"revision"})
-    for saved in same_name:
-        if saved.model_dump(mode="json", exclude={"revision"}) == content:
-            return saved
-    floor = [base.revision, edited.revision - 1] if name == base.name else [0]
-    revision = max([*floor, *(c.revision for c in same_name)]) + 1
-    return config_from_text(edited.model_copy(update={"revision": revision}).to_yaml())
 
 
 def _editor(base: JudgeConfig) -> tuple[JudgeConfig | None, str]:
@@ -187,12 +140,12 @@ def _model_picker(editor_key: str, saved: str, config: JudgeConfig | None) -> No
     """The model picker: providers with a key, local servers, the scripted stand-in.
 
     Picking a model writes it into the YAML editor (an unsaved edit): nothing is stored.
-    Keys are never read here, only whether one is set (:func:`model_choices`).
+    Keys are never read here, only whether one is set (:func:`judges.workflows.judging.models`).
     """
     if config is None:
         st.selectbox("Model", ["(fix the config first)"], disabled=True, key="judge_model_off")
         return
-    choices = {c.spec: c for c in model_choices(resources.get_settings(), current=config.model)}
+    choices = {c.spec: c for c in judging.models(resources.get_settings(), current=config.model)}
     if state.widget_value(MODEL_KEY) != config.model:
         state.clear_widget(MODEL_KEY)  # follow a model typed into the YAML
     specs = list(choices)
@@ -210,9 +163,9 @@ def _model_picker(editor_key: str, saved: str, config: JudgeConfig | None) -> No
                    "nothing about a judge.")
 
 
-def _saved_label(store: LabelStore, config: JudgeConfig) -> str | None:
+def _saved_label(workspace: Workspace, config: JudgeConfig) -> str | None:
     """The config picker's label of ``config`` when it is one of its choices."""
-    for label, choice in _config_choices(JudgeStore(store.db)).items():
+    for label, choice in judging.config_choices(workspace).items():
         if choice.config_id == config.config_id:
             return label
     return None
@@ -220,29 +173,27 @@ def _saved_label(store: LabelStore, config: JudgeConfig) -> str | None:
 
 def _save(editor_key: str, base: JudgeConfig) -> None:
     """Save the editor's config under the name typed (a callback: reads the tab's state)."""
-    store = resources.get_store()
-    judge_store = JudgeStore(store.db)
+    workspace = resources.get_workspace()
     name = str(state.widget_value(SAVE_NAME) or "").strip()
     try:
         edited = config_from_text(state.widget_value(editor_key, base.to_yaml()),
                                   source="the edited config")
-        config = _as_revision(judge_store, edited, base, name=name or None)
+        config = judging.as_revision(workspace, edited, base, name=name or None)
     except ConfigError as error:
         state.flash("error", f"Not saved: {error}")
         return
-    if config.config_id in {c.config_id for c in judge_store.configs()}:
-        state.flash("info", f"Nothing new to save: this is the saved {config.label}.")
-    else:
-        judge_store.save_config(config)
+    if judging.save_config(workspace, config):
         state.flash("success", f"Saved {config.label}.")
-    label = _saved_label(store, config)
+    else:
+        state.flash("info", f"Nothing new to save: this is the saved {config.label}.")
+    label = _saved_label(workspace, config)
     if label is not None:  # open the saved revision; the edits now live in it
         state.set_value(CONFIG_KEY, label)
         state.clear_widget(editor_key)
         state.clear_widget(SAVE_NAME)
 
 
-def _save_as(judge_store: JudgeStore, editor_key: str, base: JudgeConfig,
+def _save_as(workspace: Workspace, editor_key: str, base: JudgeConfig,
              config: JudgeConfig) -> tuple[JudgeConfig, bool]:
     """Say whether the editor holds a saved revision, and offer "Save as…" when it does not.
 
@@ -252,8 +203,8 @@ def _save_as(judge_store: JudgeStore, editor_key: str, base: JudgeConfig,
     """
     if config.config_id == base.config_id:
         return config, False
-    numbered = _as_revision(judge_store, config, base)
-    if numbered.config_id in {c.config_id for c in judge_store.configs()}:
+    numbered = judging.as_revision(workspace, config, base)
+    if numbered.config_id in judging.saved_config_ids(workspace):
         st.caption(f"Edited: this is the saved {widgets.escape_markdown(numbered.label)}.")
         return numbered, False
     st.caption("Edited, not saved: trying it saves nothing; a full run needs a saved "
@@ -267,7 +218,7 @@ def _save_as(judge_store: JudgeStore, editor_key: str, base: JudgeConfig,
     return config, True
 
 
-def _try(store: LabelStore, dataset: str, config: JudgeConfig, held_out: set[str]) -> None:
+def _try(workspace: Workspace, dataset: str, config: JudgeConfig, held_out: set[str]) -> None:
     """"Try on N rows": judge a few labelled dev rows in memory and show them beside the experts'.
 
     Nothing is stored (:func:`judges.trial.try_judge`); the result stays in this tab only, and
@@ -289,10 +240,10 @@ def _try(store: LabelStore, dataset: str, config: JudgeConfig, held_out: set[str
             widgets.message("error", str(error), icon=":material/key_off:")
             return
         try:
-            ids = trial_rows(store, dataset, config, n, exclude=held_out)
+            ids = judging.trial_rows(workspace, dataset, config, n, exclude=held_out)
             with st.spinner(f"Judging {len(ids)} rows…"):
-                trial = try_judge(config, dataset, ids, store=store, provider=provider,
-                                  policy=TRY_POLICY)
+                trial = judging.try_config(workspace, config, dataset, ids, provider=provider,
+                                           policy=TRY_POLICY)
         except CalibrateError as error:
             st.warning("This try cannot start:")
             st.code(str(error), language=None, wrap_lines=True)
@@ -325,7 +276,8 @@ def _trial_result(trial: Trial) -> None:
     } for r in trial.rows]), hide_index=True, key="judge_trial_rows")
 
 
-def _preview(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+def _preview(workspace: Workspace, dataset: str, config: JudgeConfig) -> None:
+    store = workspace.labels
     held_out = alignment_panel.held_out_ids(store, dataset, config.criterion)
     ids = [i for i in store.item_ids(dataset) if i not in held_out]  # test rows stay unseen
     if not ids:
@@ -340,7 +292,7 @@ def _preview(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     order: Order = "swapped" if chosen == "swapped" else "original"
     widgets.literal(f"id: {ids[index]}")
     try:
-        prompt = render(config, store.item(dataset, ids[index]), order)
+        prompt = judging.render_row(workspace, config, dataset, ids[index], order)
     except RenderError as error:
         st.warning("This row cannot be rendered with this template:")
         st.code(str(error), language=None, wrap_lines=True)
@@ -366,7 +318,7 @@ def _run_options(config: JudgeConfig) -> dict[str, Any]:
         "limit": int(cols[4].number_input("Row limit (0 = all)", 0, None, 0,
                                           key=state.keep("judge_limit"))) or None,
     }
-    if has_batch_api(config.model):
+    if judging.has_batch_api(config.model):
         options["batch"] = st.checkbox(
             "Batch API", value=False, key="judge_batch",
             help="Send the calls through the provider's batch service: half the price, results "
@@ -375,13 +327,12 @@ def _run_options(config: JudgeConfig) -> dict[str, Any]:
     return options
 
 
-def _estimate(store: LabelStore, judge_store: JudgeStore, dataset: str, config: JudgeConfig,
+def _estimate(workspace: Workspace, dataset: str, config: JudgeConfig,
               options: dict[str, Any]) -> bool:
     try:
-        plan = plan_run(
-            store, config, dataset, repeats=options["repeats"], swap=options["swap"],
+        plan = judging.plan(
+            workspace, config, dataset, repeats=options["repeats"], swap=options["swap"],
             labelled_only=options["labelled_only"], limit=options["limit"],
-            judge_store=judge_store,
         )
     except NoLabelledRowsError:
         widgets.message("warning", f"No row of {dataset} is labelled for {config.criterion} "
@@ -394,12 +345,13 @@ def _estimate(store: LabelStore, judge_store: JudgeStore, dataset: str, config: 
         return False
     # The page has no price option: the CLI's "--prices FILE" hint would be CLI-speak here.
     widgets.literal("Estimate: " + plan.estimate.describe(prices_hint=None))
-    if has_batch_api(config.model):
-        widgets.literal(describe_batch_cost(plan.estimate, prices_hint=None))
+    batch_line = judging.batch_cost(config.model, plan.estimate, prices_hint=None)
+    if batch_line is not None:
+        widgets.literal(batch_line)
     return True
 
 
-def _start(store: LabelStore, dataset: str, config: JudgeConfig,
+def _start(workspace: Workspace, dataset: str, config: JudgeConfig,
            options: dict[str, Any]) -> bool:
     """Start the run in a background job; False (with the reason shown) when it cannot."""
     settings = resources.get_settings()
@@ -420,11 +372,11 @@ def _start(store: LabelStore, dataset: str, config: JudgeConfig,
 
         if batch:  # the batch service's status (submitted, polled, collected) is the message
             options.pop("concurrency")
-            return run_judge_batch(config, dataset, store=store, provider=provider,
-                                   on_progress=progress, should_stop=_JobFlag(job),
-                                   on_status=lambda text: job.advance(message=text), **options)
-        return run_judge(config, dataset, store=store, provider=provider,
-                         on_progress=progress, should_stop=_JobFlag(job), **options)
+            return judging.run(workspace, config, dataset, batch=True, provider=provider,
+                               on_progress=progress, should_stop=_JobFlag(job),
+                               on_status=lambda text: job.advance(message=text), **options)
+        return judging.run(workspace, config, dataset, provider=provider,
+                           on_progress=progress, should_stop=_JobFlag(job), **options)
 
     title = config.label + (" (stand-in)" if is_stand_in(provider.spec) else "")
     resources.get_jobs().start(_job_key(config, dataset), title, work)
@@ -498,9 +450,10 @@ def _job_details(job: resources.BackgroundJob) -> None:
         st.code(summary.describe(), language=None, wrap_lines=True)
 
 
-def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+def _results(workspace: Workspace, dataset: str, config: JudgeConfig) -> None:
+    store = workspace.labels
     try:
-        frame = judge_verdicts(store, dataset, config.config_id)
+        frame = judging.verdicts(workspace, dataset, config.config_id)
     except CalibrateError:
         frame = pd.DataFrame()
     held_out = alignment_panel.held_out_ids(store, dataset, config.criterion)
@@ -510,7 +463,8 @@ def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     if frame.empty:
         st.info("No verdicts of this revision on this dataset yet.")
         return
-    stand_in = sorted({spec for spec in [config.model, *_run_providers(store, dataset, config)]
+    stand_in = sorted({spec for spec in [config.model,
+                                         *judging.run_providers(workspace, dataset, config)]
                        if is_stand_in(spec)})
     if stand_in:
         widgets.message("warning", f"Stand-in results ({', '.join(stand_in)}): "
@@ -535,7 +489,7 @@ def _results(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
                          key=state.keep("judge_detail_row"))
     item_id = ids[index]
     widgets.literal(f"id: {item_id}")
-    calls = calls_for_dataset(store, dataset, config.config_id)
+    calls = judging.calls(workspace, dataset, config.config_id)
     for call in calls[calls["item_id"] == item_id].itertuples(index=False):
         with st.container(border=True):
             verdict = call.verdict if call.status == "scored" else call.status
@@ -573,12 +527,6 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _run_providers(store: LabelStore, dataset: str, config: JudgeConfig) -> list[str]:
-    """The providers the runs of ``config`` on ``dataset`` used (a run may override the model)."""
-    runs = JudgeStore(store.db).runs(dataset=dataset, config_id=config.config_id)
-    return [str(r.options.get("provider") or "") for r in runs]
-
-
 def _revisions(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
     try:
         from judges.reporting import judge_leaderboard, judges_on
@@ -603,8 +551,8 @@ def main() -> None:
     flashed = state.pop_flash()
     if flashed is not None:
         widgets.message(*flashed)
-    store = resources.get_store()
-    judge_store = JudgeStore(store.db)
+    workspace = resources.get_workspace()
+    store = workspace.labels
     datasets = store.datasets()
     if not datasets:
         st.info("Import rows on the Data page first.")
@@ -614,7 +562,8 @@ def main() -> None:
     names = [d.name for d in datasets]
     dataset = top[0].selectbox("Dataset", names, key=state.keep("judge_dataset"))
     kind = next(d.kind for d in datasets if d.name == dataset)
-    choices = {label: c for label, c in _config_choices(judge_store).items() if c.kind == kind}
+    choices = {label: c for label, c in judging.config_choices(workspace).items()
+               if c.kind == kind}
     if not choices:
         st.info(f"No {widgets.escape_markdown(kind)} judge config exists yet.")
         return
@@ -633,23 +582,24 @@ def main() -> None:
         edited, _ = _editor(base)
         if edited is None:
             return
-        config, unsaved = _save_as(judge_store, editor_key, base, edited)
+        config, unsaved = _save_as(workspace, editor_key, base, edited)
     with preview:
-        _preview(store, dataset, config)
-    _try(store, dataset, config, alignment_panel.held_out_ids(store, dataset, config.criterion))
+        _preview(workspace, dataset, config)
+    _try(workspace, dataset, config,
+         alignment_panel.held_out_ids(store, dataset, config.criterion))
     st.subheader("Run")
     options = _run_options(config)
-    runnable = _estimate(store, judge_store, dataset, config, options)
+    runnable = _estimate(workspace, dataset, config, options)
     if unsaved:
         st.caption("A full run stores its verdicts under a saved revision: “Save as…” first, "
                    "or try the edits on a few rows above (that saves nothing).")
     clicked = runnable and st.button("Run in the background", type="primary",
                                      icon=":material/play_arrow:", key="judge_run",
                                      disabled=unsaved)
-    if clicked and _start(store, dataset, config, options):
+    if clicked and _start(workspace, dataset, config, options):
         st.rerun()
     st.subheader("Results of this revision")
-    _results(store, dataset, config)
+    _results(workspace, dataset, config)
     st.subheader("Revisions compared with the experts")
     _revisions(store, dataset, config)
     alignment_panel.render(store, dataset, config, unsaved=unsaved)

@@ -9,23 +9,22 @@ import click
 if TYPE_CHECKING:
     from calibrate_app.cli._context import AppContext
     from judges.config import JudgeConfig
-    from judges.run_plan import CostEstimate
-    from judges.runner import RunSummary
+    from judges.workflows.judging import CostEstimate, RunSummary
+    from judges.workspace import Workspace
 
 
 def batch_cost_line(model: str, estimate: CostEstimate | None) -> str | None:
     """The estimate online vs batch, for a model whose provider has a batch API."""
-    from judges.batch import describe_batch_cost, has_batch_api
+    from judges.workflows.judging import batch_cost
 
-    if estimate is None or not has_batch_api(model):
-        return None
-    return "  " + describe_batch_cost(estimate)
+    line = batch_cost(model, estimate)
+    return None if line is None else "  " + line
 
 
-def run_batch(config: JudgeConfig, dataset: str, *, poll_interval: float,
+def run_batch(workspace: Workspace, config: JudgeConfig, dataset: str, *, poll_interval: float,
               **options: Any) -> RunSummary:
-    """:func:`judges.batch.run_judge_batch`, echoing its estimate and each status to stderr."""
-    from judges.batch import BatchPolling, run_judge_batch
+    """The run through the batch API, echoing its estimate and each status to stderr."""
+    from judges.workflows.judging import run
 
     shown = False
 
@@ -44,8 +43,8 @@ def run_batch(config: JudgeConfig, dataset: str, *, poll_interval: float,
     def status(text: str) -> None:
         click.echo(text, err=True)
 
-    return run_judge_batch(config, dataset, on_progress=progress, on_status=status,
-                           polling=BatchPolling(interval=poll_interval), **options)
+    return run(workspace, config, dataset, batch=True, on_progress=progress, on_status=status,
+               poll_interval=poll_interval, **options)
 
 
 def list_batches(app: AppContext, *, open_only: bool, as_json: bool) -> None:
@@ -53,9 +52,9 @@ def list_batches(app: AppContext, *, open_only: bool, as_json: bool) -> None:
     from dataclasses import asdict
 
     from calibrate_app.cli._context import echo_json
-    from judges.stores.batch_store import OPEN_STATES
+    from judges.workflows.judging import batches as stored_batches
 
-    batches = app.read_workspace.batches.batches(states=OPEN_STATES if open_only else None)
+    batches = stored_batches(app.read_workspace, open_only=open_only)
     if as_json:
         echo_json([asdict(b) for b in batches])
         return

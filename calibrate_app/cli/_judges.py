@@ -17,12 +17,11 @@ import click
 
 from calibrate_app.cli._context import AppContext, LazyChoice, pass_app, pass_app_and_json
 from calibrate_app.cli._paths import ClientPath, client_file
-from labels.errors import NotFoundError, did_you_mean
 
 if TYPE_CHECKING:
     from judges.config import JudgeConfig
-    from judges.runner import RunSummary
-    from judges.stores.judge_store import JudgeStore
+    from judges.workflows.judging import RunSummary
+    from judges.workspace import Workspace
 
 EXIT_FAILED_CALLS = 1
 EXIT_CANCELLED = 130
@@ -34,43 +33,19 @@ def _row_formats() -> tuple[str, ...]:
     return ROW_FORMATS
 
 
-def _stored_configs(app: AppContext) -> JudgeStore | None:
-    """The judge store, when the database file already exists (listing never creates one)."""
-    from judges.stores.judge_store import JudgeStore
-
+def _stored_configs(app: AppContext) -> Workspace | None:
+    """The database, when its file already exists (listing never creates one)."""
     if not Path(app.settings.db_path).exists():
         return None
-    return JudgeStore(app.reader.db)
+    return app.read_workspace
 
 
 def _find_config(app: AppContext, name: str) -> JudgeConfig:
     """A built-in name, a config file, or a config stored in the database (name or id)."""
-    from judges.config import CONFIG_SUFFIXES, builtin_names, resolve_config
-    from judges.verdicts import resolve_judge
+    from judges.workflows.judging import find_config
 
-    looks_like_file = name.lower().endswith(CONFIG_SUFFIXES) or "/" in name or "\\" in name
-    try:
-        # A config file follows the CLI's working directory when the app runs the command.
-        return resolve_config(client_file(name) if looks_like_file else name)
-    except NotFoundError:
-        judge_store = _stored_configs(app)
-        if judge_store is None:
-            raise
-        try:
-            config_id = resolve_judge(judge_store, name)
-        except NotFoundError:
-            stored_names = [c.name for c in judge_store.configs()]
-            raise NotFoundError(
-                f"no judge {name!r}: not a built-in ({', '.join(builtin_names())}), not a "
-                "config file (.yaml/.yml/.json), and not stored in this database"
-                + did_you_mean(name, [*builtin_names(), *stored_names])
-            ) from None
-        stored = judge_store.stored_config(config_id)
-        if stored.config is None:
-            raise NotFoundError(
-                f"{name!r} is an external judge (imported verdicts); it has no config to run"
-            ) from None
-        return stored.config
+    # A config file follows the CLI's working directory when the app runs the command.
+    return find_config(name, _stored_configs(app), locate=client_file)
 
 
 @click.group("judge")
@@ -83,28 +58,9 @@ def judge_group() -> None:
 def judge_list(app: AppContext, as_json: bool) -> None:
     """List the built-in judges and the configs stored in the database."""
     from calibrate_app.cli._context import echo_json
-    from judges.config import builtin_names, load_builtin
+    from judges.workflows.judging import judge_rows
 
-    rows: list[dict[str, Any]] = []
-    for name in builtin_names():
-        config = load_builtin(name)
-        rows.append({
-            "name": name, "revision": config.revision, "source": "built-in",
-            "kind": config.kind, "criterion": config.criterion, "model": config.model,
-            "config_id": config.config_id, "description": config.description,
-        })
-    judge_store = _stored_configs(app)
-    if judge_store is not None:
-        builtin_ids = {r["config_id"] for r in rows}
-        for stored in judge_store.configs():
-            if stored.config_id in builtin_ids:
-                continue
-            rows.append({
-                "name": stored.name, "revision": stored.revision, "source": stored.origin,
-                "kind": stored.kind, "criterion": stored.criterion, "model": stored.model,
-                "config_id": stored.config_id,
-                "description": stored.config.description if stored.config else "",
-            })
+    rows = judge_rows(_stored_configs(app))
     if as_json:
         echo_json(rows)
         return
@@ -218,11 +174,10 @@ def judge_run(
     """
     from calibrate_app.cli._batch import batch_cost_line, run_batch
     from calibrate_app.cli._context import echo_json
-    from judges.calls import CallPolicy
     from judges.config import parse_config
     from judges.pricing import load_prices
     from judges.providers import get_provider
-    from judges.runner import run_judge
+    from judges.workflows import judging
 
     config = _find_config(app, config_name)
     if model is not None:
@@ -235,7 +190,7 @@ def judge_run(
     provider = None if dry_run else get_provider(config.model, settings=settings)
     if provider is not None and provider.note:
         click.echo(provider.note, err=True)
-    store = app.store
+    workspace = app.workspace
     stop = _cancel_event()
     bar: Any = None
     previous = None if dry_run else _install_sigint(stop)
@@ -253,18 +208,18 @@ def judge_run(
             bar.update(1)
 
     options: dict[str, Any] = {
-        "store": store, "provider": provider, "settings": settings, "repeats": repeats,
+        "provider": provider, "settings": settings, "repeats": repeats,
         "swap": swap, "limit": limit, "labelled_only": labelled_only, "dry_run": dry_run,
         "prices": prices, "should_stop": stop,
-        "policy": CallPolicy(timeout=timeout, max_retries=max_retries),
+        "policy": judging.CallPolicy(timeout=timeout, max_retries=max_retries),
     }
     try:
         if batch:
-            summary = run_batch(config, dataset, poll_interval=poll_interval,
+            summary = run_batch(workspace, config, dataset, poll_interval=poll_interval,
                                 calls_per_batch=calls_per_batch, **options)
         else:
-            summary = run_judge(config, dataset, concurrency=concurrency,
-                                on_progress=progress, **options)
+            summary = judging.run(workspace, config, dataset, concurrency=concurrency,
+                                  on_progress=progress, **options)
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
@@ -309,10 +264,9 @@ def judge_batches(app: AppContext, open_only: bool, as_json: bool) -> None:
 def judge_runs(app: AppContext, dataset: str | None, judge: str | None, as_json: bool) -> None:
     """List judge runs, newest first (a run that died reads 'interrupted')."""
     from calibrate_app.cli._context import echo_json
-    from judges.stores.judge_store import JudgeStore
+    from judges.workflows.judging import runs as stored_runs
 
-    judge_store = JudgeStore(app.reader.db)
-    runs = judge_store.runs(dataset=dataset, name=judge)
+    runs = stored_runs(app.read_workspace, dataset=dataset, judge=judge)
     if as_json:
         echo_json([{
             "run_id": r.run_id, "judge": r.name, "revision": r.revision,
@@ -388,16 +342,17 @@ def verdicts_import(
     tool's file names its own judge.
     """
     from calibrate_app.cli._context import echo_json
-    from judges.verdicts import JudgeNotNamedError, import_verdicts, parse_verdict_mapping
+    from judges.workflows import importing
 
     config = None if config_file is None else _find_config(app, config_file)
     try:
-        summary = import_verdicts(app.store, file, dataset=dataset, judge=judge,
-                                  criterion=criterion, config=config,
-                                  mapping=parse_verdict_mapping(list(mapping)),
-                                  records=records, pass_if=pass_if, unsure_if=unsure_if,
-                                  metric=metric, format=file_format)
-    except JudgeNotNamedError:
+        summary = importing.import_verdicts(app.workspace, file, dataset=dataset, judge=judge,
+                                            criterion=criterion, config=config,
+                                            mapping=importing.verdict_mapping(mapping),
+                                            records=records, pass_if=pass_if,
+                                            unsure_if=unsure_if, metric=metric,
+                                            format=file_format)
+    except importing.JudgeNotNamedError:
         raise click.UsageError("give --judge NAME or --config FILE") from None
     if as_json:
         echo_json(summary.__dict__)
@@ -417,9 +372,9 @@ def verdicts_import(
 @pass_app
 def verdicts_export(app: AppContext, dataset: str, judge: str, output: str) -> None:
     """Export a judge's verdicts on a dataset: one row per item, repeat and order."""
-    from judges.verdicts import export_verdicts
+    from judges.workflows.importing import export_verdicts
 
-    path = export_verdicts(app.reader, dataset, judge, output)
+    path = export_verdicts(app.read_workspace, dataset, judge, output)
     click.echo(f"verdicts written to {path}")
 
 

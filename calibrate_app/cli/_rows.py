@@ -71,14 +71,14 @@ def import_command(
     nothing; re-importing the same file adds nothing.
     """
     from calibrate_app.cli._context import echo_json
-    from labels.importing import import_rows, parse_mapping
+    from judges.workflows import importing
 
-    summary = import_rows(
-        app.store,
+    summary = importing.import_rows(
+        app.workspace,
         file,
         dataset,
         format=file_format,
-        mapping=parse_mapping(list(mapping)),
+        mapping=importing.row_mapping(mapping),
         encoding=encoding,
         on_changed=on_changed,  # type: ignore[arg-type]
         records=records,
@@ -110,7 +110,7 @@ def datasets_command(app: AppContext, as_json: bool) -> None:
     """List datasets with their item, label and annotator counts."""
     from calibrate_app.cli._context import echo_json
 
-    rows = app.reader.datasets()
+    rows = app.read_workspace.labels.datasets()
     if as_json:
         echo_json([d.model_dump(mode="json") for d in rows])
         return
@@ -191,17 +191,16 @@ def labels_import(
     each under its reviewer.
     """
     from calibrate_app.cli._context import echo_json
-    from labels.label_import import LABEL_FIELDS, import_labels
-    from labels.record_paths import parse_pairs
+    from judges.workflows import importing
 
-    summary = import_labels(
-        app.store,
+    summary = importing.import_labels(
+        app.workspace,
         file,
         dataset,
         annotator=annotator,
         criterion=criterion,
         selection=selection.replace("-", "_"),
-        mapping=parse_pairs(list(mapping), LABEL_FIELDS),
+        mapping=importing.label_mapping(mapping),
         records=records,
         format=file_format,
         metric=metric,
@@ -233,17 +232,11 @@ def labels_export(
     app: AppContext, dataset: str, criterion: str | None, history: bool, output: str
 ) -> None:
     """Export the current labels (latest per item, annotator and criterion)."""
-    from labels.exporting import write_table
+    from judges.workflows.importing import export_labels
 
-    store = app.reader
-    store.dataset(dataset)
-    frame = (
-        store.label_history_frame(dataset, criterion=criterion)
-        if history
-        else store.current_labels(dataset, criterion=criterion)
-    )
-    path = write_table(frame, output)
-    click.echo(f"{len(frame)} labels written to {path}")
+    count, path = export_labels(app.read_workspace, dataset, output, criterion=criterion,
+                                history=history)
+    click.echo(f"{count} labels written to {path}")
 
 
 def register(cli: click.Group) -> None:

@@ -7,16 +7,12 @@ here: nobody can sign in to a team without one); the app shows them to owners.
 from __future__ import annotations
 
 import getpass
-from typing import TYPE_CHECKING
 
 import click
 
 from calibrate_app.cli._context import AppContext, echo_json, pass_app, pass_app_and_json
 
-if TYPE_CHECKING:
-    from labels.stores.team_store import TeamStore
-
-# labels.stores.team_store.ROLES, without importing it
+# judges.workflows.team.ROLES, without importing it
 ROLE_CHOICES = ("owner", "annotator", "viewer")
 
 
@@ -28,10 +24,6 @@ def cli_actor() -> str:
         import os
 
         return f"cli:uid {os.getuid()}"
-
-
-def _team(app: AppContext) -> TeamStore:
-    return app.workspace.team
 
 
 @click.group("users")
@@ -53,9 +45,9 @@ def users_add(app: AppContext, email: str, role: str) -> None:
     """Give EMAIL a role (or change the one it has)."""
     from typing import cast
 
-    from labels.stores.team_store import Role
+    from judges.workflows.team import Role, set_role
 
-    before = _team(app).set_role(email, cast(Role, role), actor=cli_actor())
+    before = set_role(app.workspace, email, cast(Role, role), actor=cli_actor())
     address = email.strip().lower()
     if before is None:
         click.echo(f"{address} is now {role}.")
@@ -70,9 +62,9 @@ def users_add(app: AppContext, email: str, role: str) -> None:
 @pass_app
 def users_remove(app: AppContext, email: str) -> None:
     """Take EMAIL's role away (their labels stay, under their address)."""
-    team = _team(app)
-    before = team.set_role(email, None, actor=cli_actor())
-    team.release_identity(email, actor=cli_actor())
+    from judges.workflows.team import remove_member
+
+    before = remove_member(app.workspace, email, actor=cli_actor())
     click.echo(f"{email.strip().lower()} was {before}; now has no role.")
 
 
@@ -85,7 +77,9 @@ def users_release(app: AppContext, email: str) -> None:
     The first account an address signs in with is bound to it; another account with the same
     address is refused until an owner releases it.
     """
-    if _team(app).release_identity(email, actor=cli_actor()):
+    from judges.workflows.team import release_identity
+
+    if release_identity(app.workspace, email, actor=cli_actor()):
         click.echo(f"{email.strip().lower()}: the next sign-in binds its account.")
     else:
         click.echo(f"{email.strip().lower()} has no account bound: nothing to release.")
@@ -95,7 +89,9 @@ def users_release(app: AppContext, email: str) -> None:
 @pass_app_and_json("everyone with a role")
 def users_list(app: AppContext, as_json: bool) -> None:
     """Everyone with a role, owners first."""
-    members = app.read_workspace.team.members() if _has_team(app) else []
+    from judges.workflows.team import members as team_members
+
+    members = team_members(app.read_workspace)
     if as_json:
         echo_json([m.to_dict() for m in members])
         return
@@ -109,11 +105,6 @@ def users_list(app: AppContext, as_json: bool) -> None:
                    f"{m.since:%Y-%m-%d %H:%M})")
 
 
-def _has_team(app: AppContext) -> bool:
-    """Whether the file has the team tables (a read-only reader must not create them)."""
-    return "team_roles" in app.reader.db.table_names()
-
-
 @click.command("audit")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="Only the newest N entries.")
@@ -123,7 +114,9 @@ def audit_command(app: AppContext, limit: int | None, as_json: bool) -> None:
 
     Oldest first. Nothing in it is ever updated or deleted.
     """
-    entries = app.workspace.team.audit(limit=limit)
+    from judges.workflows.team import audit
+
+    entries = audit(app.workspace, limit=limit)
     if as_json:
         echo_json([e.to_dict() for e in entries])
         return
@@ -183,10 +176,10 @@ _CRITERION = click.option("--criterion", default="faithfulness", show_default=Tr
 def assignments_add(app: AppContext, dataset: str, annotators: tuple[str, ...], batch: int,
                     overlap: str, criterion: str) -> None:
     """Deal a batch of DATASET's free rows to the annotators given with --to."""
-    from calibrate_app.assigning import assign_batch
+    from judges.workflows.queue import assign_batch
 
     try:
-        dealt = assign_batch(app.store, dataset, criterion, annotators, batch=batch,
+        dealt = assign_batch(app.workspace, dataset, criterion, annotators, batch=batch,
                              overlap=_overlap(overlap), actor=cli_actor())
     except ValueError as error:
         raise click.UsageError(str(error)) from None
@@ -202,7 +195,9 @@ def assignments_add(app: AppContext, dataset: str, annotators: tuple[str, ...], 
 @pass_app_and_json("each annotator's assignment")
 def assignments_list(app: AppContext, dataset: str, criterion: str, as_json: bool) -> None:
     """Each annotator's assigned rows of DATASET and how many they have labelled."""
-    rows = _assignment_rows(app, dataset, criterion)
+    from judges.workflows.team import assignment_progress
+
+    rows = assignment_progress(app.read_workspace, dataset, criterion)
     if as_json:
         echo_json(rows)
         return
@@ -213,21 +208,6 @@ def assignments_list(app: AppContext, dataset: str, criterion: str, as_json: boo
         click.echo(f"{r['annotator']:<40} {r['labelled']:>6,} / {r['assigned']:,} labelled")
 
 
-def _assignment_rows(app: AppContext, dataset: str, criterion: str) -> list[dict[str, object]]:
-    from labels.stores.team_store import TeamStore
-
-    store = app.reader
-    store.dataset(dataset)
-    if "team_assignments" not in store.db.table_names():
-        return []
-    out: list[dict[str, object]] = []
-    for annotator, items in TeamStore(store.db, store).assignments(dataset, criterion).items():
-        mine = set(store.labelled_in_order(dataset, annotator, criterion))
-        out.append({"annotator": annotator, "assigned": len(items),
-                    "labelled": sum(1 for i in items if i in mine)})
-    return out
-
-
 @assignments_group.command("withdraw")
 @click.argument("dataset")
 @click.argument("email")
@@ -235,7 +215,9 @@ def _assignment_rows(app: AppContext, dataset: str, criterion: str) -> list[dict
 @pass_app
 def assignments_withdraw(app: AppContext, dataset: str, email: str, criterion: str) -> None:
     """Withdraw every row of DATASET assigned to EMAIL (their labels stay)."""
-    count = _team(app).withdraw(dataset, criterion, email, actor=cli_actor())
+    from judges.workflows.team import withdraw
+
+    count = withdraw(app.workspace, dataset, criterion, email, actor=cli_actor())
     click.echo(f"{count:,} row(s) withdrawn from {email.strip().lower()}.")
 
 

@@ -193,7 +193,7 @@ def evaluate_revisions(
     split = workspace.splits.ensure(dataset, current.criterion)
     dev, test = split.ids("dev"), split.ids("test")
     runs = tuple(
-        run_judge(config, dataset, store=store,
+        run_judge(config, dataset, workspace=workspace,
                   provider=provider_for(config) if provider_for else None,
                   item_ids=dev + test, concurrency=concurrency, policy=policy)
         for config in (current, candidate)

@@ -276,7 +276,7 @@ def run_stress(
         raise CalibrateError(f"{dataset!r} already holds perturbed rows; stress its original")
     items = store.items(dataset)[:limit] if limit else store.items(dataset)
     ids = [i.item_id for i in items]
-    run_judge(config, dataset, store=store, provider=provider, item_ids=ids,
+    run_judge(config, dataset, workspace=workspace, provider=provider, item_ids=ids,
               concurrency=concurrency, policy=policy)
     original, _ = judge_item_verdicts(store, dataset, config.config_id, set(ids))
     derived: list[tuple[Item, str, str]] = []
@@ -293,7 +293,7 @@ def run_stress(
     perturbed: dict[str, str] = {}
     if derived:
         name = _import_derived(workspace, dataset, derived)
-        run_judge(config, name, store=store, provider=provider,
+        run_judge(config, name, workspace=workspace, provider=provider,
                   item_ids=[d.item_id for d, _, _ in derived], concurrency=concurrency,
                   policy=policy)
         perturbed, _ = judge_item_verdicts(store, name, config.config_id,

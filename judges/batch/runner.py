@@ -53,9 +53,9 @@ from judges.run_plan import PRICES_HINT, CostEstimate, PlannedCall, plan_run
 from judges.runner import ProgressCallback, RunSummary
 from judges.settings import Settings
 from judges.stores.batch_store import BatchCall, BatchStore, StoredBatch, new_batch_key
-from judges.stores.judge_store import CallRecord, JudgeStore
+from judges.stores.judge_store import CallRecord
+from judges.workspace import Workspace
 from labels.errors import CalibrateError
-from labels.stores.label_store import LabelStore
 
 T = TypeVar("T")
 StatusCallback = Callable[[str], None]
@@ -440,7 +440,8 @@ def run_judge_batch(config: JudgeConfig, dataset: str, **options: Any) -> BatchR
 
 
 async def run_judge_batch_async(
-    config: JudgeConfig, dataset: str, *, store: LabelStore, provider: Provider | None = None,
+    config: JudgeConfig, dataset: str, *, workspace: Workspace,
+    provider: Provider | None = None,
     settings: Settings | None = None, repeats: int | None = None, swap: bool | None = None,
     item_ids: Iterable[str] | None = None, labelled_only: bool = False,
     limit: int | None = None, policy: CallPolicy | None = None, dry_run: bool = False,
@@ -452,8 +453,8 @@ async def run_judge_batch_async(
 
     Args:
         config: the judge (a single-call judge: claim splits cannot be batched).
-        dataset: the dataset name in ``store``.
-        store: the label store; judge and batch tables go in the same DuckDB file.
+        dataset: the dataset name in ``workspace``.
+        workspace: the open database (items, judge calls and batches).
         provider: an Anthropic or OpenAI provider (default: ``get_provider(config.model)``).
         settings: keys and base URLs for the default provider.
         repeats: samples per item and order (default ``config.repeats``).
@@ -484,19 +485,19 @@ async def run_judge_batch_async(
             "judgement), which a batch cannot carry; run it without --batch"
         )
     policy = policy or CallPolicy()
-    judge_store = JudgeStore(store.db)
+    judge_store = workspace.judges
     if provider is None and not dry_run:
         provider = get_provider(config.model, settings=settings)
     api = batch_api(provider) if provider is not None else None
     plan = plan_run(
-        store, config, dataset, repeats=repeats, swap=swap, item_ids=item_ids,
+        workspace, config, dataset, repeats=repeats, swap=swap, item_ids=item_ids,
         labelled_only=labelled_only, limit=limit, prices=prices, judge_store=judge_store,
         model=provider.spec if provider is not None else None,
     )
     summary = BatchRunSummary.for_plan(config, dataset, plan)
     if dry_run or api is None or provider is None:
         return summary.dry_run_of(plan)
-    batches = BatchStore(store.db, judge_store)
+    batches = workspace.batches
     judge_store.save_config(config)
     options = {
         "mode": "batch", "repeats": plan.repeats, "swap": len(plan.orders) == 2,

@@ -33,12 +33,12 @@ from judges.demo.layout import (
     VERDICTS_DIR,
 )
 from judges.verdicts import import_verdicts
-from labels import open_store
+from judges.workspace import Workspace
 from labels.errors import CalibrateError, ConflictError, DatabaseOpenError
 from labels.importing import OnChanged, import_labels, import_rows
 from labels.splits import DERIVED_SUFFIX
 from labels.stores.db import Database
-from labels.stores.label_store import LabelStore, stored_dataset_names
+from labels.stores.label_store import stored_dataset_names
 
 BRAMBLEPOST_DATASETS = (LABELLED_DATASET, PRODUCTION_DATASET, AFTER_FIX_DATASET)
 """The first story's datasets (the fictional help centre); the second story is MT-Bench."""
@@ -131,12 +131,12 @@ def build_demo(
         building = target.with_name(f".{target.name}.building-{os.getpid()}")
         _remove_database_files(building)
         try:
-            store = open_store(str(building))
+            workspace = Workspace.open(building)
             try:
-                verdict_files = _load(store, data, keep=False, notes=notes)
-                items, labels = _counts(store)
+                verdict_files = _load(workspace, data, keep=False, notes=notes)
+                items, labels = _counts(workspace)
             finally:
-                store.db.close()
+                workspace.close()
             # A WAL left by a crashed process would be replayed onto the new file.
             _remove_wal(target)
             os.replace(building, target)
@@ -144,12 +144,12 @@ def build_demo(
             _remove_database_files(building)
         rebuilt = True
     else:
-        store = open_store(str(target), lock_timeout=lock_timeout)
+        workspace = Workspace.open(target, lock_timeout=lock_timeout)
         try:
-            verdict_files = _load(store, data, keep=True, notes=notes)
-            items, labels = _counts(store)
+            verdict_files = _load(workspace, data, keep=True, notes=notes)
+            items, labels = _counts(workspace)
         finally:
-            store.db.close()
+            workspace.close()
         rebuilt = False
     return DemoSummary(
         db_path=str(target), rebuilt=rebuilt, items=items, labels=labels,
@@ -215,8 +215,9 @@ def _label_files(data: Path) -> list[tuple[str, str, Path]]:
     return found
 
 
-def _load(store: LabelStore, data: Path, *, keep: bool, notes: list[str]) -> int:
+def _load(workspace: Workspace, data: Path, *, keep: bool, notes: list[str]) -> int:
     """Import rows, labels and any recorded verdicts; returns the verdict files imported."""
+    store = workspace.labels
     on_changed: OnChanged = "skip" if keep else "error"
     for dataset, name in DATASET_FILES:
         summary = import_rows(store, data / name, dataset, on_changed=on_changed)
@@ -231,11 +232,11 @@ def _load(store: LabelStore, data: Path, *, keep: bool, notes: list[str]) -> int
         if keep and store.labelled_item_ids(LABELLED_DATASET, annotator, criterion):
             continue
         import_labels(store, path, LABELLED_DATASET, annotator=annotator, criterion=criterion)
-    _load_mtbench(store, data, on_changed=on_changed)
-    return _load_verdicts(store, data, keep=keep, notes=notes)
+    _load_mtbench(workspace, data, on_changed=on_changed)
+    return _load_verdicts(workspace, data, keep=keep, notes=notes)
 
 
-def _load_mtbench(store: LabelStore, data: Path, *, on_changed: OnChanged) -> None:
+def _load_mtbench(workspace: Workspace, data: Path, *, on_changed: OnChanged) -> None:
     """The second story: MT-Bench's votes and GPT-4's verdicts, through the same imports."""
     source = data / MTBENCH_DIR
     if not (source / "votes.jsonl").is_file():
@@ -243,7 +244,7 @@ def _load_mtbench(store: LabelStore, data: Path, *, on_changed: OnChanged) -> No
     from judges.demo.mtbench import load_mtbench
 
     with tempfile.TemporaryDirectory(prefix="calibrate-mtbench-") as work:
-        load_mtbench(store, source, work, dataset=MTBENCH_DATASET, on_changed=on_changed)
+        load_mtbench(workspace, source, work, dataset=MTBENCH_DATASET, on_changed=on_changed)
 
 
 def _verdict_files(data: Path) -> list[tuple[str, str, str, Path]]:
@@ -263,7 +264,7 @@ def _standin_configs(data: Path) -> dict[str, Path]:
     return {path.stem: path for path in sorted((data / VERDICTS_DIR).glob("*.yaml"))}
 
 
-def _load_verdicts(store: LabelStore, data: Path, *, keep: bool, notes: list[str]) -> int:
+def _load_verdicts(workspace: Workspace, data: Path, *, keep: bool, notes: list[str]) -> int:
     files = _verdict_files(data)
     if not files:
         return 0
@@ -276,12 +277,13 @@ def _load_verdicts(store: LabelStore, data: Path, *, keep: bool, notes: list[str
                              data / VERDICTS_DIR / f"{judge}.yaml") if f.is_file()]
         config = load_config(found[0]) if found else None
         # A re-import of an unchanged file adds nothing, so --keep can run this every time.
-        import_verdicts(store, path, dataset=dataset, judge=judge, criterion=criterion,
+        import_verdicts(workspace, path, dataset=dataset, judge=judge, criterion=criterion,
                         config=config)
     return len(files)
 
 
-def _counts(store: LabelStore) -> tuple[dict[str, int], dict[str, int]]:
+def _counts(workspace: Workspace) -> tuple[dict[str, int], dict[str, int]]:
+    store = workspace.labels
     items = {name: store.count_items(name) for name in DEMO_DATASETS}
     labels: dict[str, int] = {}
     for criterion in CRITERIA:

@@ -34,12 +34,14 @@ import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judges.verdicts import import_verdicts
 from labels.errors import ImportFileError
 from labels.importing import OnChanged, import_labels, import_rows
-from labels.stores.label_store import LabelStore
+
+if TYPE_CHECKING:
+    from judges.workspace import Workspace
 
 MTBENCH_JUDGE = "gpt-4-mtbench"
 """The name GPT-4's imported MT-Bench verdicts get."""
@@ -233,7 +235,8 @@ def _judge_rows(vote: dict[str, Any], path: Path, number: int) -> list[tuple[str
 
 
 def load_mtbench(
-    store: LabelStore, source_dir: str | Path, work_dir: str | Path, *, dataset: str = "mtbench",
+    workspace: Workspace, source_dir: str | Path, work_dir: str | Path, *,
+    dataset: str = "mtbench",
     judge: str = MTBENCH_JUDGE, on_changed: OnChanged = "error",
 ) -> tuple[MTBenchFiles, tuple[str, ...]]:
     """Convert and import MT-Bench into ``dataset``: rows, every vote, GPT-4's verdicts.
@@ -242,9 +245,9 @@ def load_mtbench(
         The converted files and the row import's warnings (the empty answers).
     """
     files = convert_mtbench(source_dir, work_dir)
-    summary = import_rows(store, files.rows, dataset, on_changed=on_changed)
-    import_labels(store, files.labels, dataset, selection="all")
-    import_verdicts(store, files.verdicts, dataset=dataset, judge=judge)
+    summary = import_rows(workspace.labels, files.rows, dataset, on_changed=on_changed)
+    import_labels(workspace.labels, files.labels, dataset, selection="all")
+    import_verdicts(workspace, files.verdicts, dataset=dataset, judge=judge)
     return files, summary.warnings
 
 

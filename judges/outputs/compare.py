@@ -44,6 +44,7 @@ from judges.outputs.gate import (
 )
 from judges.reporting import JudgeReport
 from judges.verdicts import export_frame
+from judges.workspace import Workspace
 from labels.reading import Table
 from labels.stores.label_store import LabelStore
 
@@ -221,7 +222,7 @@ def stored_verdicts(store: LabelStore, dataset: str, judge: str) -> VerdictsFile
     holds, read through the same parser, so a comparison made from the database equals
     ``calibrate compare`` on the exported files.
     """
-    frame = export_frame(store, dataset, judge)
+    frame = export_frame(Workspace.of(store), dataset, judge)
     records = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
     return verdicts_from_table(Table.from_records(dataset, records))
 

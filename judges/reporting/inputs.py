@@ -36,6 +36,7 @@ from judges.config import JudgeConfig
 from judges.providers import is_stand_in
 from judges.stores.judge_store import JudgeStore, StoredConfig
 from judges.verdicts import judge_verdicts, resolve_judge
+from judges.workspace import Workspace
 from labels.stores.label_store import LabelStore
 
 DEFAULT_SEED = 0
@@ -315,7 +316,8 @@ class JudgeItems:
         """
         if self.store is None:
             raise ValueError("JudgeItems without a store to read its calls from")
-        return judge_verdicts(self.store, self.dataset, self.judge.config_id, item_ids=item_ids)
+        return judge_verdicts(Workspace.of(self.store), self.dataset, self.judge.config_id,
+                              item_ids=item_ids)
 
     def verdict_map(self) -> dict[str, str]:
         """Item id → aggregated verdict (a fresh dict)."""
@@ -350,7 +352,7 @@ def load_judge_items(
     """
     ref = judge if isinstance(judge, JudgeRef) else find_judge(store, judge, dataset=dataset)
     name = rule_for(ref.config, rule)
-    items, consistency = aggregate_stored_calls(store, dataset, ref.config_id, rule=name,
-                                                confidence=confidence, kind=ref.kind,
+    items, consistency = aggregate_stored_calls(Workspace.of(store), dataset, ref.config_id,
+                                                rule=name, confidence=confidence, kind=ref.kind,
                                                 texts_for=texts_for)
     return JudgeItems(ref, dataset, name, items, consistency, store=store)

@@ -157,7 +157,7 @@ def propose(
                                  0.80 if min_specificity is None else min_specificity)
     summary = workspace.splits.ensure(dataset, base.criterion)
     step(0, "running the current revision on dev and test rows")
-    run_judge(base, dataset, store=workspace.labels,
+    run_judge(base, dataset, workspace=workspace,
               provider=get_provider(base.model, settings=settings),
               item_ids=summary.ids("dev") + summary.ids("test"), concurrency=concurrency)
     step(1, "asking the proposer")

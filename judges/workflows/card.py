@@ -69,7 +69,7 @@ def for_judge(workspace: Workspace, dataset: str, judge: JudgeRef) -> JudgeCard:
 
 def verdicts_table(workspace: Workspace, dataset: str, config_id: str) -> pd.DataFrame:
     """Every logged call of judge config ``config_id`` on ``dataset`` (the verdicts export)."""
-    return judge_verdicts(workspace.labels, dataset, config_id)
+    return judge_verdicts(workspace, dataset, config_id)
 
 
 def table_bytes(frame: pd.DataFrame, suffix: str) -> bytes:

@@ -12,11 +12,13 @@ from typing import Any
 
 import pytest
 
-from calibrate_app import judge_info, resources
+from calibrate_app import resources
 from calibrate_app.resources import BackgroundJob, JobRegistry, QueuePlans, _HeapFreeze
 from judges.config import load_builtin
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
+from judges.workflows import queue as label_queue
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.sampling import QueuePlan, QueueSettings, plan_queue
 
@@ -93,7 +95,7 @@ TWELVE_ROWS = [{"id": f"r{k}", "question": f"Is {k} even?", "answer": "yes",
 
 def _judge(store: LabelStore, answers: list[str]) -> None:
     verdicts = iter(answers)
-    run_judge(load_builtin("faithfulness-oneshot"), "d", store=store,
+    run_judge(load_builtin("faithfulness-oneshot"), "d", workspace=Workspace.of(store),
               provider=ScriptedProvider("x", responder=lambda r: f"VERDICT: {next(verdicts)}"))
 
 
@@ -103,31 +105,32 @@ def test_a_judge_order_plan_is_rebuilt_off_the_page_once_old_enough(
     make_dataset("d", TWELVE_ROWS)
     settings = QueueSettings("stratified", 3, 1)
     young, aged = QueuePlans(refresh=3600.0), QueuePlans(refresh=0.0)
-    before = young.get(store, "d", 12, settings)
+    before = young.get(Workspace.of(store), "d", 12, settings)
     assert before.order == "random" and before.note is not None  # no judge run yet
-    assert aged.get(store, "d", 12, settings) == before
+    assert aged.get(Workspace.of(store), "d", 12, settings) == before
     aged.wait()  # its check of the verdicts runs in the background: done before the judge runs
     _judge(store, ["PASS", "FAIL"] * 6)
     # A judge run stores verdicts call by call: a plan younger than `refresh` stays as it is,
     # and an older one is served once more while its rebuild runs in the background.
     looked: list[str] = []
-    fingerprint = judge_info.fingerprint
-    monkeypatch.setattr(judge_info, "fingerprint",
+    fingerprint = label_queue.fingerprint
+    monkeypatch.setattr(label_queue, "fingerprint",
                         lambda s, d: looked.append(d) or fingerprint(s, d))
-    assert young.get(store, "d", 12, settings) is before
+    assert young.get(Workspace.of(store), "d", 12, settings) is before
     assert looked == []  # a young plan is served without reading the verdicts
-    assert aged.get(store, "d", 12, settings) == before
+    assert aged.get(Workspace.of(store), "d", 12, settings) == before
     aged.wait()
-    after = aged.get(store, "d", 12, settings)
-    found = judge_info.queue_verdicts(store, "d")
+    after = aged.get(Workspace.of(store), "d", 12, settings)
+    found = label_queue.queue_verdicts(Workspace.of(store), "d")
     assert found is not None
     assert after == plan_queue(store.item_ids("d"), order="stratified", seed=3,
                                verdicts=found.verdicts, judge=found.config_id)
     assert after.judge == found.config_id  # the config whose verdicts built it
     assert after.order == "stratified" and set(after.strata.values()) == {"pass", "fail"}
-    assert aged.get(store, "d", 12, settings) is after  # verdicts unchanged: no rebuild
+    # verdicts unchanged: no rebuild
+    assert aged.get(Workspace.of(store), "d", 12, settings) is after
     aged.wait()
-    assert young.get(store, "d", 12, settings) is before
+    assert young.get(Workspace.of(store), "d", 12, settings) is before
 
 
 def test_an_active_plan_reads_the_judge_calls_once(
@@ -143,20 +146,20 @@ def test_an_active_plan_reads_the_judge_calls_once(
         flips = "Is 1 even?" in text or "Is 2 even?" in text
         return "VERDICT: FAIL" if flips and asked[text] == 2 else "VERDICT: PASS"
 
-    run_judge(load_builtin("faithfulness-oneshot"), "d", store=store, repeats=2,
+    run_judge(load_builtin("faithfulness-oneshot"), "d", workspace=Workspace.of(store), repeats=2,
               provider=ScriptedProvider("x", responder=respond))
-    found = judge_info.queue_verdicts(store, "d")
-    scores = judge_info.uncertainty(store, "d")
+    found = label_queue.queue_verdicts(Workspace.of(store), "d")
+    scores = label_queue.uncertainty(Workspace.of(store), "d")
     assert found is not None and scores is not None
     assert sorted(k for k, v in scores.items() if v == 1.0) == ["r1", "r2"]
     assert set(scores.values()) == {0.0, 1.0}
     expected = plan_queue(store.item_ids("d"), order="active", seed=3, verdicts=found.verdicts,
                           uncertainty=scores, judge=found.config_id)
     reads: list[str] = []
-    read = judge_info.judge_verdicts
-    monkeypatch.setattr(judge_info, "judge_verdicts",
+    read = label_queue.judge_verdicts
+    monkeypatch.setattr(label_queue, "judge_verdicts",
                         lambda s, d, *a, **k: reads.append(d) or read(s, d, *a, **k))
-    plan = QueuePlans().get(store, "d", 12, QueueSettings("active", 3, 1))
+    plan = QueuePlans().get(Workspace.of(store), "d", 12, QueueSettings("active", 3, 1))
     assert plan == expected
     assert reads == ["d"]  # verdicts, flips and uncertainty from one read of the calls
 
@@ -185,22 +188,22 @@ def test_unchanged_verdicts_are_read_again_only_once_per_refresh_age(
     clock = _Clock()
     monkeypatch.setattr(resources, "time", clock)
     looked: list[str] = []
-    fingerprint = judge_info.fingerprint
-    monkeypatch.setattr(judge_info, "fingerprint",
+    fingerprint = label_queue.fingerprint
+    monkeypatch.setattr(label_queue, "fingerprint",
                         lambda s, d: looked.append(d) or fingerprint(s, d))
     plans, settings = QueuePlans(refresh=30.0), QueueSettings("stratified", 3, 1)
-    plan = plans.get(store, "d", 12, settings)
+    plan = plans.get(Workspace.of(store), "d", 12, settings)
     assert len(looked) == 1  # the first build reads it
     clock.now += 31.0
-    assert plans.get(store, "d", 12, settings) is plan
+    assert plans.get(Workspace.of(store), "d", 12, settings) is plan
     plans.wait()  # the comparison runs in the background
     assert len(looked) == 2  # old enough: compared, unchanged
     for _ in range(50):  # key presses within the next 30 s read nothing
         clock.now += 0.5
-        assert plans.get(store, "d", 12, settings) is plan
+        assert plans.get(Workspace.of(store), "d", 12, settings) is plan
     assert len(looked) == 2
     clock.now += 6.0
-    assert plans.get(store, "d", 12, settings) is plan
+    assert plans.get(Workspace.of(store), "d", 12, settings) is plan
     plans.wait()
     assert len(looked) == 3
     assert not [r for r in caplog.records if r.name == resources.__name__]  # no failed check
@@ -214,22 +217,23 @@ def test_a_due_plan_is_served_without_reading_the_verdicts_on_the_page(
     make_dataset("d", TWELVE_ROWS)
     _judge(store, ["PASS", "FAIL"] * 6)
     readers: list[threading.Thread] = []
-    fingerprint = judge_info.fingerprint
+    fingerprint = label_queue.fingerprint
 
-    def spy(s: LabelStore, d: str) -> str:
+    def spy(s: Workspace, d: str) -> str:
         readers.append(threading.current_thread())
         return fingerprint(s, d)
 
-    monkeypatch.setattr(judge_info, "fingerprint", spy)
+    monkeypatch.setattr(label_queue, "fingerprint", spy)
     plans, settings = QueuePlans(refresh=0.0), QueueSettings("stratified", 3, 1)
-    plan = plans.get(store, "d", 12, settings)
+    plan = plans.get(Workspace.of(store), "d", 12, settings)
     assert readers == [threading.current_thread()]  # the first plan is built on the page
     strict = load_builtin("faithfulness-oneshot").with_revision(system="Be strict.")
-    run_judge(strict, "d", store=store, provider=ScriptedProvider("x", ["VERDICT: FAIL"] * 12))
-    assert plans.get(store, "d", 12, settings) is plan
+    run_judge(strict, "d", workspace=Workspace.of(store),
+              provider=ScriptedProvider("x", ["VERDICT: FAIL"] * 12))
+    assert plans.get(Workspace.of(store), "d", 12, settings) is plan
     plans.wait()  # newer verdicts (a newer config): compared and rebuilt in the background
     assert len(readers) == 2 and readers[1] is not threading.current_thread()
-    rebuilt = plans.get(store, "d", 12, settings)
+    rebuilt = plans.get(Workspace.of(store), "d", 12, settings)
     assert rebuilt.judge == strict.config_id and rebuilt.strata is not None
     assert set(rebuilt.strata.values()) == {"fail"}
     plans.wait()
@@ -243,16 +247,16 @@ def test_a_failed_rebuild_is_logged_with_its_traceback_and_the_old_plan_served(
     make_dataset("d", TWELVE_ROWS)
     _judge(store, ["PASS"] * 12)
     plans, settings = QueuePlans(refresh=0.0), QueueSettings("stratified", 3, 1)
-    before = plans.get(store, "d", 12, settings)
+    before = plans.get(Workspace.of(store), "d", 12, settings)
 
     def broken(*args: object) -> QueuePlan:
         raise RuntimeError("verdicts unreadable")
 
-    monkeypatch.setattr(judge_info, "build_queue_plan", broken)
+    monkeypatch.setattr(label_queue, "build_queue_plan", broken)
     # Newer verdicts (as a running judge stores them): the next request starts a rebuild.
-    monkeypatch.setattr(judge_info, "fingerprint", lambda s, d: "moved")
+    monkeypatch.setattr(label_queue, "fingerprint", lambda s, d: "moved")
     with caplog.at_level(logging.ERROR, logger=resources.__name__):
-        assert plans.get(store, "d", 12, settings) is before
+        assert plans.get(Workspace.of(store), "d", 12, settings) is before
         plans.wait()
     record = next(r for r in caplog.records if r.name == resources.__name__)
     assert record.levelno == logging.ERROR and record.exc_info is not None
@@ -261,7 +265,7 @@ def test_a_failed_rebuild_is_logged_with_its_traceback_and_the_old_plan_served(
     assert "Traceback" in error
     assert "RuntimeError: verdicts unreadable" in error
     assert "Traceback" in caplog.text and "RuntimeError: verdicts unreadable" in caplog.text
-    assert plans.get(store, "d", 12, settings) is before  # still served
+    assert plans.get(Workspace.of(store), "d", 12, settings) is before  # still served
     plans.wait()
 
 
@@ -270,21 +274,21 @@ def test_sessions_asking_at_once_build_the_first_plan_once(
 ) -> None:
     make_dataset("d", TWELVE_ROWS)
     built: list[int] = []
-    build = judge_info.build_queue_plan
+    build = label_queue.build_queue_plan
 
     def slow(*args: Any) -> QueuePlan:
         built.append(1)
         time.sleep(0.2)  # long enough for every session to arrive while it runs
         return build(*args)
 
-    monkeypatch.setattr(judge_info, "build_queue_plan", slow)
+    monkeypatch.setattr(label_queue, "build_queue_plan", slow)
     plans, settings = QueuePlans(), QueueSettings("random", 3, 1)
     start = threading.Barrier(4)
     got: list[QueuePlan] = []
 
     def session() -> None:
         start.wait()
-        got.append(plans.get(store, "d", 12, settings))
+        got.append(plans.get(Workspace.of(store), "d", 12, settings))
 
     threads = [threading.Thread(target=session) for _ in range(4)]
     for thread in threads:

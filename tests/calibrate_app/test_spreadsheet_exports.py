@@ -21,6 +21,7 @@ from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
 from calibrate_app.cli import cli
+from judges.workspace import Workspace
 from labels import import_rows, open_store
 
 HOSTILE = [
@@ -64,7 +65,7 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import_rows(store, rows, "docs")
     for i, note in enumerate(HOSTILE):
         store.add_label("docs", f"r{i}", "alice", "pass", note=note)
-    import_verdicts(store, verdicts, dataset="docs", judge="ext")
+    import_verdicts(Workspace.of(store), verdicts, dataset="docs", judge="ext")
     store.db.close()
     return db
 

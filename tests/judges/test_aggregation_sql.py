@@ -24,6 +24,7 @@ from judges.aggregation import aggregate_calls, aggregate_stored_calls
 from judges.config import JudgeConfig
 from judges.stores.judge_store import CallRecord, JudgeStore
 from judges.verdicts import dataset_hashes, judge_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore
 
 _UNSCORED_REASONS = ["empty_reply", "refusal", "no_verdict", None]
@@ -72,7 +73,7 @@ def _store_calls(
 ) -> None:
     judges = JudgeStore(store.db)
     rng = random.Random(seed)
-    items = dataset_hashes(store, dataset)
+    items = dataset_hashes(Workspace.of(store), dataset)
     for config in (config_id, other_id):
         run_id = judges.create_run(config, dataset, options={}, planned=0)
         judges.write_calls(_random_calls(rng, run_id, config, items, words, retries=retries,
@@ -84,9 +85,11 @@ def _assert_same(
     store: LabelStore, dataset: str, config_id: str, rule: str, kind: str,
     texts_for: list[str] | None = None,
 ) -> None:
-    reference, expected = aggregate_calls(judge_verdicts(store, dataset, config_id), rule=rule,
+    reference, expected = aggregate_calls(judge_verdicts(Workspace.of(store), dataset, config_id),
+                                          rule=rule,
                                           kind=kind)
-    items, consistency = aggregate_stored_calls(store, dataset, config_id, rule=rule, kind=kind,
+    items, consistency = aggregate_stored_calls(Workspace.of(store), dataset, config_id, rule=rule,
+                                                kind=kind,
                                                 texts_for=texts_for)
     assert expected is not None and consistency is not None
     assert len(items) > 20
@@ -153,7 +156,7 @@ def test_bit_planes_count_what_python_counts(
     words = ["a", "b", "tie", "unsure"] if pairwise else ["pass", "fail", "unsure"]
     _store_calls(store, "rows", config_id, other, words, seed, retries=[1] * 60 + [2],
                  max_repeats=18)
-    ids = dataset_hashes(store, "rows")["item_id"].tolist()
+    ids = dataset_hashes(Workspace.of(store), "rows")["item_id"].tolist()
     _assert_same(store, "rows", config_id, rule, kind,
                  texts_for=random.Random(seed).sample(ids, len(ids) // 3))
 
@@ -164,9 +167,9 @@ def test_no_calls_and_a_hand_checked_item(
     make_dataset("docs", faithfulness_rows(3))
     judges = JudgeStore(store.db)
     judges.save_config(oneshot)
-    items, consistency = aggregate_stored_calls(store, "docs", oneshot.config_id)
+    items, consistency = aggregate_stored_calls(Workspace.of(store), "docs", oneshot.config_id)
     assert items.empty and consistency is None
-    hashes = dataset_hashes(store, "docs")
+    hashes = dataset_hashes(Workspace.of(store), "docs")
     run_id = judges.create_run(oneshot.config_id, "docs", options={}, planned=0)
 
     def call(repeat: int, ordering: str, status: str, verdict: str | None) -> CallRecord:
@@ -181,7 +184,8 @@ def test_no_calls_and_a_hand_checked_item(
                         call(1, "original", "scored", "pass"), call(1, "swapped", "failed", None),
                         call(1, "swapped", "scored", "pass"), call(2, "original", "failed", None)])
     for rule, verdict in (("all_agree", "unsure"), ("majority", "pass")):
-        items, consistency = aggregate_stored_calls(store, "docs", oneshot.config_id, rule=rule)
+        items, consistency = aggregate_stored_calls(Workspace.of(store), "docs", oneshot.config_id,
+                                                    rule=rule)
         assert consistency is not None
         assert items.to_dict("records") == [{
             "item_id": "row-001", "verdict": verdict, "n_calls": 5, "n_scored": 4,
@@ -198,7 +202,7 @@ def test_a_verdict_word_of_another_kind_is_an_error(
     make_dataset("docs", faithfulness_rows(3))
     judges = JudgeStore(store.db)
     judges.save_config(oneshot)
-    hashes = dataset_hashes(store, "docs")
+    hashes = dataset_hashes(Workspace.of(store), "docs")
     run_id = judges.create_run(oneshot.config_id, "docs", options={}, planned=0)
     judges.write_calls([
         CallRecord(run_id=run_id, config_id=oneshot.config_id, item_id=str(item_id),
@@ -206,4 +210,4 @@ def test_a_verdict_word_of_another_kind_is_an_error(
                    verdict="a" if item_id == "row-002" else "pass")
         for item_id, item_hash in zip(hashes["item_id"], hashes["item_hash"], strict=True)])
     with pytest.raises(duckdb.Error, match="unknown verdict a"):
-        aggregate_stored_calls(store, "docs", oneshot.config_id, texts_for=texts_for)
+        aggregate_stored_calls(Workspace.of(store), "docs", oneshot.config_id, texts_for=texts_for)

@@ -15,6 +15,7 @@ from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
 from judges.stores.judge_store import JUDGE_MIGRATIONS, JudgeStore, bound_key, item_hash
 from judges.verdicts import import_verdicts, judge_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore, open_store
 from labels.errors import ImportFileError
 
@@ -39,17 +40,17 @@ def test_two_ids_with_identical_content_keep_their_own_verdicts(
 ) -> None:
     make_dataset("mt", _rows())
     verdicts = _write(tmp_path, "v.csv", "id,verdict\na,pass\nb,fail\nc,pass\n")
-    summary = import_verdicts(store, verdicts, dataset="mt", judge="gpt4")
+    summary = import_verdicts(Workspace.of(store), verdicts, dataset="mt", judge="gpt4")
     assert summary.added == 3
-    frame = judge_verdicts(store, "mt", "gpt4")
+    frame = judge_verdicts(Workspace.of(store), "mt", "gpt4")
     assert dict(zip(frame["item_id"], frame["verdict"], strict=True)) == {
         "a": "pass", "b": "fail", "c": "pass"}
     # the per-item SQL aggregation (what the report reads) agrees
-    items, _ = aggregate_stored_calls(store, "mt", summary.config_id)
+    items, _ = aggregate_stored_calls(Workspace.of(store), "mt", summary.config_id)
     assert dict(zip(items["item_id"], items["verdict"], strict=True)) == {
         "a": "pass", "b": "fail", "c": "pass"}
     # re-importing is a no-op, row by row
-    again = import_verdicts(store, verdicts, dataset="mt", judge="gpt4")
+    again = import_verdicts(Workspace.of(store), verdicts, dataset="mt", judge="gpt4")
     assert (again.added, again.unchanged) == (0, 3)
 
 
@@ -57,9 +58,10 @@ def test_an_imported_verdict_never_stands_in_for_another_row(
     store: LabelStore, make_dataset: Any, tmp_path: Path
 ) -> None:
     make_dataset("mt", _rows())
-    import_verdicts(store, _write(tmp_path, "v.csv", "id,verdict\na,pass\n"), dataset="mt",
+    import_verdicts(Workspace.of(store), _write(tmp_path, "v.csv", "id,verdict\na,pass\n"),
+                    dataset="mt",
                     judge="gpt4")
-    assert judge_verdicts(store, "mt", "gpt4")["item_id"].tolist() == ["a"]
+    assert judge_verdicts(Workspace.of(store), "mt", "gpt4")["item_id"].tolist() == ["a"]
 
 
 def test_a_real_duplicate_is_named_as_the_same_id(
@@ -67,7 +69,8 @@ def test_a_real_duplicate_is_named_as_the_same_id(
 ) -> None:
     make_dataset("mt", _rows())
     with pytest.raises(ImportFileError, match=r"row 3.*duplicates row 1 \(same id 'a'"):
-        import_verdicts(store, _write(tmp_path, "v.csv", "id,verdict\na,pass\nb,fail\na,fail\n"),
+        import_verdicts(Workspace.of(store), _write(tmp_path, "v.csv",
+                                                    "id,verdict\na,pass\nb,fail\na,fail\n"),
                         dataset="mt", judge="gpt4")
 
 
@@ -76,21 +79,23 @@ def test_a_run_shares_one_call_between_twins_but_not_an_imported_verdict(
 ) -> None:
     make_dataset("mt", _rows())
     # a's verdict was made elsewhere by this very config (verdicts import --config)
-    import_verdicts(store, _write(tmp_path, "v.csv", "id,verdict\na,fail\n"), dataset="mt",
+    import_verdicts(Workspace.of(store), _write(tmp_path, "v.csv", "id,verdict\na,fail\n"),
+                    dataset="mt",
                     config=oneshot)
     provider = ScriptedProvider("x", responder=lambda request: "VERDICT: PASS")
-    summary = run_judge(oneshot, "mt", store=store, provider=provider, concurrency=1)
+    summary = run_judge(oneshot, "mt", workspace=Workspace.of(store), provider=provider,
+                        concurrency=1)
     # b (a's twin) and c are called, once each; a keeps its imported verdict
     assert len(provider.requests) == 2, summary
-    frame = judge_verdicts(store, "mt", oneshot.config_id)
+    frame = judge_verdicts(Workspace.of(store), "mt", oneshot.config_id)
     assert dict(zip(frame["item_id"], frame["verdict"], strict=True)) == {
         "a": "fail", "b": "pass", "c": "pass"}
     # a dataset of twins only made by the tool: one call serves both
     make_dataset("twins", [{"id": "x", **TWIN}, {"id": "y", **TWIN}])
     provider2 = ScriptedProvider("x", responder=lambda request: "VERDICT: PASS")
-    run_judge(oneshot, "twins", store=store, provider=provider2, concurrency=1)
+    run_judge(oneshot, "twins", workspace=Workspace.of(store), provider=provider2, concurrency=1)
     assert len(provider2.requests) == 0  # b's call is cached by content
-    assert judge_verdicts(store, "twins", oneshot.config_id)["verdict"].tolist() == [
+    assert judge_verdicts(Workspace.of(store), "twins", oneshot.config_id)["verdict"].tolist() == [
         "pass", "pass"]
 
 

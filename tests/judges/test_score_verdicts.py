@@ -13,6 +13,7 @@ from calibrate_app.cli import cli
 from judges.score_rules import ScoreRuleError, parse_score_rule, verdict_of
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import import_verdicts, judge_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.errors import CalibrateError, ImportFileError
 from labels.importing import import_rows
@@ -25,7 +26,7 @@ SIMILARITY = [0.6222222222222222, 1.0, 1.0, 0.26190476190476186]
 
 
 def _verdicts(store: LabelStore, dataset: str, judge: str) -> list[str]:
-    return list(judge_verdicts(store, dataset, judge)["verdict"])
+    return list(judge_verdicts(Workspace.of(store), dataset, judge)["verdict"])
 
 
 @pytest.fixture
@@ -51,18 +52,21 @@ def test_score_rules() -> None:
 
 def test_ragas_scores_become_verdicts_by_content(ragas_store: LabelStore) -> None:
     # The results file has no ids: each row finds the item its content was imported as.
-    summary = import_verdicts(ragas_store, RAGAS_RESULTS, dataset="r", judge="ragas-sim",
+    summary = import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r",
+                              judge="ragas-sim",
                               mapping={"score": "non_llm_string_similarity"}, pass_if=">=0.5")
     assert (summary.rows_read, summary.added, summary.unscored) == (4, 4, 0)
     assert _verdicts(ragas_store, "r", "ragas-sim") == [
         "pass" if s >= 0.5 else "fail" for s in SIMILARITY]
     stored = JudgeStore(ragas_store.db).stored_config(summary.config_id)
     assert stored.source == {"metric": "non_llm_string_similarity", "pass_if": "score>=0.5"}
-    again = import_verdicts(ragas_store, RAGAS_RESULTS, dataset="r", judge="ragas-sim",
+    again = import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r",
+                            judge="ragas-sim",
                             mapping={"score": "non_llm_string_similarity"}, pass_if=">=0.5")
     assert (again.added, again.unchanged, again.config_id) == (0, 4, summary.config_id)
     # another threshold is another judge config: the 0.7 verdicts never mix with the 0.5 ones
-    strict = import_verdicts(ragas_store, RAGAS_RESULTS, dataset="r", judge="ragas-sim",
+    strict = import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r",
+                             judge="ragas-sim",
                              mapping={"score": "non_llm_string_similarity"}, pass_if=">0.7",
                              unsure_if="<0.3", source={"tool": "ragas"})
     assert strict.config_id != summary.config_id
@@ -76,27 +80,28 @@ def test_bad_scores_and_rules_are_refused_before_anything_is_written(
     ragas_store: LabelStore, tmp_path: Path
 ) -> None:
     with pytest.raises(CalibrateError, match="scores need a rule"):
-        import_verdicts(ragas_store, RAGAS_RESULTS, dataset="r", judge="j",
+        import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r", judge="j",
                         mapping={"score": "exact_match"})
     with pytest.raises(ImportFileError, match=r"row 1, column 'response': .* is not a score"):
-        import_verdicts(ragas_store, RAGAS_RESULTS, dataset="r", judge="j",
+        import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r", judge="j",
                         mapping={"score": "response"}, pass_if=">=0.5")
     # without a --map, the ragas file's metrics are offered (tests/labels/test_tool_formats.py)
     with pytest.raises(ImportFileError, match=r"several metrics .* choose one with --metric"):
-        import_verdicts(ragas_store, RAGAS_RESULTS, dataset="r", judge="j", pass_if=">=0.5")
+        import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r", judge="j",
+                        pass_if=">=0.5")
     plain = tmp_path / "plain.csv"
     plain.write_text("id,grade\na,0.5\n")
     with pytest.raises(ImportFileError, match="missing required column 'score'"):
-        import_verdicts(ragas_store, plain, dataset="r", judge="j", pass_if=">=0.5")
+        import_verdicts(Workspace.of(ragas_store), plain, dataset="r", judge="j", pass_if=">=0.5")
     text = RAGAS_RESULTS.read_text().replace(",1.0,0.26190476190476186,0.0", ",1.0,,0.0")
     blank = tmp_path / "results.csv"
     blank.write_text(text.replace("Is there an uptime SLA?", "Another question?"))
     with pytest.raises(ImportFileError, match=r"row 4, .*has no item with this row's content"):
-        import_verdicts(ragas_store, blank, dataset="r", judge="j",
+        import_verdicts(Workspace.of(ragas_store), blank, dataset="r", judge="j",
                         mapping={"score": "non_llm_string_similarity"}, pass_if=">=0.5")
     assert JudgeStore(ragas_store.db).runs(dataset="r") == []
     blank.write_text(text)  # an empty score (ragas writes NaN on a failed metric): unscored
-    summary = import_verdicts(ragas_store, blank, dataset="r", judge="j",
+    summary = import_verdicts(Workspace.of(ragas_store), blank, dataset="r", judge="j",
                               mapping={"score": "non_llm_string_similarity"}, pass_if=">=0.5")
     assert (summary.added, summary.unscored) == (4, 1)
 
@@ -116,15 +121,16 @@ def test_nested_maps_for_verdicts_and_labels(store: LabelStore, tmp_path: Path) 
     path.write_text(json.dumps(PROMPTFOO_LIKE))
     import_rows(store, path, "p", records="results.results", mapping={
         "id": "testCase.vars.id", "question": "vars.question", "answer": "response.output"})
-    summary = import_verdicts(store, path, dataset="p", judge="pf", records="results.results",
+    summary = import_verdicts(Workspace.of(store), path, dataset="p", judge="pf",
+                              records="results.results",
                               mapping={"id": "testCase.vars.id",
                                        "verdict": "gradingResult.pass",
                                        "reasoning": "gradingResult.reason"})
     assert summary.added == 2
-    frame = judge_verdicts(store, "p", "pf")
+    frame = judge_verdicts(Workspace.of(store), "p", "pf")
     assert list(frame["verdict"]) == ["pass", "fail"]
     assert frame["reasoning"][1] == "Says no; the docs say yes"
-    scored = import_verdicts(store, path, dataset="p", judge="pf-score",
+    scored = import_verdicts(Workspace.of(store), path, dataset="p", judge="pf-score",
                              records="results.results", pass_if=">=0.5",
                              mapping={"id": "testCase.vars.id", "score": "gradingResult.score"})
     assert _verdicts(store, "p", scored.config_id) == ["pass", "fail"]
@@ -165,7 +171,8 @@ def test_the_card_shows_the_rule_and_verifies(ragas_store: LabelStore, tmp_path:
     labels.write_text("id,label\n" + "".join(f"{i},{v}\n" for i, v in zip(
         ids, ["fail", "pass", "pass", "fail"], strict=True)))
     import_labels(ragas_store, labels, "r", annotator="dana")
-    summary = import_verdicts(ragas_store, RAGAS_RESULTS, dataset="r", judge="ragas-sim",
+    summary = import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r",
+                              judge="ragas-sim",
                               mapping={"score": "non_llm_string_similarity"}, pass_if=">=0.5",
                               source={"tool": "ragas"})
     card = build_card(ragas_store, "r", "ragas-sim", force=True)

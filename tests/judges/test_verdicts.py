@@ -21,6 +21,7 @@ from judges.verdicts import (
     judge_verdicts,
     swap_flips,
 )
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.errors import CalibrateError, ConflictError, ImportFileError, NotFoundError
 
@@ -35,9 +36,10 @@ def test_query_shape_order_and_unscored_rows(
     make_dataset("docs", faithfulness_rows(2))
     provider = ScriptedProvider("x", responder=lambda r: "VERDICT: PASS")
     provider.script_for("plan 1", "VERDICT: FAIL", "no marker here", "VERDICT: PASS", "")
-    run_judge(oneshot, "docs", store=store, provider=provider, swap=True, repeats=2,
+    run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider, swap=True,
+              repeats=2,
               concurrency=1)
-    frame = judge_verdicts(store, "docs", "faithfulness-oneshot")
+    frame = judge_verdicts(Workspace.of(store), "docs", "faithfulness-oneshot")
     assert tuple(frame.columns) == VERDICT_COLUMNS
     assert frame[["item_id", "repeat", "order"]].values.tolist() == [
         ["row-000", 0, "original"], ["row-000", 0, "swapped"],
@@ -57,14 +59,17 @@ def test_a_name_resolves_to_the_revision_run_last(
     store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
 ) -> None:
     make_dataset("docs", faithfulness_rows(1))
-    run_judge(oneshot, "docs", store=store, provider=scripted("VERDICT: PASS"))
+    run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=scripted("VERDICT: PASS"))
     newer = oneshot.with_revision(system="Be strict.")
-    run_judge(newer, "docs", store=store, provider=scripted("VERDICT: FAIL"))
-    assert judge_verdicts(store, "docs", "faithfulness-oneshot")["verdict"].tolist() == ["fail"]
-    assert judge_verdicts(store, "docs", oneshot.config_id)["verdict"].tolist() == ["pass"]
-    assert judge_verdicts(store, "docs", oneshot.config_id[:12])["verdict"].tolist() == ["pass"]
+    run_judge(newer, "docs", workspace=Workspace.of(store), provider=scripted("VERDICT: FAIL"))
+    assert judge_verdicts(Workspace.of(store), "docs",
+                          "faithfulness-oneshot")["verdict"].tolist() == ["fail"]
+    assert judge_verdicts(Workspace.of(store), "docs",
+                          oneshot.config_id)["verdict"].tolist() == ["pass"]
+    assert judge_verdicts(Workspace.of(store), "docs",
+                          oneshot.config_id[:12])["verdict"].tolist() == ["pass"]
     with pytest.raises(NotFoundError, match="judges: faithfulness-oneshot"):
-        judge_verdicts(store, "docs", "nobody")
+        judge_verdicts(Workspace.of(store), "docs", "nobody")
 
 
 def test_aggregation_rules() -> None:
@@ -94,7 +99,8 @@ def test_the_judge_configs_aggregation_is_the_default_rule(
     strict = oneshot.with_revision(aggregation="all_agree")
     assert oneshot.aggregation == "majority" and strict.config_id != oneshot.config_id
     for config in (oneshot, strict):
-        run_judge(config, "docs", store=store, provider=provider, repeats=3, concurrency=1)
+        run_judge(config, "docs", workspace=Workspace.of(store), provider=provider, repeats=3,
+                  concurrency=1)
         provider.script_for("plan 1", "VERDICT: PASS", "VERDICT: FAIL", "VERDICT: PASS")
     by_majority = load_judge_items(store, "docs", oneshot.config_id)
     by_all = load_judge_items(store, "docs", strict.config_id)
@@ -109,8 +115,8 @@ def test_the_judge_configs_aggregation_is_the_default_rule(
 def test_swap_flips_measure_position_bias(store: LabelStore, make_dataset: Any) -> None:
     make_dataset("pairs", pairwise_rows(4))
     provider = ScriptedProvider("x", responder=lambda r: "VERDICT: A")  # always the first slot
-    run_judge(load_builtin("preference"), "pairs", store=store, provider=provider)
-    flips = swap_flips(judge_verdicts(store, "pairs", "preference"))
+    run_judge(load_builtin("preference"), "pairs", workspace=Workspace.of(store), provider=provider)
+    flips = swap_flips(judge_verdicts(Workspace.of(store), "pairs", "preference"))
     assert len(flips) == 4 and flips["flipped"].all()
     assert flips["flipped"].mean() == 1.0
 
@@ -119,26 +125,28 @@ def test_import_export_round_trip(
     store: LabelStore, make_dataset: Any, oneshot: JudgeConfig, tmp_path: Path
 ) -> None:
     make_dataset("docs", faithfulness_rows(3))
-    run_judge(oneshot, "docs", store=store, provider=ScriptedProvider("x"), repeats=2,
+    run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=ScriptedProvider("x"),
+              repeats=2,
               swap=True)
-    out = export_verdicts(store, "docs", "faithfulness-oneshot", tmp_path / "v.csv")
+    out = export_verdicts(Workspace.of(store), "docs", "faithfulness-oneshot", tmp_path / "v.csv")
     # The file names the config that made the verdicts: it re-imports under that config only.
-    config_id = judge_verdicts(store, "docs", "faithfulness-oneshot")["config_id"].iloc[0]
-    same = import_verdicts(store, out, dataset="docs", judge="faithfulness-oneshot")
+    config_id = judge_verdicts(Workspace.of(store), "docs",
+                               "faithfulness-oneshot")["config_id"].iloc[0]
+    same = import_verdicts(Workspace.of(store), out, dataset="docs", judge="faithfulness-oneshot")
     assert same.config_id == config_id and same.added == 0 and same.unchanged == 12
     with pytest.raises(ImportFileError, match="come from judge 'faithfulness-oneshot'"):
-        import_verdicts(store, out, dataset="docs", judge="copy")
+        import_verdicts(Workspace.of(store), out, dataset="docs", judge="copy")
     # Without the config_id column they are an external judge's verdicts, as any other file.
     frame = pd.read_csv(out).drop(columns=["config_id"])
     out = tmp_path / "plain.csv"
     frame.to_csv(out, index=False)
-    summary = import_verdicts(store, out, dataset="docs", judge="copy")
+    summary = import_verdicts(Workspace.of(store), out, dataset="docs", judge="copy")
     assert summary.added == 12 and summary.unchanged == 0 and summary.config_id.startswith("ext:")
-    original = judge_verdicts(store, "docs", "faithfulness-oneshot")
-    copied = judge_verdicts(store, "docs", "copy")
+    original = judge_verdicts(Workspace.of(store), "docs", "faithfulness-oneshot")
+    copied = judge_verdicts(Workspace.of(store), "docs", "copy")
     cols = ["item_id", "repeat", "order", "verdict", "reasoning"]
     pd.testing.assert_frame_equal(original[cols], copied[cols])
-    again = import_verdicts(store, out, dataset="docs", judge="copy")
+    again = import_verdicts(Workspace.of(store), out, dataset="docs", judge="copy")
     assert again.added == 0 and again.unchanged == 12 and again.run_id is None
 
 
@@ -153,9 +161,9 @@ def test_import_minimal_file_with_unscored_rows(
 ) -> None:
     make_dataset("docs", faithfulness_rows(3))
     path = _written(tmp_path / "ext.csv", "id,verdict\nrow-000,1\nrow-001,FAIL\nrow-002,\n")
-    summary = import_verdicts(store, path, dataset="docs", judge="gpt4o")
+    summary = import_verdicts(Workspace.of(store), path, dataset="docs", judge="gpt4o")
     assert summary.added == 3 and summary.unscored == 1
-    frame = judge_verdicts(store, "docs", "gpt4o")
+    frame = judge_verdicts(Workspace.of(store), "docs", "gpt4o")
     assert frame["verdict"].tolist() == ["pass", "fail", "unscored"]
     assert frame["unscored_reason"].tolist()[2] == "external"
     assert set(frame["order"]) == {"original"} and set(frame["repeat"]) == {0}
@@ -178,7 +186,7 @@ def test_import_errors_name_row_and_column_and_write_nothing(
     make_dataset("docs", faithfulness_rows(2))
     path = _written(tmp_path / "bad.csv", content)
     with pytest.raises(ImportFileError, match=message):
-        import_verdicts(store, path, dataset="docs", judge="ext")
+        import_verdicts(Workspace.of(store), path, dataset="docs", judge="ext")
     with store.db.cursor() as cur:
         tables = {r[0] for r in cur.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         if "judge_calls" in tables:
@@ -191,12 +199,12 @@ def test_import_conflict_changes_nothing(
 ) -> None:
     make_dataset("docs", faithfulness_rows(2))
     path = _written(tmp_path / "v.jsonl", '{"id": "row-000", "verdict": "pass"}\n')
-    import_verdicts(store, path, dataset="docs", judge="ext")
+    import_verdicts(Workspace.of(store), path, dataset="docs", judge="ext")
     path.write_text('{"id": "row-001", "verdict": "pass"}\n'
                     '{"id": "row-000", "verdict": "fail"}\n', encoding="utf-8")
     with pytest.raises(ConflictError, match=r"already has verdict 'pass'.*says 'fail'"):
-        import_verdicts(store, path, dataset="docs", judge="ext")
-    assert judge_verdicts(store, "docs", "ext")["item_id"].tolist() == ["row-000"]
+        import_verdicts(Workspace.of(store), path, dataset="docs", judge="ext")
+    assert judge_verdicts(Workspace.of(store), "docs", "ext")["item_id"].tolist() == ["row-000"]
 
 
 def test_pairwise_import_accepts_a_b_tie(
@@ -205,9 +213,9 @@ def test_pairwise_import_accepts_a_b_tie(
     make_dataset("pairs", pairwise_rows(2))
     path = _written(tmp_path / "p.csv", "id,verdict,order,reasoning\npair-000,A,original,first\n"
                                         "pair-000,tie,swapped,\npair-001,b,original,x\n")
-    import_verdicts(store, path, dataset="pairs", judge="mt")
-    frame = judge_verdicts(store, "pairs", "mt")
+    import_verdicts(Workspace.of(store), path, dataset="pairs", judge="mt")
+    frame = judge_verdicts(Workspace.of(store), "pairs", "mt")
     assert frame["verdict"].tolist() == ["a", "tie", "b"]
     path.write_text("id,verdict\npair-000,pass\n", encoding="utf-8")
     with pytest.raises(ImportFileError, match="use a, b, tie"):
-        import_verdicts(store, path, dataset="pairs", judge="mt2")
+        import_verdicts(Workspace.of(store), path, dataset="pairs", judge="mt2")

@@ -18,6 +18,7 @@ from repo_paths import BAD_FILES
 
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import import_verdicts
+from judges.workspace import Workspace
 from labels import CalibrateError, ImportFileError, LabelStore, import_labels, import_rows
 
 BAD = BAD_FILES
@@ -101,7 +102,8 @@ def test_bad_verdict_file_is_refused_with_its_message(
     path = BAD / "verdicts" / name
     _assert_refused(
         labelled_store, path, EXPECTED_VERDICTS[name],
-        lambda: import_verdicts(labelled_store, path, dataset="d", judge="their-judge"),
+        lambda: import_verdicts(Workspace.of(labelled_store), path, dataset="d",
+                                judge="their-judge"),
     )
 
 

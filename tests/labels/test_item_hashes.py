@@ -14,6 +14,7 @@ from repo_paths import TESTS
 
 from judges.stores.judge_store import item_hash
 from judges.verdicts import dataset_hashes
+from judges.workspace import Workspace
 from labels import import_rows, open_store
 from labels.errors import ImportFileError
 from labels.item_hashes import content_hashes
@@ -229,7 +230,7 @@ def test_rows_stored_without_a_hash_are_hashed_then_filled(
     expected = _expected(store, "d")
     with store.db.transaction() as cur:  # as a tool writing items directly would leave them
         cur.execute("UPDATE items SET item_hash = NULL WHERE item_id IN ('r1', 'r2', 'r9')")
-    frame = dataset_hashes(store, "d")
+    frame = dataset_hashes(Workspace.of(store), "d")
     assert dict(zip(frame["item_id"], frame["item_hash"], strict=True)) == expected
     assert frame["position"].tolist() == list(range(len(TRICKY)))
     planned: list[str] = []
@@ -249,7 +250,7 @@ def test_reports_and_planning_read_the_stored_column(
                        {"id": "r1", "question": "q1", "answer": "a1"}])
     with store.db.transaction() as cur:
         cur.execute("UPDATE items SET item_hash = 'istored' WHERE item_id = 'r1'")
-    frame = dataset_hashes(store, "d")
+    frame = dataset_hashes(Workspace.of(store), "d")
     assert frame["item_hash"].tolist() == [item_hash(store.items("d")[0]), "istored"]
     batch = next(store.content_batches("d"))
     assert content_hashes(batch)[1] == "istored"

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from calibrate_app.cli import cli
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import import_verdicts, judge_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.errors import CalibrateError, ImportFileError
 from labels.importing import import_rows
@@ -51,10 +52,10 @@ def test_inspect_rows_and_the_reviewed_grade(store: LabelStore) -> None:
     first = store.items("in")[0]
     assert (first.item_id, first.reference) == ("q1", "Yes, for teams under 50 seats.")
     with pytest.raises(ImportFileError, match=r"several metrics \(model_graded_fact, includes\)"):
-        import_verdicts(store, log, dataset="in")
-    summary = import_verdicts(store, log, dataset="in", metric="model_graded_fact")
+        import_verdicts(Workspace.of(store), log, dataset="in")
+    summary = import_verdicts(Workspace.of(store), log, dataset="in", metric="model_graded_fact")
     assert summary.judge == "inspect-model_graded_fact"
-    frame = judge_verdicts(store, "in", summary.judge)
+    frame = judge_verdicts(Workspace.of(store), "in", summary.judge)
     # C/I grades; q1's C was overridden to I by the reviewer (inspect's edit_score)
     assert list(frame["verdict"]) == ["fail", "pass", "pass", "fail"]
     assert JudgeStore(store.db).stored_config(summary.config_id).source == {
@@ -65,12 +66,12 @@ def test_promptfoo_verdicts_and_scores(store: LabelStore) -> None:
     results = FORMATS / "promptfoo" / "results.json"
     import_rows(store, results, "pf")
     assert store.item_ids("pf") == ["r-1", "r-2", "r-3"]
-    passed = import_verdicts(store, results, dataset="pf")
+    passed = import_verdicts(Workspace.of(store), results, dataset="pf")
     assert passed.judge == "promptfoo-gradingResult"
-    assert list(judge_verdicts(store, "pf", passed.config_id)["verdict"]) == [
+    assert list(judge_verdicts(Workspace.of(store), "pf", passed.config_id)["verdict"]) == [
         "fail", "pass", "pass"]
-    strict = import_verdicts(store, results, dataset="pf", pass_if=">=0.8")
-    assert list(judge_verdicts(store, "pf", strict.config_id)["verdict"]) == [
+    strict = import_verdicts(Workspace.of(store), results, dataset="pf", pass_if=">=0.8")
+    assert list(judge_verdicts(Workspace.of(store), "pf", strict.config_id)["verdict"]) == [
         "fail", "pass", "fail"]  # score 0.75 misses the stricter rule
     assert JudgeStore(store.db).stored_config(strict.config_id).source == {
         "tool": "promptfoo", "metric": "gradingResult", "pass_if": "score>=0.8"}
@@ -78,9 +79,10 @@ def test_promptfoo_verdicts_and_scores(store: LabelStore) -> None:
 
 def test_deepeval_run_verdicts_find_rows_of_the_test_cases_file(store: LabelStore) -> None:
     import_rows(store, FORMATS / "deepeval" / "test_cases.json", "de")
-    summary = import_verdicts(store, FORMATS / "deepeval" / "test_run.json", dataset="de")
+    summary = import_verdicts(Workspace.of(store), FORMATS / "deepeval" / "test_run.json",
+                              dataset="de")
     assert (summary.judge, summary.added) == ("deepeval-Overlap", 3)
-    frame = judge_verdicts(store, "de", summary.judge)
+    frame = judge_verdicts(Workspace.of(store), "de", summary.judge)
     assert list(frame["verdict"]) == ["pass", "pass", "fail"]
     assert list(frame["reasoning"]) == [
         "5 of 6 expected words", "7 of 7 expected words", "1 of 7 expected words"]
@@ -90,9 +92,10 @@ def test_ragas_scores_need_a_rule(store: LabelStore) -> None:
     results = FORMATS / "ragas" / "results.csv"
     import_rows(store, FORMATS / "ragas" / "dataset.csv", "ra")
     with pytest.raises(CalibrateError, match="holds scores: say which pass"):
-        import_verdicts(store, results, dataset="ra", metric="exact_match")
-    summary = import_verdicts(store, results, dataset="ra", metric="exact_match", pass_if=">=1")
-    assert list(judge_verdicts(store, "ra", summary.judge)["verdict"]) == [
+        import_verdicts(Workspace.of(store), results, dataset="ra", metric="exact_match")
+    summary = import_verdicts(Workspace.of(store), results, dataset="ra", metric="exact_match",
+                              pass_if=">=1")
+    assert list(judge_verdicts(Workspace.of(store), "ra", summary.judge)["verdict"]) == [
         "fail", "pass", "pass", "fail"]
 
 
@@ -118,8 +121,8 @@ def test_eval_log_read_by_inspects_own_reader(store: LabelStore, tmp_path: Path)
     import_rows(store, FORMATS / "inspect" / "rag.json", "js")
     assert [i.model_dump() for i in store.items("ev")] == [
         i.model_dump() for i in store.items("js")]  # the same rows as the JSON log's
-    verdicts = import_verdicts(store, log, dataset="ev", metric="model_graded_fact")
-    assert list(judge_verdicts(store, "ev", verdicts.judge)["verdict"]) == [
+    verdicts = import_verdicts(Workspace.of(store), log, dataset="ev", metric="model_graded_fact")
+    assert list(judge_verdicts(Workspace.of(store), "ev", verdicts.judge)["verdict"]) == [
         "fail", "pass", "pass", "fail"]  # with the reviewer's edit of q1
     cut = tmp_path / "rag.eval"
     cut.write_bytes(log.read_bytes()[:5000])

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from calibrate_app.cli import cli
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import import_verdicts, judge_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.errors import ImportFileError
 from labels.importing import import_rows
@@ -54,9 +55,9 @@ def test_rows_verdicts_and_labels_without_flags(
         first, "Does the Pro plan include single sign-on?")
     assert items[0].answer == "Yes, SSO is included on Pro at no extra cost."
 
-    verdicts = import_verdicts(store, FORMATS / scores, dataset="d", metric=metric)
+    verdicts = import_verdicts(Workspace.of(store), FORMATS / scores, dataset="d", metric=metric)
     assert (verdicts.judge, verdicts.rows_read, verdicts.added) == (f"{tool}-{metric}", 4, 4)
-    assert list(judge_verdicts(store, "d", verdicts.config_id)["verdict"]) == JUDGED
+    assert list(judge_verdicts(Workspace.of(store), "d", verdicts.config_id)["verdict"]) == JUDGED
     assert JudgeStore(store.db).stored_config(verdicts.config_id).source == {
         "tool": tool, "metric": metric, **source}
 
@@ -72,15 +73,16 @@ def test_langfuse_scores_in_every_format_are_the_same_verdicts(store: LabelStore
     import_rows(store, FORMATS / "langfuse" / "traces.json", "lf")
     ids = set()
     for name in ("scores.jsonl", "scores.csv", "scores.parquet"):
-        summary = import_verdicts(store, FORMATS / "langfuse" / name, dataset="lf",
+        summary = import_verdicts(Workspace.of(store), FORMATS / "langfuse" / name, dataset="lf",
                                   metric="faithfulness")
         ids.add(summary.config_id)
         assert summary.rows_read == 4
     assert len(ids) == 1  # one judge: the re-imports added nothing
     # a numeric evaluator score becomes a verdict only by a rule; 0.7000001 meets >=0.7
-    helpful = import_verdicts(store, FORMATS / "langfuse" / "scores.parquet", dataset="lf",
+    helpful = import_verdicts(Workspace.of(store), FORMATS / "langfuse" / "scores.parquet",
+                              dataset="lf",
                               metric="helpfulness", pass_if=">=0.7")
-    assert list(judge_verdicts(store, "lf", helpful.config_id)["verdict"]) == JUDGED
+    assert list(judge_verdicts(Workspace.of(store), "lf", helpful.config_id)["verdict"]) == JUDGED
     # the reviewer's comment is the label's note
     import_labels(store, FORMATS / "langfuse" / "scores.jsonl", "lf")
     dana = store.current_labels("lf").set_index(["annotator", "item_id"]).loc[("dana", "t-q1")]
@@ -120,7 +122,7 @@ def test_truncated_exports_name_the_file_and_row(
         if reader == "rows":
             import_rows(store, cut, "d")
         elif reader == "verdicts":
-            import_verdicts(store, cut, dataset="d", judge="j")
+            import_verdicts(Workspace.of(store), cut, dataset="d", judge="j")
         else:
             import_labels(store, cut, "d")
     assert store.items("d") == []

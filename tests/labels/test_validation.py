@@ -19,6 +19,7 @@ from click.testing import CliRunner
 from judges.config import ConfigError, load_builtin, parse_config
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import import_verdicts, judge_verdicts
+from judges.workspace import Workspace
 from labels import (
     CalibrateError,
     Criterion,
@@ -106,7 +107,8 @@ def test_the_store_refuses_bad_names_everywhere_and_writes_nothing(
     with pytest.raises(InvalidNameError, match="annotator name"):
         import_labels(store, _label_file(tmp_path, "1"), "d", annotator="<i>x</i>")
     with pytest.raises(InvalidNameError, match="judge name"):
-        import_verdicts(store, _verdict_file(tmp_path, "1"), dataset="d", judge="<svg onload=x>")
+        import_verdicts(Workspace.of(store), _verdict_file(tmp_path, "1"), dataset="d",
+                        judge="<svg onload=x>")
     assert _counts(store) == before
     store.add_annotator(" dana ")  # surrounding spaces of a typed name are dropped
     assert "dana" in store.annotators()
@@ -129,8 +131,9 @@ def test_ids_are_normalised_the_same_for_rows_labels_and_verdicts(
     assert store.item_ids("d") == [NFC, "2"]
     import_labels(store, _label_file(tmp_path, f"{NFD}  "), "d", annotator="dana")
     assert store.current_labels("d")["item_id"].tolist() == [NFC]
-    import_verdicts(store, _verdict_file(tmp_path, f"\t{NFD}"), dataset="d", judge="ext")
-    assert judge_verdicts(store, "d", "ext")["item_id"].tolist() == [NFC]
+    import_verdicts(Workspace.of(store), _verdict_file(tmp_path, f"\t{NFD}"), dataset="d",
+                    judge="ext")
+    assert judge_verdicts(Workspace.of(store), "d", "ext")["item_id"].tolist() == [NFC]
     label = store.add_label("d", f" {NFD}", "kim", "fail")
     assert label.item_id == NFC
 
@@ -354,7 +357,7 @@ def test_a_verdict_import_failing_while_writing_leaves_no_judge_and_no_run(
 
     monkeypatch.setattr(judges.stores.judge_store, "insert_calls", broken)
     with pytest.raises(RuntimeError, match="disk full"):
-        import_verdicts(store, _verdict_file(tmp_path, "1"), dataset="d", judge="ext")
+        import_verdicts(Workspace.of(store), _verdict_file(tmp_path, "1"), dataset="d", judge="ext")
     assert _counts(store) == before  # no judge config, no failed run, no call
 
 

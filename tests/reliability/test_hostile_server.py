@@ -17,6 +17,7 @@ from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
 from judges.stores.judge_store import JudgeStore
+from judges.workspace import Workspace
 from labels import LabelStore
 
 HUGE = "x" * 40_000_000  # 40 MB: past the 8 MB a call may take
@@ -40,7 +41,7 @@ def test_a_hostile_server_cannot_make_a_reply_exhaust_memory(
             OpenAIProvider("m", api_key=DUMMY_KEY, base_url=server.openai_base_url)
             if sdk == "openai" else
             AnthropicProvider("m", api_key=DUMMY_KEY, base_url=server.anthropic_base_url))
-        run_judge(oneshot, "docs", store=store, provider=provider,
+        run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider,
                   policy=CallPolicy(timeout=30, max_retries=2, backoff=0.01))
         requests = len(server.calls)
     calls = JudgeStore(store.db).calls_frame().set_index("item_id")

@@ -21,6 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from calibrate_app.cli import cli
+from judges.workspace import Workspace
 from labels import open_store
 from labels.errors import UnsafeFileError
 from labels.stores.db import Database, wal_path
@@ -62,7 +63,7 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import_rows(store, rows, "docs")
     store.add_label("docs", "row-000", "alice", "pass", criterion="faithfulness")
     store.add_label("docs", "row-001", "alice", "fail", criterion="faithfulness")
-    import_verdicts(store, verdicts, dataset="docs", judge="ext")
+    import_verdicts(Workspace.of(store), verdicts, dataset="docs", judge="ext")
     store.db.close()
     return db
 

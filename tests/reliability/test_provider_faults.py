@@ -16,6 +16,7 @@ from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
 from judges.stores.judge_store import JudgeStore
+from judges.workspace import Workspace
 from labels import LabelStore, import_rows
 
 FAULT_MIX = {
@@ -56,7 +57,7 @@ def _mixed_fault_run(
         summary = run_judge(
             config,
             "docs",
-            store=store,
+            workspace=Workspace.of(store),
             provider=provider,
             policy=policy,
             concurrency=16,
@@ -100,7 +101,7 @@ def _mixed_fault_run(
     again = run_judge(
         config,
         "docs",
-        store=store,
+        workspace=Workspace.of(store),
         provider=provider_for_rerun(sdk),
         policy=policy,
         concurrency=16,

@@ -23,6 +23,7 @@ import numpy as np
 from stores import opened_store
 
 from judges.verdicts import import_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore, import_labels, import_rows
 
 N_CAL, N_PASS, N_TGT = 120, 70, 400
@@ -132,10 +133,10 @@ def build_store(store: LabelStore, files: ReportFiles) -> None:
     import_rows(store, files.tgt_items, "tgt")
     import_labels(store, files.alice, "cal", annotator="alice")
     import_labels(store, files.bob, "cal", annotator="bob")
-    import_verdicts(store, files.judge_a_cal, dataset="cal", judge="judge-a")
-    import_verdicts(store, files.judge_a_tgt, dataset="tgt", judge="judge-a")
-    import_verdicts(store, files.judge_b_cal, dataset="cal", judge="judge-b")
-    import_verdicts(store, files.swapper_cal, dataset="cal", judge="swapper")
+    import_verdicts(Workspace.of(store), files.judge_a_cal, dataset="cal", judge="judge-a")
+    import_verdicts(Workspace.of(store), files.judge_a_tgt, dataset="tgt", judge="judge-a")
+    import_verdicts(Workspace.of(store), files.judge_b_cal, dataset="cal", judge="judge-b")
+    import_verdicts(Workspace.of(store), files.swapper_cal, dataset="cal", judge="swapper")
 
 
 def build_report_db(folder: Path) -> tuple[Path, ReportFiles]:

@@ -62,6 +62,7 @@ from judges.runner import RunSummary, run_judge
 from judges.settings import Settings
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import calls_for_dataset, judge_verdicts
+from judges.workspace import Workspace
 from labels import open_store
 from labels.errors import CalibrateError
 from labels.stores.label_store import LabelStore
@@ -158,7 +159,8 @@ def judge(store: LabelStore, config: JudgeConfig, dataset: str, ids: list[str],
 
     _log(f"{config.name} ({config.config_id}) on {dataset}: {len(ids)} rows")
     summary = run_judge(
-        config, dataset, store=store, provider=provider, item_ids=ids, concurrency=1,
+        config, dataset, workspace=Workspace.of(store), provider=provider, item_ids=ids,
+        concurrency=1,
         policy=CallPolicy(timeout=900, max_retries=2), on_progress=progress,
     )
     _log(summary.describe())
@@ -178,8 +180,8 @@ def headline(store: LabelStore, config: JudgeConfig, target: str | None = None) 
 
 def export(store: LabelStore, config: JudgeConfig, dataset: str, out_dir: Path) -> Path:
     """Write the verdict file the demo imports: ``id, verdict, repeat, order, reasoning``."""
-    frame = judge_verdicts(store, dataset, config.config_id)
-    calls = calls_for_dataset(store, dataset, config.config_id)
+    frame = judge_verdicts(Workspace.of(store), dataset, config.config_id)
+    calls = calls_for_dataset(Workspace.of(store), dataset, config.config_id)
     calls = calls[calls["status"] != "failed"]
     detail = {
         (str(item), int(repeat), str(order)): text

@@ -44,6 +44,7 @@ from judges.providers.base import CompletionRequest
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
 from judges.verdicts import judge_verdicts
+from judges.workspace import Workspace
 from labels import open_store
 from labels.importing import import_rows
 from labels.stores.label_store import LabelStore
@@ -128,8 +129,9 @@ def verdict_lines(store: LabelStore, config: JudgeConfig, dataset: str,
     """Run the stand-in on ``dataset`` (or only ``ids``) and return the file's JSONL lines."""
     wanted = None if ids is None else list(ids)
     provider = ScriptedProvider(config.model.split("/", 1)[1], responder=simulated_judge())
-    run_judge(config, dataset, store=store, provider=provider, item_ids=wanted, concurrency=8)
-    frame = judge_verdicts(store, dataset, config.config_id)
+    run_judge(config, dataset, workspace=Workspace.of(store), provider=provider, item_ids=wanted,
+              concurrency=8)
+    frame = judge_verdicts(Workspace.of(store), dataset, config.config_id)
     if wanted is not None:
         frame = frame[frame["item_id"].isin(wanted)]
     return [

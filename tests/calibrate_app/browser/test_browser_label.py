@@ -30,6 +30,7 @@ from app_browser import (
 )
 
 from calibrate_app.widgets import LONG_PASSAGE
+from judges.workspace import Workspace
 from labels import LabelStore, Provenance, import_rows
 from labels.sampling import QueueSettings
 
@@ -388,7 +389,7 @@ def _stratified(tmp_path: Path) -> Callable[[LabelStore], None]:
         verdicts = tmp_path / "verdicts.csv"
         verdicts.write_text("id,verdict\n" + "".join(
             f"q{i},{'pass' if i % 2 else 'fail'}\n" for i in range(6)), encoding="utf-8")
-        import_verdicts(store, verdicts, dataset="demo", judge="strata-judge")
+        import_verdicts(Workspace.of(store), verdicts, dataset="demo", judge="strata-judge")
         store.save_queue_settings("demo", "faithfulness", QueueSettings("stratified", 0, 1))
 
     return seed

@@ -29,6 +29,7 @@ from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
 from judges.stores.judge_store import bound_key
 from judges.verdicts import import_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore, import_rows
 from labels.models import Criterion
 from labels.sampling import QueueSettings
@@ -113,15 +114,17 @@ def _seed(store: LabelStore, tmp_path: Path, hostile: Any) -> dict[str, str]:
     builtin = next(n for n in builtin_names() if load_builtin(n).kind == "pointwise")
     # (in a thread: Playwright's event loop runs in this one, and the runner starts its own)
     runner = threading.Thread(target=run_judge, args=(load_builtin(builtin), "plainset"),
-                              kwargs={"store": store, "provider": ScriptedProvider(),
-                                      "limit": 4, "concurrency": 1})
+                              kwargs={"workspace": Workspace.of(store),
+                                      "provider": ScriptedProvider(), "limit": 4,
+                                      "concurrency": 1})
     runner.start()
     runner.join()
     # ...then imported verdicts of an external judge (the most recent: the pages' default).
     verdicts = tmp_path / "verdicts.csv"
     verdicts.write_text("id,verdict,reasoning\n" + "".join(
         f"r{k},{'pass' if k % 2 else 'fail'},plain\n" for k in range(ROWS)), encoding="utf-8")
-    import_verdicts(store, verdicts, dataset="plainset", judge="extjudge", criterion="critx")
+    import_verdicts(Workspace.of(store), verdicts, dataset="plainset", judge="extjudge",
+                    criterion="critx")
 
     names = {"dataset": hostile("dataset"), "criterion": hostile("criterion"),
              "judge": hostile("judge"), "annotator": hostile("annotator")}

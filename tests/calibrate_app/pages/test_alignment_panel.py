@@ -17,6 +17,7 @@ from judges.config import load_builtin
 from judges.runner import run_judge
 from judges.stores.alignment_store import AlignStore
 from judges.stores.judge_store import JudgeStore
+from judges.workspace import Workspace
 from labels import LabelStore, NewLabel
 from labels.stores.split_store import SplitStore
 
@@ -63,7 +64,7 @@ def test_panel_shows_dev_rows_only_and_adopts_only_when_asked(page_store: LabelS
     # The page numbers the edit revision 2; a run of it (here through the library) saves it.
     config = with_changes(load_builtin("faithfulness-oneshot"), model="scripted/demo",
                           revision=2)
-    run_judge(config, "docs", store=page_store)
+    run_judge(config, "docs", workspace=Workspace.of(page_store))
     at.run()
     assert "this is the saved faithfulness-oneshot r2" in "\n".join(
         shown(c.value) for c in at.caption)

@@ -14,6 +14,7 @@ from calibrate_app.cli import cli
 from judges.calibration import describe_interval, format_point
 from judges.demo.layout import DATA_DIR
 from judges.demo.mtbench import MTBENCH_JUDGE, load_mtbench
+from judges.workspace import Workspace
 from labels import open_store
 
 
@@ -21,7 +22,7 @@ from labels import open_store
 def pairwise_db(app_env: Path, tmp_path: Path) -> Path:
     store = open_store(str(app_env))
     try:
-        load_mtbench(store, DATA_DIR / "mtbench", tmp_path / "work")
+        load_mtbench(Workspace.of(store), DATA_DIR / "mtbench", tmp_path / "work")
         # A hostile annotator note is data too: it must never reach markdown.
         store.add_label("mtbench", "q81-t1-alpaca-13b-vs-gpt-3.5-turbo", "hostile", "b",
                         criterion="preference", note="**x** <b>y</b> [link](http://127.0.0.1:9/)")

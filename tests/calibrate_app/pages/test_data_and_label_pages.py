@@ -21,6 +21,7 @@ from calibrate_app import resources
 from judges.config import load_builtin
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.importing import import_rows
 from labels.models import Criterion
@@ -144,7 +145,7 @@ def test_data_page_lists_datasets_with_counts(seeded: LabelStore) -> None:
     seeded.add_label("demo", "q1", "bob", "pass")
     judge = load_builtin("faithfulness-oneshot")
     for reply in ("VERDICT: PASS", "VERDICT: FAIL"):  # two runs (a second revision re-judges)
-        run_judge(judge, "demo", store=seeded,
+        run_judge(judge, "demo", workspace=Workspace.of(seeded),
                   provider=ScriptedProvider("x", responder=lambda r, reply=reply: reply))
         judge = judge.with_revision(system="Be strict.")
     at = app(page="app_pages/data.py")
@@ -362,7 +363,7 @@ def test_back_edits_an_earlier_label_as_a_new_version(seeded: LabelStore) -> Non
 def test_labeller_never_sees_judge_verdicts_or_other_labels(seeded: LabelStore) -> None:
     for item_id in seeded.item_ids("demo"):
         seeded.add_label("demo", item_id, "carol", "fail", note="CAROL-SECRET-NOTE")
-    run_judge(load_builtin("faithfulness-oneshot"), "demo", store=seeded,
+    run_judge(load_builtin("faithfulness-oneshot"), "demo", workspace=Workspace.of(seeded),
               provider=ScriptedProvider("x", responder=lambda r: "JUDGE-REASONING\nVERDICT: PASS"))
     seeded.save_queue_settings("demo", "faithfulness", QueueSettings("stratified", 1, 2))
     at = app(dataset="demo")

@@ -21,6 +21,7 @@ from judges.providers import get_provider
 from judges.reporting import judges_on
 from judges.runner import run_judge
 from judges.stores.judge_store import JudgeStore
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.stores.split_store import SplitStore
 
@@ -223,7 +224,7 @@ def test_try_on_rows_stores_nothing_and_save_as_stores_one_named_revision(
     for n, verdict in enumerate(["pass", "fail", "pass", "fail"]):
         page_store.add_label("docs", f"row-{n:03d}", "alice", verdict)
     # A run of the built-in makes it the Export page's default judge (the newest run).
-    run_judge(load_builtin("refusal"), "docs", store=page_store,
+    run_judge(load_builtin("refusal"), "docs", workspace=Workspace.of(page_store),
               provider=get_provider("scripted/demo"))
     before = judge_rows(page_store)
     default_judge = [j.config_id for j in judges_on(page_store, "docs")]

@@ -23,6 +23,7 @@ from judges.config import load_builtin
 from judges.demo import LABELLED_DATASET
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
+from judges.workspace import Workspace
 from labels import open_store
 
 RAW_MISSING = re.compile(r"\b(None|nan|NaN|NaT)\b")
@@ -39,7 +40,7 @@ def demo_app(
     config = load_builtin("faithfulness-oneshot").with_revision(model="scripted/demo")
     # In a thread: the runner starts its own event loop. A few rows only: not run on the rest.
     worker = threading.Thread(target=run_judge, args=(config, LABELLED_DATASET), kwargs={
-        "store": store, "provider": ScriptedProvider("demo"), "limit": 12})
+        "workspace": Workspace.of(store), "provider": ScriptedProvider("demo"), "limit": 12})
     worker.start()
     worker.join()
     store.db.close()

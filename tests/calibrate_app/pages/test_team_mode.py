@@ -18,6 +18,7 @@ from markup import shown
 from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.importing import import_rows
 from labels.stores.db import Database
@@ -250,7 +251,7 @@ def canary_db(team_db: Path, tmp_path: Path) -> Path:
     db = Database(team_db)
     try:
         store = LabelStore(db)
-        import_verdicts(store, verdicts, dataset="secretset", judge="canary-judge")
+        import_verdicts(Workspace.of(store), verdicts, dataset="secretset", judge="canary-judge")
         TeamStore(db, LabelStore(db)).set_role("other@example.org", "annotator", actor="cli:test")
         store.add_label("secretset", "q0", "other@example.org", "pass", note=CANARY_NOTE)
     finally:
@@ -333,13 +334,13 @@ def test_impersonation_attempts_are_refused(team_db: Path) -> None:
 
 
 def test_assigned_rows_come_first_and_the_progress_counts_them(team_db: Path) -> None:
-    from calibrate_app.assigning import assign_batch
+    from judges.workflows.queue import assign_batch
 
     db = Database(team_db)
     try:
         store = LabelStore(db)
         TeamStore(db, LabelStore(db)).set_role("bea@example.org", "annotator", actor="cli:test")
-        dealt = assign_batch(store, "secretset", "faithfulness",
+        dealt = assign_batch(Workspace.of(store), "secretset", "faithfulness",
                              ["ann@example.org", "bea@example.org"], batch=2, overlap=1,
                              actor="cli:test")
     finally:

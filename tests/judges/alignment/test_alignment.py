@@ -73,7 +73,7 @@ def provider(server: FakeLLMServer) -> OpenAIProvider:
 
 def _run_on_split(store: LabelStore, config: JudgeConfig, server: FakeLLMServer) -> None:
     split = SplitStore(store.db, store).ensure(DATASET, "faithfulness")
-    run_judge(config, DATASET, store=store, provider=provider(server),
+    run_judge(config, DATASET, workspace=Workspace.of(store), provider=provider(server),
               item_ids=split.ids("dev") + split.ids("test"))
 
 

@@ -157,7 +157,7 @@ def test_every_stress_test_over_http(
         (t.test, t.flip_rate.n, len(t.flipped)) for t in result.tests]
     assert stored[0].detail["family_warning"] == result.family_warning
     # ... and the judge card carries them.
-    run_judge(judge, "bot", store=store, provider=provider(server))
+    run_judge(judge, "bot", workspace=Workspace.of(store), provider=provider(server))
     card = card_from_report(
             store, calibration_report(store, "bot", judge.config_id), force=True
         )  # 30 labels: below the card's small-sample rule; the stress section is the point
@@ -172,7 +172,7 @@ def test_perturbed_rows_never_enter_calibration(
     labelled: LabelStore, server: FakeLLMServer, judge: JudgeConfig
 ) -> None:
     store = labelled
-    run_judge(judge, "bot", store=store, provider=provider(server))
+    run_judge(judge, "bot", workspace=Workspace.of(store), provider=provider(server))
     before = calibration_report(store, "bot", judge.config_id).to_json()
     run_stress(Workspace.of(store), "bot", judge, provider=provider(server))
     after = calibration_report(store, "bot", judge.config_id).to_json()

@@ -19,6 +19,7 @@ from judges.providers.base import Provider
 from judges.providers.openai import OpenAIProvider
 from judges.runner import run_judge
 from judges.stores.judge_store import JudgeStore
+from judges.workspace import Workspace
 from labels import LabelStore
 
 FAST = BatchPolling(interval=0.02, max_interval=0.1)
@@ -47,7 +48,8 @@ def test_batch_run_stores_calls_like_an_online_run(
     make_dataset("docs", faithfulness_rows(6))
     fake_server.batches.complete_after = 0.6
     status: list[str] = []
-    summary = run_judge_batch(judge, "docs", store=store, provider=provider, swap=True,
+    summary = run_judge_batch(judge, "docs", workspace=Workspace.of(store), provider=provider,
+                              swap=True,
                               repeats=2, polling=FAST, calls_per_batch=10, prices=PRICES,
                               on_status=status.append)
     assert summary.status == "completed", summary.describe()
@@ -72,7 +74,8 @@ def test_batch_run_stores_calls_like_an_online_run(
     assert row["latency_ms"] >= 500
     # The same run online now pays for nothing: batch rows are the cache.
     fake_server.reset_log()
-    again = run_judge(judge, "docs", store=store, provider=provider, swap=True, repeats=2)
+    again = run_judge(judge, "docs", workspace=Workspace.of(store), provider=provider, swap=True,
+                      repeats=2)
     assert again.cached == 24 and fake_server.calls == []
     assert {b.state for b in BatchStore(store.db, JudgeStore(store.db)).batches()} == {"collected"}
 
@@ -97,7 +100,8 @@ def test_partial_failures_expiry_and_retries(
     # out of retries (3 batches), failed.
     batches.expire_next(1, done_fraction=0.5)
     batches.script_item("Question 4:", "500", "500")
-    summary = run_judge_batch(judge, "docs", store=store, provider=provider, polling=FAST,
+    summary = run_judge_batch(judge, "docs", workspace=Workspace.of(store), provider=provider,
+                              polling=FAST,
                               policy=POLICY)
     assert summary.status == "completed"
     assert (summary.planned, summary.scored, summary.unscored, summary.failed) == (8, 5, 1, 2)
@@ -118,7 +122,8 @@ def test_partial_failures_expiry_and_retries(
     assert len(batches.submitted_bodies()) == 8 + summary.resubmitted
     assert summary.batches_collected == summary.batches_submitted == 3
     # A second run retries only the two failed calls.
-    again = run_judge_batch(judge, "docs", store=store, provider=provider, polling=FAST,
+    again = run_judge_batch(judge, "docs", workspace=Workspace.of(store), provider=provider,
+                            polling=FAST,
                             policy=POLICY)
     assert (again.cached, again.scored, again.failed) == (6, 2, 0)
 
@@ -140,7 +145,8 @@ def test_cancelled_batch_items_are_sent_again(
             batch.cancel_at = batch.created + 0.5  # half its items had run
 
     batches.hooks.append(cancel_on_first_poll)
-    summary = run_judge_batch(judge, "docs", store=store, provider=provider, polling=FAST,
+    summary = run_judge_batch(judge, "docs", workspace=Workspace.of(store), provider=provider,
+                              polling=FAST,
                               policy=POLICY)
     assert summary.status == "completed" and summary.scored == 6
     assert summary.resubmitted == 3 and summary.batches_submitted == 2
@@ -171,7 +177,8 @@ def test_lost_creation_reply_is_found_not_resent(
         return None
 
     fake_server.batches.hooks.append(lose)
-    summary = run_judge_batch(judge, "docs", store=store, provider=provider, polling=FAST,
+    summary = run_judge_batch(judge, "docs", workspace=Workspace.of(store), provider=provider,
+                              polling=FAST,
                               policy=POLICY)
     assert summary.status == "completed" and summary.scored == 4
     assert summary.batches_recovered == 1
@@ -187,7 +194,8 @@ def test_server_without_batch_endpoint_says_so(
     make_dataset("docs", faithfulness_rows(2))
     fake_server.batches.supported = False
     with pytest.raises(BatchUnsupportedError, match="has no batch API") as raised:
-        run_judge_batch(judge, "docs", store=store, provider=provider, polling=FAST)
+        run_judge_batch(judge, "docs", workspace=Workspace.of(store), provider=provider,
+                        polling=FAST)
     assert fake_server.base_url in str(raised.value) and "404" in str(raised.value)
     assert "without --batch" in str(raised.value)
     assert stored(store) == []
@@ -200,9 +208,9 @@ def test_providers_and_judges_a_batch_cannot_carry(
     make_dataset("docs", faithfulness_rows(2))
     scripted = with_changes(oneshot, model="scripted/demo")
     with pytest.raises(BatchUnsupportedError, match="scripted/demo has no batch API"):
-        run_judge_batch(scripted, "docs", store=store)
+        run_judge_batch(scripted, "docs", workspace=Workspace.of(store))
     with pytest.raises(BatchUnsupportedError, match="splits answers into claims"):
-        run_judge_batch(load_builtin("faithfulness-local"), "docs", store=store)
+        run_judge_batch(load_builtin("faithfulness-local"), "docs", workspace=Workspace.of(store))
 
 
 def test_a_batch_is_collected_once(store: LabelStore) -> None:
@@ -231,7 +239,8 @@ def test_a_key_echoed_in_a_batch_result_is_stored_nowhere(
     """A per-request error of a result file goes through the same redaction as an exception."""
     make_dataset("docs", faithfulness_rows(2))
     fake_server.batches.script_item("Question 0:", "invalid_echo")
-    summary = run_judge_batch(judge, "docs", store=store, provider=provider, polling=FAST,
+    summary = run_judge_batch(judge, "docs", workspace=Workspace.of(store), provider=provider,
+                              polling=FAST,
                               policy=POLICY)
     assert (summary.scored, summary.failed) == (1, 1)
     failed = next(r for r in stored(store) if r["status"] == "failed")
@@ -250,7 +259,7 @@ def test_a_key_echoed_in_a_failed_batch_is_stored_nowhere(
     make_dataset("docs", faithfulness_rows(2))
     fake_server.batches.reject_next(echo=True)
     summary = run_judge_batch(with_changes(oneshot, model=openai_provider.spec), "docs",
-                              store=store, provider=openai_provider, polling=FAST,
+                              workspace=Workspace.of(store), provider=openai_provider, polling=FAST,
                               policy=POLICY)
     assert (summary.scored, summary.failed) == (0, 2)
     (batch,) = BatchStore(store.db, JudgeStore(store.db)).batches()

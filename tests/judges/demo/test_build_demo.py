@@ -23,6 +23,7 @@ from judges.demo import (
     build_demo,
 )
 from judges.demo.layout import DATA_DIR, MTBENCH_DATASET
+from judges.workspace import Workspace
 from labels import open_store
 from labels.errors import ConflictError
 
@@ -200,7 +201,7 @@ def test_recorded_verdict_files_go_through_the_verdict_import(
     def stored() -> list[tuple[str, str, str]]:
         store = open_store(str(db_path))
         try:
-            frame = judge_verdicts(store, LABELLED_DATASET, "demo-judge")
+            frame = judge_verdicts(Workspace.of(store), LABELLED_DATASET, "demo-judge")
         finally:
             store.db.close()
         return [(r.item_id, r.order, r.verdict) for r in frame.itertuples(index=False)]

@@ -29,6 +29,7 @@ from judges.providers.scripted import ScriptedProvider
 from judges.reporting import calibration_report, judge_leaderboard
 from judges.runner import run_judge
 from judges.verdicts import import_verdicts, judge_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore
 from tools.demo.record import (
     CLAIMSPLIT,
@@ -101,7 +102,7 @@ def test_recording_notes_name_every_config_id() -> None:
 
 def test_verdicts_load_with_exact_counts(demo_store: LabelStore) -> None:
     for (dataset, judge), (rows, repeats, orders) in DESIGN.items():
-        frame = judge_verdicts(demo_store, dataset, judge)
+        frame = judge_verdicts(Workspace.of(demo_store), dataset, judge)
         assert len(frame) == rows * repeats * orders
         # Stored under the config that recorded them (imported with it, as --config does).
         assert frame["config_id"].eq(demo_judges()[judge].config_id).all()
@@ -155,10 +156,11 @@ def test_record_helpers_subset_and_export_round_trip(
     assert len(grown) == 30 and set(ids) <= set(grown)
     config = demo_judges()[ONESHOT].model_copy(
         update={"model": "scripted/demo", "name": "scripted-oneshot"})
-    run_judge(config, LABELLED_DATASET, store=demo_store, item_ids=ids[:3],
+    run_judge(config, LABELLED_DATASET, workspace=Workspace.of(demo_store), item_ids=ids[:3],
               provider=ScriptedProvider("demo", responder=lambda r: "FAIL"))
     path = export(demo_store, config, LABELLED_DATASET, tmp_path)
     lines = _rows(path)
     assert len(lines) == 3 * 3 * 2 and {line["verdict"] for line in lines} == {"fail"}
-    summary = import_verdicts(demo_store, path, dataset=LABELLED_DATASET, judge="round-trip")
+    summary = import_verdicts(Workspace.of(demo_store), path, dataset=LABELLED_DATASET,
+                              judge="round-trip")
     assert summary.added == 18

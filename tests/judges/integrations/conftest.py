@@ -18,6 +18,7 @@ from stores import opened_store
 from judges.demo import DemoSummary
 from judges.outputs.card import export_card
 from judges.verdicts import export_verdicts
+from judges.workspace import Workspace
 
 JUDGE = "qwen1.5b-claimsplit"
 
@@ -29,6 +30,6 @@ def demo_card(demo_build: DemoSummary, tmp_path_factory: pytest.TempPathFactory)
     shutil.copyfile(demo_build.db_path, db)
     with opened_store(db) as store:
         export_card(store, "demo-labelled", JUDGE, folder / "card.json")
-        export_verdicts(store, "demo-labelled", JUDGE, folder / "calibration.csv")
-        export_verdicts(store, "demo-production-week", JUDGE, folder / "week.csv")
+        export_verdicts(Workspace.of(store), "demo-labelled", JUDGE, folder / "calibration.csv")
+        export_verdicts(Workspace.of(store), "demo-production-week", JUDGE, folder / "week.csv")
     return DemoCard(db, folder / "card.json", folder / "calibration.csv", folder / "week.csv")

@@ -19,6 +19,7 @@ from judges.calls import CallPolicy
 from judges.config import JudgeConfig, load_builtin
 from judges.runner import run_judge
 from judges.settings import Settings
+from judges.workspace import Workspace
 from labels import LabelStore
 
 LIVE = os.environ.get("CALIBRATE_RUN_LIVE_API") == "1"
@@ -47,7 +48,7 @@ def test_a_real_judge_call(provider: str, store: LabelStore, make_dataset: Any) 
         pytest.skip("live API tests run only with CALIBRATE_RUN_LIVE_API=1")
     config, settings = _live_judge(provider)
     make_dataset("live", faithfulness_rows(1))
-    summary = run_judge(config, "live", store=store, settings=settings,
+    summary = run_judge(config, "live", workspace=Workspace.of(store), settings=settings,
                         policy=CallPolicy(timeout=60, max_retries=2))
     assert summary.failed == 0, summary.describe()
     assert summary.scored + summary.unscored == 1
@@ -63,7 +64,7 @@ def test_a_real_batch(provider: str, store: LabelStore, make_dataset: Any) -> No
     from judges.batch import BatchPolling, run_judge_batch
 
     make_dataset("live", faithfulness_rows(2))
-    summary = run_judge_batch(config, "live", store=store, settings=settings,
+    summary = run_judge_batch(config, "live", workspace=Workspace.of(store), settings=settings,
                               polling=BatchPolling(interval=10, max_interval=60))
     assert summary.status == "completed" and summary.failed == 0, summary.describe()
     assert summary.scored + summary.unscored == 2 and summary.batches_collected == 1

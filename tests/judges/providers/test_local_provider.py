@@ -31,6 +31,7 @@ from judges.runner import run_judge
 from judges.settings import Settings
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import judge_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore
 
 RUN_REAL = os.environ.get("CALIBRATE_RUN_LOCAL_MODEL") == "1"
@@ -124,7 +125,8 @@ def test_a_server_the_user_runs(
         "base_url": fake_server.openai_base_url}
     make_dataset("rows", faithfulness_rows(2))
     config = load_builtin("faithfulness-local")
-    summary = run_judge(config, "rows", store=store, provider=provider, policy=fast_policy)
+    summary = run_judge(config, "rows", workspace=Workspace.of(store), provider=provider,
+                        policy=fast_policy)
     assert summary.scored == 2 and summary.model == "local/qwen"
     assert {c.body["model"] for c in fake_server.calls} == {"qwen"}
     (run,) = JudgeStore(store.db).runs()
@@ -142,7 +144,8 @@ def test_in_process_server_is_started_once_and_shared(
     assert provider.max_concurrency == 1
     make_dataset("rows", faithfulness_rows(3))
     config = load_builtin("faithfulness-local")
-    summary = run_judge(config, "rows", store=store, provider=provider, concurrency=8,
+    summary = run_judge(config, "rows", workspace=Workspace.of(store), provider=provider,
+                        concurrency=8,
                         policy=fast_policy, swap=True)
     assert summary.scored == 6
     (params,) = fake_xllamacpp
@@ -153,7 +156,7 @@ def test_in_process_server_is_started_once_and_shared(
     # Another provider (another run) in the same process reuses the loaded model.
     again = get_provider("local/qwen", settings=settings)
     make_dataset("more", faithfulness_rows(1))
-    run_judge(config, "more", store=store, provider=again, policy=fast_policy)
+    run_judge(config, "more", workspace=Workspace.of(store), provider=again, policy=fast_policy)
     assert len(fake_xllamacpp) == 1
     (run, *_) = JudgeStore(store.db).runs()
     info = run.options["provider_info"]
@@ -172,7 +175,7 @@ def test_a_model_llama_cpp_cannot_load_fails_the_calls_clearly(
     broken.write_bytes(b"XXXX")
     provider.model_path = broken  # type: ignore[attr-defined]  # the file changed under us
     make_dataset("rows", faithfulness_rows(1))
-    summary = run_judge(load_builtin("faithfulness-local"), "rows", store=store,
+    summary = run_judge(load_builtin("faithfulness-local"), "rows", workspace=Workspace.of(store),
                         provider=provider, policy=fast_policy)
     assert summary.failed == 1 and summary.retries == 0
     error = JudgeStore(store.db).calls_frame().iloc[0]["error"]
@@ -209,11 +212,11 @@ def test_real_model_finds_the_unsupported_sso_claim(
          "answer": "SSO is included on Pro at no extra cost.", "sources": [SSO_SOURCE]},
     ])
     config = load_builtin("faithfulness-local")
-    summary = run_judge(config, "sso", store=store,
+    summary = run_judge(config, "sso", workspace=Workspace.of(store),
                         settings=Settings(local_model_path=REAL_MODEL),
                         policy=CallPolicy(timeout=600, max_retries=1))
     assert summary.scored == 1, summary.describe()
-    (row,) = judge_verdicts(store, "sso", config.config_id).itertuples()
+    (row,) = judge_verdicts(Workspace.of(store), "sso", config.config_id).itertuples()
     assert row.verdict == "fail"
     detail = JudgeStore(store.db).calls_frame().iloc[0]["detail"]
     unsupported = [line for line in detail.splitlines() if "UNSUPPORTED" in line]

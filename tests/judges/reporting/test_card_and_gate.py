@@ -41,6 +41,7 @@ from judges.outputs.gate import (
 from judges.reporting import calibration_report
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import dataset_keys, judge_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore
 
 CANARY = "sk-canary-3f9c1e77d2b04a5c"
@@ -113,9 +114,11 @@ def test_the_card_policy_and_a_rows_calls_are_read_without_every_call(
     report = calibration_report(store_copy, "cal", "faithfulness")
     config_id = report.judge.config_id
     judge_store = JudgeStore(store_copy.db)
-    assert judge_store.call_layout(config_id, dataset_keys(store_copy, "cal")) == (2, True)
-    every = judge_verdicts(store_copy, "cal", config_id)
-    assert judge_store.call_layout(config_id, dataset_keys(store_copy, "cal").slice(0, 0)) == \
+    keys = dataset_keys(Workspace.of(store_copy), "cal")
+    assert judge_store.call_layout(config_id, keys) == (2, True)
+    every = judge_verdicts(Workspace.of(store_copy), "cal", config_id)
+    assert judge_store.call_layout(config_id, dataset_keys(Workspace.of(store_copy),
+                                                           "cal").slice(0, 0)) == \
         (0, False)
     judged = every["item_id"].iloc[0]
     one = report.judge_items.call_rows([judged])

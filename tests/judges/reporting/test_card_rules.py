@@ -23,6 +23,7 @@ from judges.outputs.card import CardRefusedError, build_card, card_counts, card_
 from judges.providers.scripted import ScriptedProvider
 from judges.reporting import calibration_report, find_judge
 from judges.runner import run_judge
+from judges.workspace import Workspace
 from labels import LabelStore, import_rows, open_store
 
 CLAIMSPLIT = "qwen1.5b-claimsplit"
@@ -98,8 +99,8 @@ def test_a_stand_in_judge_and_a_cancelled_run_are_refused(store_copy: LabelStore
     def run(**options: object) -> None:
         # In a thread: the runner starts its own event loop.
         worker = threading.Thread(target=run_judge, args=(config, LABELLED_DATASET), kwargs={
-            "store": store_copy, "provider": ScriptedProvider("demo"), "item_ids": ids,
-            "concurrency": 4, **options})
+            "workspace": Workspace.of(store_copy), "provider": ScriptedProvider("demo"),
+            "item_ids": ids, "concurrency": 4, **options})
         worker.start()
         worker.join()
 

@@ -32,6 +32,7 @@ from judges.calibration import (
 from judges.outputs.card import JudgeCard, card_from_report, write_card
 from judges.reporting import calibration_report
 from judges.verdicts import export_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore, open_store
 
 INTERVAL_KEYS = {"estimate", "low", "high", "n", "reason"}
@@ -50,7 +51,8 @@ def files(filled_store: LabelStore, tmp_path: Path) -> Iterator[dict[str, Path]]
     report = calibration_report(filled_store, "cal", "judge-a")
     card = card_from_report(filled_store, report, force=True)  # a scripted judge
     paths = {"card": write_card(card, tmp_path / "card.json")}
-    paths["baseline"] = export_verdicts(filled_store, "tgt", "judge-a", tmp_path / "base.csv")
+    paths["baseline"] = export_verdicts(Workspace.of(filled_store), "tgt", "judge-a",
+                                        tmp_path / "base.csv")
     rows = list(csv.DictReader(paths["baseline"].open(encoding="utf-8")))
     cand = []
     for row in rows:
@@ -250,7 +252,7 @@ def test_gate_and_compare_bad_input_exit_2(files: dict[str, Path], tmp_path: Pat
 
 
 def test_verdicts_import_reads_the_config_id(filled_store: LabelStore, tmp_path: Path) -> None:
-    exported = export_verdicts(filled_store, "tgt", "judge-a", tmp_path / "a.csv")
+    exported = export_verdicts(Workspace.of(filled_store), "tgt", "judge-a", tmp_path / "a.csv")
     db = filled_store.db.path
     filled_store.db.close()
     same = run("--db", db, "verdicts", "import", exported, "--dataset", "tgt", "--judge",

@@ -24,6 +24,7 @@ from judges.outputs.compare import compare_verdicts, stored_verdicts
 from judges.outputs.gate import gate, score_verdicts
 from judges.reporting import calibration_report
 from judges.verdicts import import_verdicts
+from judges.workspace import Workspace
 from labels import CalibrateError, LabelStore, import_rows
 from labels.provenance import Provenance
 from labels.stores.label_store import NewLabel
@@ -44,7 +45,7 @@ def _write(store: LabelStore, folder: Path, name: str, judge: list[str | None],
                               for i, v in enumerate(judge) if v is not None]
     verdicts = folder / f"{name}.csv"
     verdicts.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    import_verdicts(store, verdicts, dataset=name, judge="j")
+    import_verdicts(Workspace.of(store), verdicts, dataset=name, judge="j")
 
 
 @st.composite

@@ -15,6 +15,7 @@ from judges.demo.layout import DATA_DIR
 from judges.demo.mtbench import MTBENCH_JUDGE, convert_mtbench
 from judges.reporting import pairwise_report
 from judges.verdicts import import_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore, import_labels, import_rows
 from labels.errors import ImportFileError
 
@@ -100,7 +101,7 @@ def test_pairwise_report_counts_position_flips_and_applies_the_mtbench_rule(
     verdicts.write_text("id,verdict,order\n" + "".join(
         f"r{i},{o},original\nr{i},{s},swapped\n"
         for i, (o, s) in enumerate(zip(original, swapped, strict=True))))
-    import_verdicts(store, verdicts, dataset="pw", judge="j")
+    import_verdicts(Workspace.of(store), verdicts, dataset="pw", judge="j")
 
     report = pairwise_report(store, "pw", "j")
     data = report.to_json()

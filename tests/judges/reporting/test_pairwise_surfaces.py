@@ -26,6 +26,7 @@ from judges.outputs.pairwise_card import (
 )
 from judges.reporting import pairwise_report
 from judges.verdicts import export_verdicts, import_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore, import_labels, import_rows
 
 JUDGE = "ext"
@@ -63,7 +64,7 @@ def _dataset(store: LabelStore, tmp: Path, name: str, n: int, pi: list[float], s
             # every 13th row flips when A and B swap places (a tie under all_agree)
             swapped = SIDES[(j + 1) % 3] if i % 13 == 0 else SIDES[j]
             lines.append(f"{name}{i},{swapped},swapped")
-    import_verdicts(store, _write(tmp / f"{name}-v.csv", "id,verdict,order", lines),
+    import_verdicts(Workspace.of(store), _write(tmp / f"{name}-v.csv", "id,verdict,order", lines),
                     dataset=name, judge=JUDGE)
     return human, judge
 
@@ -124,7 +125,7 @@ def test_report_card_score_and_gate_give_one_answer(store_copy: LabelStore,
     card = loads_card(card_path.read_text(), source=str(card_path))
 
     # the calibration run's own verdicts (same fingerprint): the report's same-run answer
-    own = export_verdicts(store_copy, "cal", JUDGE, tmp_path / "cal.csv")
+    own = export_verdicts(Workspace.of(store_copy), "cal", JUDGE, tmp_path / "cal.csv")
     scored = score_pairwise_file(card, str(own)).to_json()
     for key in ANSWER_KEYS:
         _same(data[key], scored[key], key)
@@ -135,7 +136,7 @@ def test_report_card_score_and_gate_give_one_answer(store_copy: LabelStore,
     other = pairwise_report(store_copy, "cal", JUDGE, target="tgt", n_boot=N_BOOT).to_json()
     assert other["design"] == "separate_calibration"
     assert other["win_rate"]["method"] == "matrix_stratified"
-    tgt = export_verdicts(store_copy, "tgt", JUDGE, tmp_path / "tgt.csv")
+    tgt = export_verdicts(Workspace.of(store_copy), "tgt", JUDGE, tmp_path / "tgt.csv")
     score = score_pairwise_file(card, str(tgt))
     for key in ANSWER_KEYS:
         _same(other[key], score.to_json()[key], key)
@@ -161,7 +162,7 @@ def test_a_refusal_is_the_same_on_every_surface(store_copy: LabelStore, db_copy:
     card = card_from_pairwise_report(store_copy, pairwise_report(store_copy, "cal2", JUDGE,
                                                                  n_boot=N_BOOT))
     card_path = write_card(card, tmp_path / "card2.json")
-    tgt = export_verdicts(store_copy, "tgt", JUDGE, tmp_path / "tgt.csv")
+    tgt = export_verdicts(Workspace.of(store_copy), "tgt", JUDGE, tmp_path / "tgt.csv")
     scored = score_pairwise_file(card, str(tgt)).to_json()
     _same(report["win_rate"], scored["win_rate"])
     store_copy.db.close()

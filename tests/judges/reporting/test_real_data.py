@@ -19,6 +19,7 @@ from calibrate_app.cli import cli
 from judges.calibration import lee_pass_rate
 from judges.reporting import calibration_report
 from judges.verdicts import import_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore, import_labels, import_rows
 
 E2E = SHARED_DATA / "e2e"
@@ -37,7 +38,8 @@ def _csv(name: str) -> pd.DataFrame:
 def test_faithbench_gpt4o_agreement_matches_sklearn(store: LabelStore) -> None:
     import_rows(store, E2E / "faithbench_items.jsonl", "faithbench")
     import_labels(store, E2E / "faithbench_labels.csv", "faithbench", annotator="faithbench")
-    import_verdicts(store, E2E / "faithbench_gpt4o_verdicts.csv", dataset="faithbench",
+    import_verdicts(Workspace.of(store), E2E / "faithbench_gpt4o_verdicts.csv",
+                    dataset="faithbench",
                     judge="gpt-4o")
     report = calibration_report(store, "faithbench", "gpt-4o")
     data = report.to_json()

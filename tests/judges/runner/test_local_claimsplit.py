@@ -29,6 +29,7 @@ from judges.run_plan import plan_run
 from judges.runner import run_judge
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import judge_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.models import Item, Source
 
@@ -185,7 +186,8 @@ def test_claim_split_run_stores_every_sub_call(
 ) -> None:
     rows = _sso_rows()[:2]
     make_dataset("sso", rows)
-    summary = run_judge(local_judge, "sso", store=store, provider=openai_provider, swap=True,
+    summary = run_judge(local_judge, "sso", workspace=Workspace.of(store),
+                        provider=openai_provider, swap=True,
                         policy=fast_policy)
     assert (summary.planned, summary.scored, summary.failed) == (4, 4, 0)
     # 2 items x 2 orders x (1 extraction + 1 check per sentence)
@@ -193,7 +195,7 @@ def test_claim_split_run_stores_every_sub_call(
     checks = [c for c in fake_server.calls if is_claim_check(c.body)]
     assert all(c.body["max_tokens"] == 1 and c.body["top_logprobs"] == 8
                and c.body["logprobs"] is True and c.body["temperature"] == 0.0 for c in checks)
-    frame = judge_verdicts(store, "sso", local_judge.name)
+    frame = judge_verdicts(Workspace.of(store), "sso", local_judge.name)
     verdicts = frame.groupby("item_id")["verdict"].agg(set).to_dict()
     assert verdicts == {"sso-free": {"fail"}, "sso-ok": {"pass"}}
     calls = JudgeStore(store.db).calls_frame(config_id=local_judge.config_id)
@@ -210,7 +212,8 @@ def test_claim_split_run_stores_every_sub_call(
     assert row["input_tokens"] > 0 and DUMMY_KEY not in row["request"]
     # A second run pays for nothing: the judgement is cached per (config, item, repeat, order).
     fake_server.reset_log()
-    again = run_judge(local_judge, "sso", store=store, provider=openai_provider, swap=True,
+    again = run_judge(local_judge, "sso", workspace=Workspace.of(store), provider=openai_provider,
+                      swap=True,
                       policy=fast_policy)
     assert again.cached == 4 and fake_server.calls == []
 
@@ -226,7 +229,7 @@ def test_claim_split_failures_unscored_or_failed(
     # sso-ok: its check fails for good (every retry reset) after the extraction. The needle is
     # matched against the raw JSON body, where a newline is written as backslash-n.
     fake_server.script_for(r"<claim>\nPro plan includes", "reset", "reset", "reset", "reset")
-    summary = run_judge(local_judge, "sso", store=store, provider=openai_provider,
+    summary = run_judge(local_judge, "sso", workspace=Workspace.of(store), provider=openai_provider,
                         policy=fast_policy)
     assert (summary.scored, summary.unscored, summary.failed) == (0, 1, 1)
     calls = JudgeStore(store.db).calls_frame(config_id=local_judge.config_id).set_index("item_id")
@@ -239,12 +242,12 @@ def test_claim_split_failures_unscored_or_failed(
     assert failed["status"] == "failed" and failed["error_kind"] == "connection"
     assert "[call 1]" in failed["error"]
     assert [a["step"] for a in json.loads(failed["attempts"])] == [1, 1, 1, 1]
-    frame = judge_verdicts(store, "sso", local_judge.config_id).set_index("item_id")
+    frame = judge_verdicts(Workspace.of(store), "sso", local_judge.config_id).set_index("item_id")
     assert frame.loc["sso-free", "unscored_reason"] == "empty_reply"
     assert frame.loc["sso-ok", "unscored_reason"] == "failed:connection"
     # The next run redoes only the failed judgement, whole.
     fake_server.reset_log()
-    again = run_judge(local_judge, "sso", store=store, provider=openai_provider,
+    again = run_judge(local_judge, "sso", workspace=Workspace.of(store), provider=openai_provider,
                       policy=fast_policy)
     assert (again.cached, again.scored) == (1, 1) and len(fake_server.calls) == 2
 
@@ -258,9 +261,10 @@ def test_claim_split_no_claims_passes_and_plan_estimates(
     server_responder = fake_server.responder
     fake_server.responder = lambda path, body: "NONE" if "can't tell" in json.dumps(body) \
         else server_responder(path, body)
-    plan = plan_run(store, local_judge, "refusal")
+    plan = plan_run(Workspace.of(store), local_judge, "refusal")
     assert plan.estimate.input_tokens > plan.calls[0].prompt.approx_tokens()
-    summary = run_judge(local_judge, "refusal", store=store, provider=openai_provider,
+    summary = run_judge(local_judge, "refusal", workspace=Workspace.of(store),
+                        provider=openai_provider,
                         policy=fast_policy)
     assert summary.verdicts == {"pass": 1} and len(fake_server.calls) == 1
     row = JudgeStore(store.db).calls_frame().iloc[0]
@@ -274,7 +278,8 @@ def test_claim_split_without_logprobs_reads_the_word(
 
     make_dataset("sso", _sso_rows()[1:2])
     provider = ScriptedProvider("x", ["Pro plan includes single sign-on.", "Yes"])
-    summary = run_judge(local_judge, "sso", store=store, provider=provider, policy=fast_policy)
+    summary = run_judge(local_judge, "sso", workspace=Workspace.of(store), provider=provider,
+                        policy=fast_policy)
     assert summary.verdicts == {"pass": 1}
     assert "p_yes=1.000" in JudgeStore(store.db).calls_frame().iloc[0]["detail"]
 

@@ -10,6 +10,7 @@ import judges.run_plan as run_plan
 from judges.config import JudgeConfig
 from judges.prompts import RenderError, render
 from judges.stores.judge_store import CallRecord, JudgeStore, item_hash
+from judges.workspace import Workspace
 from labels.item_hashes import content_hashes
 from labels.stores.label_store import LabelStore
 
@@ -45,7 +46,7 @@ def test_plan_builds_the_same_calls(
     store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
 ) -> None:
     make_dataset("tricky", [r for r in tricky_rows(12) if r["sources"]])
-    plan = run_plan.plan_run(store, oneshot, "tricky", repeats=2, swap=True,
+    plan = run_plan.plan_run(Workspace.of(store), oneshot, "tricky", repeats=2, swap=True,
                              judge_store=JudgeStore(store.db))
     items = store.items("tricky")
     expected = [(i.item_id, item_hash(i), r, o) for i in items for o in ("original", "swapped")
@@ -62,7 +63,7 @@ def test_iterating_builds_chunks_growing_to_the_limit(
 ) -> None:
     """The first calls are built a few at a time, then chunks double up to CHUNK_CALLS."""
     make_dataset("tricky", [r for r in tricky_rows(12) if r["sources"]])
-    plan = run_plan.plan_run(store, oneshot, "tricky", repeats=2, swap=True)
+    plan = run_plan.plan_run(Workspace.of(store), oneshot, "tricky", repeats=2, swap=True)
     whole = [c.key for c in plan.calls.build(range(len(plan.calls)))]
     monkeypatch.setattr(run_plan, "FIRST_CHUNK_CALLS", 2)
     monkeypatch.setattr(run_plan, "CHUNK_CALLS", 8)
@@ -81,14 +82,16 @@ def test_cache_and_duplicates_in_sql(
     rows.append({**rows[0], "id": "copy-of-r0"})  # same content: shares r0's calls
     make_dataset("docs", rows)
     judges = JudgeStore(store.db)
-    first = run_plan.plan_run(store, oneshot, "docs", repeats=1, swap=True, judge_store=judges)
+    first = run_plan.plan_run(Workspace.of(store), oneshot, "docs", repeats=1, swap=True,
+                              judge_store=judges)
     assert (first.planned, first.cached, len(first.calls)) == (10, 2, 8)
     done = first.calls[0]
     judges.write_calls([CallRecord(
         run_id="r", config_id=oneshot.config_id, item_id=done.item.item_id,
         item_hash=done.item_hash, repeat=done.repeat, ordering=done.order, status="scored",
         reply="VERDICT: PASS", verdict="pass")])
-    again = run_plan.plan_run(store, oneshot, "docs", repeats=1, swap=True, judge_store=judges)
+    again = run_plan.plan_run(Workspace.of(store), oneshot, "docs", repeats=1, swap=True,
+                              judge_store=judges)
     assert (again.cached, len(again.calls)) == (3, 7)
     assert done.key not in {c.key for c in again.calls}
 
@@ -99,12 +102,12 @@ def test_large_plan_estimates_from_a_sample_and_checks_templates(
 ) -> None:
     rows = [r for r in tricky_rows(60) if r["sources"]]
     make_dataset("docs", rows)
-    exact = run_plan.plan_run(store, oneshot, "docs", repeats=2, swap=True)
+    exact = run_plan.plan_run(Workspace.of(store), oneshot, "docs", repeats=2, swap=True)
     monkeypatch.setattr(run_plan, "EXACT_ESTIMATE_CALLS", 10)
     monkeypatch.setattr(run_plan, "ESTIMATE_SAMPLE", 30)
-    sampled = run_plan.plan_run(store, oneshot, "docs", repeats=2, swap=True)
+    sampled = run_plan.plan_run(Workspace.of(store), oneshot, "docs", repeats=2, swap=True)
     assert sampled.estimate.input_tokens == pytest.approx(exact.estimate.input_tokens, rel=0.02)
     # A row without sources fails the template before any call, naming the row.
     make_dataset("holes", [*rows[:20], {"id": "no-sources", "question": "q", "answer": "a"}])
     with pytest.raises(RenderError, match="no-sources"):
-        run_plan.plan_run(store, oneshot, "holes")
+        run_plan.plan_run(Workspace.of(store), oneshot, "holes")

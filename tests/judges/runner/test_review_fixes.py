@@ -20,6 +20,7 @@ from judges.providers.openai import OpenAIProvider
 from judges.runner import WRITE_INTERVAL, _CallWriter, run_judge
 from judges.stores.judge_store import CallRecord, JudgeStore
 from judges.verdicts import export_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore
 
 SECRET = "plain-secret-key-0f3a9c"  # not sk-like: only the run's own key gives it away
@@ -43,14 +44,15 @@ def test_a_key_echoed_in_a_401_body_is_stored_nowhere(
                 AnthropicProvider("fake-judge", api_key=SECRET,
                                   base_url=fake_server.anthropic_base_url))
     fake_server.script("401_echo", "401_echo")
-    summary = run_judge(oneshot, "docs", store=store, provider=provider)
+    summary = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider)
     assert summary.failed == 2 and summary.failure_kinds == {"auth": 2}
     dump = _dump(store)
     # The echo arrived, the key in it redacted (sent as a Bearer token, or as x-api-key by
     # anthropic releases before 2.x: the run's own key is redacted wherever it appears).
     assert "invalid credentials (Authorization: " in dump and "[redacted]" in dump
     assert SECRET not in dump and SECRET not in str(summary) and SECRET not in repr(summary)
-    exported = export_verdicts(store, "docs", "faithfulness-oneshot", tmp_path / "v.jsonl")
+    exported = export_verdicts(Workspace.of(store), "docs", "faithfulness-oneshot",
+                               tmp_path / "v.jsonl")
     assert SECRET not in exported.read_text(encoding="utf-8")
 
 

@@ -24,6 +24,7 @@ from judges.run_plan import plan_run
 from judges.runner import RunSummary, run_judge
 from judges.stores.judge_store import JudgeStore
 from judges.verdicts import judge_verdicts
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.errors import CalibrateError
 
@@ -51,7 +52,8 @@ def test_builtin_faithfulness_with_swap_and_three_repeats(
     make_dataset("docs", faithfulness_rows(5, sources=3))
     config = load_builtin("faithfulness")
     progress: list[tuple[int, int]] = []
-    summary = run_judge(config, "docs", store=store, provider=anthropic_provider, swap=True,
+    summary = run_judge(config, "docs", workspace=Workspace.of(store), provider=anthropic_provider,
+                        swap=True,
                         repeats=3, concurrency=4,
                         on_progress=lambda done, total, s: progress.append((done, total)))
     assert summary.status == "completed" and summary.planned == 5 * 3 * 2
@@ -61,13 +63,14 @@ def test_builtin_faithfulness_with_swap_and_three_repeats(
     assert [d for d, _ in progress] == sorted(d for d, _ in progress)
     # Every (item, order) prompt went out exactly 3 times (one per repeat), nothing more.
     assert sorted(bodies(fake_server).values()) == [3] * 10
-    frame = judge_verdicts(store, "docs", "faithfulness")
+    frame = judge_verdicts(Workspace.of(store), "docs", "faithfulness")
     assert len(frame) == 30 and set(frame["verdict"]) == {"pass"}
     assert list(frame.columns) == ["item_id", "repeat", "order", "verdict", "reasoning",
                                    "unscored_reason", "run_id", "config_id"]
     # A second run pays for nothing.
     fake_server.reset_log()
-    again = run_judge(config, "docs", store=store, provider=anthropic_provider, swap=True,
+    again = run_judge(config, "docs", workspace=Workspace.of(store), provider=anthropic_provider,
+                      swap=True,
                       repeats=3)
     assert again.cached == 30 and again.provider_requests == 0 and fake_server.calls == []
 
@@ -76,7 +79,8 @@ def test_every_call_is_stored_with_prompt_reply_and_no_secret(
     store: LabelStore, make_dataset: Any, openai_provider: OpenAIProvider, oneshot: JudgeConfig,
 ) -> None:
     make_dataset("docs", faithfulness_rows(2))
-    run_judge(oneshot, "docs", store=store, provider=openai_provider, swap=True, repeats=2)
+    run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=openai_provider, swap=True,
+              repeats=2)
     rows = calls(store)
     assert len(rows) == 8
     for row in rows:
@@ -113,7 +117,7 @@ def test_every_fault_kind_ends_as_a_retry_or_an_unscored_row(
         if kind == "openai"
         else AnthropicProvider("f", api_key=DUMMY_KEY, base_url=fake_server.anthropic_base_url)
     )
-    summary = run_judge(load_builtin("faithfulness-oneshot"), "docs", store=store,
+    summary = run_judge(load_builtin("faithfulness-oneshot"), "docs", workspace=Workspace.of(store),
                         provider=provider, policy=fast_policy, concurrency=4)
     assert_adds_up(summary)
     by_item = {r["item_id"]: r for r in calls(store)}
@@ -145,19 +149,22 @@ def test_persistent_faults_fail_with_their_reason_then_resume(
     fake_server.script_for(rows[0]["question"], *["503"] * 3)
     fake_server.script_for(rows[1]["question"], *["reset"] * 3)
     policy = CallPolicy(timeout=1, max_retries=2, backoff=0.01)
-    summary = run_judge(oneshot, "docs", store=store, provider=openai_provider, policy=policy)
+    summary = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=openai_provider,
+                        policy=policy)
     assert summary.failed == 2 and summary.scored == 2 and summary.retries == 4
     assert summary.failure_kinds == {"server_error": 1, "connection": 1}
     failed = [r for r in calls(store) if r["status"] == "failed"]
     assert all("gave up after 3 attempts" in r["error"] for r in failed)
-    frame = judge_verdicts(store, "docs", "faithfulness-oneshot")
+    frame = judge_verdicts(Workspace.of(store), "docs", "faithfulness-oneshot")
     assert sorted(frame["unscored_reason"].dropna()) == ["failed:connection",
                                                          "failed:server_error"]
     # The next run retries only the failed calls; the stored replies are not paid again.
     fake_server.reset_log()
-    resumed = run_judge(oneshot, "docs", store=store, provider=openai_provider, policy=policy)
+    resumed = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=openai_provider,
+                        policy=policy)
     assert resumed.cached == 2 and resumed.scored == 2 and len(fake_server.calls) == 2
-    assert set(judge_verdicts(store, "docs", "faithfulness-oneshot")["verdict"]) == {"pass"}
+    assert set(judge_verdicts(Workspace.of(store), "docs",
+                              "faithfulness-oneshot")["verdict"]) == {"pass"}
 
 
 def test_not_retryable_errors_fail_at_once(
@@ -165,7 +172,7 @@ def test_not_retryable_errors_fail_at_once(
 ) -> None:
     make_dataset("docs", faithfulness_rows(1))
     provider = ScriptedProvider("x", [ProviderError("HTTP 401: bad key", kind="auth", status=401)])
-    summary = run_judge(oneshot, "docs", store=store, provider=provider)
+    summary = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider)
     assert summary.failed == 1 and summary.retries == 0 and len(provider.requests) == 1
     assert "not retryable" in calls(store)[0]["error"]
 
@@ -177,7 +184,7 @@ def test_retry_after_is_honoured(
     with FakeLLMServer(retry_after=0.3) as server:
         server.script("429")
         provider = OpenAIProvider("f", api_key=DUMMY_KEY, base_url=server.openai_base_url)
-        summary = run_judge(oneshot, "docs", store=store, provider=provider,
+        summary = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider,
                             policy=CallPolicy(backoff=0.001))
         first, second = server.calls
     assert summary.retries == 1 and summary.scored == 1
@@ -199,7 +206,8 @@ def _failing_call(store: LabelStore, oneshot: JudgeConfig, scenario: str) -> flo
         provider = ScriptedProvider("x", latency=5)
         policy = CallPolicy(timeout=0.1, max_retries=1, backoff=0.01)
     started = time.monotonic()
-    summary = run_judge(oneshot, "docs", store=store, provider=provider, policy=policy)
+    summary = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider,
+                        policy=policy)
     elapsed = time.monotonic() - started
     if scenario == "retry_after_above_limit":
         assert summary.failed == 1
@@ -241,14 +249,16 @@ def test_stop_then_resume_without_duplicate_calls(
         if done >= 12:
             stop.set()
 
-    first = run_judge(oneshot, "docs", store=store, provider=openai_provider, swap=True,
+    first = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=openai_provider,
+                      swap=True,
                       repeats=3, concurrency=4, on_progress=progress, should_stop=stop)
     assert first.status == "cancelled" and 12 <= first.done < 60 and first.not_run > 0
     assert_adds_up(first)
     assert JudgeStore(store.db).runs()[0].status == "cancelled"
     stored_first = len(calls(store))
     assert stored_first == first.done
-    second = run_judge(oneshot, "docs", store=store, provider=openai_provider, swap=True,
+    second = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=openai_provider,
+                       swap=True,
                        repeats=3, concurrency=4)
     assert second.status == "completed" and second.cached == first.done
     assert second.scored == 60 - first.done
@@ -267,7 +277,8 @@ def test_stop_during_backoff_records_the_attempts(
                                                     retry_after=30)])
     timer = threading.Timer(1.0, stop.set)  # after planning, also on a loaded machine
     timer.start()
-    summary = run_judge(oneshot, "docs", store=store, provider=provider, should_stop=stop)
+    summary = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider,
+                        should_stop=stop)
     timer.join()
     assert summary.failed == 1
     assert "stopped while waiting to retry" in calls(store)[0]["error"]
@@ -292,7 +303,7 @@ def test_concurrency_is_bounded(
                 with lock:
                     in_flight -= 1
 
-    run_judge(oneshot, "docs", store=store, provider=Counting("x", latency=0.01),
+    run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=Counting("x", latency=0.01),
               concurrency=3)
     assert peak == 3
 
@@ -304,7 +315,8 @@ def test_runs_in_a_background_thread_while_the_db_is_read(
     JudgeStore(store.db)  # migrate before the reader starts polling
     results: list[RunSummary] = []
     worker = threading.Thread(target=lambda: results.append(run_judge(
-        oneshot, "docs", store=store, provider=ScriptedProvider("x", latency=0.005),
+        oneshot, "docs", workspace=Workspace.of(store),
+        provider=ScriptedProvider("x", latency=0.005),
         concurrency=4)))
     worker.start()
     seen = []
@@ -321,8 +333,8 @@ def test_repeats_are_distinct_cache_keys(
 ) -> None:
     make_dataset("docs", faithfulness_rows(3))
     provider = ScriptedProvider("x")
-    one = run_judge(oneshot, "docs", store=store, provider=provider, repeats=1)
-    three = run_judge(oneshot, "docs", store=store, provider=provider, repeats=3)
+    one = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider, repeats=1)
+    three = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider, repeats=3)
     assert one.scored == 3 and three.cached == 3 and three.scored == 6
     assert len(provider.requests) == 9
 
@@ -332,9 +344,9 @@ def test_a_changed_config_is_a_new_judge_with_its_own_calls(
 ) -> None:
     make_dataset("docs", faithfulness_rows(2))
     provider = ScriptedProvider("x")
-    run_judge(oneshot, "docs", store=store, provider=provider)
+    run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider)
     edited = with_changes(oneshot, system=oneshot.system + " Be strict.")
-    summary = run_judge(edited, "docs", store=store, provider=provider)
+    summary = run_judge(edited, "docs", workspace=Workspace.of(store), provider=provider)
     assert summary.cached == 0 and summary.scored == 2
     assert JudgeStore(store.db).call_counts(oneshot.config_id) == {"scored": 2}
 
@@ -345,9 +357,9 @@ def test_identical_rows_share_one_call(
     row = faithfulness_rows(1)[0]
     make_dataset("docs", [row, {**row, "id": "copy"}])
     provider = ScriptedProvider("x")
-    summary = run_judge(oneshot, "docs", store=store, provider=provider)
+    summary = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider)
     assert summary.planned == 2 and summary.cached == 1 and len(provider.requests) == 1
-    frame = judge_verdicts(store, "docs", oneshot.config_id)
+    frame = judge_verdicts(Workspace.of(store), "docs", oneshot.config_id)
     assert list(frame["item_id"]) == ["row-000", "copy"]
 
 
@@ -357,9 +369,9 @@ def test_pairwise_swap_maps_the_verdict_back(
     make_dataset("pairs", pairwise_rows(3))
     config = load_builtin("preference")
     provider = ScriptedProvider("x", responder=lambda request: "Position one.\nVERDICT: A")
-    summary = run_judge(config, "pairs", store=store, provider=provider)
+    summary = run_judge(config, "pairs", workspace=Workspace.of(store), provider=provider)
     assert summary.planned == 6
-    frame = judge_verdicts(store, "pairs", "preference")
+    frame = judge_verdicts(Workspace.of(store), "pairs", "preference")
     by_order = frame.groupby("order")["verdict"].agg(set).to_dict()
     assert by_order == {"original": {"a"}, "swapped": {"b"}}
     stored = calls(store)
@@ -370,7 +382,8 @@ def test_dry_run_estimates_and_writes_nothing(
     store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
 ) -> None:
     make_dataset("docs", faithfulness_rows(4))
-    summary = run_judge(oneshot, "docs", store=store, swap=True, repeats=2, dry_run=True,
+    summary = run_judge(oneshot, "docs", workspace=Workspace.of(store), swap=True, repeats=2,
+                        dry_run=True,
                         prices={"openai/gpt-4o-mini": Price(1.0, 2.0)})
     estimate = summary.estimate
     assert estimate is not None and summary.status == "dry_run"
@@ -383,7 +396,7 @@ def test_dry_run_estimates_and_writes_nothing(
         if "judge_calls" in tables:
             assert cur.execute("SELECT count(*) FROM judge_calls").fetchall()[0][0] == 0
     unknown = run_judge(with_changes(oneshot, model="openai/some-new-model"), "docs",
-                        store=store, dry_run=True)
+                        workspace=Workspace.of(store), dry_run=True)
     assert unknown.estimate is not None and unknown.estimate.cost_max is None
     assert "cost unknown" in unknown.estimate.describe()
 
@@ -392,8 +405,9 @@ def test_estimate_after_a_run_counts_cached_calls(
     store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
 ) -> None:
     make_dataset("docs", faithfulness_rows(4))
-    run_judge(oneshot, "docs", store=store, provider=ScriptedProvider("x"), limit=2)
-    plan = plan_run(store, oneshot, "docs", judge_store=JudgeStore(store.db))
+    run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=ScriptedProvider("x"),
+              limit=2)
+    plan = plan_run(Workspace.of(store), oneshot, "docs", judge_store=JudgeStore(store.db))
     assert plan.estimate.calls_cached == 2 and plan.estimate.calls_to_make == 2
 
 
@@ -401,15 +415,20 @@ def test_item_selection(store: LabelStore, make_dataset: Any, oneshot: JudgeConf
     make_dataset("docs", faithfulness_rows(6))
     store.add_label("docs", "row-004", "alice", "pass", criterion="faithfulness")
     provider = ScriptedProvider("x")
-    assert run_judge(oneshot, "docs", store=store, provider=provider, limit=2).planned == 2
-    labelled = run_judge(oneshot, "docs", store=store, provider=provider, labelled_only=True)
+    assert run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider,
+                     limit=2).planned == 2
+    labelled = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider,
+                         labelled_only=True)
     assert labelled.planned == 1 and provider.requests[-1].messages[-1].content.count("plan 4")
-    picked = run_judge(oneshot, "docs", store=store, provider=provider, item_ids=["row-005"])
+    picked = run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider,
+                       item_ids=["row-005"])
     assert picked.planned == 1
     with pytest.raises(CalibrateError, match="no item 'nope'"):
-        run_judge(oneshot, "docs", store=store, provider=provider, item_ids=["nope"])
+        run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=provider,
+                  item_ids=["nope"])
     with pytest.raises(CalibrateError, match="no rows labelled for criterion 'correctness'"):
-        run_judge(load_builtin("correctness"), "docs", store=store, provider=provider,
+        run_judge(load_builtin("correctness"), "docs", workspace=Workspace.of(store),
+                  provider=provider,
                   labelled_only=True)
 
 
@@ -422,11 +441,13 @@ def test_bad_input_fails_before_any_call(
     make_dataset("pairs", pairwise_rows(1))
     provider = ScriptedProvider("x")
     with pytest.raises(RenderError, match="row-002"):
-        run_judge(load_builtin("correctness"), "docs", store=store, provider=provider)
+        run_judge(load_builtin("correctness"), "docs", workspace=Workspace.of(store),
+                  provider=provider)
     with pytest.raises(CalibrateError, match="pairwise but dataset 'docs' is pointwise"):
-        run_judge(load_builtin("preference"), "docs", store=store, provider=provider)
+        run_judge(load_builtin("preference"), "docs", workspace=Workspace.of(store),
+                  provider=provider)
     with pytest.raises(CalibrateError, match="pointwise but dataset 'pairs' is pairwise"):
-        run_judge(oneshot, "pairs", store=store, provider=provider)
+        run_judge(oneshot, "pairs", workspace=Workspace.of(store), provider=provider)
     assert provider.requests == []
     assert JudgeStore(store.db).runs() == []
 
@@ -441,7 +462,7 @@ def test_a_failing_progress_callback_fails_the_run_cleanly(
             raise RuntimeError("callback broke")
 
     with pytest.raises(RuntimeError, match="callback broke"):
-        run_judge(oneshot, "docs", store=store, provider=ScriptedProvider("x"),
+        run_judge(oneshot, "docs", workspace=Workspace.of(store), provider=ScriptedProvider("x"),
                   on_progress=boom, concurrency=1)
     (run,) = JudgeStore(store.db).runs()
     assert run.status == "failed"
@@ -452,8 +473,10 @@ def test_cost_uses_the_provider_actually_called(
     store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
 ) -> None:
     make_dataset("docs", faithfulness_rows(2))
-    summary = run_judge(oneshot, "docs", store=store, provider=ScriptedProvider("x"))
+    summary = run_judge(oneshot, "docs", workspace=Workspace.of(store),
+                        provider=ScriptedProvider("x"))
     assert summary.model == "scripted/x" and summary.cost == 0.0
-    with_price = run_judge(oneshot, "docs", store=store, provider=ScriptedProvider("x"),
+    with_price = run_judge(oneshot, "docs", workspace=Workspace.of(store),
+                           provider=ScriptedProvider("x"),
                            repeats=2, prices={"scripted/*": Price(1000.0, 0.0)})
     assert with_price.cost == pytest.approx(with_price.input_tokens * 1000.0 / 1e6)

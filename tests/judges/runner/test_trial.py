@@ -20,6 +20,7 @@ from judges.runner import run_judge
 from judges.settings import Settings
 from judges.stores.judge_store import JudgeStore
 from judges.trial import trial_rows, try_judge
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.errors import CalibrateError
 
@@ -59,13 +60,13 @@ def test_a_trial_calls_the_provider_for_every_row_and_stores_nothing(
 ) -> None:
     config = with_changes(oneshot, swap=True)
     # A stored run of the same config: a trial still makes its own calls, and adds no row.
-    run_judge(config, "docs", store=labelled, provider=ScriptedProvider("demo"),
+    run_judge(config, "docs", workspace=Workspace.of(labelled), provider=ScriptedProvider("demo"),
               item_ids=["row-000"])
     before = stored(labelled)
     ids = trial_rows(labelled, "docs", config, 4)
     provider = OpenAIProvider("fake-judge", api_key=DUMMY_KEY,
                               base_url=fake_server.openai_base_url)
-    trial = try_judge(config, "docs", ids, store=labelled, provider=provider)
+    trial = try_judge(config, "docs", ids, workspace=Workspace.of(labelled), provider=provider)
     assert stored(labelled) == before
     assert trial.calls == len(fake_server.calls) == 8  # 4 rows x 2 orders, row-000 included
     assert [r.item_id for r in trial.rows] == ids
@@ -85,7 +86,7 @@ def test_failed_calls_leave_rows_without_a_verdict_and_out_of_the_rate(
     fake_server.script_for("plan 0 include", "500")  # row-000's question
     provider = OpenAIProvider("fake-judge", api_key=DUMMY_KEY,
                               base_url=fake_server.openai_base_url)
-    trial = try_judge(oneshot, "docs", ["row-000", "row-003"], store=labelled,
+    trial = try_judge(oneshot, "docs", ["row-000", "row-003"], workspace=Workspace.of(labelled),
                       provider=provider, policy=CallPolicy(max_retries=0, backoff=0.01))
     first = trial.rows[0]
     assert first.judge == "unscored" and not first.agrees and first.problem
@@ -130,7 +131,8 @@ def test_a_pairwise_trial_compares_with_the_most_common_vote(
     # pair-002's votes are split evenly: no verdict to agree with, so it is not tried.
     ids = trial_rows(store, "pairs", config, 4)
     assert ids == ["pair-000", "pair-001", "pair-003"]
-    trial = try_judge(config, "pairs", ids, store=store, provider=ScriptedProvider("demo"))
+    trial = try_judge(config, "pairs", ids, workspace=Workspace.of(store),
+                      provider=ScriptedProvider("demo"))
     assert [r.expert for r in trial.rows] == ["a", "b", "tie"]
     assert all(r.judge in ("a", "b", "tie", "unscored") for r in trial.rows)
     assert stored(store) == (0, 0, 0)

@@ -1,27 +1,28 @@
-"""The judge facts the Label page reads (calibrate_app.judge_info); absent on a fresh database."""
+"""The judge facts the label queue reads (judges.workflows.queue); absent on a fresh database."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from calibrate_app import judge_info
 from judges.config import load_builtin
 from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
+from judges.workflows import queue as label_queue
+from judges.workspace import Workspace
 from labels import LabelStore
 from labels.importing import import_rows
 
 
-def test_judge_info_on_a_database_without_judge_tables(store: LabelStore) -> None:
-    assert judge_info.judge_run_counts(store) == {}
-    found = judge_info.queue_verdicts(store, "d")
+def test_label_queue_on_a_database_without_judge_tables(store: LabelStore) -> None:
+    assert label_queue.judge_run_counts(Workspace.of(store)) == {}
+    found = label_queue.queue_verdicts(Workspace.of(store), "d")
     assert found is None
-    assert judge_info.flips_of(found) is None
-    assert judge_info.fingerprint(store, "d") == "none"
+    assert label_queue.flips_of(found) is None
+    assert label_queue.fingerprint(Workspace.of(store), "d") == "none"
 
 
-def test_judge_info_reads_one_config_per_dataset(store: LabelStore, tmp_path: Path) -> None:
+def test_label_queue_reads_one_config_per_dataset(store: LabelStore, tmp_path: Path) -> None:
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(
         json.dumps({"id": k, "question": f"q {k}", "answer": f"answer {k}",
@@ -36,22 +37,22 @@ def test_judge_info_reads_one_config_per_dataset(store: LabelStore, tmp_path: Pa
     flipper = ScriptedProvider("x", responder=lambda r: (
         "VERDICT: FAIL" if "two a" in r.messages[-1].content.split("one a")[0]
         else "VERDICT: PASS"))
-    run_judge(judge, "d", store=store, provider=flipper, swap=True)
-    run_judge(judge, "other", store=store, provider=flipper)
-    assert judge_info.judge_run_counts(store) == {"d": 1, "other": 1}
-    first = judge_info.queue_verdicts(store, "d")
+    run_judge(judge, "d", workspace=Workspace.of(store), provider=flipper, swap=True)
+    run_judge(judge, "other", workspace=Workspace.of(store), provider=flipper)
+    assert label_queue.judge_run_counts(Workspace.of(store)) == {"d": 1, "other": 1}
+    first = label_queue.queue_verdicts(Workspace.of(store), "d")
     assert first is not None
-    assert judge_info.flips_of(first) == frozenset({"a"})
+    assert label_queue.flips_of(first) == frozenset({"a"})
     # The judge's own rule (majority over two calls that disagree) leaves row a unsure.
     assert first.verdicts == {"a": "unsure", "b": "pass", "c": "pass"}
-    before = judge_info.fingerprint(store, "d")
+    before = label_queue.fingerprint(Workspace.of(store), "d")
     # A second config, run later, fails everything and never flips: the queue now follows it
     # alone, and row a's flip under the first config is not mixed in.
     strict = judge.with_revision(system="Be strict.")
-    run_judge(strict, "d", store=store, provider=ScriptedProvider("x", ["VERDICT: FAIL"] * 6),
-              swap=True)
-    found = judge_info.queue_verdicts(store, "d")
+    run_judge(strict, "d", workspace=Workspace.of(store),
+              provider=ScriptedProvider("x", ["VERDICT: FAIL"] * 6), swap=True)
+    found = label_queue.queue_verdicts(Workspace.of(store), "d")
     assert found is not None and found.config_id == strict.config_id
     assert found.verdicts == {"a": "fail", "b": "fail", "c": "fail"}
     assert found.flips == frozenset()
-    assert judge_info.fingerprint(store, "d") != before
+    assert label_queue.fingerprint(Workspace.of(store), "d") != before
