@@ -26,8 +26,10 @@ import streamlit as st
 
 from labels.claim_links import SentenceLinks, link_answer
 
-# Trusted, constant CSS. ``::highlight`` paints the ranges the script registers.
-_CSS = """<style>
+# Trusted, constant CSS (in the Label page's stylesheet, :func:`widgets.label_page_style`, so
+# a new row does not insert a style sheet, which restyles the whole page). ``::highlight``
+# paints the ranges the script registers.
+CSS = """<style>
 .calibrate-answer { white-space: pre-wrap; overflow-wrap: anywhere; line-height: 1.5;
   font-size: 1rem; }
 .calibrate-sentence { cursor: pointer; border-radius: 0.25rem;
@@ -135,7 +137,7 @@ def answer_sentences(answer: str | None, sources: Sequence[str]) -> None:
     """Show the answer as numbered sentences linked to ``sources`` (see :func:`answer_html`)."""
     # Cached: a note or a tag reruns the page on the same row (and every annotator of a row
     # gets the same HTML); the links of a long row take tens of milliseconds.
-    st.html(_CSS + _cached_html(answer, tuple(sources)))
+    st.html(_cached_html(answer, tuple(sources)))
 
 
 # Installed once per page load (the window flag). ROW names the row on screen: a new row starts
@@ -278,11 +280,10 @@ def _check_token(value: str) -> str:
     return value
 
 
-def sentence_keys(row: str) -> None:
-    """Click or ``[`` / ``]`` selects a sentence (trusted, constant code; browser only).
+def sentence_script(row: str) -> str:
+    """The script by which a click or ``[`` / ``]`` selects a sentence (trusted, constant code).
 
-    ``row`` (a checked token) names the row on screen, so a new row starts unselected. Keys
-    typed into text boxes, dropdowns and dialogs are left alone.
+    It runs in the browser only. ``row`` (a checked token) names the row on screen, so a new
+    row starts unselected. Keys typed into text boxes, dropdowns and dialogs are left alone.
     """
-    script = _CLAIMS_JS.replace("ROW", json.dumps(_check_token(row)))
-    st.html(f"<script>{script}</script>", unsafe_allow_javascript=True)
+    return _CLAIMS_JS.replace("ROW", json.dumps(_check_token(row)))

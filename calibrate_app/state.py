@@ -54,6 +54,9 @@ class QueueState:
             became current, from the plan that served it: the plan may be rebuilt while the
             row is on screen (newer verdicts, an import), and the label must record the
             stratum, probability and judge it was actually served under.
+        skipped: the rows this annotator skipped here, oldest skip first, as read at this
+            tab's last full page run and kept up to date by its own skips (a key press then
+            costs no query for them); None: read them again.
     """
 
     back: int = 0
@@ -65,6 +68,7 @@ class QueueState:
     showing: str | None = None
     settled: tuple[weakref.ref[QueuePlan], int, int] | None = None
     provenance: tuple[str, Provenance] | None = None
+    skipped: list[str] | None = None
 
     def mark_shown(self, item_id: str) -> None:
         """Start the clock for ``item_id`` unless it is already running."""

@@ -41,6 +41,8 @@ _CSS = """
 .st-key-answer_panel [data-testid="stText"], .st-key-answer_b_panel [data-testid="stText"],
 .st-key-sources_panel [data-testid="stText"] { line-height: 1.5; }
 [data-testid="stText"] { white-space: pre-wrap; overflow-wrap: anywhere; }
+.st-key-sources_panel [class*="st-key-passage_"]:not(.st-key-passage_1) {
+  border-top: 1px solid rgba(128, 128, 128, 0.25); padding-top: 0.75rem; }
 </style>
 """
 
@@ -181,6 +183,9 @@ _LABEL_CSS = """
 [class*="st-key-evidence_caption"] { margin-bottom: -0.75rem; }
 .st-key-tag_buttons [data-testid="stCaptionContainer"] { margin: 0; }
 .st-key-note_buttons { margin-top: -0.5rem; }
+.st-key-row_seen { display: none; }
+.st-key-button_bar > [class*="st-key-"] { flex: 1 1 0; min-width: 0; }
+.st-key-button_bar > .st-key-nav_back { margin-left: 4%; }
 .st-key-status_line { min-height: 1.4rem; margin-top: -0.9rem; }
 .st-key-status_line [data-testid="stCaptionContainer"] { margin: 0; }
 .st-key-side_buttons { justify-content: flex-end; }
@@ -215,8 +220,11 @@ _LABEL_CSS = """
 
 
 def label_page_style() -> None:
-    """Fit the labelling layout to the window's height (trusted, constant CSS)."""
-    st.html(_LABEL_CSS)
+    """Fit the labelling layout to the window's height, style the answer's sentences.
+
+    Trusted, constant CSS, sent once per page run rather than with each row.
+    """
+    st.html(_LABEL_CSS + claim_view.CSS)
 
 
 def page_style() -> None:
@@ -243,27 +251,26 @@ def sources_panel(item: Item, *, height: int) -> None:
     """The numbered sources in a scrollable box of ``height`` pixels (the CSS may resize it).
 
     Each passage is a container keyed ``passage_<n>``, which the N / Shift+N keys jump between
-    (:func:`evidence_keys`). Only constant text goes into captions and expander titles: the
-    passage and its id are shown with :func:`literal`.
+    (:func:`evidence_keys`), holding as few elements as it can: each is a message to the browser
+    on every key press of the Label page, so the passages are set apart by the page's CSS
+    rather than dividers, and a passage's id goes into its caption (escaped). The passage itself
+    is shown with :func:`literal`; only constant text goes into an expander's title.
     """
     with st.container(height=height, key="sources_panel", border=True):
         if not item.sources:
             st.caption("This row has no sources.")
         for number, source in enumerate(item.sources, start=1):
             with st.container(key=f"passage_{number}"):
-                long = len(source.text) > LONG_PASSAGE
-                if not long:
-                    st.caption(f"Source {number}")
+                named = f" · id: {escape_markdown(source.source_id)}" if source.source_id else ""
+                if len(source.text) <= LONG_PASSAGE:
+                    st.caption(f"Source {number}{named}")
+                    literal(source.text)
+                    continue
                 if source.source_id:
                     literal(f"id: {source.source_id}")
-                if long:
-                    with st.expander(f"Source {number}: a long passage, "
-                                     f"{len(source.text):,} characters (folded)"):
-                        literal(source.text)
-                else:
+                with st.expander(f"Source {number}: a long passage, "
+                                 f"{len(source.text):,} characters (folded)"):
                     literal(source.text)
-            if number < len(item.sources):
-                st.divider()
 
 
 def question(item: Item) -> None:
@@ -497,12 +504,14 @@ if (!window.__calibrateEvidence) {
 """
 
 
-def evidence_keys(row: str) -> None:
+def evidence_keys(row: str, *, sentences: bool = False) -> None:
     """J / K scroll the sources panel, N / Shift+N jump to the next / previous passage.
 
     Trusted, constant code that runs in the browser only (no rerun): ``row`` (a checked token)
     names the row on screen, so a new row starts at its first passage. Keys typed into text
     boxes, dropdowns and dialogs are left alone. N marks the passage it jumps to and, when the
-    passage is folded, puts the focus on its title so Enter opens it.
+    passage is folded, puts the focus on its title so Enter opens it. With ``sentences``, the
+    same element also carries :func:`claim_view.sentence_script` (one message, not two).
     """
-    _script(_EVIDENCE_JS.replace("ROW", json.dumps(_check_token(row))))
+    body = _EVIDENCE_JS.replace("ROW", json.dumps(_check_token(row)))
+    _script(body + (claim_view.sentence_script(row) if sentences else ""))

@@ -77,6 +77,10 @@ class NotFoundError(CalibrateError):
     """A named dataset, item, criterion or annotator does not exist."""
 
 
+class AlreadyLabelledError(CalibrateError):
+    """The annotator has labelled that item for that criterion already (``new_only`` saves)."""
+
+
 class ConflictError(CalibrateError):
     """An import would change rows that already exist under the same id."""
 

@@ -14,14 +14,12 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from calibrate_app import access, claim_view, label_history, resources, state, widgets
+from calibrate_app import access, label_history, queue_settings_view, resources, state, widgets
 from labels import LabelStore, Provenance
 from labels.assignments import assignment_progress, open_elsewhere
-from labels.errors import CalibrateError
+from labels.errors import AlreadyLabelledError, CalibrateError
 from labels.models import DEFAULT_CRITERION, Criterion, Item, Kind
 from labels.sampling import (
-    ORDER_GUARANTEES,
-    QUEUE_ORDERS,
     Progress,
     QueuePlan,
     QueueSettings,
@@ -39,6 +37,10 @@ VERDICTS: dict[Kind, list[tuple[str, str, str]]] = {
     "pairwise": [("a", "A is better", "A"), ("b", "B is better", "B"), ("tie", "Tie", "T")],
 }
 SKIP_KEY, BACK_KEY, HELP_KEY, SAVE_NOTE_KEY = "S", "Left", "H", "Ctrl+Enter"
+# The note box's widget key, the same on every row (its value is reset on a new row), and the
+# hidden text box holding the token of the row the browser last received (see _stale). No
+# docstrings here: Streamlit would show a bare string of a page script on the page.
+NOTE_KEY, SEEN_KEY = "note", "row_seen"
 
 
 @dataclass(frozen=True)
@@ -50,25 +52,19 @@ class Row:
     criterion: str
     annotator: str
     item_id: str
-    token: str  # a short hash of (dataset, criterion, item): part of this row's widget keys
+    token: str  # a short hash of (dataset, criterion, item): names the row to the browser
     editing: bool
     provenance: Provenance  # how the queue chose this row (issue 13), saved with its label
 
-    @property
-    def note_key(self) -> str:
-        """The session-state key of this row's note box."""
-        return f"note_{self.token}"
-
     def key(self, name: str) -> str:
-        """The widget key of ``name`` on this row.
+        """The widget key of ``name`` on this row: the same on every row.
 
-        Keys differ per row so that a key pressed twice in quick succession cannot apply to a
-        row the annotator has not seen yet: the second press still belongs to the old row's
-        button (its callback arguments name the old row), and :func:`_stale` drops it. Only the
-        buttons that save or skip get such keys: a button with a new key mounts anew in the
-        browser, which costs time on every row, and a stray tag toggle shows on screen.
+        A button whose key changed mounts anew in the browser, which cost ~30 ms on every key
+        press. A key pressed twice in quick succession must still not apply to a row the
+        annotator has not seen yet: :func:`_stale` compares the row the browser last received
+        (:data:`SEEN_KEY`) with the row the press is for.
         """
-        return f"{name}_{self.token}"
+        return name
 
     @property
     def scope(self) -> state.Scope:
@@ -85,31 +81,38 @@ class Row:
 
 
 def _stale(row: Row) -> bool:
-    """True when a press belongs to a row that is no longer on screen (a quick double press)."""
-    return state.queue_state(row.scope).showing != row.item_id
+    """True when a press belongs to a row that is no longer on screen (a quick double press).
+
+    The buttons keep their keys from row to row, so a second press sent before the browser
+    received the next row arrives with that next row's callback arguments; the hidden
+    :data:`SEEN_KEY` box, which every press sends with the browser's widget values, still
+    names the row on screen then.
+    """
+    seen = state.widget_value(SEEN_KEY)
+    return state.queue_state(row.scope).showing != row.item_id or (
+        seen is not None and seen != row.token)
 
 
 def _save(row: Row, verdict: str) -> None:
     if _stale(row):
         return
     queue = state.queue_state(row.scope)
-    note = str(state.widget_value(row.note_key) or "").strip()
+    note = str(state.widget_value(NOTE_KEY) or "").strip()
     tags = list(queue.tags.get(row.item_id, []))
     with resources.get_save_lock():
-        # Re-check at save time: another tab of the same annotator may have labelled this row.
-        if not row.editing and row.store.history(
-            row.dataset, row.item_id, annotator=row.annotator, criterion=row.criterion
-        ):
-            state.flash("warning", "You had already labelled that row (in another tab?); "
-                                   "your earlier label stands. Here is the next one.")
-            _leave(row)
-            return
+        # Checked in the transaction that saves: another tab of the same annotator may have
+        # labelled this row.
         try:
             row.store.add_label(
                 row.dataset, row.item_id, row.annotator, verdict, criterion=row.criterion,
                 note=note, failure_tags=tags, seconds_spent=queue.seconds_on(row.item_id),
-                provenance=row.provenance,
+                provenance=row.provenance, new_only=not row.editing,
             )
+        except AlreadyLabelledError:
+            state.flash("warning", "You had already labelled that row (in another tab?); "
+                                   "your earlier label stands. Here is the next one.")
+            _leave(row)
+            return
         except CalibrateError as error:
             state.flash("error", f"Not saved: {error}")
             return
@@ -130,7 +133,6 @@ def _provenance(plan: QueuePlan, item_id: str) -> Provenance:
 def _leave(row: Row) -> None:
     queue = state.queue_state(row.scope)
     queue.forget(row.item_id)
-    state.clear_widget(row.note_key)
     if row.editing:
         queue.leave_revisit()
     elif queue.current == row.item_id:
@@ -154,6 +156,8 @@ def _skip(row: Row) -> None:
         return
     # Stored, so the row stays at the end of this annotator's queue after a reload too.
     row.store.skip(row.dataset, row.criterion, row.annotator, row.item_id)
+    if queue.skipped is not None:  # as stored: a row skipped again moves to the end
+        queue.skipped = [i for i in queue.skipped if i != row.item_id] + [row.item_id]
     queue.current = None
     resources.get_holds().release(row.hold_scope, row.annotator)
 
@@ -177,28 +181,6 @@ def _set_param(name: str, widget_key: str) -> None:
     else:
         st.query_params[name] = str(value)
         state.remember(name, str(value))
-
-
-def _queue_key(dataset: str, criterion: str, name: str) -> str:
-    # Per (dataset, criterion), so switching datasets shows that dataset's settings.
-    return widgets.short_key(f"queue_{name}", f"{dataset}\x1f{criterion}")
-
-
-def _save_queue_settings(store: LabelStore, dataset: str, criterion: str) -> None:
-    def value(name: str) -> object:
-        return state.widget_value(_queue_key(dataset, criterion, name))
-
-    try:
-        settings = QueueSettings(
-            order=value("order"),  # type: ignore[arg-type]
-            seed=int(value("seed")),  # type: ignore[call-overload]
-            overlap=int(value("overlap")),  # type: ignore[call-overload]
-        )
-    except (TypeError, ValueError) as error:
-        state.flash("error", str(error))
-        return
-    store.save_queue_settings(dataset, criterion, settings)
-    state.flash("success", "Queue settings saved for everyone labelling this dataset.")
 
 
 # -- page sections ----------------------------------------------------------------------------
@@ -325,42 +307,13 @@ def _top_bar(store: LabelStore, annotator: str,
     return dataset, kind, criteria[criterion]
 
 
-def _queue_settings(store: LabelStore, dataset: str, criterion: str,
-                    current: QueueSettings, note: str | None) -> None:
-    with st.expander("Queue settings (eval owner: applies to everyone labelling this "
-                     "dataset and criterion)", icon=":material/settings:"):
-        if note:
-            widgets.message("info", note)
-        cols = st.columns(3)
-        orders = list(QUEUE_ORDERS)
-        cols[0].selectbox("Order", orders, index=orders.index(current.order),
-                          format_func=QUEUE_ORDERS.__getitem__,
-                          key=_queue_key(dataset, criterion, "order"))
-        cols[1].number_input("Seed", value=current.seed, step=1,
-                             key=_queue_key(dataset, criterion, "seed"))
-        cols[2].number_input("Annotators per row (overlap)", min_value=1, max_value=50,
-                             value=current.overlap, step=1,
-                             key=_queue_key(dataset, criterion, "overlap"))
-        st.caption(
-            "Each label records how its row was chosen, and the report estimates from that. "
-            + " ".join(f"{QUEUE_ORDERS[o]}: {ORDER_GUARANTEES[o]}." for o in QUEUE_ORDERS)
-            + " Stratified, flips-first and active use the judge's verdicts once a judge has "
-            "run (never shown here). Rows that already have as many annotators as the overlap "
-            "leave everybody's queue."
-        )
-        st.button("Save queue settings", key="queue_save", on_click=_save_queue_settings,
-                  args=(store, dataset, criterion))
-
-
 def _hand_back_keys(kind: Kind) -> dict[str, str]:
     """Letter keys -> their buttons, for a key pressed while a dropdown has focus.
 
-    The verdict, skip, My labels and guidelines keys. The row's buttons' widget keys carry
-    the row token (:meth:`Row.key`), so they are matched by prefix.
+    The verdict, skip, My labels and guidelines keys.
     """
-    keys = {key: f'[class*="st-key-verdict_{verdict}_"] button'
-            for verdict, _, key in VERDICTS[kind]}
-    keys[SKIP_KEY] = '[class*="st-key-nav_skip_"] button'
+    keys = {key: f".st-key-verdict_{verdict} button" for verdict, _, key in VERDICTS[kind]}
+    keys[SKIP_KEY] = ".st-key-nav_skip button"
     keys[label_history.HISTORY_KEY] = ".st-key-nav_history button"
     keys[label_history.GUIDELINES_KEY] = ".st-key-nav_guidelines button"
     return keys
@@ -369,27 +322,30 @@ def _hand_back_keys(kind: Kind) -> dict[str, str]:
 def _verdict_bar(row: Row, kind: Kind, criterion: Criterion, pending: str | None,
                  chosen_tags: list[str]) -> None:
     choices = VERDICTS[kind]
-    cols = st.columns([1, 1, 1, 0.3, 1, 1, 1], vertical_alignment="center")
-    for col, (verdict, text, key) in zip(cols[:3], choices, strict=True):
-        col.button(
-            text, key=row.key(f"verdict_{verdict}"), shortcut=key, width="stretch",
-            type="primary" if pending == verdict else "secondary",
-            on_click=_save, args=(row, verdict),
-        )
-    cols[4].button("Back", key="nav_back", shortcut=BACK_KEY, width="stretch",
-                   icon=":material/undo:", on_click=_back, args=(row.scope,))
-    cols[5].button("Next" if row.editing else "Skip", key=row.key("nav_skip"), shortcut=SKIP_KEY,
-                   width="stretch", icon=":material/redo:", on_click=_skip, args=(row,))
-    if cols[6].button("Keys", key="nav_help", shortcut=HELP_KEY, width="stretch",
-                      icon=":material/keyboard:"):
-        _help()
+    # One horizontal container, not seven columns: every block is a message to the browser
+    # on each key press. The page's CSS sets the gap before Back.
+    with st.container(horizontal=True, key="button_bar", vertical_alignment="center"):
+        for verdict, text, key in choices:
+            st.button(
+                text, key=row.key(f"verdict_{verdict}"), shortcut=key, width="stretch",
+                type="primary" if pending == verdict else "secondary",
+                on_click=_save, args=(row, verdict),
+            )
+        st.button("Back", key="nav_back", shortcut=BACK_KEY, width="stretch",
+                  icon=":material/undo:", on_click=_back, args=(row.scope,))
+        st.button("Next" if row.editing else "Skip", key=row.key("nav_skip"),
+                  shortcut=SKIP_KEY, width="stretch", icon=":material/redo:", on_click=_skip,
+                  args=(row,))
+        if st.button("Keys", key="nav_help", shortcut=HELP_KEY, width="stretch",
+                     icon=":material/keyboard:"):
+            _help()
 
     # Horizontal, wrapping rows: at 800 px a button moves to the next line rather than
     # truncating its text.
     note_col, side_col = st.columns([1, 2])
     with note_col:
         st.text_area(
-            "Note (optional)", key=row.note_key, on_change="ignore", height=96,
+            "Note (optional)", key=NOTE_KEY, on_change="ignore", height=96,
             label_visibility="collapsed",
             placeholder="Note (optional): Shift + verdict key to write one; Ctrl+Enter saves it.",
         )
@@ -427,8 +383,8 @@ def _assignments(store: LabelStore, dataset: str, criterion: str
 def _current_row(
     store: LabelStore, dataset: str, criterion: Criterion, annotator: str,
     settings: QueueSettings, assignments: Mapping[str, tuple[str, ...]],
-) -> tuple[str | None, bool, Progress, Provenance | None]:
-    """(item id, editing?, progress, how the row was chosen) for this run.
+) -> tuple[str | None, bool, Progress, Provenance | None, Item | None]:
+    """(item id, editing?, progress, how the row was chosen, the item if read) for this run.
 
     A queue row's provenance is taken once, when it becomes this tab's current row, and kept
     until it is labelled or skipped: the shared plan can be rebuilt meanwhile (30 s refresh of
@@ -442,7 +398,9 @@ def _current_row(
     queue = state.queue_state(scope)
     tally = resources.get_label_tally().snapshot(store, dataset, annotator, criterion.name)
     total, mine, counts = tally.total, tally.mine, tally.counts
-    skipped = store.skipped(dataset, criterion.name, annotator)
+    if queue.skipped is None:
+        queue.skipped = store.skipped(dataset, criterion.name, annotator)
+    skipped = queue.skipped
     done = tally.progress(overlap=settings.overlap, skipped=skipped)
     assigned = assignments.get(annotator, ())
     elsewhere = open_elsewhere(assignments, annotator, tally.by_annotator) \
@@ -465,21 +423,21 @@ def _current_row(
         if queue.back > 0:
             earlier = seq[-queue.back]  # an edit keeps how the row was first chosen
             return earlier, True, done, store.current_provenance(dataset, earlier, annotator,
-                                                                 criterion.name)
+                                                                 criterion.name), None
     if queue.current is not None and queue.current not in mine:
         resources.get_holds().hold(
             (store.db.path, dataset, criterion.name), annotator, queue.current
         )
         if queue.provenance is None or queue.provenance[0] != queue.current:
             queue.provenance = (queue.current, _provenance(plan, queue.current))
-        return queue.current, False, done, queue.provenance[1]
+        return queue.current, False, done, queue.provenance[1], None
     hold_scope = (store.db.path, dataset, criterion.name)
     mine_next = _next_assigned(assigned, plan, mine=mine, skipped=skipped)
     if mine_next is not None:  # wanted from this annotator, whoever else labels it
         resources.get_holds().hold(hold_scope, annotator, mine_next)
         queue.current = mine_next
         queue.provenance = (mine_next, _provenance(plan, mine_next))
-        return mine_next, False, done, queue.provenance[1]
+        return mine_next, False, done, queue.provenance[1], None
     # Start the search where this tab's last one found every earlier row settled: at 1 M
     # items with many labels, walking the whole labelled head of the queue on each key press
     # costs more than the rest of the page.
@@ -498,6 +456,7 @@ def _current_row(
     # committed, so a fresh look at the claimed row catches a label saved since ``counts``
     # was read.
     passed: set[str] = set()
+    item: Item | None = None
     while True:
         item_id = holds.claim(
             hold_scope, annotator,
@@ -509,11 +468,11 @@ def _current_row(
         )
         if item_id is None:
             break
-        who = {label.annotator for label in store.history(dataset, item_id,
-                                                          criterion=criterion.name)}
+        item, who = store.item_and_labellers(dataset, item_id, criterion.name)
         if annotator not in who and len(who) < settings.overlap:
             break
         passed.add(item_id)
+        item = None
     if item_id is None:  # nothing else left: the assigned rows this annotator skipped
         item_id = _next_assigned(assigned, plan, mine=mine, skipped=skipped, skipped_ones=True)
         if item_id is not None:
@@ -521,9 +480,9 @@ def _current_row(
     queue.current = item_id
     if item_id is None:
         queue.provenance = None
-        return None, False, done, None
+        return None, False, done, None, None
     queue.provenance = (item_id, _provenance(plan, item_id))
-    return item_id, False, done, queue.provenance[1]
+    return item_id, False, done, queue.provenance[1], item
 
 
 def _next_assigned(assigned: Sequence[str], plan: QueuePlan, *, mine: Collection[str],
@@ -541,18 +500,20 @@ def _next_assigned(assigned: Sequence[str], plan: QueuePlan, *, mine: Collection
                  and (in_plan is None or i in in_plan)), None)
 
 
-def _editing_banner(store: LabelStore, row: Row) -> None:
+def _editing_banner(store: LabelStore, row: Row, fresh: bool) -> None:
     """Say which label is being revisited, and pre-fill its note and failure tags.
 
     A verdict key saves a new version with whatever note and tags are on screen, so they
-    start as the earlier label's: re-labelling a row must not silently drop them.
+    start as the earlier label's: re-labelling a row must not silently drop them. The note
+    box is filled when the row has just come on screen (``fresh``); later runs keep its edits.
     """
     history = store.history(row.dataset, row.item_id, annotator=row.annotator,
                             criterion=row.criterion)
     if not history:
         return
     latest = history[-1]
-    state.prefill_widget(row.note_key, latest.note)
+    if fresh:
+        state.set_value(NOTE_KEY, latest.note)
     state.queue_state(row.scope).tags.setdefault(row.item_id, list(latest.failure_tags))
     versions = f" ({len(history)} versions)" if len(history) > 1 else ""
     onward = ("goes back to your queue" if state.queue_state(row.scope).from_history
@@ -611,7 +572,7 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     settings are neither recomputed nor re-sent to the browser for every label.
     """
     settings = store.queue_settings(dataset, criterion.name)
-    item_id, editing, done, provenance = _current_row(
+    item_id, editing, done, provenance, fetched = _current_row(
         store, dataset, criterion, annotator, settings,
         _assignments(store, dataset, criterion.name))
     queue = state.queue_state((dataset, criterion.name, annotator))
@@ -649,7 +610,7 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
                       on_click=_back, args=((dataset, criterion.name, annotator),))
             label_history.history_button(store, scope, verdicts, open_row)
         return
-    item: Item = store.item(dataset, item_id)
+    item = fetched if fetched is not None else store.item(dataset, item_id)
     queue.mark_shown(item_id)
     token = widgets.short_key("row", f"{dataset}\x1f{criterion.name}\x1f{item_id}")
     row = Row(store, dataset, criterion.name, annotator, item_id, token, editing, provenance)
@@ -663,18 +624,22 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     with guidelines_col:
         label_history.side_column(store, scope, criterion, verdicts, open_row,
                                   first_row=done.labelled == 0)
+    # The note box keeps its key from row to row: a row that has just come on screen starts
+    # with an empty note (or, revisited, the earlier label's).
+    fresh = state.widget_value(SEEN_KEY) != token
+    if fresh:
+        state.set_value(NOTE_KEY, "")
     if editing:
-        _editing_banner(store, row)
-    widgets.label_page_style()
+        _editing_banner(store, row, fresh)
     widgets.item_card(item, criterion, with_question=False, sentences=True)
-    widgets.evidence_keys(token)
-    claim_view.sentence_keys(token)
+    widgets.evidence_keys(token, sentences=True)
+    if fresh:
+        state.set_value(SEEN_KEY, token)
+    st.text_input("Row on screen", key=SEEN_KEY, label_visibility="collapsed")  # CSS hides it
     pending = queue.pending.get(item_id)
     _verdict_bar(row, kind, criterion, pending, queue.tags.get(item_id, []))
-    widgets.leave_note_on_save()
-    widgets.keyboard_helpers(help_button=".st-key-nav_help button", keys=_hand_back_keys(kind))
     if pending is not None:
-        widgets.focus_script(f".st-key-{row.note_key} textarea", row.note_key + pending)
+        widgets.focus_script(f".st-key-{NOTE_KEY} textarea", token + pending)
 
 
 def _page() -> None:
@@ -686,12 +651,19 @@ def _page() -> None:
     if picked is None:
         return
     dataset, kind, criterion = picked
+    # A full run reads the skipped rows afresh (another tab may have skipped some).
+    state.queue_state((dataset, criterion.name, annotator)).skipped = None
     _labelling(store, dataset, kind, criterion, annotator)
     settings = store.queue_settings(dataset, criterion.name)
     plan = resources.queue_plan(store, dataset, store.count_items(dataset), settings,
                                 criterion.name)
     if who.role == "owner":  # the queue's settings apply to every annotator
-        _queue_settings(store, dataset, criterion.name, settings, plan.note)
+        queue_settings_view.queue_settings(store, dataset, criterion.name, settings, plan.note)
+    # Constant style and scripts, once per full run: outside the fragment, a key press does
+    # not send them again; at the end, where the space each element takes is below the fold.
+    widgets.label_page_style()
+    widgets.leave_note_on_save()
+    widgets.keyboard_helpers(help_button=".st-key-nav_help button", keys=_hand_back_keys(kind))
     resources.settle_heap()  # after the first run built the queue plan: see its docstring
 
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from labels.audit import AuditEntry
-from labels.errors import CalibrateError, NotFoundError, did_you_mean
+from labels.errors import AlreadyLabelledError, CalibrateError, NotFoundError, did_you_mean
 from labels.models import (
     DEFAULT_CRITERION,
     PAIRWISE_VERDICTS,
@@ -35,6 +35,7 @@ from labels.stores import item_reads, label_reads, queue_store
 from labels.stores.db import Database, equal_conditions
 from labels.stores.history_store import OwnHistory, own_history
 from labels.stores.item_reads import ITEM_COLUMNS, item_from_row
+from labels.stores.label_writes import insert_labels
 from labels.stores.queue_store import (
     Escalation as Escalation,  # re-exported: callers name it from here
 )
@@ -79,46 +80,8 @@ def _label_from_row(r: Sequence[Any]) -> Label:
     )
 
 
-_NEW_LABEL_COLUMNS = ("label_id", "dataset", "item_id", "annotator", "criterion", "verdict", "note",
-                      "failure_tags", "labelled_at", "seconds_spent", "origin")
-_PROVENANCE_COLUMNS = ("label_id", "selection", "stratum", "inclusion_probability",
-                       "selection_share", "judge")
-_INLINE_ROWS = 64
-"""Up to this many labels are inserted as statement parameters, more through a frame."""
 KNOWN_ITEMS = 4096
 """How many item ids (and annotator names) a store remembers as existing (see ``add_labels``)."""
-
-
-def _insert_labels(cur: Any, labels: list[list[Any]], provenance: list[list[Any]]) -> list[Any]:
-    """Insert rows of :data:`_NEW_LABEL_COLUMNS` and :data:`_PROVENANCE_COLUMNS`.
-
-    Returns the stored label rows (:data:`_LABEL_COLUMNS`). A key press on the Label page
-    stores one label: plain ``VALUES`` then, without building and registering pandas frames
-    (tens of milliseconds); an import of thousands goes through one registered frame per table.
-    """
-    into_labels = f"INSERT INTO labels ({', '.join(_NEW_LABEL_COLUMNS)}) "
-    into_provenance = f"INSERT INTO label_provenance ({', '.join(_PROVENANCE_COLUMNS)}) "
-    returning = f" RETURNING {_LABEL_COLUMNS}"
-    if len(labels) <= _INLINE_ROWS:
-        def values(rows: list[list[Any]]) -> str:
-            return "VALUES " + ", ".join(["(" + ", ".join("?" * len(rows[0])) + ")"] * len(rows))
-
-        out = cur.execute(into_labels + values(labels) + returning,
-                          [v for r in labels for v in r]).fetchall()
-        cur.execute(into_provenance + values(provenance), [v for r in provenance for v in r])
-        return list(out)
-    import pandas as pd  # lazily: `calibrate --help` and `datasets` load no pandas
-
-    cur.register("new_labels", pd.DataFrame(labels, columns=_NEW_LABEL_COLUMNS).astype(object))
-    cur.register("new_provenance",
-                 pd.DataFrame(provenance, columns=_PROVENANCE_COLUMNS).astype(object))
-    try:
-        out = cur.execute(into_labels + "SELECT * FROM new_labels" + returning).fetchall()
-        cur.execute(into_provenance + "SELECT * FROM new_provenance")
-        return list(out)
-    finally:
-        cur.unregister("new_labels")
-        cur.unregister("new_provenance")
 
 
 _Named = TypeVar("_Named", Dataset, Criterion)
@@ -241,6 +204,21 @@ class LabelStore:
         item = item_from_row(row)
         self._remember(items=[(dataset, item.item_id)])
         return item
+
+    def item_and_labellers(self, dataset: str, item_id: str,
+                           criterion: str) -> tuple[Item, frozenset[str]]:
+        """One item and who has labelled it for ``criterion``, in one query (or NotFoundError).
+
+        The Label page reads both for the row it serves on every key press.
+        """
+        row = self.db.fetchone(
+            f"SELECT {ITEM_COLUMNS}, (SELECT list(DISTINCT annotator) FROM labels WHERE "
+            "dataset = $1 AND item_id = $2 AND criterion = $3) FROM items "
+            "WHERE dataset = $1 AND item_id = $2", [dataset, item_id, criterion])
+        if row is None:
+            raise NotFoundError(f"dataset {dataset!r} has no item {item_id!r}")
+        self._remember(items=[(dataset, row[0])])
+        return item_from_row(row), frozenset(row[10] or ())
 
     def items(self, dataset: str, *, item_ids: Iterable[str] | None = None) -> list[Item]:
         """Items of ``dataset`` in file order (optionally only ``item_ids``)."""
@@ -367,10 +345,13 @@ class LabelStore:
         labelled_at: datetime | None = None,
         origin: str = "app",
         provenance: Provenance | None = None,
+        new_only: bool = False,
     ) -> Label:
         """Append one label and return it as stored (committed when this returns).
 
-        ``provenance`` records how the row was chosen (default: ``unknown``).
+        ``provenance`` records how the row was chosen (default: ``unknown``). With ``new_only``,
+        :class:`AlreadyLabelledError` instead when ``annotator`` has labelled the item for
+        ``criterion`` already (checked inside the transaction that saves it).
         """
         new = NewLabel(
             item_id=item_id,
@@ -384,22 +365,37 @@ class LabelStore:
             origin=origin,
             provenance=provenance or Provenance(),
         )
-        return self.add_labels(dataset, [new])[0]
+        return self.add_labels(dataset, [new], new_only=new_only)[0]
 
-    def add_labels(self, dataset: str, labels: Sequence[NewLabel]) -> list[Label]:
-        """Append labels in one transaction: all are stored, or none."""
+    def add_labels(self, dataset: str, labels: Sequence[NewLabel], *,
+                   new_only: bool = False) -> list[Label]:
+        """Append labels in one transaction: all are stored, or none.
+
+        With ``new_only``, none is stored when an annotator has labelled one of the items for
+        its criterion already: :class:`AlreadyLabelledError`.
+        """
         if not labels:
             return []
+        item_ids = [normalise_id(new.item_id) for new in labels]
+        who = [new.annotator.strip() for new in labels]
+        # Labels that exist already: in the first statement, the one that reads the kinds.
+        given = ("(SELECT list([item_id, annotator, criterion]) FROM labels WHERE dataset = ? "
+                 "AND list_contains(?, item_id) AND list_contains(?, annotator))")
         with self.db.transaction() as cur:
             # Few statements: each costs a trip through the GIL, which a judge run in the same
             # process keeps busy, and this runs on every key press of the Label page.
             found_kinds = cur.execute(
-                "SELECT name, kind FROM criteria UNION ALL "
-                "SELECT NULL, kind FROM datasets WHERE name = ? ORDER BY name NULLS FIRST",
-                [dataset]).fetchall()
-            if not any(name is None for name, _ in found_kinds):
+                "SELECT name, kind, NULL FROM criteria UNION ALL "
+                f"SELECT NULL, kind, {given if new_only else 'NULL'} FROM datasets "
+                "WHERE name = ? ORDER BY name NULLS FIRST",
+                [dataset, item_ids, who, dataset] if new_only else [dataset]).fetchall()
+            if not any(name is None for name, _, _ in found_kinds):
                 raise NotFoundError(f"no dataset named {dataset!r}")
-            kinds = {name: kind for name, kind in found_kinds if name is not None}
+            kinds = {name: kind for name, kind, _ in found_kinds if name is not None}
+            done = {tuple(t) for t in found_kinds[0][2] or ()}
+            if any((i, a, new.criterion) in done
+                   for i, a, new in zip(item_ids, who, labels, strict=True)):
+                raise AlreadyLabelledError("that row has a label from that annotator already")
             rows: list[list[Any]] = []
             now = datetime.now(UTC)
             for new in labels:
@@ -459,8 +455,8 @@ class LabelStore:
             provenance = [[i, n.provenance.selection, n.provenance.stratum,
                            n.provenance.inclusion_probability, n.provenance.selection_share,
                            n.provenance.judge] for i, n in zip(ids, labels, strict=True)]
-            out = _insert_labels(cur, [[i, *r] for i, r in zip(ids, rows, strict=True)],
-                                 provenance)
+            out = insert_labels(cur, [[i, *r] for i, r in zip(ids, rows, strict=True)],
+                                provenance, returning=_LABEL_COLUMNS)
             by_id = {row[0]: row for row in out}
             stored = [_label_from_row(by_id[i]) for i in ids]
         self._remember(items=((dataset, i) for i in wanted), annotators=names)  # committed

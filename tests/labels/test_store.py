@@ -27,6 +27,7 @@ from labels import (
     import_rows,
     open_store,
 )
+from labels.errors import AlreadyLabelledError
 from labels.models import sources_json
 from labels.stores.migrations import Migration, applied_migrations, migrate
 from labels.stores.schema import LABEL_TABLES
@@ -474,3 +475,21 @@ def test_a_label_for_a_row_just_read_checks_nothing_again(
     for i in ("2", "3", "4"):
         store.item("d", i)
     assert list(store._known_items) == [("d", "3"), ("d", "4")]
+
+
+def test_a_new_only_label_is_refused_when_the_annotator_labelled_the_row(
+        store: LabelStore, tmp_path: Path) -> None:
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "question": f"q{i}", "answer": "a"}) + "\n"
+                            for i in ("1", "2")))
+    import_rows(store, path, "d")
+    store.add_label("d", "1", "ann", "pass", new_only=True)
+    store.add_label("d", "1", "bob", "fail", new_only=True)  # another annotator: stored
+    with pytest.raises(AlreadyLabelledError):
+        store.add_label("d", "1", "ann", "fail", new_only=True)
+    store.add_label("d", "1", "ann", "fail")  # an edit: a new version
+    assert [lab.verdict for lab in store.history("d", "1", annotator="ann")] == ["pass", "fail"]
+    item, who = store.item_and_labellers("d", "1", "faithfulness")
+    assert item.question == "q1" and who == {"ann", "bob"}
+    assert store.item_and_labellers("d", "2", "faithfulness")[1] == frozenset()
+    assert store.item_and_labellers("d", "1", "correctness")[1] == frozenset()

@@ -156,7 +156,7 @@ def owners() -> list[Owner]:
               (labels + "db.py", labels + "migrations.py")),
         Owner("LabelStore", LabelStore.TABLES, tuple(labels + m for m in (
             "label_store.py", "schema.py", "item_store.py", "item_reads.py", "label_reads.py",
-            "queue_store.py", "history_store.py"))),
+            "queue_store.py", "history_store.py", "label_writes.py"))),
         Owner("SplitStore", SplitStore.TABLES, (labels + "split_store.py",)),
         Owner("TeamStore", TeamStore.TABLES, (labels + "team_store.py",)),
         Owner("JudgeStore", JudgeStore.TABLES, tuple(judges + m for m in (
