@@ -109,24 +109,24 @@ def main() -> None:
             n = max(c, int(limit * args.seconds))
             name = f"c{c}"
             make_dataset(db, name, n, folder)
-            store = open_store(db)
+            workspace = Workspace.open(db)
             try:
                 started, cpu, server_cpu = (time.perf_counter(), time.process_time(),
                                             server.cpu_seconds())
                 marks: list[float] = []
-                summary = run_judge(config, name, workspace=Workspace.of(store), provider=provider,
+                summary = run_judge(config, name, workspace=workspace, provider=provider,
                                     concurrency=c, policy=CallPolicy(timeout=10),
                                     on_progress=lambda *_, m=marks: m.append(time.perf_counter()))
                 seconds = time.perf_counter() - started
                 cpu_ms = (time.process_time() - cpu) * 1000 / n
                 server_ms = (server.cpu_seconds() - server_cpu) * 1000 / n
-                with store.db.cursor() as cur:
+                with workspace.db.cursor() as cur:
                     persisted = cur.execute(
                         "SELECT count(*) FROM judge_calls WHERE run_id = ? AND status = 'scored'",
                         [summary.run_id],
                     ).fetchall()[0][0]
             finally:
-                store.db.close()
+                workspace.close()
             rate = summary.scored / seconds
             ratios[c] = rate / limit
             # Steady state: the calls after the first wave, between its end and the last reply
@@ -145,22 +145,22 @@ def main() -> None:
         make_dataset(db, "rerun", n, folder)
         provider = OpenAIProvider("fake-judge", api_key="bench",
                                   base_url=f"http://127.0.0.1:{fast.port}/v1")
-        store = open_store(db)
+        workspace = Workspace.open(db)
         try:
             started = time.perf_counter()
-            first = run_judge(config, "rerun", workspace=Workspace.of(store), provider=provider,
+            first = run_judge(config, "rerun", workspace=workspace, provider=provider,
                               concurrency=64)
             first_seconds = time.perf_counter() - started
             before = fast.requests
             started = time.perf_counter()
-            again = run_judge(config, "rerun", workspace=Workspace.of(store), provider=provider,
+            again = run_judge(config, "rerun", workspace=workspace, provider=provider,
                               concurrency=64)
             rerun_seconds = time.perf_counter() - started
-            with store.db.cursor() as cur:
+            with workspace.db.cursor() as cur:
                 stored = cur.execute("SELECT count(*) FROM judge_calls WHERE run_id = ?",
                                      [first.run_id]).fetchall()[0][0]
         finally:
-            store.db.close()
+            workspace.close()
         after = fast.requests
     finally:
         fast.stop()

@@ -31,9 +31,7 @@ from synthetic_items import seed_items
 
 from judges.config import load_builtin
 from judges.run_plan import plan_run
-from judges.stores.judge_store import JudgeStore
 from judges.workspace import Workspace
-from labels import open_store
 
 DATASET = "bench"
 CONFIG = "faithfulness-oneshot"
@@ -49,16 +47,16 @@ def peak_rss_mb() -> float:
 
 def child(db: str, repeats: int, store_half: bool) -> None:
     """Plan once (in this fresh process) and print one JSON line of figures."""
-    store = open_store(db)
+    workspace = Workspace.open(db)
     config = load_builtin(CONFIG)
-    judges = JudgeStore(store.db)
+    judges = workspace.judges
     if store_half:
-        plan = plan_run(Workspace.of(store), config, DATASET, repeats=repeats, swap=True,
+        plan = plan_run(workspace, config, DATASET, repeats=repeats, swap=True,
                         judge_store=judges)
         keys = plan.calls.keys()  # (item_id, item_hash, repeat, ordering) columns
         half = keys.slice(0, keys.num_rows // 2)
         judges.save_config(config)
-        with store.db.transaction() as cur:
+        with workspace.db.transaction() as cur:
             cur.register("stored_half", half)
             cur.execute(
                 "INSERT INTO judge_calls (run_id, config_id, item_id, item_hash, repeat, ordering,"
@@ -67,10 +65,10 @@ def child(db: str, repeats: int, store_half: bool) -> None:
                 [config.config_id],
             )
         del plan, keys, half
-        store.db.close()
+        workspace.close()
         return
     started = time.perf_counter()
-    plan = plan_run(Workspace.of(store), config, DATASET, repeats=repeats, swap=True,
+    plan = plan_run(workspace, config, DATASET, repeats=repeats, swap=True,
                     judge_store=judges)
     elapsed = time.perf_counter() - started
     rss_mb = peak_rss_mb()
@@ -78,7 +76,7 @@ def child(db: str, repeats: int, store_half: bool) -> None:
         "seconds": elapsed, "rss_mb": rss_mb, "planned": plan.planned, "cached": plan.cached,
         "to_make": len(plan.calls), "input_tokens": plan.estimate.input_tokens,
     }))
-    store.db.close()
+    workspace.close()
 
 
 def run_child(db: Path, repeats: int, *, store_half: bool = False) -> dict[str, float]:

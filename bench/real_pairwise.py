@@ -288,11 +288,13 @@ def reports(root: Path = EXTERNAL, seed: int = 0) -> list[str]:
     """The RAGChecker-by-verdict and JudgeBench one-order cases through the real report."""
     from judges.reporting import pairwise_report
     from judges.verdicts import import_verdicts
-    from labels import import_labels, import_rows, open_store
+    from judges.workspace import Workspace
+    from labels import import_labels, import_rows
 
     out: list[str] = []
     work = Path(tempfile.mkdtemp(prefix="real-pairwise-"))
-    store = open_store(str(work / "real.duckdb"))
+    workspace = Workspace.open(work / "real.duckdb")
+    store = workspace.labels
 
     def load(name: str, rows: list[dict[str, object]], labels: list[str],
              verdicts: list[str], selection: str) -> None:
@@ -301,7 +303,7 @@ def reports(root: Path = EXTERNAL, seed: int = 0) -> list[str]:
         (work / f"{name}-v.csv").write_text("\n".join(verdicts) + "\n")
         import_rows(store, work / f"{name}.jsonl", name)
         import_labels(store, work / f"{name}-l.csv", name, selection=selection)
-        import_verdicts(store, work / f"{name}-v.csv", dataset=name, judge="judge")
+        import_verdicts(workspace, work / f"{name}-v.csv", dataset=name, judge="judge")
 
     def shares(d: dict[str, object]) -> str:
         return "  ".join(f"{k} {v['estimate']:.3f} [{v['low']:.3f}, {v['high']:.3f}]"
@@ -318,7 +320,7 @@ def reports(root: Path = EXTERNAL, seed: int = 0) -> list[str]:
                  ["id,annotator,label", *(f"r{i},consensus,{SIDES[rag.human[i]]}" for i in lab)],
                  ["id,verdict", *(f"r{i},{SIDES[j]}" for i, j in enumerate(rag.judge))],
                  "by_verdict")
-            data = pairwise_report(store, "ragchecker", "judge").to_json()
+            data = pairwise_report(workspace, "ragchecker", "judge").to_json()
             table = np.zeros((3, 3))
             np.add.at(table, (rag.human[lab], rag.judge[lab]), 1)
             raw = corrected_win_rate_from_counts(table, np.bincount(rag.judge, minlength=3))
@@ -334,7 +336,7 @@ def reports(root: Path = EXTERNAL, seed: int = 0) -> list[str]:
         if bench is not None:
             load("judgebench", *bench, "all")
             for rule in ("all_agree", "majority"):
-                data = pairwise_report(store, "judgebench", "judge", rule=rule).to_json()
+                data = pairwise_report(workspace, "judgebench", "judge", rule=rule).to_json()
                 out += [
                     f"JudgeBench (claude-3-haiku on claude-3.5-sonnet pairs), {rule}:",
                     f"  votes compared      {data['n_votes']} on {data['n_rows']} rows, "
@@ -346,7 +348,7 @@ def reports(root: Path = EXTERNAL, seed: int = 0) -> list[str]:
                       if "one order" in w),
                 ]
     finally:
-        store.db.close()
+        workspace.close()
     return out
 
 

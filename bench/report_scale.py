@@ -111,14 +111,15 @@ def peak_rss_mb() -> float:
 def child(db: str) -> None:
     """One report in this fresh process; prints one JSON line."""
     from judges.reporting import calibration_report
+    from judges.workspace import Workspace
 
-    store = open_store(db)
+    workspace = Workspace.open(db)
     started = time.perf_counter()
-    report = calibration_report(store, DATASET, CONFIG)
+    report = calibration_report(workspace, DATASET, CONFIG)
     elapsed = time.perf_counter() - started
     print(json.dumps({"seconds": elapsed, "rss_mb": peak_rss_mb(),
                       "judged_items": len(report.judge_items.items)}))
-    store.db.close()
+    workspace.close()
 
 
 def main() -> None:

@@ -19,7 +19,6 @@ import streamlit as st
 from calibrate_app import resources, widgets
 from judges.workflows import align
 from judges.workspace import Workspace
-from labels import LabelStore
 from labels.errors import CalibrateError
 
 if TYPE_CHECKING:
@@ -29,14 +28,9 @@ JOB_PREFIX = "align:"
 DEFAULT_PROPOSER = "scripted/proposer"
 
 
-def _workspace(store: LabelStore | Workspace) -> Workspace:
-    """The page's workspace (the Judges page may still hand over its label store)."""
-    return store if isinstance(store, Workspace) else Workspace.of(store)
-
-
-def held_out_ids(store: LabelStore | Workspace, dataset: str, criterion: str) -> set[str]:
+def held_out_ids(workspace: Workspace, dataset: str, criterion: str) -> set[str]:
     """The test rows of ``dataset``/``criterion`` (making the split, assigning new labels)."""
-    return align.held_out_ids(_workspace(store), dataset, criterion)
+    return align.held_out_ids(workspace, dataset, criterion)
 
 
 def _job_key(config: JudgeConfig, dataset: str) -> str:
@@ -122,7 +116,7 @@ def _live_progress(key: str) -> None:
     st.progress(min(job.done / align.PROPOSE_STEPS, 1.0), text=widgets.escape_markdown(job.message))
 
 
-def render(store: LabelStore | Workspace, dataset: str, config: JudgeConfig, *,
+def render(workspace: Workspace, dataset: str, config: JudgeConfig, *,
            unsaved: bool = False) -> None:
     """The panel (see the module docstring).
 
@@ -133,7 +127,6 @@ def render(store: LabelStore | Workspace, dataset: str, config: JudgeConfig, *,
     if config.kind != "pointwise":
         st.caption("Proposals tune pointwise judges.")
         return
-    workspace = _workspace(store)
     try:
         view = align.split(workspace, dataset, config.criterion)
     except CalibrateError as error:

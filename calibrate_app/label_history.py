@@ -15,7 +15,7 @@ import streamlit as st
 
 from calibrate_app import resources, state, widgets
 from labels import Criterion, LabelStore
-from labels.stores.history_store import SKIPPED, OwnRow
+from labels.models import SKIPPED, OwnRow
 
 HISTORY_KEY, GUIDELINES_KEY = "M", "G"
 PAGE_ROWS = 8

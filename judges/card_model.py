@@ -19,13 +19,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from judges.calibration import HumanMargins, format_interval
 from judges.config import JudgeConfig, parse_config
 from judges.reporting import JudgeRef, JudgeReport, PairwiseReport
-from judges.stores.alignment_store import AlignStore
-from judges.stores.judge_store import JudgeStore, external_config_id
+from judges.stores.judge_store import external_config_id
 from judges.verdicts import dataset_keys
 from judges.workspace import Workspace
 from labels.distribution import installed_version
 from labels.errors import CalibrateError, ImportFileError
-from labels.stores.label_store import LabelStore
 
 CARD_SCHEMA_VERSION: Literal[2] = 2
 CARD_KIND: Literal["calibrate.judge_card"] = "calibrate.judge_card"
@@ -351,12 +349,12 @@ def _interval(value: dict[str, Any]) -> CardInterval:
     return CardInterval(**value)
 
 
-def _policy(store: LabelStore, report: JudgeReport | PairwiseReport) -> Policy:
+def _policy(workspace: Workspace, report: JudgeReport | PairwiseReport) -> Policy:
     """Repeats and swap actually used on the calibration dataset (the runs' options)."""
-    judge_store = JudgeStore(store.db)
+    judge_store = workspace.judges
     runs = judge_store.runs(dataset=report.dataset, config_id=report.judge.config_id)
     repeats, swap = judge_store.call_layout(report.judge.config_id,
-                                            dataset_keys(Workspace.of(store), report.dataset,
+                                            dataset_keys(workspace, report.dataset,
                                                          report.judge.config_id))
     repeats = max(repeats, 1)
     for run in runs:
@@ -365,7 +363,7 @@ def _policy(store: LabelStore, report: JudgeReport | PairwiseReport) -> Policy:
     return Policy(repeats=repeats, swap=swap, aggregation=report.rule)  # type: ignore[arg-type]
 
 
-def _stress(store: LabelStore, config_id: str) -> list[CardStress]:
+def _stress(workspace: Workspace, config_id: str) -> list[CardStress]:
     """The judge's newest stress run (any dataset), as card entries."""
     return [
         CardStress(test=r.test, expectation=r.expectation, dataset=r.dataset,
@@ -374,12 +372,12 @@ def _stress(store: LabelStore, config_id: str) -> list[CardStress]:
                                           low=r.detail.get("low"), high=r.detail.get("high"),
                                           n=r.n),
                    family_warning=r.detail.get("family_warning"))
-        for r in AlignStore(store.db).latest_stress(config_id)
+        for r in workspace.alignment.latest_stress(config_id)
     ]
 
 
 def card_identity(
-    store: LabelStore, ref: JudgeRef, problems: list[str], *, force: bool
+    workspace: Workspace, ref: JudgeRef, problems: list[str], *, force: bool
 ) -> tuple[str, str, dict[str, Any], dict[str, Any] | None]:
     """:func:`judge_identity` for a card that ``problems`` stand against.
 
@@ -388,14 +386,14 @@ def card_identity(
     """
     if problems and not force:
         raise CardRefusedError(problems)
-    return judge_identity(store, ref)
+    return judge_identity(workspace, ref)
 
 
 def judge_identity(
-    store: LabelStore, ref: JudgeRef
+    workspace: Workspace, ref: JudgeRef
 ) -> tuple[str, str, dict[str, Any], dict[str, Any] | None]:
     """``(provider, model, generation params, full config)`` of a judge for its card."""
-    stored = ref.stored or JudgeStore(store.db).stored_config(ref.config_id)
+    stored = ref.stored or workspace.judges.stored_config(ref.config_id)
     config: JudgeConfig | None = stored.config
     if config is None:
         # An external judge's parameters are where its verdicts came from (tool, metric, the

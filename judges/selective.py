@@ -54,7 +54,6 @@ from judges.reporting import JudgeReport, calibration_report, find_judge, load_j
 from judges.reporting.assemble import escalated_rows
 from judges.reporting.evidence import judged_rows, per_row
 from judges.signals import available_signals, call_signals, scores_of
-from judges.stores.judge_store import JudgeStore
 from judges.verdicts import dataset_keys
 from judges.workspace import Workspace
 from labels.errors import CalibrateError
@@ -211,12 +210,12 @@ class _Judged:
     flipped: npt.NDArray[np.bool_]
 
 
-def _judged(store: LabelStore, dataset: str, judge: Any, rule: str | None,
+def _judged(workspace: Workspace, dataset: str, judge: Any, rule: str | None,
             ids: npt.NDArray[Any], report: JudgeReport | None = None) -> _Judged:
     from judges.calibration import judge_outcomes
 
     items = (report.judge_items if report is not None and report.dataset == dataset
-             else load_judge_items(store, dataset, judge, rule=rule, texts_for=()))
+             else load_judge_items(workspace, dataset, judge, rule=rule, texts_for=()))
     calls = items.call_rows()
     signals = call_signals(calls, items.items)
     at = judged_rows(ids, items.items)
@@ -234,10 +233,10 @@ def _judged(store: LabelStore, dataset: str, judge: Any, rule: str | None,
                    pd.Series(flips, dtype=object).fillna(False).astype(bool).to_numpy())
 
 
-def _cost(store: LabelStore, dataset: str, config_id: str, model: str,
+def _cost(workspace: Workspace, dataset: str, config_id: str, model: str,
           prices: Mapping[str, Price] | None) -> dict[str, Any]:
     """Cost per row of a judge's logged calls on ``dataset``."""
-    c = JudgeStore(store.db).call_costs(config_id, dataset_keys(Workspace.of(store), dataset))
+    c = workspace.judges.call_costs(config_id, dataset_keys(workspace, dataset))
     n = max(c["items"], 1)
     out: dict[str, Any] = {"calls_per_row": c["calls"] / n, "rows_judged": c["items"],
                            "tokens_per_row": None, "usd_per_row": None, "source": "unknown"}
@@ -304,7 +303,7 @@ def _stage_strata(mode: str, k: int, judge: str, outcome: npt.NDArray[np.int8],
 
 
 def cascade_report(
-    store: LabelStore,
+    workspace: Workspace,
     dataset: str,
     judges: Sequence[str],
     *,
@@ -324,7 +323,7 @@ def cascade_report(
     """Certify each stage's acceptance rule on ``dataset``'s labels and apply them to ``target``.
 
     Args:
-        store: The label store.
+        workspace: The open database (labels and the judges' calls).
         dataset: The labelled dataset (the rules are certified on its labels).
         judges: The stages, cheapest first (names or config ids, each with verdicts on
             ``dataset`` and ``target``).
@@ -351,12 +350,13 @@ def cascade_report(
     """
     if not judges:
         raise CalibrateError("a cascade needs at least one judge")
-    first = report or calibration_report(store, dataset, judges[0], criterion=criterion,
+    first = report or calibration_report(workspace, dataset, judges[0], criterion=criterion,
                                          rule=rule, confidence=confidence)
     crit = first.criterion
     target_name = target or dataset
     same = target_name == dataset
     warnings: list[str] = []
+    store = workspace.labels
     ids = store.item_groups(dataset)["item_id"]
     t_ids = ids if same else store.item_groups(target_name)["item_id"]
     mode, why = _design(first, one_threshold=one_threshold)
@@ -374,16 +374,16 @@ def cascade_report(
     esc_mask = np.zeros(len(ids), dtype=bool) if escalated_here is None else (
         pd.Index(pd.unique(np.asarray(escalated_here, dtype=object)), dtype=object)
         .get_indexer(ids) >= 0)
-    refs = [find_judge(store, j, dataset=dataset) for j in judges]
-    cal = [_judged(store, dataset, r, rule, ids, first if k == 0 else None)
+    refs = [find_judge(workspace, j, dataset=dataset) for j in judges]
+    cal = [_judged(workspace, dataset, r, rule, ids, first if k == 0 else None)
            for k, r in enumerate(refs)]
-    tgt = cal if same else [_judged(store, target_name, r, rule, t_ids) for r in refs]
+    tgt = cal if same else [_judged(workspace, target_name, r, rule, t_ids) for r in refs]
     base = strata.assign(cal[0].outcome, cal[0].flipped, esc_mask)
     t_base = base if same else strata.assign(tgt[0].outcome, tgt[0].flipped, None)
-    others = [load_judge_items(store, target_name if not same else dataset, j, rule=rule,
+    others = [load_judge_items(workspace, target_name if not same else dataset, j, rule=rule,
                                texts_for=()).verdict_map() for j in with_judges]
     cal_others = others if same else [
-        load_judge_items(store, dataset, j, rule=rule, texts_for=()).verdict_map()
+        load_judge_items(workspace, dataset, j, rule=rule, texts_for=()).verdict_map()
         for j in with_judges]
     decided = lab.human >= 0
     reaching_cal = np.ones(len(ids), dtype=bool)
@@ -431,7 +431,7 @@ def cascade_report(
             judge=ref.name, config_id=ref.config_id, model=ref.model, stand_in=ref.stand_in,
             signals=used, rule=rule_k, reaching=int(reaching_tgt.sum()),
             accepted=int(take_tgt.sum()),
-            cost=_cost(store, target_name, ref.config_id, ref.model, prices),
+            cost=_cost(workspace, target_name, ref.config_id, ref.model, prices),
         ))  # fmt: skip
         parts["stages"].append({"config_id": ref.config_id, "signals": list(used),
                                 "thresholds": _thresholds_json(rule_k)})
@@ -553,7 +553,7 @@ def _consensus(verdicts: list[str]) -> str:
 
 
 def select_rule(
-    store: LabelStore,
+    workspace: Workspace,
     dataset: str,
     judge: str,
     *,
@@ -567,14 +567,14 @@ def select_rule(
     ``options`` are :func:`cascade_report`'s (``criterion``, ``rule``, ``signals``,
     ``with_judges``, ``p_value``, ``prices``, ``confidence``, ``report``).
     """
-    return cascade_report(store, dataset, [judge], alpha=alpha, delta=delta, target=target,
+    return cascade_report(workspace, dataset, [judge], alpha=alpha, delta=delta, target=target,
                           **options)
 
 
-def card_selection(store: LabelStore, report: JudgeReport, *, alpha: float,
+def card_selection(workspace: Workspace, report: JudgeReport, *, alpha: float,
                    delta: float = DEFAULT_DELTA, **options: Any) -> CardSelection:
     """The judge's certified acceptance rule on ``report``'s dataset, as a card records it."""
-    cascade = select_rule(store, report.dataset, report.judge.config_id, alpha=alpha,
+    cascade = select_rule(workspace, report.dataset, report.judge.config_id, alpha=alpha,
                           delta=delta, report=report, criterion=report.criterion,
                           rule=report.rule, **options)
     stage = cascade.stages[0]

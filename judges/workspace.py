@@ -60,6 +60,13 @@ class Workspace:
 
         return cls(Database(str(path), lock_timeout=lock_timeout, read_only=read_only))
 
+    @staticmethod
+    def held_by_another_process(path: str | Path) -> bool:
+        """True when another process (an app, a judge run) holds the database file ``path``."""
+        from labels.stores.db import held_by_another_process
+
+        return held_by_another_process(path)
+
     @classmethod
     def of(cls, store: LabelStore) -> Workspace:
         """The workspace over the database ``store`` already has open, sharing that store."""

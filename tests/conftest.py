@@ -28,6 +28,7 @@ from judges.config import JudgeConfig
 from judges.demo import DemoSummary, build_demo
 from judges.providers.anthropic import AnthropicProvider
 from judges.providers.openai import OpenAIProvider
+from judges.workspace import Workspace
 from labels import LabelStore, import_rows
 
 ENV_PREFIXES = ("CALIBRATE_", "ANTHROPIC_", "OPENAI_")
@@ -124,6 +125,12 @@ def store(db_path: Path) -> Iterator[LabelStore]:
 
 
 @pytest.fixture
+def workspace(store: LabelStore) -> Workspace:
+    """The workspace over :func:`store`'s database, sharing that label store."""
+    return Workspace.of(store)
+
+
+@pytest.fixture
 def db_copy(template_db: Path, db_path: Path) -> Path:
     """A copy, at ``db_path``, of the database the test module built once (its ``template_db``).
 
@@ -132,6 +139,12 @@ def db_copy(template_db: Path, db_path: Path) -> Path:
     """
     shutil.copy(template_db, db_path)
     return db_path
+
+
+@pytest.fixture
+def workspace_copy(store_copy: LabelStore) -> Workspace:
+    """The workspace over :func:`store_copy`'s database, sharing that label store."""
+    return Workspace.of(store_copy)
 
 
 @pytest.fixture

@@ -40,7 +40,6 @@ from judges.workflows.judging import (
     swap_flips,
 )
 from judges.workspace import Workspace
-from labels import LabelStore
 from labels.errors import CalibrateError
 
 JOB_PREFIX = "judge:"
@@ -278,7 +277,7 @@ def _trial_result(trial: Trial) -> None:
 
 def _preview(workspace: Workspace, dataset: str, config: JudgeConfig) -> None:
     store = workspace.labels
-    held_out = alignment_panel.held_out_ids(store, dataset, config.criterion)
+    held_out = alignment_panel.held_out_ids(workspace, dataset, config.criterion)
     ids = [i for i in store.item_ids(dataset) if i not in held_out]  # test rows stay unseen
     if not ids:
         st.info("This dataset has no rows yet.")
@@ -451,12 +450,11 @@ def _job_details(job: resources.BackgroundJob) -> None:
 
 
 def _results(workspace: Workspace, dataset: str, config: JudgeConfig) -> None:
-    store = workspace.labels
     try:
         frame = judging.verdicts(workspace, dataset, config.config_id)
     except CalibrateError:
         frame = pd.DataFrame()
-    held_out = alignment_panel.held_out_ids(store, dataset, config.criterion)
+    held_out = alignment_panel.held_out_ids(workspace, dataset, config.criterion)
     if held_out and not frame.empty:
         frame = frame[~frame["item_id"].isin(held_out)]
         st.caption(f"{len(held_out)} test rows are hidden while tuning (dev/test split).")
@@ -527,16 +525,16 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _revisions(store: LabelStore, dataset: str, config: JudgeConfig) -> None:
+def _revisions(workspace: Workspace, dataset: str, config: JudgeConfig) -> None:
     try:
         from judges.reporting import judge_leaderboard, judges_on
     except ImportError:  # pragma: no cover - the report module ships with the statistics
         return
-    same_name = [j for j in judges_on(store, dataset) if j.name == config.name]
+    same_name = [j for j in judges_on(workspace, dataset) if j.name == config.name]
     if not same_name:
         return
     try:
-        board = judge_leaderboard(store, dataset, same_name, criterion=config.criterion)
+        board = judge_leaderboard(workspace, dataset, same_name, criterion=config.criterion)
     except CalibrateError as error:
         st.caption("Agreement with the experts appears once rows are labelled for this "
                    f"criterion ({type(error).__name__}).")
@@ -586,7 +584,7 @@ def main() -> None:
     with preview:
         _preview(workspace, dataset, config)
     _try(workspace, dataset, config,
-         alignment_panel.held_out_ids(store, dataset, config.criterion))
+         alignment_panel.held_out_ids(workspace, dataset, config.criterion))
     st.subheader("Run")
     options = _run_options(config)
     runnable = _estimate(workspace, dataset, config, options)
@@ -601,8 +599,8 @@ def main() -> None:
     st.subheader("Results of this revision")
     _results(workspace, dataset, config)
     st.subheader("Revisions compared with the experts")
-    _revisions(store, dataset, config)
-    alignment_panel.render(store, dataset, config, unsaved=unsaved)
+    _revisions(workspace, dataset, config)
+    alignment_panel.render(workspace, dataset, config, unsaved=unsaved)
 
 
 main()

@@ -37,7 +37,7 @@ from calibrate_app.channel.wire import (
     runtime_dir,
     send_frame,
 )
-from labels.stores.db import held_by_another_process
+from judges.workspace import Workspace
 
 LOCAL_ONLY = {"app", "demo"}  # they start a server of their own; never handed over
 EXIT_INTERRUPTED = 130
@@ -112,7 +112,7 @@ def delegate_if_app_serves(argv: Sequence[str], default_db: str | Path) -> int |
     except (ChannelError, OSError) as error:
         # A folder that is not private is never used; that matters only if an app holds
         # the file (otherwise the command runs here and needs no channel).
-        if os.path.exists(db_path) and held_by_another_process(db_path):
+        if os.path.exists(db_path) and Workspace.held_by_another_process(db_path):
             return _fail(f"Cannot hand this command to the app: {error}")
         return None
     try:

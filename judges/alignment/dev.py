@@ -106,11 +106,11 @@ def human_verdicts(store: LabelStore, dataset: str, criterion: str,
     return verdicts, notes, labels
 
 
-def judge_item_verdicts(store: LabelStore, dataset: str, config_id: str,
+def judge_item_verdicts(workspace: Workspace, dataset: str, config_id: str,
                         item_ids: set[str]) -> tuple[dict[str, str], dict[str, str | None]]:
     """The judge's aggregated verdict (and reasoning) per item of ``item_ids`` it has judged."""
     try:
-        judged = load_judge_items(store, dataset, config_id, texts_for=item_ids)
+        judged = load_judge_items(workspace, dataset, config_id, texts_for=item_ids)
     except NotFoundError:
         return {}, {}
     items = judged.items[judged.items["item_id"].astype(str).isin(item_ids)]
@@ -141,7 +141,7 @@ def dev_disagreements(workspace: Workspace, dataset: str, config: JudgeConfig) -
     split = workspace.splits.ensure(dataset, config.criterion)
     dev = set(split.ids("dev"))
     human, notes, labels = human_verdicts(store, dataset, config.criterion, dev)
-    judge, reasoning = judge_item_verdicts(store, dataset, config.config_id, dev)
+    judge, reasoning = judge_item_verdicts(workspace, dataset, config.config_id, dev)
     tags = _tags_by_item(labels, dev)
     compared = [i for i in sorted(dev)
                 if human.get(i) in DECIDED and judge.get(i) in DECIDED]

@@ -207,7 +207,8 @@ def evaluate_revisions(
     numbers: dict[tuple[str, str], SplitNumbers] = {}
     verdicts: dict[str, dict[str, str]] = {}
     for who, config in (("current", current), ("candidate", candidate)):
-        verdicts[who], _ = judge_item_verdicts(store, dataset, config.config_id, set(dev + test))
+        verdicts[who], _ = judge_item_verdicts(workspace, dataset, config.config_id,
+                                               set(dev + test))
         for side, ids in (("dev", dev), ("test", test)):
             numbers[(who, side)] = split_numbers(side, ids, human, verdicts[who])
     mcnemar = mcnemar_test([human.get(i, "unsure") for i in test],

@@ -278,7 +278,7 @@ def run_stress(
     ids = [i.item_id for i in items]
     run_judge(config, dataset, workspace=workspace, provider=provider, item_ids=ids,
               concurrency=concurrency, policy=policy)
-    original, _ = judge_item_verdicts(store, dataset, config.config_id, set(ids))
+    original, _ = judge_item_verdicts(workspace, dataset, config.config_id, set(ids))
     derived: list[tuple[Item, str, str]] = []
     for test in tests:
         for item in items:
@@ -296,7 +296,7 @@ def run_stress(
         run_judge(config, name, workspace=workspace, provider=provider,
                   item_ids=[d.item_id for d, _, _ in derived], concurrency=concurrency,
                   policy=policy)
-        perturbed, _ = judge_item_verdicts(store, name, config.config_id,
+        perturbed, _ = judge_item_verdicts(workspace, name, config.config_id,
                                            {d.item_id for d, _, _ in derived})
     results: list[StressTest] = []
     for test in tests:

@@ -61,12 +61,11 @@ from judges.card_model import (
 from judges.providers import STAND_IN_NOTE
 from judges.reporting import JudgeReport, calibration_report
 from judges.reporting.evidence import verdicts_fingerprint
-from judges.stores.judge_store import JudgeStore
+from judges.workspace import Workspace
 from labels.private_files import write_text_atomic
-from labels.stores.label_store import LabelStore
 
 
-def card_problems(store: LabelStore, report: JudgeReport) -> list[str]:
+def card_problems(workspace: Workspace, report: JudgeReport) -> list[str]:
     """Why a card of this report would mislead; empty when it may be exported.
 
     A card is refused (unless forced) when the judge is no better than chance (population
@@ -80,7 +79,7 @@ def card_problems(store: LabelStore, report: JudgeReport) -> list[str]:
     problems = []
     if report.stand_in:
         problems.append(f"the verdicts come from {', '.join(report.stand_in)}, a {STAND_IN_NOTE}")
-    runs = JudgeStore(store.db).runs(dataset=report.dataset, config_id=report.judge.config_id)
+    runs = workspace.judges.runs(dataset=report.dataset, config_id=report.judge.config_id)
     if runs:
         latest = runs[0]
         summary = latest.summary or {}
@@ -104,13 +103,13 @@ def card_problems(store: LabelStore, report: JudgeReport) -> list[str]:
     return problems
 
 
-def card_from_report(store: LabelStore, report: JudgeReport, *,
+def card_from_report(workspace: Workspace, report: JudgeReport, *,
                      now: datetime | None = None, force: bool = False,
                      selection: CardSelection | None = None) -> JudgeCard:
     """Build the card of a judge from its calibration report.
 
     Args:
-        store: The label store the report came from (for the dataset hash and the runs).
+        workspace: The database the report came from (for the dataset hash and the runs).
         report: A :func:`~judges.reporting.calibration_report` on the calibration dataset.
         now: Creation time (default: now, UTC).
         force: Build it even when :func:`card_problems` finds a reason not to; the reasons
@@ -124,9 +123,9 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
     Raises:
         CardRefusedError: :func:`card_problems` found a reason and ``force`` is false.
     """
-    problems = card_problems(store, report)
+    problems = card_problems(workspace, report)
     ref = report.judge
-    provider, model, params, config_data = card_identity(store, ref, problems, force=force)
+    provider, model, params, config_data = card_identity(workspace, ref, problems, force=force)
     data = report.to_json()
     human = report.human
     agreement = data["human_agreement"]
@@ -137,14 +136,14 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
             name=ref.name, revision=ref.revision, origin=ref.origin,  # type: ignore[arg-type]
             kind=ref.kind, criterion=ref.criterion,  # type: ignore[arg-type]
             config_id=ref.config_id, provider=provider, model=model, params=params,
-            policy=_policy(store, report), config=config_data,
+            policy=_policy(workspace, report), config=config_data,
             stand_in=bool(report.stand_in),
         ),
         calibration=CardCalibration(
             dataset=report.dataset,
             criterion=report.criterion,
-            content_hash=store.dataset_content_hash(report.dataset),
-            rows=store.count_items(report.dataset),
+            content_hash=workspace.labels.dataset_content_hash(report.dataset),
+            rows=workspace.labels.count_items(report.dataset),
             labelled_rows=counts["labelled"]["rows"],
             design=report.design or "refused",
             design_reason=report.design_reason,
@@ -173,7 +172,7 @@ def card_from_report(store: LabelStore, report: JudgeReport, *,
                     "used": {"rows": data["n"]}},
         ),
         software=package_versions(),
-        stress=_stress(store, ref.config_id),
+        stress=_stress(workspace, ref.config_id),
         warnings=[*(f"FORCED: {p}" for p in problems), *report.warnings],
         forced=problems,
         estimation=CardEstimation(**report.options),
@@ -227,7 +226,7 @@ class CardChoices(TypedDict, total=False):
 
 
 def export_card(
-    store: LabelStore,
+    workspace: Workspace,
     dataset: str,
     judge: str,
     path: str | Path,
@@ -243,13 +242,13 @@ def export_card(
     Raises:
         CardRefusedError: the card would mislead and ``force`` is false (nothing is written).
     """
-    card = build_card(store, dataset, judge, force=force, **choices)
+    card = build_card(workspace, dataset, judge, force=force, **choices)
     write_card(card, path)
     return card
 
 
 def build_card(
-    store: LabelStore,
+    workspace: Workspace,
     dataset: str,
     judge: str,
     *,
@@ -261,24 +260,24 @@ def build_card(
     Raises:
         CardRefusedError: the card would mislead and ``force`` is false.
     """
-    if store.dataset(dataset).kind == "pairwise":
+    if workspace.labels.dataset(dataset).kind == "pairwise":
         from judges.outputs.pairwise_card import card_from_pairwise_report
         from judges.reporting import pairwise_report
 
         # Pairwise cards carry their own metrics and rules (judges.outputs.pairwise_card).
-        return card_from_pairwise_report(store, pairwise_report(
-            store, dataset, judge, criterion=choices.get("criterion"),
+        return card_from_pairwise_report(workspace, pairwise_report(
+            workspace, dataset, judge, criterion=choices.get("criterion"),
             design=choices.get("design"), rule=choices.get("rule")), force=force)
     alpha, delta = choices.get("alpha"), choices.get("delta")
-    report = calibration_report(store, dataset, judge, criterion=choices.get("criterion"),
+    report = calibration_report(workspace, dataset, judge, criterion=choices.get("criterion"),
                                 design=choices.get("design"), rule=choices.get("rule"))
     selection = None
     if alpha is not None:
         from judges.selective import card_selection
 
-        selection = card_selection(store, report, alpha=alpha,
+        selection = card_selection(workspace, report, alpha=alpha,
                                    delta=0.1 if delta is None else delta)
-    return card_from_report(store, report, force=force, selection=selection)
+    return card_from_report(workspace, report, force=force, selection=selection)
 
 
 def card_counts(card: JudgeCard) -> str:

@@ -46,7 +46,6 @@ from judges.reporting import JudgeReport
 from judges.verdicts import export_frame
 from judges.workspace import Workspace
 from labels.reading import Table
-from labels.stores.label_store import LabelStore
 
 COMPARE_SCHEMA_VERSION = 1
 
@@ -215,20 +214,20 @@ def compare_verdicts(
                       warnings=tuple(warnings))
 
 
-def stored_verdicts(store: LabelStore, dataset: str, judge: str) -> VerdictsFile:
+def stored_verdicts(workspace: Workspace, dataset: str, judge: str) -> VerdictsFile:
     """A judge's stored verdicts on ``dataset``, as ``calibrate verdicts export`` writes them.
 
-    The same rows (config id, segment, document id) a verdicts file exported from ``store``
+    The same rows (config id, segment, document id) a verdicts file exported from ``workspace``
     holds, read through the same parser, so a comparison made from the database equals
     ``calibrate compare`` on the exported files.
     """
-    frame = export_frame(Workspace.of(store), dataset, judge)
+    frame = export_frame(workspace, dataset, judge)
     records = [{str(k): v for k, v in r.items()} for r in frame.to_dict("records")]
     return verdicts_from_table(Table.from_records(dataset, records))
 
 
 def compare_datasets(
-    store: LabelStore, report: JudgeReport, *, baseline: str, candidate: str
+    workspace: Workspace, report: JudgeReport, *, baseline: str, candidate: str
 ) -> Comparison:
     """Compare two target datasets judged by ``report``'s judge, calibrated by ``report``.
 
@@ -244,10 +243,10 @@ def compare_datasets(
     """
     # An in-app comparison, not an exported card: the card rules (stand-in, small samples)
     # do not apply here; the page shows its own stand-in and small-sample warnings.
-    card = card_from_report(store, report, force=True)
+    card = card_from_report(workspace, report, force=True)
     config_id = report.judge.config_id
-    return compare_verdicts(card, stored_verdicts(store, baseline, config_id),
-                            stored_verdicts(store, candidate, config_id))
+    return compare_verdicts(card, stored_verdicts(workspace, baseline, config_id),
+                            stored_verdicts(workspace, candidate, config_id))
 
 
 @dataclass(frozen=True)

@@ -57,14 +57,14 @@ from judges.outputs.gate import (
 from judges.providers import STAND_IN_NOTE
 from judges.reporting import PairwiseReport, stand_in_specs
 from judges.reporting.pairwise_evidence import pairwise_counts_of_items, pairwise_fingerprint
-from labels.stores.label_store import LabelStore
+from judges.workspace import Workspace
 
 SIDES = ("a", "b", "tie")
 _NOT_PASS_FAIL = CardInterval(estimate=None, low=None, high=None, n=0,
                               reason="pairwise judge: see metrics.pairwise")
 
 
-def pairwise_card_problems(store: LabelStore, report: PairwiseReport) -> list[str]:
+def pairwise_card_problems(workspace: Workspace, report: PairwiseReport) -> list[str]:
     """Why a card of this pairwise report would mislead; empty when it may be exported.
 
     As for pass/fail cards (:func:`judges.outputs.card.card_problems`): verdicts from a stand-in
@@ -72,7 +72,7 @@ def pairwise_card_problems(store: LabelStore, report: PairwiseReport) -> list[st
     at most 0).
     """
     problems = []
-    stand_in = stand_in_specs(store, report.judge, report.dataset, report.target)
+    stand_in = stand_in_specs(workspace, report.judge, report.dataset, report.target)
     if stand_in:
         problems.append(f"the verdicts come from {', '.join(stand_in)}, a {STAND_IN_NOTE}")
     if report.answer.worse_than_chance:
@@ -80,17 +80,18 @@ def pairwise_card_problems(store: LabelStore, report: PairwiseReport) -> list[st
     return problems
 
 
-def card_from_pairwise_report(store: LabelStore, report: PairwiseReport, *,
+def card_from_pairwise_report(workspace: Workspace, report: PairwiseReport, *,
                               now: datetime | None = None, force: bool = False) -> JudgeCard:
     """The card of a pairwise judge from its :func:`~judges.reporting.pairwise_report`.
 
     Raises:
         CardRefusedError: When :func:`pairwise_card_problems` finds a reason, unless ``force``.
     """
-    problems = pairwise_card_problems(store, report)
+    problems = pairwise_card_problems(workspace, report)
     ref = report.judge
-    provider, model, params, config_data = card_identity(store, ref, problems, force=force)
+    provider, model, params, config_data = card_identity(workspace, ref, problems, force=force)
     data = report.to_json()
+    store = workspace.labels
     labels = store.current_labels(report.dataset, criterion=report.criterion)
     stamps = pd.to_datetime(labels["labelled_at"], utc=True)
     human = data["human_agreement"]
@@ -100,7 +101,7 @@ def card_from_pairwise_report(store: LabelStore, report: PairwiseReport, *,
         judge=CardJudge(
             name=ref.name, revision=ref.revision, origin=ref.origin,  # type: ignore[arg-type]
             kind="pairwise", criterion=ref.criterion, config_id=ref.config_id,
-            provider=provider, model=model, params=params, policy=_policy(store, report),
+            provider=provider, model=model, params=params, policy=_policy(workspace, report),
             config=config_data,
         ),
         calibration=CardCalibration(
@@ -133,7 +134,7 @@ def card_from_pairwise_report(store: LabelStore, report: PairwiseReport, *,
         software=package_versions(),
         warnings=[*(f"FORCED: {p}" for p in problems), *report.warnings],
         forced=problems,
-        stress=_stress(store, ref.config_id),
+        stress=_stress(workspace, ref.config_id),
         estimation=CardEstimation(**report.options),
         evidence=dataclasses.replace(
             report.evidence, fingerprint=pairwise_fingerprint(report.judge_items.items)).to_json(),

@@ -54,7 +54,7 @@ from judges.reporting.inputs import (
     stand_in_specs,
 )
 from judges.reporting.transfer import transfer_json
-from judges.stores.alignment_store import AlignStore
+from judges.workspace import Workspace
 from labels.errors import CalibrateError, NotFoundError
 from labels.models import DEFAULT_CRITERION
 from labels.stores.label_store import LabelStore
@@ -268,7 +268,7 @@ def _rows_of(few: npt.NDArray[Any], ids: npt.NDArray[Any]) -> npt.NDArray[np.int
 
 
 def calibration_report(
-    store: LabelStore, dataset: str, judge: str | JudgeRef,
+    workspace: Workspace, dataset: str, judge: str | JudgeRef,
     *, criterion: str | None = None, target: str | None = None, design: str | None = None,
     rule: str | None = None, confidence: float = 0.95,
     target_half_width: float = DEFAULT_HALF_WIDTH, seed: int = DEFAULT_SEED,
@@ -277,7 +277,7 @@ def calibration_report(
     """Calibrate one judge against the human labels of ``dataset``.
 
     Args:
-        store: The label store.
+        workspace: The open database (labels, judge runs, alignment records).
         dataset: Dataset with the human labels (and the judge's verdicts on them).
         judge: Judge name (latest revision run on ``dataset``), config id or :class:`JudgeRef`.
         criterion: Label criterion (default: the judge's criterion, else ``faithfulness``).
@@ -303,6 +303,7 @@ def calibration_report(
         CalibrateError: a pairwise dataset, or an explicit design the labels' provenance
             contradicts (the reason says how).
     """
+    store = workspace.labels
     info = store.dataset(dataset)
     if info.kind != "pointwise":
         raise CalibrateError(
@@ -313,7 +314,7 @@ def calibration_report(
     target_name = target or dataset
     if target_name != dataset:
         store.dataset(target_name)
-    ref = judge if isinstance(judge, JudgeRef) else find_judge(store, judge, dataset=dataset)
+    ref = judge if isinstance(judge, JudgeRef) else find_judge(workspace, judge, dataset=dataset)
     crit = criterion or ref.criterion or DEFAULT_CRITERION
     rule_name = rule_for(ref.config, rule)
 
@@ -324,7 +325,7 @@ def calibration_report(
             "(Label page) or import them (calibrate labels import)"
         )
     # the judge's reasoning is shown for the labelled rows only: read it for those
-    judged = load_judge_items(store, dataset, ref, rule=rule_name, confidence=confidence,
+    judged = load_judge_items(workspace, dataset, ref, rule=rule_name, confidence=confidence,
                               texts_for=human.items["item_id"].astype(str).tolist())
     if judged.items.empty:
         raise NotFoundError(
@@ -333,7 +334,7 @@ def calibration_report(
         )
     target_items = (
         judged if target_name == dataset
-        else load_judge_items(store, target_name, ref, rule=rule_name, confidence=confidence,
+        else load_judge_items(workspace, target_name, ref, rule=rule_name, confidence=confidence,
                               texts_for=())
     )
     if target_items.items.empty:
@@ -364,7 +365,7 @@ def calibration_report(
     rows = rows[rows["judge"].notna()].reset_index(drop=True)
 
     warnings = list(answer.warnings)
-    stand_in = stand_in_specs(store, ref, dataset, target_name)
+    stand_in = stand_in_specs(workspace, ref, dataset, target_name)
     if stand_in:
         warnings.insert(0, f"STAND-IN: the verdicts come from {', '.join(stand_in)}, a "
                            f"{STAND_IN_NOTE}")
@@ -377,7 +378,7 @@ def calibration_report(
                       ("specificity", answer.rates.specificity), ("kappa", answer.kappa)):
         if est.refused:
             warnings.append(f"{name} refused: {est.reason}")
-    reuse = AlignStore(store.db).reuse_warning(dataset, crit)  # calibrate judge align's test use
+    reuse = workspace.alignment.reuse_warning(dataset, crit)  # calibrate judge align's test use
     if reuse:
         warnings.append(f"test rows of {dataset}/{crit}: {reuse}")
     all_labelled = target_name == dataset and len(human.items) >= store.count_items(dataset)

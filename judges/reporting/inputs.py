@@ -34,7 +34,7 @@ from judges.calibration import (
 )
 from judges.config import JudgeConfig
 from judges.providers import is_stand_in
-from judges.stores.judge_store import JudgeStore, StoredConfig
+from judges.stores.judge_store import StoredConfig
 from judges.verdicts import judge_verdicts, resolve_judge
 from judges.workspace import Workspace
 from labels.stores.label_store import LabelStore
@@ -127,12 +127,12 @@ class JudgeRef:
         }
 
 
-def stand_in_specs(store: LabelStore, ref: JudgeRef, *datasets: str) -> list[str]:
+def stand_in_specs(workspace: Workspace, ref: JudgeRef, *datasets: str) -> list[str]:
     """The stand-in providers (``scripted/…``) behind ``ref``'s verdicts on ``datasets``.
 
     The config's own model, and the provider each run actually used (a run may override it).
     """
-    judge_store = JudgeStore(store.db)
+    judge_store = workspace.judges
     specs = {ref.model}
     for dataset in dict.fromkeys(datasets):
         specs |= {str(r.options.get("provider") or "")
@@ -140,21 +140,21 @@ def stand_in_specs(store: LabelStore, ref: JudgeRef, *datasets: str) -> list[str
     return sorted(s for s in specs if is_stand_in(s))
 
 
-def find_judge(store: LabelStore, judge: str, *, dataset: str | None = None) -> JudgeRef:
+def find_judge(workspace: Workspace, judge: str, *, dataset: str | None = None) -> JudgeRef:
     """Resolve a judge name (latest revision run on ``dataset``) or config id.
 
     Raises:
         NotFoundError: no such judge (the message lists the known names).
     """
-    judge_store = JudgeStore(store.db)
+    judge_store = workspace.judges
     return JudgeRef.from_stored(
         judge_store.stored_config(resolve_judge(judge_store, judge, dataset=dataset))
     )
 
 
-def judges_on(store: LabelStore, dataset: str) -> list[JudgeRef]:
+def judges_on(workspace: Workspace, dataset: str) -> list[JudgeRef]:
     """Judge configs with at least one run (or import) on ``dataset``, most recent first."""
-    judge_store = JudgeStore(store.db)
+    judge_store = workspace.judges
     seen: dict[str, JudgeRef] = {}
     for run in judge_store.runs(dataset=dataset):
         if run.config_id not in seen:
@@ -297,7 +297,7 @@ class JudgeItems:
             ``unscored_reason`` (of the first unscored call); the two texts only for the
             items :func:`load_judge_items` was asked to read them for.
         consistency: Flip rates and per-item aggregation (``None`` when there are no calls).
-        store: Where :meth:`call_rows` reads the per-call rows.
+        workspace: Where :meth:`call_rows` reads the per-call rows.
     """
 
     judge: JudgeRef
@@ -305,7 +305,7 @@ class JudgeItems:
     rule: str
     items: pd.DataFrame
     consistency: ConsistencyResult | None
-    store: LabelStore | None = field(default=None, repr=False, compare=False)
+    workspace: Workspace | None = field(default=None, repr=False, compare=False)
 
     def call_rows(self, item_ids: Collection[str] | None = None) -> pd.DataFrame:
         """One row per (item, repeat, order) of ``item_ids`` (default: every item), read now.
@@ -314,9 +314,9 @@ class JudgeItems:
         per-call rows (10 M at the scale of ``bench/report_scale.py``) are read for the items
         a page shows, not for the whole dataset.
         """
-        if self.store is None:
-            raise ValueError("JudgeItems without a store to read its calls from")
-        return judge_verdicts(Workspace.of(self.store), self.dataset, self.judge.config_id,
+        if self.workspace is None:
+            raise ValueError("JudgeItems without a workspace to read its calls from")
+        return judge_verdicts(self.workspace, self.dataset, self.judge.config_id,
                               item_ids=item_ids)
 
     def verdict_map(self) -> dict[str, str]:
@@ -327,7 +327,7 @@ class JudgeItems:
 
 
 def load_judge_items(
-    store: LabelStore,
+    workspace: Workspace,
     dataset: str,
     judge: str | JudgeRef,
     *,
@@ -338,7 +338,7 @@ def load_judge_items(
     """A judge's verdicts on ``dataset``, aggregated per item.
 
     Args:
-        store: The label store (the judge tables live in the same file).
+        workspace: The open database (the judge's calls are read from ``workspace.judges``).
         dataset: Dataset name.
         judge: Judge name, config id or :class:`JudgeRef`.
         rule: Aggregation rule (``all_agree`` or ``majority``); default: the judge config's
@@ -350,9 +350,9 @@ def load_judge_items(
     Returns:
         A :class:`JudgeItems`.
     """
-    ref = judge if isinstance(judge, JudgeRef) else find_judge(store, judge, dataset=dataset)
+    ref = judge if isinstance(judge, JudgeRef) else find_judge(workspace, judge, dataset=dataset)
     name = rule_for(ref.config, rule)
-    items, consistency = aggregate_stored_calls(Workspace.of(store), dataset, ref.config_id,
+    items, consistency = aggregate_stored_calls(workspace, dataset, ref.config_id,
                                                 rule=name, confidence=confidence, kind=ref.kind,
                                                 texts_for=texts_for)
-    return JudgeItems(ref, dataset, name, items, consistency, store=store)
+    return JudgeItems(ref, dataset, name, items, consistency, workspace=workspace)

@@ -21,9 +21,9 @@ from judges.reporting.inputs import (
     load_human_labels,
     load_judge_items,
 )
+from judges.workspace import Workspace
 from labels.errors import CalibrateError, NotFoundError
 from labels.models import DEFAULT_CRITERION
-from labels.stores.label_store import LabelStore
 
 # -- several judges -------------------------------------------------------------------------
 
@@ -143,7 +143,7 @@ class Leaderboard:
 
 
 def judge_leaderboard(
-    store: LabelStore,
+    workspace: Workspace,
     dataset: str,
     judges: Sequence[str | JudgeRef] | None = None,
     *,
@@ -154,7 +154,7 @@ def judge_leaderboard(
     """Rank judges on the labelled rows of ``dataset`` by kappa, McNemar p vs the best.
 
     Args:
-        store: The label store.
+        workspace: The open database (labels and judge runs).
         dataset: Dataset with labels and the judges' verdicts.
         judges: Judge names / config ids (default: every judge run on ``dataset``).
         criterion: Label criterion (default: the first judge's criterion).
@@ -165,20 +165,20 @@ def judge_leaderboard(
         A :class:`Leaderboard`.
     """
     refs = [
-        j if isinstance(j, JudgeRef) else find_judge(store, j, dataset=dataset)
-        for j in (judges if judges is not None else judges_on(store, dataset))
+        j if isinstance(j, JudgeRef) else find_judge(workspace, j, dataset=dataset)
+        for j in (judges if judges is not None else judges_on(workspace, dataset))
     ]
     if not refs:
         raise NotFoundError(f"no judge has verdicts on dataset {dataset!r}")
     names = [r.name if [x.name for x in refs].count(r.name) == 1 else f"{r.name} r{r.revision}"
              for r in refs]
     crit = criterion or refs[0].criterion or DEFAULT_CRITERION
-    human = load_human_labels(store, dataset, crit)
+    human = load_human_labels(workspace.labels, dataset, crit)
     ids = human.items["item_id"]
     columns = {}
     consistency: dict[str, JudgeConsistency] = {}
     for name, ref in zip(names, refs, strict=True):
-        judged = load_judge_items(store, dataset, ref, rule=rule, confidence=confidence,
+        judged = load_judge_items(workspace, dataset, ref, rule=rule, confidence=confidence,
                                   texts_for=())  # verdicts and flips only
         verdicts = ids.map(judged.verdict_map())
         columns[name] = verdicts.fillna("unscored").to_numpy(dtype=object)
@@ -197,7 +197,7 @@ def judge_leaderboard(
                        tuple(consistency[r.judge] for r in rows))
 
 
-def default_judge(store: LabelStore, dataset: str) -> JudgeRef | None:
+def default_judge(workspace: Workspace, dataset: str) -> JudgeRef | None:
     """The judge a calibration view should open on: the most usable labelled rows.
 
     Usable rows have a human pass/fail and the judge's pass/fail on ``dataset``. Ties go to the
@@ -205,14 +205,14 @@ def default_judge(store: LabelStore, dataset: str) -> JudgeRef | None:
     (:attr:`JudgeRef.stand_in`) comes only after every real judge, whatever its rows.
     ``None`` when no judge has verdicts on ``dataset``.
     """
-    refs = judges_on(store, dataset)
+    refs = judges_on(workspace, dataset)
     if not refs:
         return None
     usable: dict[str, int] = {}
     for criterion in dict.fromkeys(r.criterion or DEFAULT_CRITERION for r in refs):
         group = [r for r in refs if (r.criterion or DEFAULT_CRITERION) == criterion]
         try:
-            board = judge_leaderboard(store, dataset, group, criterion=criterion)
+            board = judge_leaderboard(workspace, dataset, group, criterion=criterion)
         except CalibrateError:
             continue  # e.g. no labels for this criterion: these judges have no usable rows
         usable.update({ref.config_id: row.n for ref, row in zip(board.judges, board.rows,
@@ -221,14 +221,14 @@ def default_judge(store: LabelStore, dataset: str) -> JudgeRef | None:
     return max(refs, key=lambda r: (not r.stand_in, usable.get(r.config_id, 0)))
 
 
-def default_target(store: LabelStore, dataset: str, judge: JudgeRef) -> str | None:
+def default_target(workspace: Workspace, dataset: str, judge: JudgeRef) -> str | None:
     """Another pointwise dataset the same judge config has verdicts on, or ``None``.
 
     Its pass rate is the one worth correcting: the labelled dataset is only the calibration set.
     """
-    for other in store.datasets():
+    for other in workspace.labels.datasets():
         if other.kind != "pointwise" or other.name == dataset:
             continue
-        if any(ref.config_id == judge.config_id for ref in judges_on(store, other.name)):
+        if any(ref.config_id == judge.config_id for ref in judges_on(workspace, other.name)):
             return other.name
     return None

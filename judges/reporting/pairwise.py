@@ -63,8 +63,8 @@ from judges.reporting.pairwise_evidence import (
     pairwise_evidence,
     pairwise_run_counts,
 )
+from judges.workspace import Workspace
 from labels.errors import CalibrateError, NotFoundError
-from labels.stores.label_store import LabelStore
 
 PAIRWISE_SCHEMA_VERSION = 2
 """Version of the JSON shape of :meth:`PairwiseReport.to_json`."""
@@ -177,7 +177,7 @@ def _agreement_json(a: VoteAgreement) -> dict[str, Any]:
 
 
 def pairwise_report(
-    store: LabelStore, dataset: str, judge: str | JudgeRef,
+    workspace: Workspace, dataset: str, judge: str | JudgeRef,
     *, criterion: str | None = None, target: str | None = None, design: str | None = None,
     rule: str | None = None, confidence: float = 0.95, seed: int = DEFAULT_SEED,
     n_boot: int = DEFAULT_N_BOOT,
@@ -185,7 +185,7 @@ def pairwise_report(
     """Calibrate a pairwise judge against the human votes of ``dataset``.
 
     Args:
-        store: The label store.
+        workspace: The open database (votes and judge runs).
         dataset: A pairwise dataset with human votes (``a``/``b``/``tie`` per annotator).
         judge: Judge name or config id, or a :class:`JudgeRef`.
         criterion: Label criterion (default: the judge's, else ``preference``).
@@ -207,13 +207,14 @@ def pairwise_report(
         CalibrateError: the dataset is not pairwise, or an explicit design the labels'
             provenance contradicts (the reason says how).
     """
+    store = workspace.labels
     info = store.dataset(dataset)
     if info.kind != "pairwise":
         raise CalibrateError(f"dataset {dataset!r} is {info.kind}, not pairwise")
     target_name = target or dataset
     if target_name != dataset and store.dataset(target_name).kind != "pairwise":
         raise CalibrateError(f"target dataset {target_name!r} is not pairwise")
-    ref = judge if isinstance(judge, JudgeRef) else find_judge(store, judge, dataset=dataset)
+    ref = judge if isinstance(judge, JudgeRef) else find_judge(workspace, judge, dataset=dataset)
     crit = criterion or ref.criterion or PAIRWISE_CRITERION
     rule_name = rule_for(ref.config, rule)
     labels = store.current_labels(dataset, criterion=crit)
@@ -223,12 +224,12 @@ def pairwise_report(
             "(calibrate labels import, one a/b/tie row per annotator vote)"
         )
     # no reasoning is shown here: the per-item texts are not read (texts_for=())
-    judged = load_judge_items(store, dataset, ref, rule=rule_name, confidence=confidence,
+    judged = load_judge_items(workspace, dataset, ref, rule=rule_name, confidence=confidence,
                               texts_for=())
     if judged.items.empty:
         raise NotFoundError(f"judge {ref.name!r} has no verdicts on dataset {dataset!r}")
     target_items = judged if target_name == dataset else load_judge_items(
-        store, target_name, ref, rule=rule_name, confidence=confidence, texts_for=())
+        workspace, target_name, ref, rule=rule_name, confidence=confidence, texts_for=())
     if target_items.items.empty:
         raise NotFoundError(f"judge {ref.name!r} has no verdicts on target {target_name!r}")
 

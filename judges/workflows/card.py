@@ -43,7 +43,7 @@ def preview(workspace: Workspace, dataset: str, judge: str,
 
     Its ``forced`` lists why it would be refused without ``--force``.
     """
-    return build_card(workspace.labels, dataset, judge, force=True, **choices)
+    return build_card(workspace, dataset, judge, force=True, **choices)
 
 
 def export(workspace: Workspace, dataset: str, judge: str, output: str | Path, *,
@@ -53,18 +53,18 @@ def export(workspace: Workspace, dataset: str, judge: str, output: str | Path, *
     Raises:
         judges.outputs.card.CardRefusedError: the card would mislead and ``force`` is false.
     """
-    return export_card(workspace.labels, dataset, judge, output, force=force, **choices)
+    return export_card(workspace, dataset, judge, output, force=force, **choices)
 
 
 def for_report(workspace: Workspace, report: JudgeReport) -> JudgeCard:
     """The card of ``report`` (built even where an export would be refused: see ``forced``)."""
-    return card_from_report(workspace.labels, report, force=True)
+    return card_from_report(workspace, report, force=True)
 
 
 def for_judge(workspace: Workspace, dataset: str, judge: JudgeRef) -> JudgeCard:
     """The card of ``judge`` calibrated on ``dataset`` with the report's defaults."""
-    store = workspace.labels
-    return card_from_report(store, calibration_report(store, dataset, judge), force=True)
+    return card_from_report(workspace, calibration_report(workspace, dataset, judge),
+                            force=True)
 
 
 def verdicts_table(workspace: Workspace, dataset: str, config_id: str) -> pd.DataFrame:

@@ -200,17 +200,17 @@ def expert_labels(workspace: Workspace, dataset: str, criterion: str) -> dict[st
 def drift_stored(workspace: Workspace, card: JudgeCard, new: str, *, anchor: str | None = None,
                  labels: Mapping[str, str] | None = None) -> DriftReport:
     """Test ``card`` on its judge's stored verdicts of ``new`` (``anchor``: its re-scored rows)."""
-    store, config_id = workspace.labels, card.judge.config_id
+    config_id = card.judge.config_id
     return drift_check(
-        card, stored_verdicts(store, new, config_id),
-        anchor=None if anchor is None else stored_verdicts(store, anchor, config_id),
+        card, stored_verdicts(workspace, new, config_id),
+        anchor=None if anchor is None else stored_verdicts(workspace, anchor, config_id),
         labels=labels)
 
 
 def compare_datasets(workspace: Workspace, report: JudgeReport, *, baseline: str,
                      candidate: str) -> Comparison:
     """Compare two target datasets judged by ``report``'s judge (see ``calibrate compare``)."""
-    return compare_stored(workspace.labels, report, baseline=baseline, candidate=candidate)
+    return compare_stored(workspace, report, baseline=baseline, candidate=candidate)
 
 
 __all__ = [

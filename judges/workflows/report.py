@@ -57,7 +57,7 @@ def report(
         rule: How repeated / swapped calls combine (default: the judge's).
         half_width: Interval half-width the labelling plan aims for.
     """
-    return calibration_report(workspace.labels, dataset, judge, criterion=criterion,
+    return calibration_report(workspace, dataset, judge, criterion=criterion,
                               target=target, design=design, rule=rule,
                               target_half_width=half_width)
 
@@ -68,39 +68,38 @@ def pairwise(
     rule: str | None = None,
 ) -> PairwiseReport:
     """The report of a pairwise (a / b / tie) judge against the human votes of ``dataset``."""
-    return pairwise_report(workspace.labels, dataset, judge, criterion=criterion,
+    return pairwise_report(workspace, dataset, judge, criterion=criterion,
                            target=target, rule=rule, design=design)
 
 
 def leaderboard(workspace: Workspace, dataset: str, judges: Sequence[str | JudgeRef], *,
                 criterion: str | None = None, rule: str | None = None) -> Leaderboard:
     """Several judges on the same labelled rows, ranked by kappa."""
-    return judge_leaderboard(workspace.labels, dataset, list(judges), criterion=criterion,
+    return judge_leaderboard(workspace, dataset, list(judges), criterion=criterion,
                              rule=rule)
 
 
 def judges(workspace: Workspace, dataset: str) -> list[JudgeRef]:
     """The judge configs with verdicts on ``dataset``."""
-    return judges_on(workspace.labels, dataset)
+    return judges_on(workspace, dataset)
 
 
 def first_judge(workspace: Workspace, dataset: str) -> JudgeRef | None:
     """The judge to open on: the most usable labelled rows (ties: the newest)."""
-    return default_judge(workspace.labels, dataset)
+    return default_judge(workspace, dataset)
 
 
 def first_target(workspace: Workspace, dataset: str, judge: JudgeRef) -> str | None:
     """The target to open on for ``judge`` calibrated on ``dataset``, if another."""
-    return default_target(workspace.labels, dataset, judge)
+    return default_target(workspace, dataset, judge)
 
 
 def judged_datasets(workspace: Workspace, config_id: str, *,
                     besides: str | None = None) -> list[str]:
     """Pointwise datasets (other than ``besides``) with verdicts of judge config ``config_id``."""
-    store = workspace.labels
-    return [d.name for d in store.datasets()
+    return [d.name for d in workspace.labels.datasets()
             if d.kind == "pointwise" and d.name != besides
-            and any(j.config_id == config_id for j in judges_on(store, d.name))]
+            and any(j.config_id == config_id for j in judges_on(workspace, d.name))]
 
 
 def trust(report: JudgeReport, *, min_sensitivity: float = 0.80,

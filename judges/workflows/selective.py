@@ -64,7 +64,7 @@ def cascade(
     # ``judge select`` passes its --with judges, ``judge cascade`` its price table.
     extra: dict[str, Any] = ({"with_judges": with_judges} if with_judges is not None else
                              {"prices": load_prices(prices_file) if prices_file else None})
-    report = cascade_report(workspace.labels, dataset, judges, alpha=alpha, delta=delta,
+    report = cascade_report(workspace, dataset, judges, alpha=alpha, delta=delta,
                             target=target, signals=signals or None, rule=rule,
                             p_value=p_value.replace("-", "_"), one_threshold=one_threshold,
                             **extra)
@@ -82,7 +82,7 @@ def select(workspace: Workspace, report: JudgeReport, *, alpha: float,
            delta: float) -> CascadeReport:
     """The judge's certified acceptance rule on ``report``'s target, from its labelled rows."""
     target = report.target if report.target != report.dataset else None
-    return select_rule(workspace.labels, report.dataset, report.judge.config_id, alpha=alpha,
+    return select_rule(workspace, report.dataset, report.judge.config_id, alpha=alpha,
                        delta=delta, target=target, report=report, criterion=report.criterion,
                        rule=report.rule)
 

@@ -9,58 +9,9 @@ in the SQL, not in the page).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal
 
+from labels.models import SKIPPED, OwnHistory, OwnRow, Status
 from labels.stores.db import Database
-
-Status = Literal["labelled", "skipped"]
-SKIPPED: Literal["skipped"] = "skipped"
-"""The verdict filter that selects the rows skipped and not labelled since."""
-
-
-@dataclass(frozen=True)
-class OwnRow:
-    """One row of an annotator's own history.
-
-    Attributes:
-        item_id: The row.
-        status: ``labelled`` (it has a label of theirs) or ``skipped`` (skipped, no label yet).
-        verdict: Their current verdict (None for a skipped row).
-        failure_tags: The current label's failure tags.
-        note: The current label's note.
-        at: When the current label was saved, or when the row was last skipped (UTC).
-        versions: How many labels they gave this row (an edit adds one; 0 when skipped).
-        question: The row's question, so the list says which row it is.
-    """
-
-    item_id: str
-    status: Status
-    verdict: str | None
-    failure_tags: tuple[str, ...]
-    note: str
-    at: datetime
-    versions: int
-    question: str
-
-
-@dataclass(frozen=True)
-class OwnHistory:
-    """A page of an annotator's own history, newest first.
-
-    Attributes:
-        rows: The rows of this page.
-        matching: How many rows match the search and filter (over all pages).
-        labelled: How many rows the annotator labelled here (whatever the filter).
-        skipped: How many rows they skipped and have not labelled since.
-    """
-
-    rows: tuple[OwnRow, ...]
-    matching: int
-    labelled: int
-    skipped: int
-
 
 # ``mine``: every label of the annotator, numbered newest first per row; ``own``: the current
 # label of each labelled row, plus each skipped row without one. ``$4`` is the lower-cased

@@ -11,7 +11,6 @@ from click.testing import CliRunner
 
 from calibrate_app.cli import cli
 from judges.score_rules import ScoreRuleError, parse_score_rule, verdict_of
-from judges.stores.judge_store import JudgeStore
 from judges.verdicts import import_verdicts, judge_verdicts
 from judges.workspace import Workspace
 from labels import LabelStore
@@ -25,14 +24,14 @@ RAGAS_RESULTS = FORMATS / "ragas" / "results.csv"
 SIMILARITY = [0.6222222222222222, 1.0, 1.0, 0.26190476190476186]
 
 
-def _verdicts(store: LabelStore, dataset: str, judge: str) -> list[str]:
-    return list(judge_verdicts(Workspace.of(store), dataset, judge)["verdict"])
+def _verdicts(workspace: Workspace, dataset: str, judge: str) -> list[str]:
+    return list(judge_verdicts(workspace, dataset, judge)["verdict"])
 
 
 @pytest.fixture
-def ragas_store(store: LabelStore) -> LabelStore:
-    import_rows(store, RAGAS_RESULTS, "r")
-    return store
+def ragas(workspace: Workspace) -> Workspace:
+    import_rows(workspace.labels, RAGAS_RESULTS, "r")
+    return workspace
 
 
 def test_score_rules() -> None:
@@ -50,58 +49,58 @@ def test_score_rules() -> None:
             parse_score_rule(bad)
 
 
-def test_ragas_scores_become_verdicts_by_content(ragas_store: LabelStore) -> None:
+def test_ragas_scores_become_verdicts_by_content(ragas: Workspace) -> None:
     # The results file has no ids: each row finds the item its content was imported as.
-    summary = import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r",
+    summary = import_verdicts(ragas, RAGAS_RESULTS, dataset="r",
                               judge="ragas-sim",
                               mapping={"score": "non_llm_string_similarity"}, pass_if=">=0.5")
     assert (summary.rows_read, summary.added, summary.unscored) == (4, 4, 0)
-    assert _verdicts(ragas_store, "r", "ragas-sim") == [
+    assert _verdicts(ragas, "r", "ragas-sim") == [
         "pass" if s >= 0.5 else "fail" for s in SIMILARITY]
-    stored = JudgeStore(ragas_store.db).stored_config(summary.config_id)
+    stored = ragas.judges.stored_config(summary.config_id)
     assert stored.source == {"metric": "non_llm_string_similarity", "pass_if": "score>=0.5"}
-    again = import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r",
+    again = import_verdicts(ragas, RAGAS_RESULTS, dataset="r",
                             judge="ragas-sim",
                             mapping={"score": "non_llm_string_similarity"}, pass_if=">=0.5")
     assert (again.added, again.unchanged, again.config_id) == (0, 4, summary.config_id)
     # another threshold is another judge config: the 0.7 verdicts never mix with the 0.5 ones
-    strict = import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r",
+    strict = import_verdicts(ragas, RAGAS_RESULTS, dataset="r",
                              judge="ragas-sim",
                              mapping={"score": "non_llm_string_similarity"}, pass_if=">0.7",
                              unsure_if="<0.3", source={"tool": "ragas"})
     assert strict.config_id != summary.config_id
-    assert _verdicts(ragas_store, "r", strict.config_id) == ["fail", "pass", "pass", "unsure"]
-    assert JudgeStore(ragas_store.db).stored_config(strict.config_id).source == {
+    assert _verdicts(ragas, "r", strict.config_id) == ["fail", "pass", "pass", "unsure"]
+    assert ragas.judges.stored_config(strict.config_id).source == {
         "tool": "ragas", "metric": "non_llm_string_similarity", "pass_if": "score>0.7",
         "unsure_if": "score<0.3"}
 
 
 def test_bad_scores_and_rules_are_refused_before_anything_is_written(
-    ragas_store: LabelStore, tmp_path: Path
+    ragas: Workspace, tmp_path: Path
 ) -> None:
     with pytest.raises(CalibrateError, match="scores need a rule"):
-        import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r", judge="j",
+        import_verdicts(ragas, RAGAS_RESULTS, dataset="r", judge="j",
                         mapping={"score": "exact_match"})
     with pytest.raises(ImportFileError, match=r"row 1, column 'response': .* is not a score"):
-        import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r", judge="j",
+        import_verdicts(ragas, RAGAS_RESULTS, dataset="r", judge="j",
                         mapping={"score": "response"}, pass_if=">=0.5")
     # without a --map, the ragas file's metrics are offered (tests/labels/test_tool_formats.py)
     with pytest.raises(ImportFileError, match=r"several metrics .* choose one with --metric"):
-        import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r", judge="j",
+        import_verdicts(ragas, RAGAS_RESULTS, dataset="r", judge="j",
                         pass_if=">=0.5")
     plain = tmp_path / "plain.csv"
     plain.write_text("id,grade\na,0.5\n")
     with pytest.raises(ImportFileError, match="missing required column 'score'"):
-        import_verdicts(Workspace.of(ragas_store), plain, dataset="r", judge="j", pass_if=">=0.5")
+        import_verdicts(ragas, plain, dataset="r", judge="j", pass_if=">=0.5")
     text = RAGAS_RESULTS.read_text().replace(",1.0,0.26190476190476186,0.0", ",1.0,,0.0")
     blank = tmp_path / "results.csv"
     blank.write_text(text.replace("Is there an uptime SLA?", "Another question?"))
     with pytest.raises(ImportFileError, match=r"row 4, .*has no item with this row's content"):
-        import_verdicts(Workspace.of(ragas_store), blank, dataset="r", judge="j",
+        import_verdicts(ragas, blank, dataset="r", judge="j",
                         mapping={"score": "non_llm_string_similarity"}, pass_if=">=0.5")
-    assert JudgeStore(ragas_store.db).runs(dataset="r") == []
+    assert ragas.judges.runs(dataset="r") == []
     blank.write_text(text)  # an empty score (ragas writes NaN on a failed metric): unscored
-    summary = import_verdicts(Workspace.of(ragas_store), blank, dataset="r", judge="j",
+    summary = import_verdicts(ragas, blank, dataset="r", judge="j",
                               mapping={"score": "non_llm_string_similarity"}, pass_if=">=0.5")
     assert (summary.added, summary.unscored) == (4, 1)
 
@@ -116,24 +115,25 @@ PROMPTFOO_LIKE = {"results": {"results": [
 ]}}
 
 
-def test_nested_maps_for_verdicts_and_labels(store: LabelStore, tmp_path: Path) -> None:
+def test_nested_maps_for_verdicts_and_labels(store: LabelStore, workspace: Workspace,
+                                             tmp_path: Path) -> None:
     path = tmp_path / "out.json"
     path.write_text(json.dumps(PROMPTFOO_LIKE))
     import_rows(store, path, "p", records="results.results", mapping={
         "id": "testCase.vars.id", "question": "vars.question", "answer": "response.output"})
-    summary = import_verdicts(Workspace.of(store), path, dataset="p", judge="pf",
+    summary = import_verdicts(workspace, path, dataset="p", judge="pf",
                               records="results.results",
                               mapping={"id": "testCase.vars.id",
                                        "verdict": "gradingResult.pass",
                                        "reasoning": "gradingResult.reason"})
     assert summary.added == 2
-    frame = judge_verdicts(Workspace.of(store), "p", "pf")
+    frame = judge_verdicts(workspace, "p", "pf")
     assert list(frame["verdict"]) == ["pass", "fail"]
     assert frame["reasoning"][1] == "Says no; the docs say yes"
-    scored = import_verdicts(Workspace.of(store), path, dataset="p", judge="pf-score",
+    scored = import_verdicts(workspace, path, dataset="p", judge="pf-score",
                              records="results.results", pass_if=">=0.5",
                              mapping={"id": "testCase.vars.id", "score": "gradingResult.score"})
-    assert _verdicts(store, "p", scored.config_id) == ["pass", "fail"]
+    assert _verdicts(workspace, "p", scored.config_id) == ["pass", "fail"]
 
     feedback: list[dict[str, Any]] = [
         {"run": {"row": "p1"}, "feedback": {"value": 1, "by": {"user": "dana"}}},
@@ -163,19 +163,19 @@ def test_cli_verdicts_import_with_scores(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "is not a score rule" in result.output
 
 
-def test_the_card_shows_the_rule_and_verifies(ragas_store: LabelStore, tmp_path: Path) -> None:
+def test_the_card_shows_the_rule_and_verifies(ragas: Workspace, tmp_path: Path) -> None:
     from judges.outputs.card import build_card
 
-    ids = ragas_store.item_ids("r")
+    ids = ragas.labels.item_ids("r")
     labels = tmp_path / "labels.csv"
     labels.write_text("id,label\n" + "".join(f"{i},{v}\n" for i, v in zip(
         ids, ["fail", "pass", "pass", "fail"], strict=True)))
-    import_labels(ragas_store, labels, "r", annotator="dana")
-    summary = import_verdicts(Workspace.of(ragas_store), RAGAS_RESULTS, dataset="r",
+    import_labels(ragas.labels, labels, "r", annotator="dana")
+    summary = import_verdicts(ragas, RAGAS_RESULTS, dataset="r",
                               judge="ragas-sim",
                               mapping={"score": "non_llm_string_similarity"}, pass_if=">=0.5",
                               source={"tool": "ragas"})
-    card = build_card(ragas_store, "r", "ragas-sim", force=True)
+    card = build_card(ragas, "r", "ragas-sim", force=True)
     assert card.judge.config_id == summary.config_id
     assert card.judge.params == {"source": {
         "tool": "ragas", "metric": "non_llm_string_similarity", "pass_if": "score>=0.5"}}

@@ -91,7 +91,7 @@ def test_aggregation_rules() -> None:
 
 
 def test_the_judge_configs_aggregation_is_the_default_rule(
-    store: LabelStore, make_dataset: Any, oneshot: JudgeConfig
+    workspace: Workspace, make_dataset: Any, oneshot: JudgeConfig
 ) -> None:
     make_dataset("docs", faithfulness_rows(3))
     provider = ScriptedProvider("x", responder=lambda r: "VERDICT: PASS")
@@ -99,15 +99,15 @@ def test_the_judge_configs_aggregation_is_the_default_rule(
     strict = oneshot.with_revision(aggregation="all_agree")
     assert oneshot.aggregation == "majority" and strict.config_id != oneshot.config_id
     for config in (oneshot, strict):
-        run_judge(config, "docs", workspace=Workspace.of(store), provider=provider, repeats=3,
+        run_judge(config, "docs", workspace=workspace, provider=provider, repeats=3,
                   concurrency=1)
         provider.script_for("plan 1", "VERDICT: PASS", "VERDICT: FAIL", "VERDICT: PASS")
-    by_majority = load_judge_items(store, "docs", oneshot.config_id)
-    by_all = load_judge_items(store, "docs", strict.config_id)
+    by_majority = load_judge_items(workspace, "docs", oneshot.config_id)
+    by_all = load_judge_items(workspace, "docs", strict.config_id)
     assert (by_majority.rule, by_all.rule) == ("majority", "all_agree")
     assert by_majority.verdict_map()["row-001"] == "pass"
     assert by_all.verdict_map()["row-001"] == "unsure"
-    assert load_judge_items(store, "docs", oneshot.config_id, rule="all_agree").verdict_map() \
+    assert load_judge_items(workspace, "docs", oneshot.config_id, rule="all_agree").verdict_map() \
         == by_all.verdict_map()
     assert rule_for(None) == "all_agree"  # imported verdicts have no config
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from labels import LabelStore, NewLabel, import_rows
-from labels.stores.history_store import SKIPPED
+from labels.models import SKIPPED
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 

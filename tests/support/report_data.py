@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from stores import opened_store
+from stores import opened_workspace
 
 from judges.verdicts import import_verdicts
 from judges.workspace import Workspace
-from labels import LabelStore, import_labels, import_rows
+from labels import import_labels, import_rows
 
 N_CAL, N_PASS, N_TGT = 120, 70, 400
 
@@ -127,16 +127,17 @@ def write_report_files(folder: Path) -> ReportFiles:
                        swapper_cal, new_verdicts)
 
 
-def build_store(store: LabelStore, files: ReportFiles) -> None:
-    """Import every file into ``store`` through the public import functions."""
+def build_workspace(workspace: Workspace, files: ReportFiles) -> None:
+    """Import every file into ``workspace`` through the public import functions."""
+    store = workspace.labels
     import_rows(store, files.cal_items, "cal")
     import_rows(store, files.tgt_items, "tgt")
     import_labels(store, files.alice, "cal", annotator="alice")
     import_labels(store, files.bob, "cal", annotator="bob")
-    import_verdicts(Workspace.of(store), files.judge_a_cal, dataset="cal", judge="judge-a")
-    import_verdicts(Workspace.of(store), files.judge_a_tgt, dataset="tgt", judge="judge-a")
-    import_verdicts(Workspace.of(store), files.judge_b_cal, dataset="cal", judge="judge-b")
-    import_verdicts(Workspace.of(store), files.swapper_cal, dataset="cal", judge="swapper")
+    import_verdicts(workspace, files.judge_a_cal, dataset="cal", judge="judge-a")
+    import_verdicts(workspace, files.judge_a_tgt, dataset="tgt", judge="judge-a")
+    import_verdicts(workspace, files.judge_b_cal, dataset="cal", judge="judge-b")
+    import_verdicts(workspace, files.swapper_cal, dataset="cal", judge="swapper")
 
 
 def build_report_db(folder: Path) -> tuple[Path, ReportFiles]:
@@ -146,6 +147,6 @@ def build_report_db(folder: Path) -> tuple[Path, ReportFiles]:
     """
     files = write_report_files(folder / "files")
     db = folder / "template.duckdb"
-    with opened_store(db) as store:
-        build_store(store, files)
+    with opened_workspace(db) as workspace:
+        build_workspace(workspace, files)
     return db, files

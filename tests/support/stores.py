@@ -1,4 +1,4 @@
-"""Label stores on real DuckDB files for fixtures: opened, and always closed afterwards."""
+"""Label stores and workspaces on real DuckDB files for fixtures: opened, and always closed."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 from repo_paths import TESTS
 
+from judges.workspace import Workspace
 from labels import LabelStore, open_store
 
 RELEASE = TESTS / "data" / "releases" / "a39e63f.duckdb.gz"
@@ -37,3 +38,13 @@ def opened_store(path: Path | str) -> Iterator[LabelStore]:
         yield store
     finally:
         store.db.close()
+
+
+@contextmanager
+def opened_workspace(path: Path | str) -> Iterator[Workspace]:
+    """The workspace on ``path`` (created and migrated if new), its file released afterwards."""
+    workspace = Workspace.open(path)
+    try:
+        yield workspace
+    finally:
+        workspace.close()

@@ -60,10 +60,8 @@ from judges.providers import get_provider
 from judges.reporting import calibration_report
 from judges.runner import RunSummary, run_judge
 from judges.settings import Settings
-from judges.stores.judge_store import JudgeStore
 from judges.verdicts import calls_for_dataset, judge_verdicts
 from judges.workspace import Workspace
-from labels import open_store
 from labels.errors import CalibrateError
 from labels.stores.label_store import LabelStore
 
@@ -120,7 +118,7 @@ def grown_ids(store: LabelStore, dataset: str, n: int, add: int, *, seed: int,
     return [i.item_id for i in store.items(dataset) if i.item_id in chosen]
 
 
-def scratch_store(db_path: Path) -> LabelStore:
+def scratch_workspace(db_path: Path) -> Workspace:
     """The recording database: the shipped rows and labels, never any recorded verdicts."""
     if not db_path.exists():
         with tempfile.TemporaryDirectory() as folder:
@@ -128,7 +126,7 @@ def scratch_store(db_path: Path) -> LabelStore:
             for name in (LABELLED_FILE, PRODUCTION_FILE, LABELS_DIR):
                 (data / name).symlink_to(DATA_DIR / name)
             build_demo(db_path, data_dir=data)
-    return open_store(str(db_path))
+    return Workspace.open(db_path)
 
 
 def file_sha256(path: Path) -> str:
@@ -144,7 +142,7 @@ def _log(message: str) -> None:
     print(f"[{datetime.now(UTC):%H:%M:%S}] {message}", flush=True)
 
 
-def judge(store: LabelStore, config: JudgeConfig, dataset: str, ids: list[str],
+def judge(workspace: Workspace, config: JudgeConfig, dataset: str, ids: list[str],
           settings: Settings) -> RunSummary:
     """One run of ``config`` over ``ids`` through the runner, one call at a time."""
     provider = get_provider(config.model, settings=settings)
@@ -159,7 +157,7 @@ def judge(store: LabelStore, config: JudgeConfig, dataset: str, ids: list[str],
 
     _log(f"{config.name} ({config.config_id}) on {dataset}: {len(ids)} rows")
     summary = run_judge(
-        config, dataset, workspace=Workspace.of(store), provider=provider, item_ids=ids,
+        config, dataset, workspace=workspace, provider=provider, item_ids=ids,
         concurrency=1,
         policy=CallPolicy(timeout=900, max_retries=2), on_progress=progress,
     )
@@ -167,9 +165,10 @@ def judge(store: LabelStore, config: JudgeConfig, dataset: str, ids: list[str],
     return summary
 
 
-def headline(store: LabelStore, config: JudgeConfig, target: str | None = None) -> dict[str, Any]:
+def headline(workspace: Workspace, config: JudgeConfig,
+             target: str | None = None) -> dict[str, Any]:
     """The numbers the demo shows for ``config`` (kappa, FPR, flip rates, pass rates)."""
-    report = calibration_report(store, LABELLED_DATASET, config.config_id, criterion=CRITERION,
+    report = calibration_report(workspace, LABELLED_DATASET, config.config_id, criterion=CRITERION,
                                 target=target)
     data = report.to_json()
     keys = ("n", "kappa", "fpr", "sensitivity", "specificity", "swap_flip_rate",
@@ -178,10 +177,10 @@ def headline(store: LabelStore, config: JudgeConfig, target: str | None = None) 
     return {k: data.get(k) for k in keys}
 
 
-def export(store: LabelStore, config: JudgeConfig, dataset: str, out_dir: Path) -> Path:
+def export(workspace: Workspace, config: JudgeConfig, dataset: str, out_dir: Path) -> Path:
     """Write the verdict file the demo imports: ``id, verdict, repeat, order, reasoning``."""
-    frame = judge_verdicts(Workspace.of(store), dataset, config.config_id)
-    calls = calls_for_dataset(Workspace.of(store), dataset, config.config_id)
+    frame = judge_verdicts(workspace, dataset, config.config_id)
+    calls = calls_for_dataset(workspace, dataset, config.config_id)
     calls = calls[calls["status"] != "failed"]
     detail = {
         (str(item), int(repeat), str(order)): text
@@ -247,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in names if n not in configs]
     if unknown:
         raise CalibrateError(f"no demo judge {unknown[0]!r} (demo judges: {', '.join(configs)})")
-    store = scratch_store(args.db)
+    workspace = scratch_workspace(args.db)
+    store = workspace.labels
     labelled = set(store.label_counts(LABELLED_DATASET, CRITERION))
     rows = grown_ids(store, LABELLED_DATASET, args.rows, args.add_rows, seed=args.seed,
                      only=labelled)
@@ -258,8 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     runs: list[RunSummary] = []
     for name in names:
-        runs.append(judge(store, configs[name], LABELLED_DATASET, rows, settings))
-    scores = {n: headline(store, configs[n]) for n in names}
+        runs.append(judge(workspace, configs[name], LABELLED_DATASET, rows, settings))
+    scores = {n: headline(workspace, configs[n]) for n in names}
     for name, numbers in scores.items():
         _log(f"{name}: kappa {numbers['kappa']}, FPR {numbers['fpr']}")
     better = args.better or max(names, key=lambda n: scores[n]["kappa"]["estimate"] or -1.0)
@@ -268,8 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_production:
         production = grown_ids(store, PRODUCTION_DATASET, args.production_rows,
                                args.add_production_rows, seed=args.seed)
-        runs.append(judge(store, configs[better], PRODUCTION_DATASET, production, settings))
-        scores[better] = headline(store, configs[better], target=PRODUCTION_DATASET)
+        runs.append(judge(workspace, configs[better], PRODUCTION_DATASET, production, settings))
+        scores[better] = headline(workspace, configs[better], target=PRODUCTION_DATASET)
     summary["production_rows"] = len(production)
     summary["headline"] = scores
     summary["configs"] = {n: configs[n].config_id for n in names}
@@ -281,16 +281,16 @@ def main(argv: list[str] | None = None) -> int:
         for r in runs
     ]
     if not args.no_export:
-        written = [export(store, configs[n], LABELLED_DATASET, args.out) for n in names]
+        written = [export(workspace, configs[n], LABELLED_DATASET, args.out) for n in names]
         if production:
-            written.append(export(store, configs[better], PRODUCTION_DATASET, args.out))
+            written.append(export(workspace, configs[better], PRODUCTION_DATASET, args.out))
         summary["files"] = [str(p) for p in written]
-    summary["judge_calls"] = JudgeStore(store.db).calls_frame(
+    summary["judge_calls"] = workspace.judges.calls_frame(
         columns=["config_id", "status"]).groupby(["config_id", "status"]).size().to_dict()
     summary["judge_calls"] = {f"{k[0]}/{k[1]}": int(v) for k, v in summary["judge_calls"].items()}
     summary["wall_seconds"] = round(time.perf_counter() - started, 1)
     summary["finished_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    store.db.close()
+    workspace.close()
     print(json.dumps(summary, indent=2, default=str), flush=True)
     return 0
 

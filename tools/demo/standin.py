@@ -45,7 +45,6 @@ from judges.providers.scripted import ScriptedProvider
 from judges.runner import run_judge
 from judges.verdicts import judge_verdicts
 from judges.workspace import Workspace
-from labels import open_store
 from labels.importing import import_rows
 from labels.stores.label_store import LabelStore
 from tools.demo.content import STANDIN
@@ -124,14 +123,14 @@ def load_rows(store: LabelStore, data_dir: Path = DATA_DIR) -> None:
         import_rows(store, data_dir / name, dataset)
 
 
-def verdict_lines(store: LabelStore, config: JudgeConfig, dataset: str,
+def verdict_lines(workspace: Workspace, config: JudgeConfig, dataset: str,
                   ids: Iterable[str] | None = None) -> list[str]:
     """Run the stand-in on ``dataset`` (or only ``ids``) and return the file's JSONL lines."""
     wanted = None if ids is None else list(ids)
     provider = ScriptedProvider(config.model.split("/", 1)[1], responder=simulated_judge())
-    run_judge(config, dataset, workspace=Workspace.of(store), provider=provider, item_ids=wanted,
+    run_judge(config, dataset, workspace=workspace, provider=provider, item_ids=wanted,
               concurrency=8)
-    frame = judge_verdicts(Workspace.of(store), dataset, config.config_id)
+    frame = judge_verdicts(workspace, dataset, config.config_id)
     if wanted is not None:
         frame = frame[frame["item_id"].isin(wanted)]
     return [
@@ -147,17 +146,17 @@ def write_files(out_dir: Path = DATA_DIR / VERDICTS_DIR) -> list[Path]:
     config = standin_config()
     written = []
     with tempfile.TemporaryDirectory() as scratch:
-        store = open_store(str(Path(scratch) / "standin.duckdb"))
+        workspace = Workspace.open(Path(scratch) / "standin.duckdb")
         try:
-            load_rows(store)
+            load_rows(workspace.labels)
             for dataset, _ in DATASETS:
                 path = out_dir / dataset / CRITERION / f"{config.name}.jsonl"
                 path.parent.mkdir(parents=True, exist_ok=True)
-                lines = verdict_lines(store, config, dataset)
+                lines = verdict_lines(workspace, config, dataset)
                 path.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
                 written.append(path)
         finally:
-            store.db.close()
+            workspace.close()
     return written
 
 

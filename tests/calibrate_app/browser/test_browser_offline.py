@@ -18,11 +18,11 @@ from urllib.parse import urlparse
 
 import pytest
 from app_browser import ARTIFACTS, Server, shows, start_server
+from stores import opened_workspace
 
 from judges.calibration import AnswerSummary
 from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET, DemoSummary
 from judges.reporting import calibration_report, default_judge
-from labels import open_store
 
 pytestmark = pytest.mark.browser
 
@@ -62,14 +62,11 @@ def demo_answer(tmp_path_factory: pytest.TempPathFactory,
     """The library's answer for the page's defaults: the demo judge on the production week."""
     db = tmp_path_factory.mktemp("demo-library") / "demo.duckdb"
     shutil.copyfile(demo_build.db_path, db)  # the server holds its own copy's lock
-    store = open_store(str(db))
-    try:
-        judge = default_judge(store, LABELLED_DATASET)
+    with opened_workspace(db) as workspace:
+        judge = default_judge(workspace, LABELLED_DATASET)
         assert judge is not None and judge.name == "qwen1.5b-claimsplit"
-        report = calibration_report(store, LABELLED_DATASET, judge, target=PRODUCTION_DATASET)
+        report = calibration_report(workspace, LABELLED_DATASET, judge, target=PRODUCTION_DATASET)
         return report.answer.summary()
-    finally:
-        store.db.close()
 
 
 def test_no_request_leaves_the_machine_on_any_page(browser: Any, demo_server: Server) -> None:

@@ -30,12 +30,10 @@ from judges.outputs.card import card_from_report, dumps_card, loads_card
 from judges.providers.openai import OpenAIProvider
 from judges.reporting import calibration_report
 from judges.runner import run_judge
-from judges.stores.alignment_store import AlignStore
 from judges.workspace import Workspace
-from labels import LabelStore, NewLabel
+from labels import NewLabel
 from labels.errors import CalibrateError
 from labels.models import Item, Source
-from labels.stores.split_store import SplitStore
 
 N = 30
 _NUMBER = re.compile(r"\d+")
@@ -100,11 +98,11 @@ def _wilson(k: int, n: int) -> tuple[float, float]:
 
 
 @pytest.fixture
-def labelled(store: LabelStore, make_dataset: Any) -> LabelStore:
+def labelled(workspace: Workspace, make_dataset: Any) -> Workspace:
     make_dataset("bot", rows())
-    store.add_labels("bot", [NewLabel(item_id=f"row-{i:03d}", annotator="dana",
+    workspace.labels.add_labels("bot", [NewLabel(item_id=f"row-{i:03d}", annotator="dana",
                                       verdict="pass" if i % 3 else "fail") for i in range(N)])
-    return store
+    return workspace
 
 
 def provider(server: FakeLLMServer) -> OpenAIProvider:
@@ -112,10 +110,10 @@ def provider(server: FakeLLMServer) -> OpenAIProvider:
 
 
 def test_every_stress_test_over_http(
-    labelled: LabelStore, server: FakeLLMServer, judge: JudgeConfig
+    labelled: Workspace, server: FakeLLMServer, judge: JudgeConfig
 ) -> None:
-    store = labelled
-    result = run_stress(Workspace.of(store), "bot", judge, provider=provider(server))
+    workspace, store = labelled, labelled.labels
+    result = run_stress(workspace, "bot", judge, provider=provider(server))
     by = {t.test: t for t in result.tests}
     assert list(by) == list(TESTS)
     passed = [i for i in range(N) if i % 3]
@@ -137,7 +135,7 @@ def test_every_stress_test_over_http(
     assert result.family_warning is not None
     assert result.family_warning.startswith("12 of 30 rows were answered by gpt-4o-mini")
     # Perturbed rows: a dataset of their own, linked, unlabelled, never split.
-    derived = SplitStore(store.db, store).derived("bot.stress")
+    derived = workspace.splits.derived("bot.stress")
     assert len(derived) == sum(t.eligible for t in result.tests)
     assert {d.origin_dataset for d in derived} == {"bot"}
     assert {d.perturbation for d in derived} == set(TESTS)
@@ -150,16 +148,16 @@ def test_every_stress_test_over_http(
     emptied = store.item("bot.stress", made[("row-004", "source_deletion")])
     assert [s.text for s in emptied.sources] == [NOTHING_FOUND]
     with pytest.raises(CalibrateError, match="never split"):
-        SplitStore(store.db, store).ensure("bot.stress", "faithfulness")
+        workspace.splits.ensure("bot.stress", "faithfulness")
     # The results are stored for the judge card.
-    stored = AlignStore(store.db).latest_stress(judge.config_id, "bot")
+    stored = workspace.alignment.latest_stress(judge.config_id, "bot")
     assert [(s.test, s.n, s.flips) for s in stored] == [
         (t.test, t.flip_rate.n, len(t.flipped)) for t in result.tests]
     assert stored[0].detail["family_warning"] == result.family_warning
     # ... and the judge card carries them.
-    run_judge(judge, "bot", workspace=Workspace.of(store), provider=provider(server))
+    run_judge(judge, "bot", workspace=workspace, provider=provider(server))
     card = card_from_report(
-            store, calibration_report(store, "bot", judge.config_id), force=True
+            workspace, calibration_report(workspace, "bot", judge.config_id), force=True
         )  # 30 labels: below the card's small-sample rule; the stress section is the point
     assert [(c.test, c.flip_rate.n, c.eligible) for c in card.stress] == [
         (t.test, t.flip_rate.n, t.eligible) for t in result.tests]
@@ -169,13 +167,13 @@ def test_every_stress_test_over_http(
 
 
 def test_perturbed_rows_never_enter_calibration(
-    labelled: LabelStore, server: FakeLLMServer, judge: JudgeConfig
+    labelled: Workspace, server: FakeLLMServer, judge: JudgeConfig
 ) -> None:
-    store = labelled
-    run_judge(judge, "bot", workspace=Workspace.of(store), provider=provider(server))
-    before = calibration_report(store, "bot", judge.config_id).to_json()
-    run_stress(Workspace.of(store), "bot", judge, provider=provider(server))
-    after = calibration_report(store, "bot", judge.config_id).to_json()
+    workspace, store = labelled, labelled.labels
+    run_judge(judge, "bot", workspace=workspace, provider=provider(server))
+    before = calibration_report(workspace, "bot", judge.config_id).to_json()
+    run_stress(workspace, "bot", judge, provider=provider(server))
+    after = calibration_report(workspace, "bot", judge.config_id).to_json()
     assert before["n"] == after["n"] == N
     assert before["confusion"] == after["confusion"]
     assert before["sensitivity"] == after["sensitivity"]
@@ -195,19 +193,19 @@ def test_perturbations_and_families_as_pure_functions(judge: JudgeConfig) -> Non
 
 
 def test_a_second_judge_gets_its_own_perturbed_rows(
-    labelled: LabelStore, server: FakeLLMServer, judge: JudgeConfig
+    labelled: Workspace, server: FakeLLMServer, judge: JudgeConfig
 ) -> None:
-    run_stress(Workspace.of(labelled), "bot", judge, provider=provider(server),
+    run_stress(labelled, "bot", judge, provider=provider(server),
                tests=("embedded_instructions",))
     strict = with_changes(judge, system=judge.system + "\nSTRICT")
-    result = run_stress(Workspace.of(labelled), "bot", strict, provider=provider(server),
+    result = run_stress(labelled, "bot", strict, provider=provider(server),
                         tests=("embedded_instructions",))
     # The strict judge failed every original, so its forged line says PASS on every row; the
     # first judge's rows forged PASS (the ones it failed) are the same rows and shared.
-    links = SplitStore(labelled.db, labelled).derived("bot.stress")
+    links = labelled.splits.derived("bot.stress")
     passed_by_first = N - N // 3
     assert len(links) == N + passed_by_first
-    forged = [labelled.item("bot.stress", d.item_id).answer or "" for d in links]
+    forged = [labelled.labels.item("bot.stress", d.item_id).answer or "" for d in links]
     assert sum(a.endswith("VERDICT: PASS") for a in forged) == N
     assert sum(a.endswith("VERDICT: FAIL") for a in forged) == passed_by_first
     (only,) = result.tests  # the strict judge ignores what the answer says about itself

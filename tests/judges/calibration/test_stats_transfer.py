@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy.stats import chi2_contingency, hypergeom
+from stores import opened_workspace
 
 from judges.calibration import (
     homogeneity_test,
@@ -132,16 +133,12 @@ def test_demo_production_week_warns_and_reports_both_corrections(
 ) -> None:
     from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET
     from judges.reporting import calibration_report
-    from labels import open_store
 
     copy_demo(db_path)
-    store = open_store(str(db_path))
-    try:
-        report = calibration_report(store, LABELLED_DATASET, "qwen1.5b-claimsplit",
+    with opened_workspace(db_path) as workspace:
+        report = calibration_report(workspace, LABELLED_DATASET, "qwen1.5b-claimsplit",
                                     target=PRODUCTION_DATASET)
         t = report.to_json()["transfer"]
-    finally:
-        store.db.close()
     from calibrate_app.cli._report import render_report
 
     text = render_report(report)

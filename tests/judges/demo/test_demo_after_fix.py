@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from stores import opened_store
+from stores import opened_workspace
 
 from judges.demo import AFTER_FIX_DATASET, LABELLED_DATASET, PRODUCTION_DATASET, DemoSummary
 from judges.demo.layout import (
@@ -28,7 +28,7 @@ from judges.demo.layout import (
 )
 from judges.outputs.compare import compare_datasets
 from judges.reporting import calibration_report, find_judge
-from labels import LabelStore, open_store
+from judges.workspace import Workspace
 from tools.demo import standin
 from tools.demo.content import AFTER_FIX_ROWS, STANDIN
 
@@ -86,17 +86,14 @@ def test_the_week_after_is_the_same_questions_answered_again(
 def test_the_standin_reproduces_its_shipped_lines() -> None:
     config = standin.standin_config()
     assert config.model.startswith("scripted/")
-    store = open_store(":memory:")
-    try:
-        standin.load_rows(store)
+    with opened_workspace(":memory:") as workspace:
+        standin.load_rows(workspace.labels)
         for dataset, _ in standin.DATASETS:
             shipped = (VERDICTS / dataset / "faithfulness" / f"{config.name}.jsonl").read_text(
                 encoding="utf-8").splitlines()
             sample = shipped[::37]  # a spread of rows; the whole run is the script's job
             ids = [json.loads(line)["id"] for line in sample]
-            assert standin.verdict_lines(store, config, dataset, ids) == sample, dataset
-    finally:
-        store.db.close()
+            assert standin.verdict_lines(workspace, config, dataset, ids) == sample, dataset
 
 
 def test_the_standin_has_the_same_error_rates_everywhere() -> None:
@@ -116,22 +113,22 @@ def test_the_standin_has_the_same_error_rates_everywhere() -> None:
 
 
 @pytest.fixture(scope="module")
-def demo_store(
+def demo(
     tmp_path_factory: pytest.TempPathFactory, demo_build: DemoSummary
-) -> Iterator[LabelStore]:
+) -> Iterator[Workspace]:
     path = tmp_path_factory.mktemp("after-fix") / "demo.duckdb"
     shutil.copyfile(demo_build.db_path, path)
-    with opened_store(path) as store:
-        yield store
+    with opened_workspace(path) as workspace:
+        yield workspace
 
 
 def test_compare_on_the_demo_covers_the_true_difference(
-    demo_store: LabelStore, after: list[dict[str, Any]]
+    demo: Workspace, after: list[dict[str, Any]]
 ) -> None:
-    judge = find_judge(demo_store, "standin-simulated", dataset=LABELLED_DATASET)
+    judge = find_judge(demo, "standin-simulated", dataset=LABELLED_DATASET)
     assert judge.stand_in and judge.origin == "config"
-    report = calibration_report(demo_store, LABELLED_DATASET, judge)
-    data = compare_datasets(demo_store, report, baseline=PRODUCTION_DATASET,
+    report = calibration_report(demo, LABELLED_DATASET, judge)
+    data = compare_datasets(demo, report, baseline=PRODUCTION_DATASET,
                             candidate=AFTER_FIX_DATASET).to_json()
     assert data["n_paired"] == AFTER_FIX_ROWS
     assert data["excluded"] == {"baseline_only": 600 - AFTER_FIX_ROWS, "candidate_only": 0,

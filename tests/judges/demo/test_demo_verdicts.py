@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from stores import opened_store
+from stores import opened_workspace
 
 from judges.demo import (
     BRAMBLEPOST_DATASETS,
@@ -30,7 +30,6 @@ from judges.reporting import calibration_report, judge_leaderboard
 from judges.runner import run_judge
 from judges.verdicts import import_verdicts, judge_verdicts
 from judges.workspace import Workspace
-from labels import LabelStore
 from tools.demo.record import (
     CLAIMSPLIT,
     ONESHOT,
@@ -73,9 +72,9 @@ def demo_db(tmp_path_factory: pytest.TempPathFactory, demo_build: DemoSummary) -
 
 
 @pytest.fixture
-def demo_store(demo_db: Path) -> Iterator[LabelStore]:
-    with opened_store(demo_db) as store:
-        yield store
+def demo(demo_db: Path) -> Iterator[Workspace]:
+    with opened_workspace(demo_db) as workspace:
+        yield workspace
 
 
 def test_the_shipped_files_are_the_recorded_design() -> None:
@@ -100,16 +99,16 @@ def test_recording_notes_name_every_config_id() -> None:
     assert "Apache-2.0" in notes and "xllamacpp" in notes
 
 
-def test_verdicts_load_with_exact_counts(demo_store: LabelStore) -> None:
+def test_verdicts_load_with_exact_counts(demo: Workspace) -> None:
     for (dataset, judge), (rows, repeats, orders) in DESIGN.items():
-        frame = judge_verdicts(Workspace.of(demo_store), dataset, judge)
+        frame = judge_verdicts(demo, dataset, judge)
         assert len(frame) == rows * repeats * orders
         # Stored under the config that recorded them (imported with it, as --config does).
         assert frame["config_id"].eq(demo_judges()[judge].config_id).all()
 
 
-def test_report_tells_the_story(demo_store: LabelStore) -> None:
-    report = calibration_report(demo_store, LABELLED_DATASET, BETTER,
+def test_report_tells_the_story(demo: Workspace) -> None:
+    report = calibration_report(demo, LABELLED_DATASET, BETTER,
                                 target=PRODUCTION_DATASET).to_json()
     # RECORDING.md: 86 labelled rows used; 88 of the 100 target rows decided.
     assert 80 <= report["n"] <= LABELLED_ROWS
@@ -132,35 +131,35 @@ def test_report_tells_the_story(demo_store: LabelStore) -> None:
         assert value["reason"] is None and value["low"] <= value["estimate"] <= value["high"], key
     assert 0.15 <= report["kappa"]["estimate"] <= 0.45 and report["fpr"]["estimate"] < 0.2
     assert report["kappa"]["high"] < report["human_agreement"]["kappa"]["estimate"]
-    oneshot = calibration_report(demo_store, LABELLED_DATASET, ONESHOT,
+    oneshot = calibration_report(demo, LABELLED_DATASET, ONESHOT,
                                  rule="majority").to_json()
     assert oneshot["repeat_flip_rate"]["estimate"] > 0.8  # a coin flip at temperature 0.8
     assert oneshot["kappa"]["low"] < 0 < oneshot["kappa"]["high"]
     for rule in ("all_agree", "majority"):
-        board = judge_leaderboard(demo_store, LABELLED_DATASET, [ONESHOT, CLAIMSPLIT],
+        board = judge_leaderboard(demo, LABELLED_DATASET, [ONESHOT, CLAIMSPLIT],
                                   rule=rule).to_json()
         assert [entry["judge"]["name"] for entry in board] == [BETTER, ONESHOT], rule
 
 
 def test_record_helpers_subset_and_export_round_trip(
-    demo_store: LabelStore, tmp_path: Path
+    demo: Workspace, tmp_path: Path
 ) -> None:
-    ids = stratified_ids(demo_store, LABELLED_DATASET, 20, seed=1)
-    assert len(ids) == 20 and ids == stratified_ids(demo_store, LABELLED_DATASET, 20, seed=1)
-    segments = Counter(demo_store.item(LABELLED_DATASET, i).segment for i in ids)
+    ids = stratified_ids(demo.labels, LABELLED_DATASET, 20, seed=1)
+    assert len(ids) == 20 and ids == stratified_ids(demo.labels, LABELLED_DATASET, 20, seed=1)
+    segments = Counter(demo.labels.item(LABELLED_DATASET, i).segment for i in ids)
     # 200 rows: lookup 60, multi_page 45, identifier 35, negation 30, unanswerable 30, so the
     # quotas are 6, 4.5, 3.5, 3, 3; the two halves go by name (identifier before multi_page).
     assert segments == {"lookup": 6, "multi_page": 4, "identifier": 4, "negation": 3,
                         "unanswerable": 3}
-    grown = grown_ids(demo_store, LABELLED_DATASET, 20, 10, seed=1)
+    grown = grown_ids(demo.labels, LABELLED_DATASET, 20, 10, seed=1)
     assert len(grown) == 30 and set(ids) <= set(grown)
     config = demo_judges()[ONESHOT].model_copy(
         update={"model": "scripted/demo", "name": "scripted-oneshot"})
-    run_judge(config, LABELLED_DATASET, workspace=Workspace.of(demo_store), item_ids=ids[:3],
+    run_judge(config, LABELLED_DATASET, workspace=demo, item_ids=ids[:3],
               provider=ScriptedProvider("demo", responder=lambda r: "FAIL"))
-    path = export(demo_store, config, LABELLED_DATASET, tmp_path)
+    path = export(demo, config, LABELLED_DATASET, tmp_path)
     lines = _rows(path)
     assert len(lines) == 3 * 3 * 2 and {line["verdict"] for line in lines} == {"fail"}
-    summary = import_verdicts(Workspace.of(demo_store), path, dataset=LABELLED_DATASET,
+    summary = import_verdicts(demo, path, dataset=LABELLED_DATASET,
                               judge="round-trip")
     assert summary.added == 18

@@ -13,12 +13,11 @@ import shutil
 
 import pytest
 from demo_card import DemoCard
-from stores import opened_store
+from stores import opened_workspace
 
 from judges.demo import DemoSummary
 from judges.outputs.card import export_card
 from judges.verdicts import export_verdicts
-from judges.workspace import Workspace
 
 JUDGE = "qwen1.5b-claimsplit"
 
@@ -28,8 +27,8 @@ def demo_card(demo_build: DemoSummary, tmp_path_factory: pytest.TempPathFactory)
     folder = tmp_path_factory.mktemp("demo-card")
     db = folder / "demo.duckdb"
     shutil.copyfile(demo_build.db_path, db)
-    with opened_store(db) as store:
-        export_card(store, "demo-labelled", JUDGE, folder / "card.json")
-        export_verdicts(Workspace.of(store), "demo-labelled", JUDGE, folder / "calibration.csv")
-        export_verdicts(Workspace.of(store), "demo-production-week", JUDGE, folder / "week.csv")
+    with opened_workspace(db) as workspace:
+        export_card(workspace, "demo-labelled", JUDGE, folder / "card.json")
+        export_verdicts(workspace, "demo-labelled", JUDGE, folder / "calibration.csv")
+        export_verdicts(workspace, "demo-production-week", JUDGE, folder / "week.csv")
     return DemoCard(db, folder / "card.json", folder / "calibration.csv", folder / "week.csv")

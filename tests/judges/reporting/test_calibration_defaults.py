@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from app_pages import calibration_page
 from markup import shown as rendered
+from stores import opened_workspace
 
 from judges.calibration.trust import trust_verdict
 from judges.demo import LABELLED_DATASET, PRODUCTION_DATASET
 from judges.reporting import calibration_report, default_judge, judges_on
-from labels import LabelStore, open_store
 
 SAME_RUN = "(the labelled dataset)"  # the page's target option for the labels' own rows
 
@@ -23,24 +21,14 @@ def demo_db(demo_app_db: Path) -> Path:
     return demo_app_db
 
 
-@contextmanager
-def demo_store(demo_db: Path) -> Iterator[LabelStore]:
-    """The demo database, closed on leaving: the page under test opens the same file."""
-    store = open_store(str(demo_db))
-    try:
-        yield store
-    finally:
-        store.db.close()
-
-
 def test_the_default_judge_has_the_most_usable_rows_not_the_newest(demo_db: Path) -> None:
-    with demo_store(demo_db) as store:
-        refs = judges_on(store, LABELLED_DATASET)
+    with opened_workspace(demo_db) as workspace:  # closed before the page opens the file
+        refs = judges_on(workspace, LABELLED_DATASET)
         real = [ref for ref in refs if not ref.stand_in]
         assert real[0].name == "qwen1.5b-oneshot"  # the newest run: 2 usable labelled rows
-        best = default_judge(store, LABELLED_DATASET)
+        best = default_judge(workspace, LABELLED_DATASET)
         assert best is not None and best.name == "qwen1.5b-claimsplit"
-        used = {ref.name: calibration_report(store, LABELLED_DATASET, ref).answer.confusion.n
+        used = {ref.name: calibration_report(workspace, LABELLED_DATASET, ref).answer.confusion.n
                 for ref in refs}
         assert used["qwen1.5b-claimsplit"] == max(used[r.name] for r in real)
         assert used["qwen1.5b-claimsplit"] > used["qwen1.5b-oneshot"]
@@ -50,10 +38,11 @@ def test_the_default_judge_has_the_most_usable_rows_not_the_newest(demo_db: Path
 
 
 def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None:
-    with demo_store(demo_db) as store:
-        report = calibration_report(store, LABELLED_DATASET, "qwen1.5b-claimsplit",
+    with opened_workspace(demo_db) as workspace:  # closed before the page opens the file
+        report = calibration_report(workspace, LABELLED_DATASET, "qwen1.5b-claimsplit",
                                     target=PRODUCTION_DATASET)
-        same = calibration_report(store, LABELLED_DATASET, "qwen1.5b-claimsplit").answer.summary()
+        same = calibration_report(workspace, LABELLED_DATASET,
+                                  "qwen1.5b-claimsplit").answer.summary()
     summary = report.answer.summary()
     at = calibration_page()
     judge = at.selectbox(key="cal_judge")
@@ -136,10 +125,10 @@ def test_the_page_opens_on_the_story_with_a_plain_verdict(demo_db: Path) -> None
 
 
 def test_the_page_and_the_library_say_the_same(demo_db: Path) -> None:
-    with demo_store(demo_db) as store:
-        ref = default_judge(store, LABELLED_DATASET)
+    with opened_workspace(demo_db) as workspace:  # closed before the page opens the file
+        ref = default_judge(workspace, LABELLED_DATASET)
         assert ref is not None
-        report = calibration_report(store, LABELLED_DATASET, ref, target=PRODUCTION_DATASET)
+        report = calibration_report(workspace, LABELLED_DATASET, ref, target=PRODUCTION_DATASET)
         agreement = report.human.agreement
         assert agreement is not None
         verdict = trust_verdict(report.answer.rates.sensitivity, report.answer.rates.specificity,
@@ -150,8 +139,8 @@ def test_the_page_and_the_library_say_the_same(demo_db: Path) -> None:
 
 
 def test_the_page_shows_the_transfer_check_and_offers_active_labelling(demo_db: Path) -> None:
-    with demo_store(demo_db) as store:
-        data = calibration_report(store, LABELLED_DATASET, "qwen1.5b-claimsplit",
+    with opened_workspace(demo_db) as workspace:  # closed before the page opens the file
+        data = calibration_report(workspace, LABELLED_DATASET, "qwen1.5b-claimsplit",
                                   target=PRODUCTION_DATASET).to_json()
     at = calibration_page()
     assert any(s.value == "Does the correction transfer to the target?" for s in at.subheader)

@@ -39,10 +39,8 @@ from judges.outputs.gate import (
     score_verdicts,
 )
 from judges.reporting import calibration_report
-from judges.stores.judge_store import JudgeStore
 from judges.verdicts import dataset_keys, judge_verdicts
 from judges.workspace import Workspace
-from labels import LabelStore
 
 CANARY = "sk-canary-3f9c1e77d2b04a5c"
 
@@ -59,11 +57,11 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def test_card_round_trips_in_json_and_yaml(store_copy: LabelStore, tmp_path: Path) -> None:
-    report = calibration_report(store_copy, "cal", "faithfulness")
+def test_card_round_trips_in_json_and_yaml(workspace_copy: Workspace, tmp_path: Path) -> None:
+    report = calibration_report(workspace_copy, "cal", "faithfulness")
     # A scripted judge on 24 rows: refused unless forced (tests/judges/reporting/
     # test_card_rules.py), and the forced card says why inside.
-    card = card_from_report(store_copy, report, force=True)
+    card = card_from_report(workspace_copy, report, force=True)
     assert card.judge.stand_in and card.forced and card.forced[0].startswith(
         "the verdicts come from scripted/demo, a stand-in")
     assert card.judge.config is not None
@@ -72,7 +70,7 @@ def test_card_round_trips_in_json_and_yaml(store_copy: LabelStore, tmp_path: Pat
     # The rule is the judge config's own aggregation (the built-in says majority).
     assert card.judge.policy.aggregation == report.judge.config.aggregation == "majority"
     assert card.judge.params == card.judge.config["generation"]
-    assert card.calibration.content_hash == store_copy.dataset_content_hash("cal")
+    assert card.calibration.content_hash == workspace_copy.labels.dataset_content_hash("cal")
     assert card.calibration.rows == 120 and card.calibration.annotators == ["alice", "bob"]
     assert card.created_at.utcoffset() is not None and card.created_at.utcoffset().seconds == 0
     assert card.software["duckdb"] and card.software["python"]
@@ -105,19 +103,19 @@ def test_card_holds_no_key(db_copy: Path, tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_the_card_policy_and_a_rows_calls_are_read_without_every_call(
-    store_copy: LabelStore,
+    workspace_copy: Workspace,
 ) -> None:
     """The card's repeats and swap, and the calls of one row, come from SQL on those rows.
 
     They used to load every per-call row of the dataset (10 M at report scale).
     """
-    report = calibration_report(store_copy, "cal", "faithfulness")
+    report = calibration_report(workspace_copy, "cal", "faithfulness")
     config_id = report.judge.config_id
-    judge_store = JudgeStore(store_copy.db)
-    keys = dataset_keys(Workspace.of(store_copy), "cal")
+    judge_store = workspace_copy.judges
+    keys = dataset_keys(workspace_copy, "cal")
     assert judge_store.call_layout(config_id, keys) == (2, True)
-    every = judge_verdicts(Workspace.of(store_copy), "cal", config_id)
-    assert judge_store.call_layout(config_id, dataset_keys(Workspace.of(store_copy),
+    every = judge_verdicts(workspace_copy, "cal", config_id)
+    assert judge_store.call_layout(config_id, dataset_keys(workspace_copy,
                                                            "cal").slice(0, 0)) == \
         (0, False)
     judged = every["item_id"].iloc[0]
@@ -129,9 +127,9 @@ def test_the_card_policy_and_a_rows_calls_are_read_without_every_call(
     assert len(report.judge_items.call_rows()) == len(every)
 
 
-def test_edited_config_is_refused(store_copy: LabelStore, tmp_path: Path) -> None:
-    card = card_from_report(store_copy, calibration_report(store_copy, "cal", "faithfulness"),
-                            force=True)
+def test_edited_config_is_refused(workspace_copy: Workspace, tmp_path: Path) -> None:
+    report = calibration_report(workspace_copy, "cal", "faithfulness")
+    card = card_from_report(workspace_copy, report, force=True)
     path = write_card(card, tmp_path / "card.json")
     data = json.loads(path.read_text(encoding="utf-8"))
     data["judge"]["config"]["template"] += "\nBe lenient."
@@ -146,15 +144,15 @@ def test_edited_config_is_refused(store_copy: LabelStore, tmp_path: Path) -> Non
         load_card(tmp_path / "card.txt")
 
 
-def test_gate_rejects_verdicts_of_another_config(store_copy: LabelStore, tmp_path: Path) -> None:
-    card = card_from_report(store_copy, calibration_report(store_copy, "cal", "faithfulness"),
-                            force=True)
+def test_gate_rejects_verdicts_of_another_config(workspace_copy: Workspace, tmp_path: Path) -> None:
+    report = calibration_report(workspace_copy, "cal", "faithfulness")
+    card = card_from_report(workspace_copy, report, force=True)
     path = write_card(card, tmp_path / "card.json")
     verdicts = tmp_path / "other.csv"
-    result = CliRunner().invoke(cli, ["--db", str(store_copy.db.path), "verdicts", "export",
+    result = CliRunner().invoke(cli, ["--db", str(workspace_copy.db.path), "verdicts", "export",
                                       "--dataset", "tgt", "--judge", "judge-a", "-o",
                                       str(verdicts)])
-    store_copy.db.close()
+    workspace_copy.db.close()
     assert result.exit_code == 0, result.output
     gated = CliRunner().invoke(cli, ["gate", "--card", str(path), str(verdicts),
                                      "--min-pass-rate", "0.1"])
@@ -163,10 +161,10 @@ def test_gate_rejects_verdicts_of_another_config(store_copy: LabelStore, tmp_pat
 
 
 def test_score_answers_from_the_cards_evidence_and_old_cards_are_refused(
-    store_copy: LabelStore, tmp_path: Path
+    workspace_copy: Workspace, tmp_path: Path
 ) -> None:
-    report = calibration_report(store_copy, "cal", "judge-a")
-    card = card_from_report(store_copy, report, force=True)
+    report = calibration_report(workspace_copy, "cal", "judge-a")
+    card = card_from_report(workspace_copy, report, force=True)
     assert card.metrics.strata == report.to_json()["calibration_strata"]
     assert card.evidence is not None and card.estimation is not None
     new = tmp_path / "new.jsonl"
@@ -239,8 +237,8 @@ def _evidence(pass_pass: int, pass_fail: int, fail_pass: int, fail_fail: int) ->
     return CalibrationEvidence(rows, labelled).to_json()
 
 
-def test_uninformative_card_never_passes(store_copy: LabelStore, tmp_path: Path) -> None:
-    card = card_from_report(store_copy, calibration_report(store_copy, "cal", "judge-a"),
+def test_uninformative_card_never_passes(workspace_copy: Workspace, tmp_path: Path) -> None:
+    card = card_from_report(workspace_copy, calibration_report(workspace_copy, "cal", "judge-a"),
                             force=True)
     weak = card.model_copy(update={"evidence": _evidence(3, 2, 2, 2)})
     path = tmp_path / "v.csv"

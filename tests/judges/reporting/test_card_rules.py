@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from stores import opened_workspace
 
 from calibrate_app.cli import cli
 from judges.config import load_builtin, load_config
@@ -24,7 +25,7 @@ from judges.providers.scripted import ScriptedProvider
 from judges.reporting import calibration_report, find_judge
 from judges.runner import run_judge
 from judges.workspace import Workspace
-from labels import LabelStore, import_rows, open_store
+from labels import import_rows, open_store
 
 CLAIMSPLIT = "qwen1.5b-claimsplit"
 ONESHOT = "qwen1.5b-oneshot"
@@ -42,9 +43,9 @@ def cli_run(db: Path, *args: str) -> tuple[int, str, str]:
 
 
 def test_the_demo_judge_card_carries_its_config_and_counts_that_add_up(
-    store_copy: LabelStore,
+    workspace_copy: Workspace,
 ) -> None:
-    card = build_card(store_copy, LABELLED_DATASET, CLAIMSPLIT)
+    card = build_card(workspace_copy, LABELLED_DATASET, CLAIMSPLIT)
     assert card.forced == [] and not card.judge.stand_in
     config = load_config(DATA_DIR / JUDGES_DIR / f"{CLAIMSPLIT}.yaml")
     assert card.judge.origin == "config" and card.judge.config is not None
@@ -69,12 +70,12 @@ def test_the_demo_judge_card_carries_its_config_and_counts_that_add_up(
 
 
 def test_below_the_small_sample_threshold_is_refused_unless_forced(
-    store_copy: LabelStore,
+    workspace_copy: Workspace,
 ) -> None:
-    report = calibration_report(store_copy, LABELLED_DATASET, ONESHOT)
+    report = calibration_report(workspace_copy, LABELLED_DATASET, ONESHOT)
     data = report.to_json()
     assert (data["m0"], data["m1"]) == (27, 51)
-    problems = card_problems(store_copy, report)
+    problems = card_problems(workspace_copy, report)
     # The one-shot judge (a coin flip at temperature 0.8) is also worse than chance: said first.
     assert len(problems) == 2
     assert problems[0].startswith("the judge is worse than chance: the judge's sensitivity + "
@@ -83,44 +84,44 @@ def test_below_the_small_sample_threshold_is_refused_unless_forced(
         "too few labels: 27 human-fail and 51 human-pass rows used (at least 30 of each are "
         "needed for rates worth a gate)")
     with pytest.raises(CardRefusedError, match="too few labels: 27 human-fail") as caught:
-        build_card(store_copy, LABELLED_DATASET, ONESHOT)
+        build_card(workspace_copy, LABELLED_DATASET, ONESHOT)
     assert caught.value.reasons == problems
-    card = build_card(store_copy, LABELLED_DATASET, ONESHOT, force=True)
+    card = build_card(workspace_copy, LABELLED_DATASET, ONESHOT, force=True)
     assert card.forced == problems
     assert card.warnings[0] == "FORCED: " + problems[0]
     assert report.warnings[0].startswith("WORSE THAN CHANCE:")
     assert report.to_json()["worse_than_chance"] is not None
 
 
-def test_a_stand_in_judge_and_a_cancelled_run_are_refused(store_copy: LabelStore) -> None:
+def test_a_stand_in_judge_and_a_cancelled_run_are_refused(workspace_copy: Workspace) -> None:
     config = load_builtin("faithfulness").with_revision(model="scripted/demo")
-    ids = sorted(store_copy.labelled_item_ids(LABELLED_DATASET, "dana", "faithfulness"))
+    ids = sorted(workspace_copy.labels.labelled_item_ids(LABELLED_DATASET, "dana", "faithfulness"))
 
     def run(**options: object) -> None:
         # In a thread: the runner starts its own event loop.
         worker = threading.Thread(target=run_judge, args=(config, LABELLED_DATASET), kwargs={
-            "workspace": Workspace.of(store_copy), "provider": ScriptedProvider("demo"),
+            "workspace": workspace_copy, "provider": ScriptedProvider("demo"),
             "item_ids": ids, "concurrency": 4, **options})
         worker.start()
         worker.join()
 
     run()
-    report = calibration_report(store_copy, LABELLED_DATASET, config.config_id)
+    report = calibration_report(workspace_copy, LABELLED_DATASET, config.config_id)
     assert report.stand_in == ("scripted/demo",)
     assert report.warnings[0].startswith("STAND-IN: the verdicts come from scripted/demo")
     assert report.to_json()["judge"]["stand_in"] is True
-    problems = card_problems(store_copy, report)
+    problems = card_problems(workspace_copy, report)
     assert problems[0].startswith("the verdicts come from scripted/demo, a stand-in")
     assert not any("latest run" in p for p in problems)  # that run completed
     # A second run with more repeats, stopped before it sends anything: cancelled.
     stop = threading.Event()
     stop.set()
     run(repeats=2, should_stop=stop)
-    report = calibration_report(store_copy, LABELLED_DATASET, config.config_id)
-    cancelled = [p for p in card_problems(store_copy, report) if "latest run" in p]
+    report = calibration_report(workspace_copy, LABELLED_DATASET, config.config_id)
+    cancelled = [p for p in card_problems(workspace_copy, report) if "latest run" in p]
     assert len(cancelled) == 1 and " is cancelled (" in cancelled[0]
     assert cancelled[0].endswith(f"({len(ids)} of {2 * len(ids)} calls not run)")  # 1 cached
-    card = build_card(store_copy, LABELLED_DATASET, config.config_id, force=True)
+    card = build_card(workspace_copy, LABELLED_DATASET, config.config_id, force=True)
     assert card.judge.stand_in and len(card.forced) >= 2
 
 
@@ -173,13 +174,10 @@ def test_verdicts_import_with_a_config_links_them_to_it(db_path: Path) -> None:
     assert code == 0, stderr
     config = load_config(config_file)
     assert f"(judge '{CLAIMSPLIT}', {config.config_id})" in stdout
-    store = open_store(str(db_path))
-    try:
-        ref = find_judge(store, CLAIMSPLIT, dataset="week")
+    with opened_workspace(db_path) as workspace:
+        ref = find_judge(workspace, CLAIMSPLIT, dataset="week")
         assert ref.config_id == config.config_id and ref.config == config
         assert ref.origin == "config"
-    finally:
-        store.db.close()
     # A file whose config_id column names another config is refused under --config.
     other = db_path.parent / "other.csv"
     other.write_text("id,verdict,config_id\nweek-0001,pass,b2:00000000000000000000000000000000\n",

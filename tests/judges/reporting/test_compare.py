@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner, Result
-from report_data import ReportFiles, build_store
+from report_data import ReportFiles, build_workspace
 from scipy.stats import binomtest, norm
-from stores import opened_store
+from stores import opened_workspace
 
 from calibrate_app.cli import cli
 from judges.calibration import (
@@ -33,25 +33,25 @@ from judges.outputs.card import JudgeCard, card_from_report, write_card
 from judges.reporting import calibration_report
 from judges.verdicts import export_verdicts
 from judges.workspace import Workspace
-from labels import LabelStore, open_store
+from labels import open_store
 
 INTERVAL_KEYS = {"estimate", "low", "high", "n", "reason"}
 
 
 @pytest.fixture
-def filled_store(db_path: Path, report_files: ReportFiles) -> Iterator[LabelStore]:
-    """A store with every generated file imported."""
-    with opened_store(db_path) as s:
-        build_store(s, report_files)
-        yield s
+def filled(db_path: Path, report_files: ReportFiles) -> Iterator[Workspace]:
+    """A workspace with every generated file imported."""
+    with opened_workspace(db_path) as workspace:
+        build_workspace(workspace, report_files)
+        yield workspace
 
 
 @pytest.fixture
-def files(filled_store: LabelStore, tmp_path: Path) -> Iterator[dict[str, Path]]:
-    report = calibration_report(filled_store, "cal", "judge-a")
-    card = card_from_report(filled_store, report, force=True)  # a scripted judge
+def files(filled: Workspace, tmp_path: Path) -> Iterator[dict[str, Path]]:
+    report = calibration_report(filled, "cal", "judge-a")
+    card = card_from_report(filled, report, force=True)  # a scripted judge
     paths = {"card": write_card(card, tmp_path / "card.json")}
-    paths["baseline"] = export_verdicts(Workspace.of(filled_store), "tgt", "judge-a",
+    paths["baseline"] = export_verdicts(filled, "tgt", "judge-a",
                                         tmp_path / "base.csv")
     rows = list(csv.DictReader(paths["baseline"].open(encoding="utf-8")))
     cand = []
@@ -251,10 +251,10 @@ def test_gate_and_compare_bad_input_exit_2(files: dict[str, Path], tmp_path: Pat
     assert run("compare", "--card", tmp_path / "nope.json", base, cand).exit_code == 2
 
 
-def test_verdicts_import_reads_the_config_id(filled_store: LabelStore, tmp_path: Path) -> None:
-    exported = export_verdicts(Workspace.of(filled_store), "tgt", "judge-a", tmp_path / "a.csv")
-    db = filled_store.db.path
-    filled_store.db.close()
+def test_verdicts_import_reads_the_config_id(filled: Workspace, tmp_path: Path) -> None:
+    exported = export_verdicts(filled, "tgt", "judge-a", tmp_path / "a.csv")
+    db = filled.db.path
+    filled.close()
     same = run("--db", db, "verdicts", "import", exported, "--dataset", "tgt", "--judge",
                "judge-a")
     assert same.exit_code == 0, same.output

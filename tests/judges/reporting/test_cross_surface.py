@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from stores import opened_workspace
 
 from judges.outputs.card import card_from_report, dumps_card, loads_card
 from judges.outputs.compare import compare_verdicts, stored_verdicts
@@ -25,7 +26,7 @@ from judges.outputs.gate import gate, score_verdicts
 from judges.reporting import calibration_report
 from judges.verdicts import import_verdicts
 from judges.workspace import Workspace
-from labels import CalibrateError, LabelStore, import_rows
+from labels import CalibrateError, import_rows
 from labels.provenance import Provenance
 from labels.stores.label_store import NewLabel
 
@@ -34,18 +35,18 @@ SELECTIONS = ("random", "by_verdict", "flips_first", "file", "imported", "unknow
 JUDGE = ["pass", "fail", "unsure", "unscored", None]  # None: the judge never ran on the row
 
 
-def _write(store: LabelStore, folder: Path, name: str, judge: list[str | None],
+def _write(workspace: Workspace, folder: Path, name: str, judge: list[str | None],
            segments: list[str] | None) -> None:
     rows = [{"id": f"{name}-{i}", "question": "q", "answer": f"{name} answer {i}", "sources": ["s"],
              **({"segment": segments[i]} if segments else {})} for i in range(len(judge))]
     items = folder / f"{name}.jsonl"
     items.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    import_rows(store, items, name)
+    import_rows(workspace.labels, items, name)
     lines = ["id,verdict"] + [f"{name}-{i},{'' if v == 'unscored' else v}"
                               for i, v in enumerate(judge) if v is not None]
     verdicts = folder / f"{name}.csv"
     verdicts.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    import_verdicts(Workspace.of(store), verdicts, dataset=name, judge="j")
+    import_verdicts(workspace, verdicts, dataset=name, judge="j")
 
 
 @st.composite
@@ -68,13 +69,10 @@ def cases(draw: st.DrawFn) -> dict[str, object]:
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[LabelStore, Path]:
-    from labels import open_store
-
+def world(tmp_path_factory: pytest.TempPathFactory) -> tuple[Workspace, Path]:
     folder = tmp_path_factory.mktemp("surfaces")
-    store = open_store(str(folder / "x.duckdb"))
-    yield store, folder
-    store.db.close()
+    with opened_workspace(folder / "x.duckdb") as workspace:
+        yield workspace, folder
 
 
 def _close(a: dict[str, object], b: dict[str, object]) -> None:
@@ -89,30 +87,30 @@ def _close(a: dict[str, object], b: dict[str, object]) -> None:
 @settings(max_examples=18, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=cases())
-def test_every_surface_gives_the_report_answer(world: tuple[LabelStore, Path],
+def test_every_surface_gives_the_report_answer(world: tuple[Workspace, Path],
                                                case: dict[str, object]) -> None:
-    store, folder = world
+    workspace, folder = world
     k = next(_names)
     cal, tgt = f"cal{k}", f"tgt{k}"
-    _write(store, folder, cal, case["judge"], case["segments"])  # type: ignore[arg-type]
+    _write(workspace, folder, cal, case["judge"], case["segments"])  # type: ignore[arg-type]
     humans, labelled = case["humans"], case["labelled"]
-    store.add_labels(cal, [
+    workspace.labels.add_labels(cal, [
         NewLabel(item_id=f"{cal}-{i}", annotator="ann", verdict=humans[i],  # type: ignore[index]
                  provenance=Provenance(selection=str(case["selection"])))
         for i in labelled  # type: ignore[attr-defined]
     ])
     target = cal
     if not case["same"]:
-        _write(store, folder, tgt, case["target"], case["target_segments"])  # type: ignore[arg-type]
+        _write(workspace, folder, tgt, case["target"], case["target_segments"])  # type: ignore[arg-type]
         target = tgt
     try:
-        report = calibration_report(store, cal, "j", target=target)
+        report = calibration_report(workspace, cal, "j", target=target)
     except CalibrateError as error:  # e.g. no verdict on the target: nothing to compare
         assert "has no" in str(error), error
         return
     data = report.to_json()
-    card = loads_card(dumps_card(card_from_report(store, report, force=True)))
-    verdicts = stored_verdicts(store, target, report.judge.config_id)
+    card = loads_card(dumps_card(card_from_report(workspace, report, force=True)))
+    verdicts = stored_verdicts(workspace, target, report.judge.config_id)
     try:
         score = score_verdicts(card, verdicts)
     except Exception as error:  # no pass/fail verdict to score

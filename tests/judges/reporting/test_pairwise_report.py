@@ -81,7 +81,7 @@ def test_mtbench_agreement_reproduces_source_figures_through_the_cli(tmp_path: P
 
 
 def test_pairwise_report_counts_position_flips_and_applies_the_mtbench_rule(
-    store: LabelStore, tmp_path: Path
+    store: LabelStore, workspace: Workspace, tmp_path: Path
 ) -> None:
     rows = tmp_path / "rows.jsonl"
     rows.write_text("\n".join(json.dumps({
@@ -101,9 +101,9 @@ def test_pairwise_report_counts_position_flips_and_applies_the_mtbench_rule(
     verdicts.write_text("id,verdict,order\n" + "".join(
         f"r{i},{o},original\nr{i},{s},swapped\n"
         for i, (o, s) in enumerate(zip(original, swapped, strict=True))))
-    import_verdicts(Workspace.of(store), verdicts, dataset="pw", judge="j")
+    import_verdicts(workspace, verdicts, dataset="pw", judge="j")
 
-    report = pairwise_report(store, "pw", "j")
+    report = pairwise_report(workspace, "pw", "j")
     data = report.to_json()
     pc = data["position_consistency"]
     assert (pc["order_pairs"], pc["flipped"]) == (10, 2)
@@ -115,7 +115,7 @@ def test_pairwise_report_counts_position_flips_and_applies_the_mtbench_rule(
     assert [(p["model_a"], p["model_b"], p["n_target"]) for p in data["by_pair"]] == [
         ("m1", "m2", 6), ("m1", "m3", 4)]
     assert any("2 of 10 rows changed verdict" in w for w in data["warnings"])
-    majority = pairwise_report(store, "pw", "j", rule="majority").to_json()
+    majority = pairwise_report(workspace, "pw", "j", rule="majority").to_json()
     assert majority["aggregation"] == "majority"
 
 

@@ -113,19 +113,19 @@ ANSWER_KEYS = ("win_rate", "method", "answer_kind", "design", "design_reason", "
                "one_order", "selection", "worse_than_chance", "human_unsure_bounds")
 
 
-def test_report_card_score_and_gate_give_one_answer(store_copy: LabelStore,
+def test_report_card_score_and_gate_give_one_answer(workspace_copy: Workspace,
                                                      tmp_path: Path) -> None:
-    report = pairwise_report(store_copy, "cal", JUDGE, n_boot=N_BOOT)
+    report = pairwise_report(workspace_copy, "cal", JUDGE, n_boot=N_BOOT)
     data = report.to_json()
     assert data["schema_version"] == 2 and data["design"] == "same_run_stratified"
     assert data["win_rate"]["method"] == "verdict_stratified"
-    card = card_from_pairwise_report(store_copy, report)
+    card = card_from_pairwise_report(workspace_copy, report)
     assert card.evidence is not None and card.evidence["kind"] == "pairwise"
     card_path = write_card(card, tmp_path / "card.json")
     card = loads_card(card_path.read_text(), source=str(card_path))
 
     # the calibration run's own verdicts (same fingerprint): the report's same-run answer
-    own = export_verdicts(Workspace.of(store_copy), "cal", JUDGE, tmp_path / "cal.csv")
+    own = export_verdicts(workspace_copy, "cal", JUDGE, tmp_path / "cal.csv")
     scored = score_pairwise_file(card, str(own)).to_json()
     for key in ANSWER_KEYS:
         _same(data[key], scored[key], key)
@@ -133,10 +133,10 @@ def test_report_card_score_and_gate_give_one_answer(store_copy: LabelStore,
                             for p in scored["by_pair"]])
 
     # another dataset: report --target equals score on its exported verdicts
-    other = pairwise_report(store_copy, "cal", JUDGE, target="tgt", n_boot=N_BOOT).to_json()
+    other = pairwise_report(workspace_copy, "cal", JUDGE, target="tgt", n_boot=N_BOOT).to_json()
     assert other["design"] == "separate_calibration"
     assert other["win_rate"]["method"] == "matrix_stratified"
-    tgt = export_verdicts(Workspace.of(store_copy), "tgt", JUDGE, tmp_path / "tgt.csv")
+    tgt = export_verdicts(workspace_copy, "tgt", JUDGE, tmp_path / "tgt.csv")
     score = score_pairwise_file(card, str(tgt))
     for key in ANSWER_KEYS:
         _same(other[key], score.to_json()[key], key)
@@ -146,34 +146,34 @@ def test_report_card_score_and_gate_give_one_answer(store_copy: LabelStore,
     assert not gate_pairwise(score, min_share=b["estimate"] + 1e-6, on="estimate").passed
 
 
-def test_a_refusal_is_the_same_on_every_surface(store_copy: LabelStore, db_copy: Path,
+def test_a_refusal_is_the_same_on_every_surface(workspace_copy: Workspace, db_copy: Path,
                                                 tmp_path: Path) -> None:
     # cal2 has no labelled row where the judge said a: another run cannot be corrected
-    report = pairwise_report(store_copy, "cal2", JUDGE, target="tgt", n_boot=N_BOOT).to_json()
+    report = pairwise_report(workspace_copy, "cal2", JUDGE, target="tgt", n_boot=N_BOOT).to_json()
     assert report["win_rate"]["refused"]
     reason = report["win_rate"]["reason"]
     assert reason == "no labelled calibration rows in stratum judge a: label some"
     assert f"corrected win rate refused: {reason}" in report["warnings"]
     # the same run is bounded over that stratum, not refused
-    same = pairwise_report(store_copy, "cal2", JUDGE, n_boot=N_BOOT).to_json()
+    same = pairwise_report(workspace_copy, "cal2", JUDGE, n_boot=N_BOOT).to_json()
     assert not same["win_rate"]["refused"]
     assert any(w.startswith("not identified: no labelled rows in stratum judge a")
                for w in same["warnings"])
-    card = card_from_pairwise_report(store_copy, pairwise_report(store_copy, "cal2", JUDGE,
+    card = card_from_pairwise_report(workspace_copy, pairwise_report(workspace_copy, "cal2", JUDGE,
                                                                  n_boot=N_BOOT))
     card_path = write_card(card, tmp_path / "card2.json")
-    tgt = export_verdicts(Workspace.of(store_copy), "tgt", JUDGE, tmp_path / "tgt.csv")
+    tgt = export_verdicts(workspace_copy, "tgt", JUDGE, tmp_path / "tgt.csv")
     scored = score_pairwise_file(card, str(tgt)).to_json()
     _same(report["win_rate"], scored["win_rate"])
-    store_copy.db.close()
+    workspace_copy.db.close()
     gate = CliRunner().invoke(cli, ["--db", str(db_copy), "gate", "--card", str(card_path),
                                     str(tgt), "--min-pass-rate", "0.3"])
     assert gate.exit_code == 2 and reason in gate.output
 
 
 def test_one_order_rows_are_counted_named_and_left_out_of_the_votes(
-        store_copy: LabelStore) -> None:
-    data = pairwise_report(store_copy, "cal", JUDGE, n_boot=N_BOOT).to_json()
+        workspace_copy: Workspace) -> None:
+    data = pairwise_report(workspace_copy, "cal", JUDGE, n_boot=N_BOOT).to_json()
     assert data["position_consistency"]["one_order_rows"] == ONE_ORDER
     assert data["one_order"]["calibration"] == ONE_ORDER
     assert data["one_order"]["labelled"] == 2  # rows cal0 and cal1
@@ -182,15 +182,15 @@ def test_one_order_rows_are_counted_named_and_left_out_of_the_votes(
     # under all_agree their single verdict is not a verdict: the two votes are excluded
     assert data["agreement"]["excluded"] == 2
     assert sum(map(sum, data["calibration_table"])) == data["n_rows"] - 2
-    majority = pairwise_report(store_copy, "cal", JUDGE, rule="majority",
+    majority = pairwise_report(workspace_copy, "cal", JUDGE, rule="majority",
                                n_boot=N_BOOT).to_json()
     assert majority["agreement"]["excluded"] == 0
     assert any("under majority their single verdict counts" in w for w in majority["warnings"])
 
 
 def test_an_old_pairwise_card_is_refused_with_the_command_that_re_exports_it(
-        store_copy: LabelStore) -> None:
-    card = card_from_pairwise_report(store_copy, pairwise_report(store_copy, "cal", JUDGE,
+        workspace_copy: Workspace) -> None:
+    card = card_from_pairwise_report(workspace_copy, pairwise_report(workspace_copy, "cal", JUDGE,
                                                                  n_boot=N_BOOT))
     old = card.to_json()
     old.pop("evidence")

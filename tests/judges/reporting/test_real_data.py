@@ -35,13 +35,14 @@ def _csv(name: str) -> pd.DataFrame:
 
 
 @needs_data
-def test_faithbench_gpt4o_agreement_matches_sklearn(store: LabelStore) -> None:
+def test_faithbench_gpt4o_agreement_matches_sklearn(store: LabelStore,
+                                                   workspace: Workspace) -> None:
     import_rows(store, E2E / "faithbench_items.jsonl", "faithbench")
     import_labels(store, E2E / "faithbench_labels.csv", "faithbench", annotator="faithbench")
-    import_verdicts(Workspace.of(store), E2E / "faithbench_gpt4o_verdicts.csv",
+    import_verdicts(workspace, E2E / "faithbench_gpt4o_verdicts.csv",
                     dataset="faithbench",
                     judge="gpt-4o")
-    report = calibration_report(store, "faithbench", "gpt-4o")
+    report = calibration_report(workspace, "faithbench", "gpt-4o")
     data = report.to_json()
 
     joined = _csv("faithbench_labels.csv").merge(_csv("faithbench_gpt4o_verdicts.csv"), on="id")

@@ -29,6 +29,7 @@ from judges.reporting import (
     judge_leaderboard,
     load_human_labels,
 )
+from judges.workspace import Workspace
 from labels import CalibrateError, LabelStore
 from labels.sampling import QueueSettings
 
@@ -68,12 +69,12 @@ def cal_items_segments(files: Any) -> np.ndarray:
     return items.loc[_read(files.judge_a_cal)["id"], "segment"].to_numpy(dtype=str)
 
 
-def test_report_equals_direct_statistics(store_copy: LabelStore, template: Any) -> None:
+def test_report_equals_direct_statistics(workspace_copy: Workspace, template: Any) -> None:
     files = template[1]
     joined = expected_join(files)
     target = _read(files.judge_a_tgt)["verdict"].replace("", "unscored")
     tgt_items = pd.read_json(files.tgt_items, lines=True, dtype={"id": str})
-    report = calibration_report(store_copy, "cal", "judge-a", target="tgt")
+    report = calibration_report(workspace_copy, "cal", "judge-a", target="tgt")
     data = report.to_json()
     decided = joined[joined.human.isin(["pass", "fail"]) & joined.judge.isin(["pass", "fail"])]
     sample = data["sample_rates"]  # the raw rates of the labelled sample, kept beside
@@ -135,12 +136,12 @@ def test_human_human_agreement_is_cohens_kappa(store_copy: LabelStore, template:
     assert (note.str.contains(r"\*\*now\*\*")).sum() == 1
 
 
-def test_flips_and_aggregation_rules(store_copy: LabelStore, template: Any) -> None:
+def test_flips_and_aggregation_rules(workspace_copy: Workspace, template: Any) -> None:
     files = template[1]
     calls = _read(files.swapper_cal)
     direct = self_consistency(calls["id"], calls["verdict"], order=calls["order"],
                               repeat=calls["repeat"].astype(int))
-    report = calibration_report(store_copy, "cal", "swapper")
+    report = calibration_report(workspace_copy, "cal", "swapper")
     data = report.to_json()
     assert data["swap_flip_rate"] == interval_json(direct.flip_rate_order)
     assert data["swap_flip_rate"]["estimate"] == pytest.approx(10 / 120)
@@ -151,16 +152,16 @@ def test_flips_and_aggregation_rules(store_copy: LabelStore, template: Any) -> N
     assert data["n"] + data["unsure"]["judge_labelled"] + data["unsure"]["human"] == 120
     flips = report.disagreements()
     assert set(flips["kind"]) == {"flip"} and len(flips) == 10
-    majority = calibration_report(store_copy, "cal", "swapper", rule="majority").to_json()
+    majority = calibration_report(workspace_copy, "cal", "swapper", rule="majority").to_json()
     assert majority["unsure"]["judge_labelled"] == data["unsure"]["judge_labelled"]  # 1-1 ties
     assert majority["aggregation"] == "majority"
 
 
-def test_leaderboard_equals_direct(store_copy: LabelStore, template: Any) -> None:
+def test_leaderboard_equals_direct(workspace_copy: Workspace, template: Any) -> None:
     files = template[1]
     joined = expected_join(files)
     judge_b = _read(files.judge_b_cal).set_index("id")["verdict"]
-    board = judge_leaderboard(store_copy, "cal", ["judge-a", "judge-b"])
+    board = judge_leaderboard(workspace_copy, "cal", ["judge-a", "judge-b"])
     direct = leaderboard(joined["human"].to_numpy(dtype=object), {
         "judge-a": joined["judge"].to_numpy(dtype=object),
         "judge-b": joined["id"].map(judge_b).to_numpy(dtype=object),
@@ -169,13 +170,14 @@ def test_leaderboard_equals_direct(store_copy: LabelStore, template: Any) -> Non
     assert board.frame()["judge"].tolist() == ["judge-a", "judge-b"]
 
 
-def test_design_follows_target_and_provenance(store_copy: LabelStore) -> None:
-    assert calibration_report(store_copy, "cal", "judge-a", target="tgt").design == (
+def test_design_follows_target_and_provenance(workspace_copy: Workspace) -> None:
+    assert calibration_report(workspace_copy, "cal", "judge-a", target="tgt").design == (
         "separate_calibration")
     # The report follows the labels' recorded provenance (imported, selection unknown: checked
     # against the judge's verdicts), not the queue setting.
-    store_copy.save_queue_settings("cal", "faithfulness", QueueSettings(order="stratified"))
-    data = calibration_report(store_copy, "cal", "judge-a").to_json()
+    workspace_copy.labels.save_queue_settings("cal", "faithfulness",
+                                              QueueSettings(order="stratified"))
+    data = calibration_report(workspace_copy, "cal", "judge-a").to_json()
     assert data["design"] in ("same_run_random", "same_run_stratified")
     # Four labelled rows where alice and bob tie could move the estimate beyond its interval:
     # the headline is the bound over both resolutions.
@@ -186,9 +188,9 @@ def test_design_follows_target_and_provenance(store_copy: LabelStore) -> None:
     assert data["selection"]["labels"] == {"unknown": 120}  # labelled rows (alice's 120)
     assert data["selection"]["check"].split(" (")[0].split(":")[0] in (
         "consistent with a random sample", "not a random sample")
-    forced = calibration_report(store_copy, "cal", "judge-a", design="separate_calibration")
+    forced = calibration_report(workspace_copy, "cal", "judge-a", design="separate_calibration")
     assert forced.to_json()["method"] == "lee_stratified"
     assert forced.design_reason.startswith("chosen explicitly")
     with pytest.raises(CalibrateError, match="not rows of the target run"):
-        calibration_report(store_copy, "cal", "judge-a", target="tgt",
+        calibration_report(workspace_copy, "cal", "judge-a", target="tgt",
                            design="same_run_random")

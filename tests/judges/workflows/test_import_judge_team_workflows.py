@@ -15,7 +15,6 @@ from judges.config import load_builtin
 from judges.providers.scripted import ScriptedProvider
 from judges.workflows import importing, judging, queue, team
 from judges.workspace import Workspace
-from labels import LabelStore
 from labels.errors import CalibrateError, NotFoundError
 
 
@@ -26,11 +25,6 @@ def _rows(path: Path, n: int = 6) -> Path:
         for k in range(n)
     ), encoding="utf-8")
     return path
-
-
-@pytest.fixture
-def workspace(store: LabelStore) -> Workspace:
-    return Workspace.of(store)
 
 
 def test_import_and_export_go_through_one_workspace(workspace: Workspace, tmp_path: Path) -> None:
