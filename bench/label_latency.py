@@ -91,6 +91,7 @@ WRAPPER = textwrap.dedent(f"""
         from judges.config import load_builtin
         from judges.providers.scripted import ScriptedProvider
         from judges.runner import run_judge
+        from judges.workspace import Workspace
 
         store = resources.get_store()
 

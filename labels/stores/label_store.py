@@ -384,15 +384,19 @@ class LabelStore:
         with self.db.transaction() as cur:
             # Few statements: each costs a trip through the GIL, which a judge run in the same
             # process keeps busy, and this runs on every key press of the Label page.
+            # The new labels' ids too (a label refused below leaves a gap, as a rollback does).
             found_kinds = cur.execute(
-                "SELECT name, kind, NULL FROM criteria UNION ALL "
-                f"SELECT NULL, kind, {given if new_only else 'NULL'} FROM datasets "
+                "SELECT name, kind, NULL, NULL FROM criteria UNION ALL "
+                f"SELECT NULL, kind, {given if new_only else 'NULL'}, (SELECT "
+                "list(nextval('label_ids') ORDER BY range) FROM range(?)) FROM datasets "
                 "WHERE name = ? ORDER BY name NULLS FIRST",
-                [dataset, item_ids, who, dataset] if new_only else [dataset]).fetchall()
-            if not any(name is None for name, _, _ in found_kinds):
+                [dataset, item_ids, who, len(labels), dataset] if new_only
+                else [len(labels), dataset]).fetchall()
+            if not any(name is None for name, _, _, _ in found_kinds):
                 raise NotFoundError(f"no dataset named {dataset!r}")
-            kinds = {name: kind for name, kind, _ in found_kinds if name is not None}
+            kinds = {name: kind for name, kind, _, _ in found_kinds if name is not None}
             done = {tuple(t) for t in found_kinds[0][2] or ()}
+            ids = sorted(int(i) for i in found_kinds[0][3])
             if any((i, a, new.criterion) in done
                    for i, a, new in zip(item_ids, who, labels, strict=True)):
                 raise AlreadyLabelledError("that row has a label from that annotator already")
@@ -438,7 +442,7 @@ class LabelStore:
                 "AND list_contains(?, item_id)), "
                 "(SELECT list(name) FROM annotators WHERE list_contains(?, name))",
                 [dataset, wanted, names],
-            ).fetchone() or (None, None)) if wanted or names else ((), ())
+            ).fetchall() or [(None, None)])[0] if wanted or names else ((), ())
             stored_ids = set(found or ())
             missing = [i for i in wanted if i not in stored_ids]
             if missing:
@@ -450,8 +454,6 @@ class LabelStore:
                 cur.execute(
                     "INSERT INTO annotators (name) VALUES (?) ON CONFLICT DO NOTHING", [annotator]
                 )
-            ids = [r[0] for r in cur.execute(
-                "SELECT nextval('label_ids') FROM range(?)", [len(rows)]).fetchall()]
             provenance = [[i, n.provenance.selection, n.provenance.stratum,
                            n.provenance.inclusion_probability, n.provenance.selection_share,
                            n.provenance.judge] for i, n in zip(ids, labels, strict=True)]

@@ -87,6 +87,7 @@ def test_blank_file_gets_the_whole_schema(db_path: Path) -> None:
         assert _columns(con, table) == columns
     assert applied_migrations(con, "labels") == [
         "m001_core", "m002_label_provenance", "m003_item_hash", "m004_escalated_selection",
+        "m005_items_by_id",
     ]
     timestamp_type = con.execute(
         "SELECT data_type FROM information_schema.columns WHERE table_name = 'labels' "
@@ -103,7 +104,7 @@ def test_reopening_applies_nothing_and_keeps_data(db_path: Path) -> None:
     s = open_store(str(db_path))
     assert [d.name for d in s.datasets()] == ["d"]
     with s.db.cursor() as cur:
-        assert cur.execute("SELECT count(*) FROM _migrations").fetchall()[0][0] == 4
+        assert cur.execute("SELECT count(*) FROM _migrations").fetchall()[0][0] == 5
     s.db.close()
 
 
