@@ -27,7 +27,6 @@ from labels.sampling import (
     progress,
     settled_prefix,
 )
-from labels.stores.team_store import TeamStore
 
 NAME_PATTERN = re.compile(r"^[\w][\w .@-]{0,63}$")
 
@@ -377,7 +376,8 @@ def _assignments(store: LabelStore, dataset: str, criterion: str
     """Who is assigned which rows here (team mode only: local names are claims)."""
     if not access.visitor().team:
         return {}
-    return TeamStore(store.db, store).assignments(dataset, criterion)
+    del store  # the page's label store; the team store comes from the same workspace
+    return resources.get_workspace().team.assignments(dataset, criterion)
 
 
 def _current_row(
