@@ -371,12 +371,10 @@ def _verdict_bar(row: Row, kind: Kind, criterion: Criterion, pending: str | None
             )
 
 
-def _assignments(store: LabelStore, dataset: str, criterion: str
-                 ) -> Mapping[str, tuple[str, ...]]:
+def _assignments(dataset: str, criterion: str) -> Mapping[str, tuple[str, ...]]:
     """Who is assigned which rows here (team mode only: local names are claims)."""
     if not access.visitor().team:
         return {}
-    del store  # the page's label store; the team store comes from the same workspace
     return resources.get_workspace().team.assignments(dataset, criterion)
 
 
@@ -574,7 +572,7 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     settings = store.queue_settings(dataset, criterion.name)
     item_id, editing, done, provenance, fetched = _current_row(
         store, dataset, criterion, annotator, settings,
-        _assignments(store, dataset, criterion.name))
+        _assignments(dataset, criterion.name))
     queue = state.queue_state((dataset, criterion.name, annotator))
     queue.showing = item_id
     message = state.pop_flash()
@@ -586,7 +584,7 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
 
     def open_row(item: str, status: str) -> None:
         label_history.open_row(store, scope, item, status, assigned=_assignments(
-            store, dataset, criterion.name).get(annotator, ()))
+            dataset, criterion.name).get(annotator, ()))
 
     def show_progress() -> None:
         with st.container(key="progress"):
