@@ -32,8 +32,11 @@ load and, in the judge phase, beside the same judge run. The bench prints both m
 ratio (aim: the Label page ≤ 2× the bare page), and for each page what the server's script run
 for a key press cost: wall and CPU ms, the messages it sent to the browser, and the DuckDB
 statements it ran (``server-runs-PHASE.jsonl`` in the work directory lists each statement's
-wall ms). ``--profile`` adds a cProfile of the Label page's runs (``label-PHASE.prof``; it
-slows that page, so its ratio is not the bench's).
+wall ms). It also prints when the run's last message reached the page, from the key press: the
+page paints the new row only after that (on this 2-CPU machine about 5 ms after it), so the
+latency is the server's run plus the page taking in its messages, not the time to the
+question's own message. ``--profile`` adds a cProfile of the Label page's runs
+(``label-PHASE.prof``; it slows that page, so its ratio is not the bench's).
 
 Usage::
 
@@ -260,9 +263,21 @@ BARE_PAGE = textwrap.dedent("""
 """)
 
 # Installed in the page before any of its scripts run.
+# t0: the key press; t1: the next animation frame after the question changed; arrived: when each
+# message of the server came in since t0 (the page paints the row only once the run's last
+# message has come in, so that time says how much of the latency is the run and its messages).
 PROBE = """
-window.__lat = {t0: 0, t1: 0, last: null};
-document.addEventListener('keydown', () => { window.__lat.t0 = performance.now(); }, true);
+window.__lat = {t0: 0, t1: 0, last: null, arrived: []};
+document.addEventListener('keydown', () => {
+  window.__lat.t0 = performance.now(); window.__lat.arrived = [];
+}, true);
+const PageSocket = window.WebSocket;
+window.WebSocket = function (...args) {
+  const socket = new PageSocket(...args);
+  socket.addEventListener('message', () => { window.__lat.arrived.push(performance.now()); });
+  return socket;
+};
+window.WebSocket.prototype = PageSocket.prototype;
 new MutationObserver(() => {
   const el = document.querySelector('.st-key-question');
   const text = el ? el.innerText : null;
@@ -365,6 +380,7 @@ class Probe:
         page.evaluate("() => { window.__lat.last = document.querySelector('.st-key-question')"
                       ".innerText; }")
         self.latencies: list[float] = []
+        self.last_messages: list[float] = []  # ms from the key press to the last message
         self.not_durable = 0
         self.seconds = 0.0
 
@@ -387,7 +403,11 @@ class Probe:
                 "() => window.__lat.t1 > window.__lat.t0 && window.__lat.t0 > 0",
                 timeout=30_000, polling="raf",
             )
-            self.latencies.append(page.evaluate("() => window.__lat.t1 - window.__lat.t0"))
+            latency, last_message = page.evaluate(
+                "() => { const l = window.__lat; const before = l.arrived.filter(t => t <= l.t1);"
+                " return [l.t1 - l.t0, before.length ? before[before.length - 1] - l.t0 : 0]; }")
+            self.latencies.append(latency)
+            self.last_messages.append(last_message)
             text = page.locator(".st-key-question").inner_text()
             if text == self.previous:
                 raise SystemExit(f"label {k + 1}: the question did not change")
@@ -409,6 +429,7 @@ class Probe:
             **({"judge_planning_s": round(self.planning, 1)}
                if self.planning is not None else {}),
             "median_ms": round(statistics.median(ordered), 1),
+            "last_message_median_ms": round(statistics.median(self.last_messages), 1),
             "p95_ms": round(ordered[max(math.ceil(0.95 * len(ordered)) - 1, 0)], 1),
             "max_ms": round(ordered[-1], 1),
             "mean_ms": round(statistics.fmean(ordered), 1),
@@ -535,7 +556,8 @@ def main() -> int:
           f" (load average {os.getloadavg()[0]:.2f} at the end):")
     print(f"{'phase':<22} {'Label page median':>18} {'bare page median':>17} {'ratio':>6}"
           f" {'Label p95':>10} {'bare p95':>9} {'server run: Label':>18} {'bare':>8}"
-          f" {'DuckDB: Label':>14} {'messages: Label':>16} {'bare':>5}")
+          f" {'DuckDB: Label':>14} {'messages: Label':>16} {'bare':>5}"
+          f" {'last message in: Label':>23} {'bare':>8}")
     for phase, _ in phases:
         r, b = results[phase], results[phase]["bare_page"]
         print(f"{phase:<22} {r['median_ms']:>15.1f} ms {b['median_ms']:>14.1f} ms "
@@ -543,7 +565,8 @@ def main() -> int:
               f"{r.get('server_run_median_ms', 0):>15.1f} ms "
               f"{b.get('server_run_median_ms', 0):>5.1f} ms "
               f"{r.get('db_median_ms', 0):>11.1f} ms "
-              f"{r.get('messages_median', 0):>16.0f} {b.get('messages_median', 0):>5.0f}")
+              f"{r.get('messages_median', 0):>16.0f} {b.get('messages_median', 0):>5.0f} "
+              f"{r['last_message_median_ms']:>20.1f} ms {b['last_message_median_ms']:>5.1f} ms")
     con = duckdb.connect(str(db_path), read_only=True)
     try:
         labels = con.execute(

@@ -206,6 +206,6 @@ def status_line(text: str | None) -> None:
 
     In place of a toast: Streamlit's toasts appear over the top right corner of the page,
     where they covered the switch-user / sign-out button for four seconds after every label.
+    A caption of its own, in no container: the page's CSS finds it in the progress container.
     """
-    with st.container(key="status_line"):
-        st.caption(widgets.escape_markdown(text) if text else "\u00a0")
+    st.caption(widgets.escape_markdown(text) if text else "\u00a0")

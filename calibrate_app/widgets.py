@@ -180,14 +180,17 @@ _LABEL_CSS = """
   flex-basis: var(--evidence-height) !important;
 }
 .st-key-sources_panel .calibrate-current { box-shadow: -4px 0 0 0 rgba(255, 75, 75, 0.6); }
-[class*="st-key-evidence_caption"] { margin-bottom: -0.75rem; }
+[data-testid="stElementContainer"]:has(+ [data-testid="stLayoutWrapper"] > :is(
+  .st-key-answer_panel, .st-key-answer_b_panel, .st-key-sources_panel)) { margin-bottom: -0.75rem; }
 .st-key-tag_buttons [data-testid="stCaptionContainer"] { margin: 0; }
 .st-key-note_buttons { margin-top: -0.5rem; }
 .st-key-row_seen { display: none; }
 .st-key-button_bar > [class*="st-key-"] { flex: 1 1 0; min-width: 0; }
 .st-key-button_bar > .st-key-nav_back { margin-left: 4%; }
-.st-key-status_line { min-height: 1.4rem; margin-top: -0.9rem; }
-.st-key-status_line [data-testid="stCaptionContainer"] { margin: 0; }
+.st-key-progress [data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"]) {
+  min-height: 1.4rem; margin-top: -0.9rem;
+}
+.st-key-progress [data-testid="stCaptionContainer"] { margin: 0; }
 .st-key-side_buttons { justify-content: flex-end; }
 .st-key-guidelines_panel [data-testid="stText"] { font-size: 0.9rem; }
 /* The guidelines panel (G) hangs below its button: beside the question's evidence on a wide
@@ -299,18 +302,18 @@ def item_card(item: Item, criterion: Criterion, *, height: int = 360,
     linked = sentences and item.kind == "pointwise"
     for column, (caption, key, text) in zip(answer_columns, answers, strict=True):
         with column:
-            with st.container(key=f"evidence_caption_{key}"):
-                st.caption(caption + (" · click a sentence or \\[ / \\] to see its sources"
-                                      if linked else ""))
+            # No keyed container around a caption: every block is a message to the browser on
+            # each key press of the Label page; the page's CSS finds the caption by its panel.
+            st.caption(caption + (" · click a sentence or \\[ / \\] to see its sources"
+                                  if linked else ""))
             with st.container(height=height, key=key, border=True):
                 if linked:
                     claim_view.answer_sentences(text, [s.text for s in item.sources])
                 else:
                     literal(text)
     with sources_column:
-        with st.container(key="evidence_caption_sources"):
-            st.caption(f"Sources ({len(item.sources)}) · J / K scroll · N / Shift+N next / "
-                       "previous passage")
+        st.caption(f"Sources ({len(item.sources)}) · J / K scroll · N / Shift+N next / "
+                   "previous passage")
         sources_panel(item, height=height)
     if criterion.show_reference and item.reference:
         with st.expander("Reference answer (hidden until you open it)"):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import NamedTuple
 
-from labels.sampling import Progress
+from labels.sampling import Progress, QueueSettings
 from labels.stores.label_store import LabelStore
 
 
@@ -46,6 +46,7 @@ class QueueCounts(NamedTuple):
         counts: item id → number of annotators with a label.
         histogram: number of annotators → number of items with exactly that many.
         by_annotator: annotator → the items they labelled (everyone's; for assignments).
+        settings: the queue settings of the (dataset, criterion), read with the counts.
     """
 
     total: int
@@ -53,6 +54,7 @@ class QueueCounts(NamedTuple):
     counts: Mapping[str, int]
     histogram: Mapping[int, int]
     by_annotator: Mapping[str, frozenset[str]] = MappingProxyType({})
+    settings: QueueSettings = QueueSettings()
 
     def progress(self, *, overlap: int = 1, skipped: Sequence[str] = ()) -> Progress:
         """:func:`labels.sampling.progress` of these counts, without walking every labelled row.
@@ -104,16 +106,21 @@ class LabelTally:
     ) -> QueueCounts:
         """What :meth:`LabelStore.queue_snapshot` returns, reading only the labels added since.
 
+        The queue settings come with the counts, read in the same statement
+        (:func:`labels.stores.label_reads.labels_since`).
+
         Returns:
             The counts (total, mine, counts as ``queue_snapshot`` gives them, and a histogram).
         """
         key = (store.db.path, dataset, criterion)
         with self._lock:
             tally = self._tallies.get(key, _Tally())
-        total, labels, new = store.labels_since(dataset, criterion, tally.last_id)
+        read = store.labels_since(dataset, criterion, tally.last_id)
+        total, labels, new = read.total, read.labels, read.new
         if tally.labels + len(new) != labels:  # a lower id committed late
             tally = _Tally()
-            total, labels, new = store.labels_since(dataset, criterion, -1)
+            read = store.labels_since(dataset, criterion, -1)
+            total, labels, new = read.total, read.labels, read.new
         if new:
             tally = _grown(tally, labels, new)
             with self._lock:
@@ -121,4 +128,4 @@ class LabelTally:
                 if known is None or known.last_id <= tally.last_id:
                     self._tallies[key] = tally
         return QueueCounts(total, tally.by_annotator.get(annotator, frozenset()), tally.counts,
-                           tally.histogram, MappingProxyType(tally.by_annotator))
+                           tally.histogram, MappingProxyType(tally.by_annotator), read.settings)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from calibrate_app import access, label_history, queue_settings_view, resources, state, widgets
+from judges.workflows.queue import QueueCounts
 from labels import LabelStore, Provenance
 from labels.assignments import assignment_progress, open_elsewhere
 from labels.errors import AlreadyLabelledError, CalibrateError
@@ -380,7 +381,7 @@ def _assignments(dataset: str, criterion: str) -> Mapping[str, tuple[str, ...]]:
 
 def _current_row(
     store: LabelStore, dataset: str, criterion: Criterion, annotator: str,
-    settings: QueueSettings, assignments: Mapping[str, tuple[str, ...]],
+    tally: QueueCounts, assignments: Mapping[str, tuple[str, ...]],
 ) -> tuple[str | None, bool, Progress, Provenance | None, Item | None]:
     """(item id, editing?, progress, how the row was chosen, the item if read) for this run.
 
@@ -394,7 +395,7 @@ def _current_row(
     """
     scope = (dataset, criterion.name, annotator)
     queue = state.queue_state(scope)
-    tally = resources.get_label_tally().snapshot(store, dataset, annotator, criterion.name)
+    settings = tally.settings
     total, mine, counts = tally.total, tally.mine, tally.counts
     if queue.skipped is None:
         queue.skipped = store.skipped(dataset, criterion.name, annotator)
@@ -569,10 +570,11 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     A fragment: a verdict reruns only this part of the page, so the top bar and the queue
     settings are neither recomputed nor re-sent to the browser for every label.
     """
-    settings = store.queue_settings(dataset, criterion.name)
+    # The counts and the queue settings, read in one statement.
+    tally = resources.get_label_tally().snapshot(store, dataset, annotator, criterion.name)
+    settings = tally.settings
     item_id, editing, done, provenance, fetched = _current_row(
-        store, dataset, criterion, annotator, settings,
-        _assignments(dataset, criterion.name))
+        store, dataset, criterion, annotator, tally, _assignments(dataset, criterion.name))
     queue = state.queue_state((dataset, criterion.name, annotator))
     queue.showing = item_id
     message = state.pop_flash()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from judges.verdicts import judge_verdicts
 from labels.assignments import deal_rows, free_rows
-from labels.queue_counts import LabelTally
+from labels.queue_counts import LabelTally, QueueCounts
 from labels.sampling import Holds, QueueOrder, QueuePlan, QueueSettings, plan_queue
 
 if TYPE_CHECKING:
@@ -234,7 +234,7 @@ def assign_batch(workspace: Workspace, dataset: str, criterion: str,
     return AssignedBatch(batch_id, dealt, plan.order, len(candidates))
 
 
-__all__ = ["JUDGE_ORDERS", "AssignedBatch", "Holds", "LabelTally", "QueuePlan", "QueueSettings",
-           "QueueVerdicts", "assign_batch",
+__all__ = ["JUDGE_ORDERS", "AssignedBatch", "Holds", "LabelTally", "QueueCounts", "QueuePlan",
+           "QueueSettings", "QueueVerdicts", "assign_batch",
            "build_queue_plan", "fingerprint", "flips_of", "judge_run_counts", "queue_verdicts",
            "uncertainty", "uncertainty_of"]

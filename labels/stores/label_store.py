@@ -13,7 +13,6 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,7 +34,8 @@ from labels.stores import item_reads, label_reads, queue_store
 from labels.stores.db import Database, equal_conditions
 from labels.stores.history_store import OwnHistory, own_history
 from labels.stores.item_reads import ITEM_COLUMNS, item_from_row
-from labels.stores.label_writes import insert_labels
+from labels.stores.label_writes import NewLabel as NewLabel  # defined beside the writes
+from labels.stores.label_writes import add_checked_label, insert_labels
 from labels.stores.queue_store import (
     Escalation as Escalation,  # re-exported: callers name it from here
 )
@@ -47,22 +47,6 @@ if TYPE_CHECKING:
     # for one (``calibrate datasets``) should not load pandas.
     import pandas as pd
     import pyarrow as pa
-
-
-@dataclass(frozen=True)
-class NewLabel:
-    """A label to append (see :meth:`LabelStore.add_labels`)."""
-
-    item_id: str
-    annotator: str
-    verdict: str
-    criterion: str = DEFAULT_CRITERION
-    note: str = ""
-    failure_tags: tuple[str, ...] = ()
-    seconds_spent: float | None = None
-    labelled_at: datetime | None = None
-    origin: str = "app"
-    provenance: Provenance = field(default_factory=Provenance)
 
 
 _LABEL_COLUMNS = (
@@ -376,6 +360,12 @@ class LabelStore:
         """
         if not labels:
             return []
+        if len(labels) == 1:
+            one = self._add_one_label(dataset, labels[0], new_only=new_only)
+            if one is not None:
+                return [one]
+            # A check failed, or the item or annotator is new to this store: the path below
+            # checks and registers them, and names what is wrong.
         item_ids = [normalise_id(new.item_id) for new in labels]
         who = [new.annotator.strip() for new in labels]
         # Labels that exist already: in the first statement, the one that reads the kinds.
@@ -463,6 +453,18 @@ class LabelStore:
             stored = [_label_from_row(by_id[i]) for i in ids]
         self._remember(items=((dataset, i) for i in wanted), annotators=names)  # committed
         return stored
+
+    def _add_one_label(self, dataset: str, new: NewLabel, *, new_only: bool) -> Label | None:
+        """One label in two statements (a Label page key press) if item and annotator are known.
+
+        None: nothing stored (see :func:`labels.stores.label_writes.add_checked_label`).
+        """
+        with self._known_lock:
+            known = ((dataset, normalise_id(new.item_id)) in self._known_items
+                     and new.annotator.strip() in self._known_annotators)
+        stored = add_checked_label(self.db, dataset, new, new_only=new_only,
+                                   returning=_LABEL_COLUMNS) if known else None
+        return None if stored is None else _label_from_row(stored)
 
     def history(
         self,
@@ -569,22 +571,10 @@ class LabelStore:
         """Every label version as an audit entry, newest first (the newest ``limit`` only)."""
         return label_reads.label_events(self.db, limit)
 
-    def labels_since(
-        self, dataset: str, criterion: str, after_id: int
-    ) -> tuple[int, int, list[tuple[int, str, str]]]:
-        """Items in the dataset, labels for ``criterion``, and those with an id above ``after_id``.
-
-        The labels come as (id, item, annotator); all is read in one statement, so from one
-        snapshot (:class:`labels.queue_counts.LabelTally` reads only what is new).
-        """
-        row = self.db.fetchone(
-            "SELECT (SELECT count(*) FROM items WHERE dataset = $1), count(*), "
-            "coalesce(list([label_id::VARCHAR, item_id, annotator]) FILTER (WHERE label_id > $3), "
-            "[]) FROM labels WHERE dataset = $1 AND criterion = $2",
-            [dataset, criterion, after_id],
-        )
-        assert row is not None  # an aggregate without GROUP BY always has its one row
-        return int(row[0]), int(row[1]), [(int(i), item, who) for i, item, who in row[2]]
+    def labels_since(self, dataset: str, criterion: str,
+                     after_id: int) -> label_reads.LabelsSince:
+        """See :func:`labels.stores.label_reads.labels_since` (the Label page's queue read)."""
+        return label_reads.labels_since(self.db, dataset, criterion, after_id)
 
     # -- queue support for the labelling app ------------------------------------------------
 

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
+
+from labels.models import DEFAULT_CRITERION, PAIRWISE_VERDICTS, POINTWISE_VERDICTS
+from labels.provenance import Provenance
+from labels.stores.db import Database
+from labels.validation import normalise_id
 
 NEW_LABEL_COLUMNS = ("label_id", "dataset", "item_id", "annotator", "criterion", "verdict", "note",
                      "failure_tags", "labelled_at", "seconds_spent", "origin")
@@ -10,6 +18,22 @@ PROVENANCE_COLUMNS = ("label_id", "selection", "stratum", "inclusion_probability
                       "selection_share", "judge")
 INLINE_ROWS = 64
 """Up to this many labels are inserted as statement parameters, more through a frame."""
+
+
+@dataclass(frozen=True)
+class NewLabel:
+    """A label to append (see :meth:`labels.stores.label_store.LabelStore.add_labels`)."""
+
+    item_id: str
+    annotator: str
+    verdict: str
+    criterion: str = DEFAULT_CRITERION
+    note: str = ""
+    failure_tags: tuple[str, ...] = ()
+    seconds_spent: float | None = None
+    labelled_at: datetime | None = None
+    origin: str = "app"
+    provenance: Provenance = field(default_factory=Provenance)
 
 
 def insert_labels(cur: Any, labels: list[list[Any]], provenance: list[list[Any]], *,
@@ -44,3 +68,45 @@ def insert_labels(cur: Any, labels: list[list[Any]], provenance: list[list[Any]]
     finally:
         cur.unregister("new_labels")
         cur.unregister("new_provenance")
+
+
+def add_checked_label(db: Database, dataset: str, new: NewLabel, *, new_only: bool,
+                      returning: str) -> Any | None:
+    """Store one label and its provenance if the insert's own checks pass; else nothing.
+
+    The checks, in the statement that inserts: a criterion of the label's name and of its
+    verdict's kind exists and, with ``new_only``, the annotator has no label for the item and
+    criterion yet. The Label page saves one label per key press; checking in a statement of
+    its own cost one statement more (3 ms of the ~50 ms from key press to the next row at
+    1,000,000 items). The caller vouches for the item and the annotator. Returns the stored
+    row (the columns ``returning`` names), or None when a check failed or the label is one
+    only the general path takes (an unknown verdict, a naive time): the caller then finds
+    out what is wrong, and says so.
+    """
+    kind = ("pointwise" if new.verdict in POINTWISE_VERDICTS
+            else "pairwise" if new.verdict in PAIRWISE_VERDICTS else None)
+    at = new.labelled_at or datetime.now(UTC)
+    if kind is None or at.tzinfo is None:
+        return None
+    item_id, annotator, criterion = normalise_id(new.item_id), new.annotator.strip(), new.criterion
+    label = [dataset, item_id, annotator, criterion, new.verdict, new.note,
+             json.dumps(list(new.failure_tags)), at, new.seconds_spent, new.origin]
+    checks = "EXISTS (SELECT 1 FROM criteria WHERE name = ? AND kind = ?)"
+    params = [*label, criterion, kind]
+    if new_only:
+        checks += (" AND NOT EXISTS (SELECT 1 FROM labels WHERE dataset = ? AND item_id = ? "
+                   "AND annotator = ? AND criterion = ?)")
+        params += [dataset, item_id, annotator, criterion]
+    p = new.provenance
+    with db.transaction() as cur:
+        stored = cur.execute(
+            f"INSERT INTO labels ({', '.join(NEW_LABEL_COLUMNS)}) SELECT nextval('label_ids'), "
+            f"{', '.join('?' * len(label))} WHERE {checks} RETURNING {returning}", params,
+        ).fetchone()
+        if stored is not None:
+            cur.execute(
+                f"INSERT INTO label_provenance ({', '.join(PROVENANCE_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(PROVENANCE_COLUMNS))})",
+                [stored[0], p.selection, p.stratum, p.inclusion_probability, p.selection_share,
+                 p.judge])
+    return stored

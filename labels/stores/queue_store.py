@@ -130,17 +130,24 @@ def skipped(db: Database, dataset: str, criterion: str, annotator: str) -> list[
     return [r[0] for r in rows]
 
 
+SETTINGS_SUBQUERY = ("(SELECT [queue_order, seed::VARCHAR, overlap::VARCHAR] FROM queue_settings "
+                     "WHERE dataset = $1 AND criterion = $2)")
+"""The settings of ($1, $2) as one value, for a statement that reads more (None: never set)."""
+
+
+def settings_from_value(value: Sequence[str] | None) -> QueueSettings:
+    """The :data:`SETTINGS_SUBQUERY` value as settings (the defaults when never set)."""
+    if value is None:
+        return QueueSettings()
+    order, seed, overlap = value
+    return QueueSettings(order=order, seed=int(seed), overlap=int(overlap))  # type: ignore[arg-type]
+
+
 def queue_settings(db: Database, dataset: str, criterion: str) -> QueueSettings:
     """The eval owner's queue settings for (dataset, criterion); defaults when never set."""
     db.ensure_migrated("queue", QUEUE_MIGRATIONS)
-    rows = db.fetchall(
-        "SELECT queue_order, seed, overlap FROM queue_settings "
-        "WHERE dataset = ? AND criterion = ?",
-        [dataset, criterion],
-    )
-    if not rows:
-        return QueueSettings()
-    return QueueSettings(order=rows[0][0], seed=int(rows[0][1]), overlap=int(rows[0][2]))
+    row = db.fetchone(f"SELECT {SETTINGS_SUBQUERY}", [dataset, criterion])
+    return settings_from_value(row[0] if row is not None else None)
 
 
 def save_queue_settings(

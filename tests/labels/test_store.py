@@ -455,8 +455,20 @@ def test_a_label_for_a_row_just_read_checks_nothing_again(
     # Read by item(), as the Label page does before the key press: no items query.
     assert store.item("d", "1").item_id == "1"
     executed.clear()
-    store.add_label("d", "1", "ann", "fail")
+    store.add_label("d", "1", "ann", "fail", new_only=True)
     assert not any("FROM items" in sql or "annotators" in sql for sql in executed)
+    # A key press's save: the insert checks the criterion and an earlier label itself.
+    assert [sql.split()[:3] for sql in executed] == [
+        ["BEGIN", "TRANSACTION"], ["INSERT", "INTO", "labels"],
+        ["INSERT", "INTO", "label_provenance"], ["COMMIT"]]
+    # What those checks refuse is named as before, and nothing of it is stored.
+    with pytest.raises(AlreadyLabelledError):
+        store.add_label("d", "1", "ann", "pass", new_only=True)
+    with pytest.raises(NotFoundError, match="no criterion named 'nope'"):
+        store.add_label("d", "1", "ann", "pass", criterion="nope")
+    with pytest.raises(CalibrateError, match="verdict 'a' is not one of pass, fail, unsure"):
+        store.add_label("d", "1", "ann", "a")
+    assert [lab.verdict for lab in store.history("d", "1")] == ["fail"]
     # Labelled before (so seen), another verdict: nothing checked either.
     executed.clear()
     store.add_label("d", "0", "ann", "unsure")
