@@ -35,7 +35,12 @@ from labels.stores.db import Database, equal_conditions
 from labels.stores.history_store import OwnHistory, own_history
 from labels.stores.item_reads import ITEM_COLUMNS, item_from_row
 from labels.stores.label_writes import NewLabel as NewLabel  # defined beside the writes
-from labels.stores.label_writes import add_checked_label, insert_labels
+from labels.stores.label_writes import (
+    add_checked_label,
+    insert_labels,
+    label_values,
+    provenance_values,
+)
 from labels.stores.queue_store import (
     Escalation as Escalation,  # re-exported: callers name it from here
 )
@@ -373,7 +378,8 @@ class LabelStore:
                  "AND list_contains(?, item_id) AND list_contains(?, annotator))")
         with self.db.transaction() as cur:
             # Few statements: each costs a trip through the GIL, which a judge run in the same
-            # process keeps busy, and this runs on every key press of the Label page.
+            # process keeps busy; on the Label page this takes an annotator's first label (the
+            # later ones go through _add_one_label).
             # The new labels' ids too (a label refused below leaves a gap, as a rollback does).
             found_kinds = cur.execute(
                 "SELECT name, kind, NULL, NULL FROM criteria UNION ALL "
@@ -408,20 +414,7 @@ class LabelStore:
                 at = new.labelled_at or now
                 if at.tzinfo is None:
                     raise CalibrateError("labelled_at must be timezone-aware")
-                rows.append(
-                    [
-                        dataset,
-                        normalise_id(new.item_id),
-                        annotator,
-                        new.criterion,
-                        new.verdict,
-                        new.note,
-                        json.dumps(list(new.failure_tags)),
-                        at,
-                        new.seconds_spent,
-                        new.origin,
-                    ]
-                )
+                rows.append(label_values(dataset, new, annotator, at))
             with self._known_lock:
                 wanted = [i for i in dict.fromkeys(r[1] for r in rows)
                           if (dataset, i) not in self._known_items]
@@ -444,9 +437,8 @@ class LabelStore:
                 cur.execute(
                     "INSERT INTO annotators (name) VALUES (?) ON CONFLICT DO NOTHING", [annotator]
                 )
-            provenance = [[i, n.provenance.selection, n.provenance.stratum,
-                           n.provenance.inclusion_probability, n.provenance.selection_share,
-                           n.provenance.judge] for i, n in zip(ids, labels, strict=True)]
+            provenance = [provenance_values(i, n.provenance)
+                          for i, n in zip(ids, labels, strict=True)]
             out = insert_labels(cur, [[i, *r] for i, r in zip(ids, rows, strict=True)],
                                 provenance, returning=_LABEL_COLUMNS)
             by_id = {row[0]: row for row in out}

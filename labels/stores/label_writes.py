@@ -36,17 +36,36 @@ class NewLabel:
     provenance: Provenance = field(default_factory=Provenance)
 
 
+_INTO_LABELS = f"INSERT INTO labels ({', '.join(NEW_LABEL_COLUMNS)}) "
+_INTO_PROVENANCE = f"INSERT INTO label_provenance ({', '.join(PROVENANCE_COLUMNS)}) "
+
+
+def label_values(dataset: str, new: NewLabel, annotator: str, at: datetime) -> list[Any]:
+    """``new`` as the values of :data:`NEW_LABEL_COLUMNS` after the id.
+
+    ``annotator`` and ``at`` as the caller checked them (the name stripped, the time aware).
+    """
+    return [dataset, normalise_id(new.item_id), annotator, new.criterion, new.verdict, new.note,
+            json.dumps(list(new.failure_tags)), at, new.seconds_spent, new.origin]
+
+
+def provenance_values(label_id: int, provenance: Provenance) -> list[Any]:
+    """A row of :data:`PROVENANCE_COLUMNS`: how the label ``label_id`` was chosen."""
+    return [label_id, provenance.selection, provenance.stratum,
+            provenance.inclusion_probability, provenance.selection_share, provenance.judge]
+
+
 def insert_labels(cur: Any, labels: list[list[Any]], provenance: list[list[Any]], *,
                   returning: str) -> list[Any]:
     """Insert rows of :data:`NEW_LABEL_COLUMNS` and :data:`PROVENANCE_COLUMNS`.
 
-    Returns the stored label rows, with the columns ``returning`` names. A key press on the
-    Label page stores one label: plain ``VALUES`` then, without building and registering pandas
-    frames (tens of milliseconds); an import of thousands goes through one registered frame per
-    table.
+    Returns the stored label rows, with the columns ``returning`` names. A few labels (an
+    annotator's first on the Label page, a small import) go in as plain ``VALUES``, without
+    building and registering pandas frames (tens of milliseconds); an import of thousands goes
+    through one registered frame per table. (Most key presses take
+    :func:`add_checked_label`.)
     """
-    into_labels = f"INSERT INTO labels ({', '.join(NEW_LABEL_COLUMNS)}) "
-    into_provenance = f"INSERT INTO label_provenance ({', '.join(PROVENANCE_COLUMNS)}) "
+    into_labels, into_provenance = _INTO_LABELS, _INTO_PROVENANCE
     returned = f" RETURNING {returning}"
     if len(labels) <= INLINE_ROWS:
         def values(rows: list[list[Any]]) -> str:
@@ -88,25 +107,20 @@ def add_checked_label(db: Database, dataset: str, new: NewLabel, *, new_only: bo
     at = new.labelled_at or datetime.now(UTC)
     if kind is None or at.tzinfo is None:
         return None
-    item_id, annotator, criterion = normalise_id(new.item_id), new.annotator.strip(), new.criterion
-    label = [dataset, item_id, annotator, criterion, new.verdict, new.note,
-             json.dumps(list(new.failure_tags)), at, new.seconds_spent, new.origin]
+    label = label_values(dataset, new, new.annotator.strip(), at)
+    item_id, annotator, criterion = label[1:4]
     checks = "EXISTS (SELECT 1 FROM criteria WHERE name = ? AND kind = ?)"
     params = [*label, criterion, kind]
     if new_only:
         checks += (" AND NOT EXISTS (SELECT 1 FROM labels WHERE dataset = ? AND item_id = ? "
                    "AND annotator = ? AND criterion = ?)")
         params += [dataset, item_id, annotator, criterion]
-    p = new.provenance
     with db.transaction() as cur:
         stored = cur.execute(
-            f"INSERT INTO labels ({', '.join(NEW_LABEL_COLUMNS)}) SELECT nextval('label_ids'), "
-            f"{', '.join('?' * len(label))} WHERE {checks} RETURNING {returning}", params,
+            f"{_INTO_LABELS}SELECT nextval('label_ids'), {', '.join('?' * len(label))} "
+            f"WHERE {checks} RETURNING {returning}", params,
         ).fetchone()
         if stored is not None:
-            cur.execute(
-                f"INSERT INTO label_provenance ({', '.join(PROVENANCE_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(PROVENANCE_COLUMNS))})",
-                [stored[0], p.selection, p.stratum, p.inclusion_probability, p.selection_share,
-                 p.judge])
+            cur.execute(f"{_INTO_PROVENANCE}VALUES ({', '.join('?' * len(PROVENANCE_COLUMNS))})",
+                        provenance_values(stored[0], new.provenance))
     return stored
