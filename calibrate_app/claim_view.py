@@ -9,9 +9,10 @@ costs no rerun.
 No data is rendered as markup: the answer goes into the page as HTML built here, where every
 piece of row text is escaped with :func:`html.escape` and the only tags are this module's own
 ``<div>`` and ``<span>`` with constant classes and ``data-`` attributes holding integers. The
-passages stay plain ``st.text``; their words are marked with the CSS Custom Highlight API
-(``CSS.highlights``), which paints ranges of the existing text without changing the page's
-elements. The offsets sent to the browser count UTF-16 code units, as JavaScript strings do.
+passages are HTML built the same way (:func:`calibrate_app.widgets.sources_html`); their words
+are marked with the CSS Custom Highlight API (``CSS.highlights``), which paints ranges of the
+existing text without changing the page's elements. The offsets sent to the browser count
+UTF-16 code units, as JavaScript strings do.
 """
 
 from __future__ import annotations
@@ -70,13 +71,13 @@ def _utf16(text: str) -> Sequence[int]:
     return offsets
 
 
-def shown_answer(answer: str | None) -> str:
-    """The answer as the browser's HTML parser will hold it, so that offsets agree.
+def shown_text(text: str | None) -> str:
+    """Row text (an answer, a passage) as the browser's HTML parser will hold it.
 
-    The parser turns CR LF and a lone CR into LF and drops NUL characters; doing it here
-    first keeps every span pointing at the same characters.
+    The parser turns CR LF and a lone CR into LF and drops NUL; doing the first here and
+    showing NUL as U+FFFD keeps every span pointing at the same characters.
     """
-    return (answer or "").replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    return (text or "").replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
 
 
 def _flat(pairs: Sequence[tuple[int, int]], offsets: Sequence[int], base: int = 0) -> list[int]:
@@ -107,7 +108,8 @@ def answer_html(answer: str | None, sources: Sequence[str]) -> str:
     ``data-passages`` holds each passage's UTF-16 length, so the browser marks words only in a
     passage whose text is the one the offsets were computed on.
     """
-    text = shown_answer(answer)
+    text = shown_text(answer)
+    sources = [shown_text(source) for source in sources]  # as sources_html shows them
     sentences = link_answer(text, sources)
     passages = [_utf16(source) for source in sources]
     lengths = [offsets[-1] for offsets in passages]
@@ -140,21 +142,21 @@ def answer_sentences(answer: str | None, sources: Sequence[str]) -> None:
     st.html(_cached_html(answer, tuple(sources)))
 
 
-# Installed once per page load (the window flag). ROW names the row on screen: a new row starts
-# with no sentence selected and no passage or word marked.
+# Installed once per page load (the window flag), with the evidence keys' script, which fires
+# ``calibrate-row`` when a new row comes on screen: it starts with no sentence selected and no
+# passage or word marked.
 _CLAIMS_JS = """(() => {
-const claimsClear = () => {
-  if (window.CSS && CSS.highlights) { CSS.highlights.delete('calibrate-claim'); }
-  document.querySelectorAll('.calibrate-selected, .calibrate-linked, .calibrate-best').forEach(
-    (el) => el.classList.remove('calibrate-selected', 'calibrate-linked', 'calibrate-best'));
-  document.querySelectorAll('.calibrate-claim-status').forEach((el) => { el.textContent = ''; });
-};
-if (window.__calibrateClaimsRow !== ROW) {
-  window.__calibrateClaimsRow = ROW;
-  claimsClear();
-}
 if (!window.__calibrateClaims) {
   window.__calibrateClaims = true;
+  const claimsClear = () => {
+    if (window.CSS && CSS.highlights) { CSS.highlights.delete('calibrate-claim'); }
+    document.querySelectorAll('.calibrate-selected, .calibrate-linked, .calibrate-best')
+      .forEach((el) => el.classList.remove('calibrate-selected', 'calibrate-linked',
+                                           'calibrate-best'));
+    document.querySelectorAll('.calibrate-claim-status').forEach(
+      (el) => { el.textContent = ''; });
+  };
+  document.addEventListener('calibrate-row', claimsClear);
   const typing = (el) => el && (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT' ||
     el.isContentEditable || (el.closest && el.closest('[role="combobox"], [role="dialog"]')));
   const GAP = 8;  // the best passage sits this far below the panel's top edge, as with N
@@ -212,11 +214,10 @@ if (!window.__calibrateClaims) {
       panel.querySelectorAll('.calibrate-current').forEach(
         (el) => el.classList.remove('calibrate-current'));
       links.forEach(([p, score, spans, at], rank) => {
-        const el = panel.querySelector('.st-key-passage_' + (p + 1));
+        const el = panel.querySelector(`.calibrate-passage[data-passage="${p + 1}"]`);
         if (!el) { return; }
         el.classList.add('calibrate-linked');
-        const texts = el.querySelectorAll('[data-testid="stText"]');
-        const found = ranges(texts[texts.length - 1], spans, lengths[p]);
+        const found = ranges(el.querySelector('.calibrate-passage-text'), spans, lengths[p]);
         marked.push(...found);
         if (rank === 0) { best = el; focus = found[at] || found[0] || null; }
       });
@@ -274,16 +275,11 @@ if (!window.__calibrateClaims) {
 """
 
 
-def _check_token(value: str) -> str:
-    if not all(c.isalnum() or c in "_-" for c in value):
-        raise ValueError(f"unexpected characters in {value!r}")
-    return value
-
-
-def sentence_script(row: str) -> str:
+def sentence_script() -> str:
     """The script by which a click or ``[`` / ``]`` selects a sentence (trusted, constant code).
 
-    It runs in the browser only. ``row`` (a checked token) names the row on screen, so a new
-    row starts unselected. Keys typed into text boxes, dropdowns and dialogs are left alone.
+    It runs in the browser only, installed once per page load. A new row starts unselected (on
+    the ``calibrate-row`` event of :func:`calibrate_app.widgets.evidence_keys`). Keys typed into
+    text boxes, dropdowns and dialogs are left alone.
     """
-    return _CLAIMS_JS.replace("ROW", json.dumps(_check_token(row)))
+    return _CLAIMS_JS

@@ -9,7 +9,9 @@ alerts, toasts, widget labels, button labels, expander and tab titles, metric la
 progress text, help tooltips and radio / pills / segmented-control options: an image there is
 fetched from any URL (leaking the viewer's address), a link is clickable, LaTeX is typeset.
 
-So: long text goes through :func:`literal` (``st.text``) or ``st.code``; a value inside a message
+So: long text goes through :func:`literal` (``st.text``) or ``st.code``, or into HTML built here
+with every piece of it escaped by :func:`html.escape` (the sources, :func:`sources_html`, and the
+Label page's answer, :mod:`calibrate_app.claim_view`); a value inside a message
 or a label goes through :func:`escape_markdown`; selectbox and multiselect options and dataframe
 cells and headers are plain text already (checked in Chromium) and need nothing.
 """
@@ -17,6 +19,7 @@ cells and headers are plain text already (checked in Chromium) and need nothing.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -38,11 +41,16 @@ _CSS = """
 <style>
 [data-testid="stMainBlockContainer"] { padding-top: 3.5rem; padding-bottom: 2rem; }
 .st-key-question [data-testid="stText"] { font-size: 1.12rem; font-weight: 600; }
-.st-key-answer_panel [data-testid="stText"], .st-key-answer_b_panel [data-testid="stText"],
-.st-key-sources_panel [data-testid="stText"] { line-height: 1.5; }
-[data-testid="stText"] { white-space: pre-wrap; overflow-wrap: anywhere; }
-.st-key-sources_panel [class*="st-key-passage_"]:not(.st-key-passage_1) {
-  border-top: 1px solid rgba(128, 128, 128, 0.25); padding-top: 0.75rem; }
+.st-key-answer_panel [data-testid="stText"], .st-key-answer_b_panel [data-testid="stText"]
+{ line-height: 1.5; }
+[data-testid="stText"], .calibrate-passage-text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.calibrate-passage-text { line-height: 1.5; font-size: 1rem; }
+.calibrate-passage-title { font-size: 0.875rem; opacity: 0.65; margin-bottom: 0.25rem; }
+.calibrate-passage + .calibrate-passage {
+  border-top: 1px solid rgba(128, 128, 128, 0.25); margin-top: 0.75rem; padding-top: 0.75rem; }
+.calibrate-passage summary.calibrate-passage-title { opacity: 1; cursor: pointer;
+  padding: 0.4rem 0.75rem; border: 1px solid rgba(128, 128, 128, 0.3); border-radius: 0.5rem; }
+.calibrate-passage details[open] > summary { margin-bottom: 0.5rem; }
 </style>
 """
 
@@ -250,30 +258,45 @@ def short_key(prefix: str, value: str) -> str:
 LONG_PASSAGE = 1500
 
 
-def sources_panel(item: Item, *, height: int) -> None:
-    """The numbered sources in a scrollable box of ``height`` pixels (the CSS may resize it).
+def sources_html(item: Item, *, row: str = "") -> str:
+    """The numbered passages as one piece of HTML whose every text from the row is escaped.
 
-    Each passage is a container keyed ``passage_<n>``, which the N / Shift+N keys jump between
-    (:func:`evidence_keys`), holding as few elements as it can: each is a message to the browser
-    on every key press of the Label page, so the passages are set apart by the page's CSS
-    rather than dividers, and a passage's id goes into its caption (escaped). The passage itself
-    is shown with :func:`literal`; only constant text goes into an expander's title.
+    One element, not a container, caption and text per passage: each element is a message to
+    the browser on every key press of the Label page (3 passages were 10 messages, now 1).
+    Each passage is ``<div class="calibrate-passage" data-passage="n">`` holding its title
+    (``Source n``, its id escaped) and its text, as the browser's HTML parser will hold it
+    (:func:`claim_view.shown_text`), so the answer's sentence marks (UTF-16 offsets into that
+    text) land on the same characters. A passage longer than :data:`LONG_PASSAGE` characters is
+    a ``<details>`` whose title stays visible. ``row`` (a checked token, the Label page's) goes
+    into ``data-row``: the page's script starts a new row's sources at the top.
+    """
+    parts = [f'<div class="calibrate-sources" data-row="{_check_token(row)}">']
+    if not item.sources:
+        parts.append('<div class="calibrate-passage-title">This row has no sources.</div>')
+    for number, source in enumerate(item.sources, start=1):
+        named = f" · id: {html.escape(source.source_id)}" if source.source_id else ""
+        text = html.escape(claim_view.shown_text(source.text)) or "(empty)"
+        body = f'<div class="calibrate-passage-text">{text}</div>'
+        parts.append(f'<div class="calibrate-passage" data-passage="{number}">')
+        if len(source.text) <= LONG_PASSAGE:
+            parts.append(f'<div class="calibrate-passage-title">Source {number}{named}</div>{body}')
+        else:
+            parts.append(f'<details><summary class="calibrate-passage-title">Source {number}: a '
+                         f"long passage, {len(source.text):,} characters (folded){named}"
+                         f"</summary>{body}</details>")
+        parts.append("</div>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def sources_panel(item: Item, *, height: int, row: str = "") -> None:
+    """The numbered sources (:func:`sources_html`) in a box of ``height`` px that scrolls.
+
+    The Label page's CSS may resize the box; its keys (:func:`evidence_keys`) scroll it and jump
+    between the passages.
     """
     with st.container(height=height, key="sources_panel", border=True):
-        if not item.sources:
-            st.caption("This row has no sources.")
-        for number, source in enumerate(item.sources, start=1):
-            with st.container(key=f"passage_{number}"):
-                named = f" · id: {escape_markdown(source.source_id)}" if source.source_id else ""
-                if len(source.text) <= LONG_PASSAGE:
-                    st.caption(f"Source {number}{named}")
-                    literal(source.text)
-                    continue
-                if source.source_id:
-                    literal(f"id: {source.source_id}")
-                with st.expander(f"Source {number}: a long passage, "
-                                 f"{len(source.text):,} characters (folded)"):
-                    literal(source.text)
+        st.html(sources_html(item, row=row))
 
 
 def question(item: Item) -> None:
@@ -283,13 +306,14 @@ def question(item: Item) -> None:
 
 
 def item_card(item: Item, criterion: Criterion, *, height: int = 360,
-              with_question: bool = True, sentences: bool = False) -> None:
+              with_question: bool = True, sentences: bool = False, row: str = "") -> None:
     """Question on top (unless ``with_question`` is false), then the answer(s) and the sources.
 
     Each answer and the sources scroll on their own, side by side; the sources column is the
     widest, since checking claims against them is the work. With ``sentences``, a pointwise
     answer shows as numbered sentences linked to the passages (:mod:`calibrate_app.claim_view`).
     The reference answer appears (collapsed) only when ``criterion.show_reference`` is set.
+    ``row``: the Label page's token of the row on screen (see :func:`sources_html`).
     """
     if with_question:
         question(item)
@@ -314,7 +338,7 @@ def item_card(item: Item, criterion: Criterion, *, height: int = 360,
     with sources_column:
         st.caption(f"Sources ({len(item.sources)}) · J / K scroll · N / Shift+N next / "
                    "previous passage")
-        sources_panel(item, height=height)
+        sources_panel(item, height=height, row=row)
     if criterion.show_reference and item.reference:
         with st.expander("Reference answer (hidden until you open it)"):
             literal(item.reference)
@@ -449,24 +473,30 @@ def keyboard_helpers(*, help_button: str, keys: dict[str, str]) -> None:
             .replace("KEYMAP", json.dumps(checked, sort_keys=True)))
 
 
-# Installed once per page load (the window flag). The row token is set on every row: a new row
-# starts with its sources scrolled to the top and no passage marked.
-_EVIDENCE_JS = """
+# Installed once per page load (the window flag), outside the Label page's fragment, so a key
+# press does not send it again. A new row (the sources' ``data-row`` changed: see
+# :func:`sources_html`) starts with its sources and answer scrolled to the top and no passage
+# marked, and fires ``calibrate-row`` for the sentence script.
+_EVIDENCE_JS = """(() => {
 const panelNow = () => document.querySelector('.st-key-sources_panel');
-if (window.__calibrateEvidenceRow !== ROW) {
-  window.__calibrateEvidenceRow = ROW;
-  const panel = panelNow();
-  if (panel) {
-    panel.scrollTop = 0;
-    panel.querySelectorAll('.calibrate-current').forEach(
-      (el) => el.classList.remove('calibrate-current'));
-  }
-}
 if (!window.__calibrateEvidence) {
   window.__calibrateEvidence = true;
   const typing = (el) => el && (el.tagName === 'TEXTAREA' || el.tagName === 'INPUT' ||
     el.isContentEditable || (el.closest && el.closest('[role="combobox"], [role="dialog"]')));
   const GAP = 8;  // a passage jumped to sits this far below the panel's top edge
+  const rowNow = () => {
+    const sources = document.querySelector('.calibrate-sources');
+    return sources ? sources.dataset.row : null;
+  };
+  let row = rowNow();
+  new MutationObserver(() => {
+    const now = rowNow();
+    if (now === row) { return; }
+    row = now;
+    document.querySelectorAll('.st-key-sources_panel, .st-key-answer_panel').forEach(
+      (el) => { el.scrollTop = 0; });
+    document.dispatchEvent(new Event('calibrate-row'));
+  }).observe(document.body, { childList: true, subtree: true });
   document.addEventListener('keydown', (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) { return; }
     const key = e.key.toLowerCase();
@@ -474,7 +504,7 @@ if (!window.__calibrateEvidence) {
     const panel = panelNow();
     if (!panel) { return; }
     e.preventDefault();
-    const passages = [...panel.querySelectorAll('[class*="st-key-passage_"]')];
+    const passages = [...panel.querySelectorAll('.calibrate-passage')];
     if (key !== 'n') {
       passages.forEach((el) => el.classList.remove('calibrate-current'));
       const step = Math.max(48, Math.round(panel.clientHeight * 0.4));
@@ -504,17 +534,17 @@ if (!window.__calibrateEvidence) {
     if (fold) { fold.focus({ preventScroll: true }); }
   }, true);
 }
+})();
 """
 
 
-def evidence_keys(row: str, *, sentences: bool = False) -> None:
+def evidence_keys(*, sentences: bool = False) -> None:
     """J / K scroll the sources panel, N / Shift+N jump to the next / previous passage.
 
-    Trusted, constant code that runs in the browser only (no rerun): ``row`` (a checked token)
-    names the row on screen, so a new row starts at its first passage. Keys typed into text
-    boxes, dropdowns and dialogs are left alone. N marks the passage it jumps to and, when the
-    passage is folded, puts the focus on its title so Enter opens it. With ``sentences``, the
-    same element also carries :func:`claim_view.sentence_script` (one message, not two).
+    Trusted, constant code that runs in the browser only (no rerun), installed once per page
+    load: a new row starts at its first passage. Keys typed into text boxes, dropdowns and
+    dialogs are left alone. N marks the passage it jumps to and, when the passage is folded,
+    puts the focus on its title so Enter opens it. With ``sentences``, the same element also
+    carries :func:`claim_view.sentence_script` (one message, not two).
     """
-    body = _EVIDENCE_JS.replace("ROW", json.dumps(_check_token(row)))
-    _script(body + (claim_view.sentence_script(row) if sentences else ""))
+    _script(_EVIDENCE_JS + (claim_view.sentence_script() if sentences else ""))

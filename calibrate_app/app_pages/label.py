@@ -631,8 +631,7 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
         state.set_value(NOTE_KEY, "")
     if editing:
         _editing_banner(store, row, fresh)
-    widgets.item_card(item, criterion, with_question=False, sentences=True)
-    widgets.evidence_keys(token, sentences=True)
+    widgets.item_card(item, criterion, with_question=False, sentences=True, row=token)
     if fresh:
         state.set_value(SEEN_KEY, token)
     st.text_input("Row on screen", key=SEEN_KEY, label_visibility="collapsed")  # CSS hides it
@@ -663,6 +662,7 @@ def _page() -> None:
     # not send them again; at the end, where the space each element takes is below the fold.
     widgets.label_page_style()
     widgets.leave_note_on_save()
+    widgets.evidence_keys(sentences=True)
     widgets.keyboard_helpers(help_button=".st-key-nav_help button", keys=_hand_back_keys(kind))
     resources.settle_heap()  # after the first run built the queue plan: see its docstring
 

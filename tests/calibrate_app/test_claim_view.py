@@ -1,5 +1,7 @@
 """``claim_view.answer_html``: the answer as numbered sentences, escaped, with offsets that agree.
 
+Also the sources beside it (``widgets.sources_html``), escaped, holding the text they count.
+
 The browser side (a key selects a sentence, its passage and words are marked) is tested in
 Chromium by ``browser/test_browser_label.py``; here the HTML and its data, without Streamlit.
 """
@@ -11,9 +13,11 @@ import json
 import re
 
 import pytest
-from markup import answer_shown
+from markup import answer_shown, sources_shown
 
-from calibrate_app.claim_view import answer_html, shown_answer
+from calibrate_app.claim_view import answer_html, shown_text
+from calibrate_app.widgets import LONG_PASSAGE, sources_html
+from labels.models import Item, Source
 
 HOSTILE = [
     "<script>window.__hostile = 1</script> is bad.", "![x](http://127.0.0.1:9/t) *b* $x$.",
@@ -67,8 +71,8 @@ def test_offsets_count_utf16_units_as_javascript_does() -> None:
 
 
 def test_line_breaks_and_nul_become_what_the_browser_holds() -> None:
-    assert shown_answer("a\r\nb\rc\0d") == "a\nb\nc\ufffdd"
-    assert shown_answer(None) == ""
+    assert shown_text("a\r\nb\rc\0d") == "a\nb\nc\ufffdd"
+    assert shown_text(None) == ""
     _, shown = answer_shown(answer_html("One.\r\nTwo.", []))
     assert shown == "One.\nTwo."
 
@@ -77,3 +81,40 @@ def test_an_empty_answer_says_so() -> None:
     body = answer_html("", ["A passage."])
     assert sentences(body) == []
     assert answer_shown(body) == ({"div"}, "(empty)")
+
+
+# -- the sources beside the answer: one element of escaped passages (widgets.sources_html) ----
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_passages_and_ids_are_text_in_the_page_own_tags(text: str) -> None:
+    item = Item(item_id="r", question="q", answer="a", sources=(
+        Source(text=f"Passage {text}", source_id=f"id {text}"),
+        Source(text=f"Long {text} " + "x" * LONG_PASSAGE, source_id=text)))
+    body = sources_html(item, row="row_abc")
+    tags, titles, texts = sources_shown(body)
+    assert tags == {"div", "details", "summary"}
+    assert texts == [f"Passage {text}", f"Long {text} " + "x" * LONG_PASSAGE]
+    assert titles == [f"Source 1 · id: id {text}", f"Source 2: a long passage, "
+                      f"{len(item.sources[1].text):,} characters (folded) · id: {text}"]
+    assert "<script" not in body and "<img" not in body and "<!--" not in body
+    assert 'data-row="row_abc"' in body
+
+
+def test_passages_hold_what_the_answer_offsets_count() -> None:
+    """A passage shows as the browser will hold it, the same text the sentence links count."""
+    passage = "Refunds:\r\n1500 in 14 days\rok\0."
+    body = sources_html(Item(item_id="r", question="q", answer="a",
+                             sources=(Source(text=passage), Source(text=""))))
+    _, titles, texts = sources_shown(body)
+    assert texts == [shown_text(passage), "(empty)"] and titles == ["Source 1", "Source 2"]
+    lengths = json.loads(re.search(r'data-passages="([^"]*)"',
+                                   answer_html("1500 refunds.", [passage])).group(1))
+    assert lengths == [len(shown_text(passage))]
+
+
+def test_no_sources_says_so_and_the_row_token_is_checked() -> None:
+    body = sources_html(Item(item_id="r", question="q", answer="a"))
+    assert sources_shown(body) == ({"div"}, ["This row has no sources."], [])
+    with pytest.raises(ValueError):
+        sources_html(Item(item_id="r", question="q", answer="a"), row='x" onclick="y')

@@ -51,3 +51,45 @@ def answer_shown(body: str) -> tuple[set[str], str]:
     parser.feed(body)
     parser.close()
     return parser.tags, "".join(parser.text)
+
+
+class _Passages(HTMLParser):
+    """The tags of the sources HTML, each passage's title and each passage's text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: set[str] = set()
+        self.titles: list[str] = []
+        self.texts: list[str] = []
+        self.into: list[str] | None = None
+        self.depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        if self.into is not None:
+            self.depth += 1
+            return
+        classes = set((dict(attrs).get("class") or "").split())
+        for name, into in (("calibrate-passage-title", self.titles),
+                           ("calibrate-passage-text", self.texts)):
+            if name in classes:
+                into.append("")
+                self.into, self.depth = into, 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self.into is not None:
+            self.depth -= 1
+            if self.depth == 0:
+                self.into = None
+
+    def handle_data(self, data: str) -> None:
+        if self.into is not None:
+            self.into[-1] += data
+
+
+def sources_shown(body: str) -> tuple[set[str], list[str], list[str]]:
+    """The tags of the sources HTML, the passages' titles and their texts as a reader sees them."""
+    parser = _Passages()
+    parser.feed(body)
+    parser.close()
+    return parser.tags, parser.titles, parser.texts

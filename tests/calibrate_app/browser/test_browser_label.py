@@ -197,12 +197,13 @@ def test_a_dropdown_opened_right_after_a_choice_stays_open(
 
 
 def _long_sources(tmp_path: Path) -> Callable[[LabelStore], None]:
-    """A dataset ``long``: one row whose four passages overflow the sources panel.
+    """A dataset ``long``: two rows whose four passages overflow the sources panel.
 
     Passage 1 is 40 lines (taller than the panel), 2 is one line, 3 is longer than
     ``LONG_PASSAGE`` (so it starts folded) and 4 is 20 lines, so that N can bring 3 to the top.
     The answer's first sentence shares most with passage 4's line 15 (its only "1500" and
-    "refunds"); the second shares nothing.
+    "refunds"); the second shares nothing. The second row differs from the first only in its
+    question: its evidence must still start at the top, with nothing marked.
     """
     lines = "\n".join
     four = [f"Passage four, line {k}." for k in range(20)]
@@ -210,16 +211,16 @@ def _long_sources(tmp_path: Path) -> Callable[[LabelStore], None]:
     sources = [lines(f"Passage one, line {k}." for k in range(40)), "Passage two.",
                "Passage three. " * (LONG_PASSAGE // 15 + 10), lines(four)]
     answer = "Line 15 of passage four says 1,500 refunds. The moon is made of cheese."
-    row = {"id": "long0", "question": "Question with long sources?", "answer": answer,
-           "sources": sources}
+    rows = [{"id": f"long{k}", "question": f"Question {k} with long sources?",
+             "answer": answer, "sources": sources} for k in range(2)]
     path = tmp_path / "long.jsonl"
-    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return lambda store: import_rows(store, path, "long")  # type: ignore[func-returns-value]
 
 
 # The panel's scroll position and where passage n (1-based) sits below its top edge, in px.
 _PANEL = """n => { const panel = document.querySelector('.st-key-sources_panel');
-  const passage = panel.querySelector('.st-key-passage_' + n);
+  const passage = panel.querySelector(`.calibrate-passage[data-passage="${n}"]`);
   return {top: panel.scrollTop, client: panel.clientHeight,
           offset: passage.getBoundingClientRect().top - panel.getBoundingClientRect().top,
           marked: passage.classList.contains('calibrate-current')}; }"""
@@ -298,7 +299,7 @@ def test_evidence_gets_the_screen_and_keys_move_through_it_at_1366_by_768(
     font = ("sel => { const s = getComputedStyle(document.querySelector(sel)); "
             "return [s.fontFamily, s.fontSize]; }")
     assert page.evaluate(font, ".calibrate-st") == page.evaluate(
-        font, ".st-key-passage_2 [data-testid='stText']")
+        font, ".calibrate-passage[data-passage='2'] .calibrate-passage-text")
     _sentences_link_to_passages(page, "1366x768")
     page.keyboard.press("?")  # the cheat sheet lists the sentence keys
     shows(page, "next / previous answer sentence (or click one)")
@@ -312,7 +313,17 @@ def test_evidence_gets_the_screen_and_keys_move_through_it_at_1366_by_768(
     _sentence_selected(page, 2, "800x900")
     page.keyboard.press("[")
     _sentence_selected(page, 1, "800x900")
-    shows(page, "0 / 1 labelled")  # none of these keys labelled the row
+    shows(page, "0 / 2 labelled")  # none of these keys labelled the row
+    # A verdict: the next row (the same evidence) starts at the top, with nothing marked.
+    page.keyboard.press("j")
+    moved("p.scrollTop > 0")
+    page.keyboard.press("p")
+    shows(page, "1 / 2 labelled")
+    moved("p.scrollTop === 0")
+    fresh = page.evaluate("""() => [document.querySelector('.st-key-answer_panel').scrollTop,
+      document.querySelectorAll('.calibrate-selected, .calibrate-linked, .calibrate-best, '
+        + '.calibrate-current').length, CSS.highlights.has('calibrate-claim')]""")
+    assert fresh == [0, 0, False], fresh
     page.context.close()
 
 
@@ -321,9 +332,9 @@ def test_evidence_gets_the_screen_and_keys_move_through_it_at_1366_by_768(
 _CLAIMS = """() => {
   const panel = document.querySelector('.st-key-sources_panel');
   const selected = [...document.querySelectorAll('.calibrate-sentence.calibrate-selected')];
-  const passages = [...panel.querySelectorAll('[class*="st-key-passage_"]')];
+  const passages = [...panel.querySelectorAll('.calibrate-passage')];
   const marked = (cls) => passages.filter((el) => el.classList.contains(cls)).map(
-    (el) => [...el.classList].find((c) => c.startsWith('st-key-passage_')).slice(15));
+    (el) => el.dataset.passage);
   const words = CSS.highlights.get('calibrate-claim');
   const ranges = words ? [...words] : [];
   const box = panel.getBoundingClientRect();

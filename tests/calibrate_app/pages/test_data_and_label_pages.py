@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from markup import answer_shown, shown
+from markup import answer_shown, shown, sources_shown
 from repo_paths import APP_SCRIPT
 from streamlit.testing.v1 import AppTest
 
@@ -526,7 +526,7 @@ def test_pairwise_rows_get_a_b_tie(store: LabelStore, app_env: Path, tmp_path: P
     assert store.current_labels("pairs")["verdict"].tolist() == ["b"]
 
 
-def test_untrusted_text_only_reaches_st_text(
+def test_untrusted_text_is_shown_as_text(
     seeded: LabelStore, injections: tuple[str, ...]
 ) -> None:
     seeded.save_criterion(seeded.criterion("faithfulness").model_copy(
@@ -541,7 +541,11 @@ def test_untrusted_text_only_reaches_st_text(
         answers = [answer_shown(str(h.proto.body)) for h in at.get("html")
                    if 'class="calibrate-answer"' in str(h.proto.body)]
         assert answers == [({"div", "span"}, f"Answer with {text} inside")]
-        assert f"Source with {text}" in literal
+        # So are the sources: one element of escaped passages, with the page's own tags.
+        (sources,) = [sources_shown(str(h.proto.body)) for h in at.get("html")
+                      if 'class="calibrate-sources"' in str(h.proto.body)]
+        assert sources[0] <= {"div", "details", "summary"}
+        assert f"Source with {text}" in sources[2]
         assert f"Reference {text}" in literal  # revealable: the criterion allows it
         rendered = [str(m.value) for m in (*at.markdown, *at.caption, *at.warning, *at.info)]
         labels = [str(getattr(w, "label", "")) for w in (*at.button, *at.text_area,
