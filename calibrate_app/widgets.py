@@ -190,7 +190,7 @@ _LABEL_CSS = """
 .st-key-sources_panel .calibrate-current { box-shadow: -4px 0 0 0 rgba(255, 75, 75, 0.6); }
 [data-testid="stElementContainer"]:has(+ [data-testid="stLayoutWrapper"] > :is(
   .st-key-answer_panel, .st-key-answer_b_panel, .st-key-sources_panel)) { margin-bottom: -0.75rem; }
-.st-key-tag_buttons [data-testid="stCaptionContainer"] { margin: 0; }
+.st-key-tag_buttons::before { content: "Failure tags"; font-size: 0.875rem; opacity: 0.6; }
 .st-key-note_buttons { margin-top: -0.5rem; }
 .st-key-row_seen { display: none; }
 .st-key-button_bar > [class*="st-key-"] { flex: 1 1 0; min-width: 0; }

@@ -11,28 +11,83 @@ everything again, so the result is always that of :meth:`LabelStore.queue_snapsh
 
 from __future__ import annotations
 
+import math
 import threading
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from labels.sampling import Progress, QueueSettings
 from labels.stores.label_store import LabelStore
+
+V = TypeVar("V")
+_MISSING = object()
+
+
+class _Layered(Mapping[str, V]):
+    """A read-only mapping: a small dict of the newest values over a large shared one.
+
+    The tally's per-row maps hold an entry for every labelled row. Copying them whole for each
+    new label cost O(labelled rows) per key press (0.5 ms at 15,000, 12 ms at 300,000); a new
+    tally copies only the small top layer, and folds it into a new base once it has grown past
+    :func:`_fold_at` entries. Neither layer is mutated once the tally holding it is published.
+    """
+
+    __slots__ = ("base", "top")
+
+    def __init__(self, base: dict[str, V] | None = None, top: dict[str, V] | None = None) -> None:
+        """The values of ``top`` over those of ``base`` (both kept, never changed)."""
+        self.base: dict[str, V] = base if base is not None else {}
+        self.top: dict[str, V] = top if top is not None else {}
+
+    def __getitem__(self, key: str) -> V:
+        value = self.top.get(key, _MISSING)
+        return self.base[key] if value is _MISSING else value  # type: ignore[return-value]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``self[key]``, or ``default``: one call (the queue asks it for row after row)."""
+        value = self.top.get(key, _MISSING)
+        return self.base.get(key, default) if value is _MISSING else value
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.top or key in self.base
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.top
+        yield from (key for key in self.base if key not in self.top)
+
+    def __len__(self) -> int:
+        return len(self.base) + sum(1 for key in self.top if key not in self.base)
+
+    def with_top(self, top: dict[str, V]) -> _Layered[V]:
+        """The same base under ``top``; both folded into a new base once ``top`` is large."""
+        if len(top) > _fold_at(len(self.base)):
+            return _Layered({**self.base, **top})
+        return _Layered(self.base, top)
+
+
+def _fold_at(base: int) -> int:
+    """How large the top layer may grow over a base of ``base`` entries before a fold.
+
+    About 4·√n: each key press copies at most that many entries, and a fold (a copy of the
+    whole map) comes once in that many new rows.
+    """
+    return max(1024, 4 * math.isqrt(base))
 
 
 @dataclass(frozen=True)
 class _Tally:
     """The tally of one (dataset, criterion).
 
-    Replaced as a whole on every change, so readers never see it change under them: its dicts
+    Replaced as a whole on every change, so readers never see it change under them: its maps
     and sets are never mutated once published.
     """
 
     labels: int = 0
     last_id: int = -1
-    annotators: dict[str, frozenset[str]] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
+    annotators: _Layered[frozenset[str]] = field(default_factory=_Layered)
+    counts: _Layered[int] = field(default_factory=_Layered)
     by_annotator: dict[str, frozenset[str]] = field(default_factory=dict)
     histogram: dict[int, int] = field(default_factory=dict)  # annotators -> rows with that many
 
@@ -73,12 +128,11 @@ class QueueCounts(NamedTuple):
 
 def _grown(tally: _Tally, labels: int, new: list[tuple[int, str, str]]) -> _Tally:
     """``tally`` with the labels ``new`` (id, item, annotator) added."""
-    annotators = dict(tally.annotators)
-    counts = dict(tally.counts)
+    annotators, counts = dict(tally.annotators.top), dict(tally.counts.top)
     histogram = dict(tally.histogram)
     added: dict[str, set[str]] = {}
     for _, item_id, annotator in new:
-        before = annotators.get(item_id, frozenset())
+        before = annotators.get(item_id) or tally.annotators.base.get(item_id, frozenset())
         if annotator not in before:
             annotators[item_id] = before | {annotator}
             counts[item_id] = len(before) + 1
@@ -90,7 +144,8 @@ def _grown(tally: _Tally, labels: int, new: list[tuple[int, str, str]]) -> _Tall
     for annotator, items in added.items():
         by_annotator[annotator] = by_annotator.get(annotator, frozenset()) | items
     last_id = max([tally.last_id, *(label_id for label_id, _, _ in new)])
-    return _Tally(labels, last_id, annotators, counts, by_annotator, histogram)
+    return _Tally(labels, last_id, tally.annotators.with_top(annotators),
+                  tally.counts.with_top(counts), by_annotator, histogram)
 
 
 class LabelTally:

@@ -351,8 +351,8 @@ def _verdict_bar(row: Row, kind: Kind, criterion: Criterion, pending: str | None
         )
     with side_col:
         if criterion.failure_tags:
+            # Titled "Failure tags" by the page's CSS: a caption would be one message more.
             with st.container(horizontal=True, key="tag_buttons", vertical_alignment="center"):
-                st.caption("Failure tags", width="content")
                 for n, tag in enumerate(criterion.failure_tags[:9]):
                     st.button(
                         widgets.escape_markdown(tag), key=f"tag_{n}", shortcut=str(n + 1),

@@ -97,10 +97,11 @@ def add_checked_label(db: Database, dataset: str, new: NewLabel, *, new_only: bo
     verdict's kind exists and, with ``new_only``, the annotator has no label for the item and
     criterion yet. The Label page saves one label per key press; checking in a statement of
     its own cost one statement more (3 ms of the ~50 ms from key press to the next row at
-    1,000,000 items). The caller vouches for the item and the annotator. Returns the stored
-    row (the columns ``returning`` names), or None when a check failed or the label is one
-    only the general path takes (an unknown verdict, a naive time): the caller then finds
-    out what is wrong, and says so.
+    1,000,000 items), and the insert goes with the ``BEGIN`` (:meth:`Database.transaction`).
+    The caller vouches for the item and the annotator. Returns the stored row (the columns
+    ``returning`` names), or None when a check failed or the label is one only the general
+    path takes (an unknown verdict, a naive time): the caller then finds out what is wrong,
+    and says so.
     """
     kind = ("pointwise" if new.verdict in POINTWISE_VERDICTS
             else "pairwise" if new.verdict in PAIRWISE_VERDICTS else None)
@@ -115,11 +116,10 @@ def add_checked_label(db: Database, dataset: str, new: NewLabel, *, new_only: bo
         checks += (" AND NOT EXISTS (SELECT 1 FROM labels WHERE dataset = ? AND item_id = ? "
                    "AND annotator = ? AND criterion = ?)")
         params += [dataset, item_id, annotator, criterion]
-    with db.transaction() as cur:
-        stored = cur.execute(
-            f"{_INTO_LABELS}SELECT nextval('label_ids'), {', '.join('?' * len(label))} "
-            f"WHERE {checks} RETURNING {returning}", params,
-        ).fetchone()
+    insert = (f"{_INTO_LABELS}SELECT nextval('label_ids'), {', '.join('?' * len(label))} "
+              f"WHERE {checks} RETURNING {returning}")
+    with db.transaction(first=(insert, params)) as cur:
+        stored = cur.fetchone()
         if stored is not None:
             cur.execute(f"{_INTO_PROVENANCE}VALUES ({', '.join('?' * len(PROVENANCE_COLUMNS))})",
                         provenance_values(stored[0], new.provenance))

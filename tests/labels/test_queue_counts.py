@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from labels import LabelStore
+from labels import LabelStore, queue_counts
 from labels.importing import import_rows
 from labels.queue_counts import LabelTally, QueueCounts
 from labels.sampling import progress
@@ -26,9 +27,12 @@ def _same(tally: LabelTally, store: LabelStore, annotator: str, criterion: str) 
                 total, mine=mine, counts=counts, overlap=overlap, skipped=skipped)
 
 
+@pytest.mark.parametrize("fold_at", [None, 1])
 def test_the_tally_reads_only_new_labels_and_always_equals_a_full_read(
-    store: LabelStore, tmp_path: Path,
+    store: LabelStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fold_at: int | None,
 ) -> None:
+    if fold_at is not None:  # the per-row maps fold their new layer in after every label
+        monkeypatch.setattr(queue_counts, "_fold_at", lambda base: fold_at)
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(f'{{"id": "r{k}", "question": "q{k}", "answer": "a"}}\n'
                             for k in range(6)))
@@ -79,3 +83,15 @@ def test_progress_from_the_histogram_equals_progress_over_every_row(
     got = QueueCounts(len(IDS), mine, counts, histogram)
     assert got.progress(overlap=overlap, skipped=skipped) == progress(
         len(IDS), mine=mine, counts=counts, overlap=overlap, skipped=skipped)
+
+
+def test_a_layered_map_reads_as_its_top_over_its_base_and_folds() -> None:
+    base = {"a": 1, "b": 1}
+    layered = queue_counts._Layered(base).with_top({"b": 2, "c": 1})
+    assert layered == {"a": 1, "b": 2, "c": 1} and len(layered) == 3
+    assert (layered["b"], layered.get("c"), layered.get("z", 0), "a" in layered) == (2, 1, 0, True)
+    assert sorted(layered) == ["a", "b", "c"] and base == {"a": 1, "b": 1}  # shared, unchanged
+    assert layered.base is base  # a small top: the base is kept, not copied
+    big = {f"r{k}": 1 for k in range(queue_counts._fold_at(2) + 1)}
+    folded = layered.with_top(big)
+    assert folded.top == {} and folded == {**base, **big} and base == {"a": 1, "b": 1}

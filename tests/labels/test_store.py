@@ -458,9 +458,9 @@ def test_a_label_for_a_row_just_read_checks_nothing_again(
     store.add_label("d", "1", "ann", "fail", new_only=True)
     assert not any("FROM items" in sql or "annotators" in sql for sql in executed)
     # A key press's save: the insert checks the criterion and an earlier label itself.
-    assert [sql.split()[:3] for sql in executed] == [
-        ["BEGIN", "TRANSACTION"], ["INSERT", "INTO", "labels"],
-        ["INSERT", "INTO", "label_provenance"], ["COMMIT"]]
+    # and goes with the BEGIN: 3 calls.
+    assert [sql.split(" (")[0] for sql in executed] == [
+        "BEGIN TRANSACTION; INSERT INTO labels", "INSERT INTO label_provenance", "COMMIT"]
     # What those checks refuse is named as before, and nothing of it is stored.
     with pytest.raises(AlreadyLabelledError):
         store.add_label("d", "1", "ann", "pass", new_only=True)
@@ -488,6 +488,24 @@ def test_a_label_for_a_row_just_read_checks_nothing_again(
     for i in ("2", "3", "4"):
         store.item("d", i)
     assert list(store._known_items) == [("d", "3"), ("d", "4")]
+
+
+def test_a_statement_sent_with_the_begin_is_rolled_back_with_the_rest(tmp_path: Path) -> None:
+    """``Database.transaction(first=...)``: its result is fetched; a failure stores nothing."""
+    from labels.stores.db import Database
+
+    with Database(tmp_path / "t.duckdb") as db:
+        db.execute("CREATE TABLE t (a INTEGER PRIMARY KEY)")
+        with db.transaction(first=("INSERT INTO t VALUES (?) RETURNING a", [1])) as cur:
+            assert cur.fetchone() == (1,)
+            cur.execute("INSERT INTO t VALUES (2)")
+        with pytest.raises(duckdb.ConstraintException), \
+                db.transaction(first=("INSERT INTO t VALUES (?), (?)", [3, 1])):
+            pass
+        with pytest.raises(RuntimeError), \
+                db.transaction(first=("INSERT INTO t VALUES (?)", [4])) as cur:
+            raise RuntimeError("after the first statement")
+        assert db.fetchall("SELECT a FROM t ORDER BY a") == [(1,), (2,)]
 
 
 def test_a_new_only_label_is_refused_when_the_annotator_labelled_the_row(
