@@ -132,7 +132,7 @@ def _grown(tally: _Tally, labels: int, new: list[tuple[int, str, str]]) -> _Tall
     histogram = dict(tally.histogram)
     added: dict[str, set[str]] = {}
     for _, item_id, annotator in new:
-        before = annotators.get(item_id) or tally.annotators.base.get(item_id, frozenset())
+        before = annotators.get(item_id) or tally.annotators.get(item_id, frozenset())
         if annotator not in before:
             annotators[item_id] = before | {annotator}
             counts[item_id] = len(before) + 1

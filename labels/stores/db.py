@@ -318,13 +318,12 @@ class Database:
         key press. A full disk (at a write or at the commit) raises
         :class:`~labels.errors.StorageFullError`: nothing was stored.
         """
+        # Parameters bind to the last statement of a call; BEGIN takes none.
+        sql, params = ("BEGIN TRANSACTION; " + first[0], first[1]) if first is not None \
+            else ("BEGIN TRANSACTION", ())
         with self.cursor() as cur:
-            if first is None:
-                cur.execute("BEGIN TRANSACTION")
             try:
-                if first is not None:
-                    # Parameters bind to the last statement of a call; BEGIN takes none.
-                    cur.execute("BEGIN TRANSACTION; " + first[0], first[1])
+                cur.execute(sql, params)
                 yield cur
             except BaseException as error:
                 with suppress(duckdb.Error):  # a failed write may have ended it already
