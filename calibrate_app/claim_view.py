@@ -135,11 +135,19 @@ def answer_html(answer: str | None, sources: Sequence[str]) -> str:
     return "".join(parts)
 
 
-def answer_sentences(answer: str | None, sources: Sequence[str]) -> None:
-    """Show the answer as numbered sentences linked to ``sources`` (see :func:`answer_html`)."""
+def answer_sentences(answer: str | None, sources: Sequence[str], *, title: str = "") -> None:
+    """Show the answer as numbered sentences linked to ``sources`` (see :func:`answer_html`).
+
+    ``title``: the page's own words above the answer, in the same element (escaped).
+    """
     # Cached: a note or a tag reruns the page on the same row (and every annotator of a row
     # gets the same HTML); the links of a long row take tens of milliseconds.
-    st.html(_cached_html(answer, tuple(sources)))
+    st.html((panel_title(title) if title else "") + _cached_html(answer, tuple(sources)))
+
+
+def panel_title(text: str) -> str:
+    """``text`` as the caption-like first line of an evidence panel (escaped HTML)."""
+    return f'<div class="calibrate-panel-title">{html.escape(text)}</div>'
 
 
 # Installed once per page load (the window flag), with the evidence keys' script, which fires

@@ -167,11 +167,12 @@ def side_column(store: LabelStore, scope: state.Scope, criterion: Criterion,
     """
     chosen = state.guidelines_open(criterion.name)
     show = chosen if chosen is not None else first_row
-    with st.container(key="side_column"):
-        with st.container(horizontal=True, key="side_buttons"):
-            guidelines_button(criterion.name, show)
-            history_button(store, scope, verdicts, on_open)
-        if show:  # placed beside the evidence by the page's CSS
+    # One horizontal container: the panel, when open, is placed by the page's CSS out of the
+    # row (a container for the two buttons would be one more message on every key press).
+    with st.container(horizontal=True, key="side_column", horizontal_alignment="right"):
+        guidelines_button(criterion.name, show)
+        history_button(store, scope, verdicts, on_open)
+        if show:
             guidelines_panel(criterion)
 
 

@@ -46,6 +46,11 @@ _CSS = """
 [data-testid="stText"], .calibrate-passage-text { white-space: pre-wrap; overflow-wrap: anywhere; }
 .calibrate-passage-text { line-height: 1.5; font-size: 1rem; }
 .calibrate-passage-title { font-size: 0.875rem; opacity: 0.65; margin-bottom: 0.25rem; }
+.calibrate-panel-title { font-size: 0.875rem; opacity: 0.6; margin-bottom: 0.75rem; }
+/* The evidence panels side by side: a single answer 1 : 1.5 to the sources, two answers 1 : 1. */
+.st-key-evidence_row > * { flex: 1 1 0; min-width: 0; }
+.st-key-evidence_row:not(:has(.st-key-answer_b_panel)) > :has(> .st-key-sources_panel) {
+  flex: 1.5 1 0; }
 .calibrate-passage + .calibrate-passage {
   border-top: 1px solid rgba(128, 128, 128, 0.25); margin-top: 0.75rem; padding-top: 0.75rem; }
 .calibrate-passage summary.calibrate-passage-title { opacity: 1; cursor: pointer;
@@ -169,10 +174,10 @@ def file_name(text: str) -> str:
 # each scroll on their own and grow with the window (at 768 px the sources get 40 % of it).
 # EVIDENCE_CHROME is the height of everything else on the page, measured in Chromium; on a
 # narrow window the buttons below wrap onto more lines, so the evidence leaves them more.
-# Measured with the status line under the progress (24 px more than the 420 before it); at
-# 800×900 the save button then ends at 889 px, with the guidelines panel open or closed (556:
-# the answer caption of the sentence marks wraps onto a second line there).
-EVIDENCE_CHROME, NARROW_CHROME = 444, 556
+# Measured with the status line under the progress (24 px more than the 420 before it), then
+# with the panels' captions inside the panels (26 px less); at 800×900 the save button ends
+# at 889 px, with the guidelines panel open or closed.
+EVIDENCE_CHROME, NARROW_CHROME = 418, 532
 GUIDELINES_PANEL = 320  # px: the guidelines panel's width beside the page on a wide window
 _LABEL_CSS = """
 <style>
@@ -181,17 +186,27 @@ _LABEL_CSS = """
   :root { --evidence-height: clamp(160px, calc(100vh - NARROWpx), 1400px); }
 }
 .st-key-answer_panel, .st-key-answer_b_panel, .st-key-sources_panel,
-[data-testid="stLayoutWrapper"]:has(> .st-key-answer_panel),
-[data-testid="stLayoutWrapper"]:has(> .st-key-answer_b_panel),
-[data-testid="stLayoutWrapper"]:has(> .st-key-sources_panel) {
+.st-key-evidence_row > [data-testid="stLayoutWrapper"] {
   height: var(--evidence-height) !important;
-  flex-basis: var(--evidence-height) !important;
 }
 .st-key-sources_panel .calibrate-current { box-shadow: -4px 0 0 0 rgba(255, 75, 75, 0.6); }
-[data-testid="stElementContainer"]:has(+ [data-testid="stLayoutWrapper"] > :is(
-  .st-key-answer_panel, .st-key-answer_b_panel, .st-key-sources_panel)) { margin-bottom: -0.75rem; }
-.st-key-tag_buttons::before { content: "Failure tags"; font-size: 0.875rem; opacity: 0.6; }
-.st-key-note_buttons { margin-top: -0.5rem; }
+/* The question, progress and side buttons share their row as columns of 2.6 : 1.2 : 1.7 did. */
+.st-key-top_row > * { min-width: 0; }
+.st-key-top_row > :has(> .st-key-question) { flex: 2.6 1 0; }
+.st-key-top_row > :has(> .st-key-progress) { flex: 1.2 1 0; }
+.st-key-top_row > :has(> .st-key-side_column) { flex: 1.7 1 0; }
+/* The note box takes a third of its row; beside it the tags under their title, then the note
+   buttons from a new line (the ::after, ordered between them, is the line break). */
+.st-key-note_row > * { min-width: 0; }
+.st-key-note_row > :has(textarea) { flex: 1 1 0; }
+.st-key-note_row > :has(> .st-key-note_side) { flex: 2 1 0; }
+.st-key-note_side:has([class*="st-key-tag_"])::before {
+  content: "Failure tags"; font-size: 0.875rem; opacity: 0.6; order: 0;
+}
+.st-key-note_side { row-gap: 0; }
+.st-key-note_side > [class*="st-key-tag_"] { margin-bottom: 0.5rem; }
+.st-key-note_side::after { content: ""; flex-basis: 100%; height: 0; order: 1; }
+.st-key-note_side > :is([class*="st-key-note_verdict_"], .st-key-save_note) { order: 2; }
 .st-key-row_seen { display: none; }
 .st-key-button_bar > [class*="st-key-"] { flex: 1 1 0; min-width: 0; }
 .st-key-button_bar > .st-key-nav_back { margin-left: 4%; }
@@ -199,19 +214,19 @@ _LABEL_CSS = """
   min-height: 1.4rem; margin-top: -0.9rem;
 }
 .st-key-progress [data-testid="stCaptionContainer"] { margin: 0; }
-.st-key-side_buttons { justify-content: flex-end; }
 .st-key-guidelines_panel [data-testid="stText"] { font-size: 0.9rem; }
 /* The guidelines panel (G) hangs below its button: beside the question's evidence on a wide
    window, which moves aside for it; across the page on a narrow one, where the evidence moves
    down and gives up the panel's height. The verdict, tag and note rows below keep their width. */
 .st-key-side_column { position: relative; }
+[data-testid="stLayoutWrapper"]:has(> .st-key-guidelines_panel) { display: contents; }
 .st-key-guidelines_panel {
   position: absolute; top: calc(100% + 0.5rem); right: 0; z-index: 3; overflow-y: auto;
   background: var(--st-background-color, #fff);
 }
 @media (min-width: 1001px) {
   .st-key-guidelines_panel { width: PANELpx; height: calc(var(--evidence-height) + 1.6rem); }
-  :root:has(.st-key-guidelines_panel) [data-testid="stHorizontalBlock"]:has(.st-key-answer_panel),
+  :root:has(.st-key-guidelines_panel) .st-key-evidence_row,
   :root:has(.st-key-guidelines_panel) .st-key-revisit_banner {
     max-width: calc(100% - PANELpx - 1rem);
   }
@@ -221,7 +236,7 @@ _LABEL_CSS = """
   :root:has(.st-key-guidelines_panel) {
     --evidence-height: clamp(160px, calc(82vh - NARROWpx - 1rem), 1400px);
   }
-  :root:has(.st-key-guidelines_panel) [data-testid="stHorizontalBlock"]:has(.st-key-answer_panel) {
+  :root:has(.st-key-guidelines_panel) .st-key-evidence_row {
     margin-top: calc(18vh + 1rem);
   }
 }
@@ -258,7 +273,7 @@ def short_key(prefix: str, value: str) -> str:
 LONG_PASSAGE = 1500
 
 
-def sources_html(item: Item, *, row: str = "") -> str:
+def sources_html(item: Item, *, row: str = "", title: str = "") -> str:
     """The numbered passages as one piece of HTML whose every text from the row is escaped.
 
     One element, not a container, caption and text per passage: each element is a message to
@@ -268,9 +283,12 @@ def sources_html(item: Item, *, row: str = "") -> str:
     (:func:`claim_view.shown_text`), so the answer's sentence marks (UTF-16 offsets into that
     text) land on the same characters. A passage longer than :data:`LONG_PASSAGE` characters is
     a ``<details>`` whose title stays visible. ``row`` (a checked token, the Label page's) goes
-    into ``data-row``: the page's script starts a new row's sources at the top.
+    into ``data-row``: the page's script starts a new row's sources at the top. ``title`` (the
+    page's own words, escaped all the same) heads the passages.
     """
     parts = [f'<div class="calibrate-sources" data-row="{_check_token(row)}">']
+    if title:
+        parts.append(claim_view.panel_title(title))
     if not item.sources:
         parts.append('<div class="calibrate-passage-title">This row has no sources.</div>')
     for number, source in enumerate(item.sources, start=1):
@@ -296,7 +314,9 @@ def sources_panel(item: Item, *, height: int, row: str = "") -> None:
     between the passages.
     """
     with st.container(height=height, key="sources_panel", border=True):
-        st.html(sources_html(item, row=row))
+        st.html(sources_html(item, row=row, title=(
+            f"Sources ({len(item.sources)}) · J / K scroll · N / Shift+N next / previous "
+            "passage")))
 
 
 def question(item: Item) -> None:
@@ -321,23 +341,21 @@ def item_card(item: Item, criterion: Criterion, *, height: int = 360,
         [("Answer A", "answer_panel", item.answer_a), ("Answer B", "answer_b_panel", item.answer_b)]
         if item.kind == "pairwise" else [("Answer", "answer_panel", item.answer)]
     )
-    widths = [1.0] * len(answers) + [1.0 if item.kind == "pairwise" else 1.5]
-    *answer_columns, sources_column = st.columns(widths, gap="medium")
     linked = sentences and item.kind == "pointwise"
-    for column, (caption, key, text) in zip(answer_columns, answers, strict=True):
-        with column:
-            # No keyed container around a caption: every block is a message to the browser on
-            # each key press of the Label page; the page's CSS finds the caption by its panel.
-            st.caption(caption + (" · click a sentence or \\[ / \\] to see its sources"
-                                  if linked else ""))
+    # The panels side by side in one horizontal container (the page's CSS gives the sources
+    # 1.5 shares of the width beside a single answer), each titled inside its box: columns
+    # and a caption above each panel were five messages more to the browser on every key
+    # press of the Label page.
+    with st.container(horizontal=True, wrap=False, key="evidence_row", gap="medium"):
+        for caption, key, text in answers:
             with st.container(height=height, key=key, border=True):
                 if linked:
-                    claim_view.answer_sentences(text, [s.text for s in item.sources])
+                    claim_view.answer_sentences(
+                        text, [s.text for s in item.sources],
+                        title=caption + " · click a sentence or [ / ] to see its sources")
                 else:
+                    st.caption(caption)
                     literal(text)
-    with sources_column:
-        st.caption(f"Sources ({len(item.sources)}) · J / K scroll · N / Shift+N next / "
-                   "previous passage")
         sources_panel(item, height=height, row=row)
     if criterion.show_reference and item.reference:
         with st.expander("Reference answer (hidden until you open it)"):

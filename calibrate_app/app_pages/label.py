@@ -340,26 +340,23 @@ def _verdict_bar(row: Row, kind: Kind, criterion: Criterion, pending: str | None
                      icon=":material/keyboard:"):
             _help()
 
-    # Horizontal, wrapping rows: at 800 px a button moves to the next line rather than
-    # truncating its text.
-    note_col, side_col = st.columns([1, 2])
-    with note_col:
+    # The note box beside one wrapping row of tag and note buttons: at 800 px a button moves
+    # to the next line rather than truncating its text. The page's CSS titles the tags and
+    # starts the note buttons on a line of their own; a container per line, or columns, would
+    # each be one more message to the browser on every key press.
+    with st.container(horizontal=True, key="note_row"):
         st.text_area(
             "Note (optional)", key=NOTE_KEY, on_change="ignore", height=96,
             label_visibility="collapsed",
             placeholder="Note (optional): Shift + verdict key to write one; Ctrl+Enter saves it.",
         )
-    with side_col:
-        if criterion.failure_tags:
-            # Titled "Failure tags" by the page's CSS: a caption would be one message more.
-            with st.container(horizontal=True, key="tag_buttons", vertical_alignment="center"):
-                for n, tag in enumerate(criterion.failure_tags[:9]):
-                    st.button(
-                        widgets.escape_markdown(tag), key=f"tag_{n}", shortcut=str(n + 1),
-                        type="primary" if tag in chosen_tags else "secondary",
-                        on_click=_toggle_tag, args=(row, tag),
-                    )
-        with st.container(horizontal=True, key="note_buttons", vertical_alignment="center"):
+        with st.container(horizontal=True, key="note_side", vertical_alignment="center"):
+            for n, tag in enumerate(criterion.failure_tags[:9]):
+                st.button(
+                    widgets.escape_markdown(tag), key=f"tag_{n}", shortcut=str(n + 1),
+                    type="primary" if tag in chosen_tags else "secondary",
+                    on_click=_toggle_tag, args=(row, tag),
+                )
             for verdict, text, key in choices:
                 st.button(
                     f"{text} + note", key=f"note_verdict_{verdict}", shortcut=f"Shift+{key}",
@@ -615,13 +612,12 @@ def _labelling(store: LabelStore, dataset: str, kind: Kind, criterion: Criterion
     token = widgets.short_key("row", f"{dataset}\x1f{criterion.name}\x1f{item_id}")
     row = Row(store, dataset, criterion.name, annotator, item_id, token, editing, provenance)
     # The question shares its line with the progress and the guidelines: every line above the
-    # evidence is a line less of sources on a laptop screen.
-    question_col, progress_col, guidelines_col = st.columns([2.6, 1.2, 1.7])
-    with question_col:
+    # evidence is a line less of sources on a laptop screen. One horizontal container rather
+    # than three columns (four blocks, each a message on every key press): the page's CSS
+    # gives its three keyed containers the columns' shares of the width.
+    with st.container(horizontal=True, key="top_row"):
         widgets.question(item)
-    with progress_col:
         show_progress()
-    with guidelines_col:
         label_history.side_column(store, scope, criterion, verdicts, open_row,
                                   first_row=done.labelled == 0)
     # The note box keeps its key from row to row: a row that has just come on screen starts

@@ -42,11 +42,14 @@ def labels_since(db: Database, dataset: str, criterion: str, after_id: int) -> L
     page reads this on every key press.
     """
     db.ensure_migrated("queue", QUEUE_MIGRATIONS)
+    # The new labels in a subquery of their own: as a FILTER of the count's scan, DuckDB built
+    # the list element of every label before filtering (2.3 ms a key press at 19,000 labels,
+    # 1.6 ms this way).
     row = db.fetchone(
         "SELECT (SELECT count(*) FROM items WHERE dataset = $1), count(*), "
-        "coalesce(list([label_id::VARCHAR, item_id, annotator]) FILTER (WHERE label_id > $3), "
-        f"[]), {queue_store.SETTINGS_SUBQUERY} FROM labels "
-        "WHERE dataset = $1 AND criterion = $2",
+        "(SELECT coalesce(list([label_id::VARCHAR, item_id, annotator]), []) FROM labels "
+        "WHERE label_id > $3 AND dataset = $1 AND criterion = $2), "
+        f"{queue_store.SETTINGS_SUBQUERY} FROM labels WHERE dataset = $1 AND criterion = $2",
         [dataset, criterion, after_id],
     )
     assert row is not None  # an aggregate without GROUP BY always has its one row

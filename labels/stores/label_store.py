@@ -201,7 +201,7 @@ class LabelStore:
         The Label page reads both for the row it serves on every key press.
         """
         row = self.db.fetchone(
-            f"SELECT {ITEM_COLUMNS}, (SELECT list(DISTINCT annotator) FROM labels WHERE "
+            f"SELECT {ITEM_COLUMNS}, (SELECT list(annotator) FROM labels WHERE "
             "dataset = $1 AND item_id = $2 AND criterion = $3) FROM items "
             "WHERE dataset = $1 AND item_id = $2", [dataset, item_id, criterion])
         if row is None:

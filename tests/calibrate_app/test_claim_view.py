@@ -15,7 +15,7 @@ import re
 import pytest
 from markup import answer_shown, sources_shown
 
-from calibrate_app.claim_view import answer_html, shown_text
+from calibrate_app.claim_view import answer_html, panel_title, shown_text
 from calibrate_app.widgets import LONG_PASSAGE, sources_html
 from labels.models import Item, Source
 
@@ -118,3 +118,14 @@ def test_no_sources_says_so_and_the_row_token_is_checked() -> None:
     assert sources_shown(body) == ({"div"}, ["This row has no sources."], [])
     with pytest.raises(ValueError):
         sources_html(Item(item_id="r", question="q", answer="a"), row='x" onclick="y')
+
+
+def test_a_panel_title_heads_the_passages_as_text_and_is_not_a_passage() -> None:
+    """The caption of each evidence panel is its first line, escaped (one element, no block)."""
+    item = Item(item_id="r", question="q", answer="a", sources=(Source(text="P"),))
+    body = sources_html(item, row="row_abc", title="Sources (1) · <b>J</b> & K")
+    assert body.startswith('<div class="calibrate-sources" data-row="row_abc">'
+                           '<div class="calibrate-panel-title">Sources (1) · &lt;b&gt;J&lt;/b&gt; '
+                           "&amp; K</div>")
+    assert sources_shown(body) == ({"div"}, ["Source 1"], ["P"])
+    assert panel_title("Answer <i>") == '<div class="calibrate-panel-title">Answer &lt;i&gt;</div>'

@@ -30,7 +30,8 @@ class _Tags(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tags.add(tag)
         classes = (dict(attrs).get("class") or "").split()
-        if tag == "style" or self.skip or {"calibrate-sn", "calibrate-claim-status"} & set(classes):
+        if tag == "style" or self.skip or {"calibrate-sn", "calibrate-claim-status",
+                                           "calibrate-panel-title"} & set(classes):
             self.skip += 1
 
     def handle_endtag(self, tag: str) -> None:
@@ -45,7 +46,8 @@ class _Tags(HTMLParser):
 def answer_shown(body: str) -> tuple[set[str], str]:
     """The tags of the Label page's answer HTML and the answer text a reader sees in it.
 
-    The sentence numbers, the status line and the stylesheet are left out of the text.
+    The panel's title, the sentence numbers, the status line and the stylesheet are left out
+    of the text.
     """
     parser = _Tags()
     parser.feed(body)
